@@ -1,0 +1,3 @@
+from orderbot.cli import main
+
+main()

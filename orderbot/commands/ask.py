@@ -1,0 +1,109 @@
+"""`orderbot ask "..."`: one bounded run, shown as a table of transitions, then the answer."""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Annotated
+
+import typer
+
+from orderbot.commands.common import (
+    BaseUrl, Json, MaxCallsPerStep, MaxSteps, MaxToolCalls, Model, Orders, Provider, StateDir, Timeout, Trace, User,
+    errors_to_exit_codes, setup_logging,
+)
+
+HELP = "Ask one question about orders: one bounded plan → act → observe → finish run."
+EPILOG = 'Example: orderbot ask "请查询订单 ORD-1001 的状态。"'
+MAX_QUESTION_CHARS = 4000
+
+
+def ask(
+    question: Annotated[str, typer.Argument(help="The question, in Chinese or English.", show_default=False)],
+    max_steps: MaxSteps = None,
+    timeout: Timeout = None,
+    max_tool_calls: MaxToolCalls = None,
+    max_calls_per_step: MaxCallsPerStep = None,
+    orders: Orders = None,
+    user: User = None,
+    provider: Provider = None,
+    model: Model = None,
+    base_url: BaseUrl = None,
+    state_dir: StateDir = None,
+    json_out: Json = False,
+    trace: Trace = False,
+) -> None:
+    with errors_to_exit_codes():
+        from orderbot.engine import EXIT_CODES, Engine, RunState
+        from orderbot.errors import ConfigError
+        from orderbot.models import create, resolve_provider
+        from orderbot.render import TransitionView, json_document, make_console, print_header, print_outcome
+        from orderbot.session import open_session
+        from orderbot.settings import load_settings
+
+        if not question.strip():
+            raise ConfigError("the question is empty: say what you want to know, e.g. \"查询 ORD-1001\"")
+        if len(question) > MAX_QUESTION_CHARS:
+            raise ConfigError(f"the question is {len(question):,} characters long; the limit is {MAX_QUESTION_CHARS:,}")
+        settings = load_settings(
+            max_steps=max_steps, timeout=timeout, max_tool_calls=max_tool_calls, max_calls_per_step=max_calls_per_step,
+            orders=orders, user=user, provider=provider, model=model, base_url=base_url, state_dir=state_dir,
+        )
+        limits = settings.limits
+        setup_logging(settings.resolved_state_dir())
+        session = open_session(settings)
+        llm = create(settings)
+        chosen = resolve_provider(settings)
+
+        console = make_console()
+        view = TransitionView(console, limits, enabled=not json_out)
+        state = RunState.start(question.strip(), user=settings.user)
+        interactive = not json_out and console.is_terminal and sys.stdin.isatty()
+        approver = _terminal_approver(view, console) if interactive else None
+        engine = Engine(llm, session.toolbox, limits, observers=[view], approver=approver)
+
+        if not json_out:
+            print_header(console, state, provider_text(settings.provider, chosen, llm.name))
+        try:
+            engine.run(state)
+        finally:
+            view.close()
+        if json_out:
+            doc = json_document(state, view.transitions, provider=chosen, model=llm.name, limits=limits)
+            sys.stdout.write(json.dumps(doc, ensure_ascii=False, indent=2) + "\n")
+        else:
+            print_outcome(console, state, resume_hint=resume_hint(state))
+        raise typer.Exit(EXIT_CODES[state.stop_reason])
+
+
+def provider_text(requested: str, chosen: str, model_name: str) -> str:
+    if chosen == "offline":
+        text = "model: offline (built-in planner, no network)"
+    else:
+        text = f"model: {chosen}/{model_name}"
+    if requested == "auto":
+        text += " [auto: OPENAI_API_KEY is set]" if chosen == "openai" else " [auto: no OPENAI_API_KEY]"
+    return text
+
+
+def resume_hint(state) -> str | None:
+    from orderbot.engine import StopReason
+
+    if state.stop_reason is not StopReason.AWAITING_APPROVAL:
+        return None
+    user = f" --user {state.user}" if state.user else ""
+    return f"orderbot resume {state.run_id} --approve{user}   (or --reject)"
+
+
+def _terminal_approver(view, console):
+    """Ask the person at the keyboard; anything but yes is a no."""
+
+    def approve(pending) -> bool:
+        with view.paused():
+            try:
+                reply = console.input(f"[bold yellow]{pending.description}?[/] [y/N] ")
+            except EOFError:
+                return False
+        return reply.strip().lower() in ("y", "yes", "是", "好")
+
+    return approve

@@ -1,0 +1,57 @@
+"""The one exception family of orderbot.
+
+    OrderbotError                 anything orderbot raises on purpose
+    ├── ConfigError               bad settings, flags or input files; exit 6 before a run
+    │   ├── OrdersFileError       orders.json missing, not JSON, wrong shape, bad field
+    │   └── RecordError           a run record that is corrupt, foreign or may not be resumed
+    ├── ModelError                the model service failed for good; the run stops as model_error
+    │   ├── ModelTimeout          the request outlived the run's deadline; the run stops as time_limit
+    │   └── ModelResponseError    the service answered with something that is not a valid turn
+    └── ToolError                 an expected business failure inside a tool; its message is safe
+                                  to show the model and comes back as {"ok": false, ...}
+
+Provider exceptions (openai, httpx) are translated into ModelError at the adapter boundary,
+so nothing from an SDK ever reaches the engine or the command line.
+"""
+
+from __future__ import annotations
+
+
+class OrderbotError(Exception):
+    """Base of every error orderbot raises on purpose."""
+
+
+class ConfigError(OrderbotError):
+    """Settings, flags or input files are unusable; nothing has run yet."""
+
+
+class OrdersFileError(ConfigError):
+    """The orders file cannot be read or does not hold valid orders."""
+
+
+class RecordError(ConfigError):
+    """A run record is corrupt, foreign, or fails a re-check before resuming."""
+
+
+class ModelError(OrderbotError):
+    """The model service failed for good (auth, bad request, retries spent)."""
+
+
+class ModelTimeout(ModelError):
+    """The model did not answer before the run's deadline."""
+
+
+class ModelResponseError(ModelError):
+    """The model service answered, but not with a usable turn."""
+
+
+class ToolError(OrderbotError):
+    """An expected failure inside a tool, e.g. an unknown order or no access.
+
+    `code` is a short machine-readable word; the message is shown to the model as is,
+    so it must never contain paths, keys, addresses or other customers' data.
+    """
+
+    def __init__(self, message: str, code: str = "tool_error") -> None:
+        super().__init__(message)
+        self.code = code

@@ -1,0 +1,52 @@
+"""Model providers, one module each, all behind the protocol in `base`.
+
+`create()` imports a provider's module only when it is chosen, so `orderbot --help` and
+offline runs never import the openai SDK. `FACTORIES` is the registry: tests add a
+scripted provider to it and then drive the real command line.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Callable
+
+from orderbot.errors import ConfigError
+
+if TYPE_CHECKING:
+    from orderbot.models.base import Model
+    from orderbot.settings import Settings
+
+
+def _offline(settings: "Settings") -> "Model":
+    from orderbot.models.offline import OfflineModel
+
+    return OfflineModel()
+
+
+def _openai(settings: "Settings") -> "Model":
+    from orderbot.models.openai import ResponsesModel
+
+    return ResponsesModel.from_settings(settings)
+
+
+def _chat(settings: "Settings") -> "Model":
+    from orderbot.models.chat import ChatModel
+
+    return ChatModel.from_settings(settings)
+
+
+FACTORIES: dict[str, Callable[["Settings"], "Model"]] = {"offline": _offline, "openai": _openai, "chat": _chat}
+
+
+def resolve_provider(settings: "Settings") -> str:
+    """`auto` means openai when an API key is configured, else the offline model."""
+    if settings.provider != "auto":
+        return settings.provider
+    return "openai" if settings.api_key is not None else "offline"
+
+
+def create(settings: "Settings") -> "Model":
+    provider = resolve_provider(settings)
+    factory = FACTORIES.get(provider)
+    if factory is None:
+        raise ConfigError(f"unknown provider {provider!r}: choose one of auto, {', '.join(FACTORIES)}")
+    return factory(settings)

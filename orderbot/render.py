@@ -1,0 +1,202 @@
+"""Everything a person sees: Rich views of transitions, answers and stops.
+
+Pure `format_*` functions build strings and tables; the few functions that print take a
+Console. Rich decides colour by itself: none when stdout is not a terminal or NO_COLOR is
+set. Nothing here decides anything about a run.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from contextlib import contextmanager
+from typing import Iterator
+
+from rich import box
+from rich.console import Console, Group
+from rich.live import Live
+from rich.panel import Panel
+from rich.table import Table
+from rich.text import Text
+
+from orderbot.engine import EXIT_CODES, Limits, RunState, StopReason, Transition, summarize_result
+
+PIPED_WIDTH = 120
+STYLE_PHASE = "cyan"
+STYLE_OK = "green"
+STYLE_WARN = "yellow"
+STYLE_ERROR = "red"
+STYLE_DIM = "dim"
+
+STOP_SENTENCES = {
+    StopReason.STEP_LIMIT: "Stopped: the step limit was reached.",
+    StopReason.TIME_LIMIT: "Stopped: the time limit was reached.",
+    StopReason.TOOL_CALL_LIMIT: "Stopped: the tool-call limit was reached.",
+    StopReason.RESPONSE_TOO_LARGE: "Stopped: the model's response was too large.",
+    StopReason.AWAITING_APPROVAL: "Paused: an action is waiting for your approval.",
+    StopReason.MODEL_ERROR: "Stopped: the model service failed.",
+    StopReason.CANCELLED: "Cancelled.",
+}
+
+
+def make_console(*, stderr: bool = False) -> Console:
+    console = Console(stderr=stderr, highlight=False, soft_wrap=False)
+    if not console.is_terminal and "COLUMNS" not in os.environ:
+        console.width = PIPED_WIDTH  # piped: wide enough that rows stay on one line
+    return console
+
+
+# ---- pure formatting ------------------------------------------------------------------
+
+
+def format_budget(t: Transition, limits: Limits) -> str:
+    return f"{t.steps_used}/{limits.max_steps} {t.calls_used}/{limits.max_tool_calls} {t.elapsed:.1f}s"
+
+
+def event_style(t: Transition) -> str:
+    if t.to == "finish":
+        return STYLE_OK if t.event == StopReason.ANSWERED else STYLE_ERROR
+    if t.to == "awaiting_approval" or t.event in ("not_executed", "rejected by the person"):
+        return STYLE_WARN
+    if t.to == "observe" and t.event != "executed" and "executed" not in t.event:
+        return STYLE_WARN
+    return ""
+
+
+def format_transitions(transitions: list[Transition], limits: Limits, *, plain: bool = False) -> Table:
+    table = Table(
+        box=box.SIMPLE if plain else box.ROUNDED,
+        show_edge=not plain,
+        header_style="" if plain else "bold",
+        title=None,
+        expand=False,
+    )
+    table.add_column("step", justify="right")
+    table.add_column("from → to", no_wrap=True)
+    table.add_column("event", no_wrap=True)
+    table.add_column("detail", overflow="fold", ratio=1)
+    table.add_column("ms", justify="right", no_wrap=True)
+    table.add_column("steps calls time", no_wrap=True)
+    for t in transitions:
+        table.add_row(
+            str(t.step),
+            Text(f"{t.from_} → {t.to}", style=STYLE_PHASE),
+            Text(t.event, style=event_style(t)),
+            t.detail,
+            f"{t.elapsed * 1000:.0f}",
+            format_budget(t, limits),
+        )
+    return table
+
+
+def format_stop(state: RunState) -> str:
+    reason = state.stop_reason
+    if reason is None or reason is StopReason.ANSWERED:
+        return ""
+    detail = state.stop_detail.rstrip(".")
+    return f"{STOP_SENTENCES[reason]} {detail[:1].upper()}{detail[1:]}." if detail else STOP_SENTENCES[reason]
+
+
+def format_observed(state: RunState) -> list[str]:
+    """Results gathered before a stop: the person still gets what was found."""
+    return [f"{c.name}({_args(c.arguments)}) → {summarize_result(c.result or {}, 200)}" for c in state.observed]
+
+
+def json_document(state: RunState, transitions: list[Transition], *, provider: str, model: str,
+                  limits: Limits) -> dict:
+    return {
+        "run_id": state.run_id,
+        "stop_reason": str(state.stop_reason) if state.stop_reason else None,
+        "stop_detail": state.stop_detail or None,
+        "exit_code": EXIT_CODES.get(state.stop_reason, 1) if state.stop_reason else None,
+        "answer": state.answer,
+        "question": state.question,
+        "user": state.user,
+        "provider": provider,
+        "model": model,
+        "limits": limits.model_dump(),
+        "steps": state.steps,
+        "tool_calls": state.tool_calls,
+        "usage": {"input_tokens": state.input_tokens, "output_tokens": state.output_tokens},
+        "calls": [c.model_dump() for c in state.calls],
+        "pending": [p.model_dump() for p in state.pending],
+        "transitions": [t.as_dict() for t in transitions],
+    }
+
+
+def _args(arguments: str) -> str:
+    try:
+        parsed = json.loads(arguments)
+        return ", ".join(f"{k}={json.dumps(v, ensure_ascii=False)}" for k, v in parsed.items())
+    except (ValueError, AttributeError):
+        return arguments[:80]
+
+
+# ---- printing -------------------------------------------------------------------------
+
+
+class TransitionView:
+    """An engine observer: the table grows live in a terminal, and is printed whole
+    at the end otherwise (so piped output is stable text)."""
+
+    def __init__(self, console: Console, limits: Limits, *, enabled: bool = True) -> None:
+        self.console = console
+        self.limits = limits
+        self.enabled = enabled
+        self.transitions: list[Transition] = []
+        self._live: Live | None = None
+
+    def __call__(self, transition: Transition, state: RunState) -> None:
+        self.transitions.append(transition)
+        if not self.enabled:
+            return
+        if self.console.is_terminal:
+            if self._live is None:
+                self._live = Live(self._table(), console=self.console, auto_refresh=False, transient=False)
+                self._live.start()
+            self._live.update(self._table(), refresh=True)
+
+    def _table(self) -> Table:
+        return format_transitions(self.transitions, self.limits, plain=not self.console.is_terminal)
+
+    @contextmanager
+    def paused(self) -> Iterator[None]:
+        """Stop the live display while the person is asked something."""
+        if self._live is not None:
+            self._live.stop()
+            self._live = None
+        try:
+            yield
+        finally:
+            pass
+
+    def close(self) -> None:
+        if not self.enabled:
+            return
+        if self._live is not None:
+            self._live.stop()
+            self._live = None
+        elif self.transitions and not self.console.is_terminal:
+            self.console.print(self._table())
+
+
+def print_header(console: Console, state: RunState, provider_text: str) -> None:
+    who = state.user or "anonymous"
+    console.print(Text(f"orderbot · run {state.run_id} · {provider_text} · user {who}", style=STYLE_DIM))
+
+
+def print_outcome(console: Console, state: RunState, *, resume_hint: str | None = None) -> None:
+    if state.stop_reason is StopReason.ANSWERED:
+        console.print(Panel(Text(state.answer or ""), title="Answer", title_align="left", border_style=STYLE_OK,
+                            box=box.ROUNDED if console.is_terminal else box.ASCII))
+        return
+    style = STYLE_WARN if state.stop_reason is StopReason.AWAITING_APPROVAL else STYLE_ERROR
+    console.print(Text(format_stop(state), style=style))
+    observed = format_observed(state)
+    if observed:
+        console.print("Observed before the stop:")
+        for line in observed:
+            console.print(f"  {line}", markup=False)
+    console.print(f"stop reason: {state.stop_reason} · run id: {state.run_id}", markup=False)
+    if resume_hint:
+        console.print(Group(Text("To resume:"), Text(f"  {resume_hint}")))

@@ -1,0 +1,92 @@
+"""Settings from flags, the environment and .env, in that order of precedence.
+
+Flags are passed in as keyword arguments (the highest source in pydantic-settings); then
+environment variables; then a `.env` file in the working directory; then the defaults.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pydantic import AliasChoices, Field, SecretStr, ValidationError, field_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from orderbot.engine import Limits
+from orderbot.errors import ConfigError
+
+DEFAULTS = Limits()
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(
+        env_prefix="ORDERBOT_", env_file=".env", env_file_encoding="utf-8", extra="ignore", populate_by_name=True
+    )
+
+    provider: str = "auto"  # checked against the provider registry when the model is created
+    model: str = Field("gpt-4o-mini", validation_alias=AliasChoices("model", "ORDERBOT_MODEL", "MODEL_NAME"))
+    api_key: SecretStr | None = Field(None, validation_alias=AliasChoices("api_key", "OPENAI_API_KEY"))
+    base_url: str | None = Field(None, validation_alias=AliasChoices("base_url", "ORDERBOT_BASE_URL", "OPENAI_BASE_URL"))
+    orders: Path | None = None
+    user: str | None = Field(None, max_length=64)
+    state_dir: Path | None = None
+
+    max_steps: int = DEFAULTS.max_steps
+    timeout: float = DEFAULTS.timeout
+    max_tool_calls: int = DEFAULTS.max_tool_calls
+    max_calls_per_step: int = DEFAULTS.max_calls_per_step
+    max_response_chars: int = DEFAULTS.max_response_chars
+
+    keep_runs: int = Field(200, ge=1)
+    approval_ttl_hours: float = Field(24.0, gt=0)
+
+    @field_validator("api_key", "base_url", "user", "orders", "state_dir", mode="before")
+    @classmethod
+    def _empty_is_unset(cls, value: object) -> object:
+        return None if isinstance(value, str) and not value.strip() else value
+
+    @property
+    def limits(self) -> Limits:
+        try:
+            return Limits(
+                max_steps=self.max_steps,
+                timeout=self.timeout,
+                max_tool_calls=self.max_tool_calls,
+                max_calls_per_step=self.max_calls_per_step,
+                max_response_chars=self.max_response_chars,
+            )
+        except ValidationError as exc:
+            raise ConfigError(describe_settings_error(exc)) from None
+
+    def resolved_state_dir(self) -> Path:
+        if self.state_dir is not None:
+            return self.state_dir
+        from platformdirs import user_state_dir  # honours XDG_STATE_HOME
+
+        return Path(user_state_dir("orderbot", appauthor=False))
+
+
+FLAG_NAMES = {
+    "max_steps": "--max-steps",
+    "timeout": "--timeout",
+    "max_tool_calls": "--max-tool-calls",
+    "max_calls_per_step": "--max-calls-per-step",
+    "max_response_chars": "ORDERBOT_MAX_RESPONSE_CHARS",
+}
+
+
+def describe_settings_error(exc: ValidationError) -> str:
+    error = exc.errors(include_url=False, include_input=False)[0]
+    field = str(error["loc"][0]) if error["loc"] else "settings"
+    name = FLAG_NAMES.get(field, f"ORDERBOT_{field.upper()}" if field not in ("api_key", "model", "base_url") else field)
+    return f"invalid value for {name}: {error['msg'][0].lower()}{error['msg'][1:]}"
+
+
+def load_settings(**flags: object) -> Settings:
+    """Settings with the flags that were given (None means not given) on top."""
+    given = {key: value for key, value in flags.items() if value is not None}
+    try:
+        settings = Settings(**given)
+    except ValidationError as exc:
+        raise ConfigError(describe_settings_error(exc)) from None
+    settings.limits  # noqa: B018 - validate the limits now, before anything runs
+    return settings

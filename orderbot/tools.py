@@ -1,0 +1,221 @@
+"""Tools: one declaration gives both the spec the model sees and the entry dispatch allows.
+
+The article keeps two halves apart: TOOLS (what the model is told) and DISPATCH (what the
+program will actually run). Here both come from one `Tool`, so they cannot drift. Dispatch
+looks tools up in a dict by exact name: it never imports, evals or builds queries from
+what the model sent.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import re
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from pydantic import BaseModel, ValidationError
+
+from orderbot.errors import ConfigError, ToolError
+from orderbot.items import FunctionCall
+
+log = logging.getLogger("orderbot")
+
+# Argument names that smell of identity. Identity comes from the session, never from the
+# model, so a tool that asks the model for one is refused when it is registered.
+IDENTITY_WORDS = ("user", "customer", "account", "owner", "member", "identity", "login", "session")
+
+MAX_ERROR_CHARS = 300
+
+
+@dataclass(frozen=True)
+class ToolContext:
+    """What a tool may know about the session: who is asking and under which run."""
+
+    user: str | None
+    run_id: str
+
+
+@dataclass(frozen=True)
+class Tool:
+    name: str
+    description: str
+    args: type[BaseModel]
+    run: Callable[[Any, ToolContext], Any]
+    side_effect: bool = False
+    needs_user: bool = False
+    # Runs before execution (and before asking for approval): permissions and preconditions.
+    check: Callable[[Any, ToolContext], None] | None = None
+    # One sentence saying exactly what a side-effecting call will do, for the approval prompt.
+    describe: Callable[[Any, ToolContext], str] | None = None
+    spec: dict = field(init=False, repr=False)
+    version: str = field(init=False)
+
+    def __post_init__(self) -> None:
+        for name in self.args.model_fields:
+            if any(word in name.lower() for word in IDENTITY_WORDS):
+                raise ConfigError(
+                    f"tool {self.name!r} takes {name!r} from the model; identity must come from the session"
+                )
+        spec = {
+            "type": "function",
+            "name": self.name,
+            "description": self.description,
+            "parameters": strict_schema(self.args),
+            "strict": True,
+        }
+        object.__setattr__(self, "spec", spec)
+        digest = hashlib.sha256(json.dumps(spec, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
+        object.__setattr__(self, "version", digest[:12])
+
+
+def strict_schema(model: type[BaseModel]) -> dict:
+    """The JSON schema for strict function calling: every field required, nothing extra.
+
+    Length and pattern limits stay in the pydantic model, where dispatch enforces them;
+    strict mode on the API side does not accept every keyword, so they are left out here.
+    """
+    schema = model.model_json_schema()
+    properties = {}
+    for name, prop in schema.get("properties", {}).items():
+        clean = {k: v for k, v in prop.items() if k in ("type", "description", "enum", "items")}
+        properties[name] = clean
+    return {
+        "type": "object",
+        "properties": properties,
+        "required": list(properties),
+        "additionalProperties": False,
+    }
+
+
+# ---- result envelopes ---------------------------------------------------------------
+
+
+def ok(data: Any) -> dict:
+    return {"ok": True, "data": data}
+
+
+def fail(code: str, message: str) -> dict:
+    return {"ok": False, "error": sanitize(message), "code": code}
+
+
+_TRACEBACK = re.compile(r"Traceback \(most recent call last\).*", re.S)
+_URL = re.compile(r"\b[a-z][a-z0-9+.-]*://\S+", re.I)
+_PATH = re.compile(r"(?:[A-Za-z]:\\|~?/)(?:[\w.\-~]+[/\\])*[\w.\-~]*")
+_KEY = re.compile(r"\b(?:sk|pk|rk|api|key|tok|ghp|xox[a-z]?)[-_][A-Za-z0-9_\-]{8,}|\b[A-Za-z0-9_\-]{32,}\b", re.I)
+_IP = re.compile(r"\b\d{1,3}(?:\.\d{1,3}){3}(?::\d+)?\b|\[[0-9a-f:]+\](?::\d+)?", re.I)
+_HOST = re.compile(r"\b(?:localhost|[\w-]+(?:\.[\w-]+)*\.(?:internal|local|lan|corp|intranet|svc|cluster))(?::\d+)?\b", re.I)
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
+
+
+def sanitize(message: str, limit: int = MAX_ERROR_CHARS) -> str:
+    """Make any message safe to send to the model: the one place that does it.
+
+    Drops tracebacks, paths, URLs, addresses, internal host names, key-like strings and
+    control characters, keeps the first line, and bounds the length.
+    """
+    text = _TRACEBACK.sub("", str(message))
+    text = _CONTROL.sub(" ", text)
+    text = text.strip().splitlines()[0] if text.strip() else ""
+    text = _URL.sub("<url>", text)
+    text = _IP.sub("<address>", text)
+    text = _HOST.sub("<host>", text)
+    text = _KEY.sub("<redacted>", text)
+    text = _PATH.sub(lambda m: "<path>" if "/" in m.group() or "\\" in m.group() else m.group(), text)
+    text = " ".join(text.split())
+    if len(text) > limit:
+        text = text[: limit - 1] + "…"
+    return text or "error"
+
+
+def validation_message(exc: ValidationError, limit: int = 3) -> str:
+    """A short field-level description of what was wrong, never echoing the input."""
+    parts = []
+    for error in exc.errors(include_input=False, include_url=False)[:limit]:
+        where = ".".join(str(part) for part in error["loc"]) or "arguments"
+        parts.append(f"{where}: {error['msg']}")
+    more = exc.error_count() - limit
+    if more > 0:
+        parts.append(f"and {more} more")
+    return "; ".join(parts)
+
+
+# ---- the whitelist ------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """A call that passed every check dispatch can make without running it."""
+
+    call: FunctionCall
+    tool: Tool
+    args: BaseModel
+
+    @property
+    def canonical_arguments(self) -> str:
+        return json.dumps(self.args.model_dump(mode="json"), sort_keys=True, ensure_ascii=False)
+
+
+@dataclass(frozen=True)
+class Refused:
+    """A call dispatch will not run, with the envelope the model gets instead."""
+
+    call: FunctionCall
+    decision: str  # unknown_tool, invalid_arguments, sign_in_required, no_access, ...
+    envelope: dict
+
+
+class Toolbox:
+    """The whitelist: the tools a run may use, looked up by exact name."""
+
+    def __init__(self, tools: list[Tool]) -> None:
+        self._tools: dict[str, Tool] = {}
+        for tool in tools:
+            if tool.name in self._tools:
+                raise ConfigError(f"tool {tool.name!r} is registered twice")
+            self._tools[tool.name] = tool
+        self.specs = [tool.spec for tool in tools]
+        self.versions = {tool.name: tool.version for tool in tools}
+
+    def __contains__(self, name: str) -> bool:
+        return name in self._tools
+
+    def get(self, name: str) -> Tool | None:
+        return self._tools.get(name)
+
+    def prepare(self, call: FunctionCall, ctx: ToolContext) -> Prepared | Refused:
+        """Name, arguments, identity and permission: everything checked before running."""
+        tool = self._tools.get(call.name)
+        if tool is None:
+            return Refused(call, "unknown_tool", fail("unknown_tool", f"tool {call.name[:40]!r} is not available"))
+        try:
+            args = tool.args.model_validate_json(call.arguments or "{}")
+        except ValidationError as exc:
+            if any(e["type"] == "json_invalid" for e in exc.errors()):
+                return Refused(call, "invalid_arguments", fail("invalid_json", "arguments are not valid JSON"))
+            return Refused(call, "invalid_arguments", fail("invalid_arguments", validation_message(exc)))
+        if tool.needs_user and ctx.user is None:
+            return Refused(
+                call, "sign_in_required", fail("sign_in_required", "this needs a signed-in user: sign in with --user")
+            )
+        if tool.check is not None:
+            try:
+                tool.check(args, ctx)
+            except ToolError as exc:
+                return Refused(call, exc.code, fail(exc.code, str(exc)))
+        return Prepared(call, tool, args)
+
+    def execute(self, prepared: Prepared, ctx: ToolContext) -> dict:
+        """Run a prepared call and wrap what happened in an envelope; never raises."""
+        try:
+            return ok(prepared.tool.run(prepared.args, ctx))
+        except ToolError as exc:
+            return fail(exc.code, str(exc))
+        except Exception:  # noqa: BLE001 - anything else is ours to log, not the model's to see
+            log.exception("run %s: tool %s failed", ctx.run_id, prepared.tool.name)
+            return fail("internal_error", "the tool failed unexpectedly; the error was logged")
+
+
+def envelope_text(envelope: dict) -> str:
+    return json.dumps(envelope, ensure_ascii=False, separators=(",", ":"))

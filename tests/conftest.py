@@ -1,0 +1,77 @@
+"""Shared fixtures: a private copy of the sample orders, a temporary state directory,
+no API key from the developer's environment, and a way to plug a scripted model into
+the real command line."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from orderbot import models
+from orderbot.orders import SAMPLE_PATH, OrderStore, order_tools
+from orderbot.tools import Toolbox
+
+ENV_TO_CLEAR = ("OPENAI_API_KEY", "OPENAI_BASE_URL", "MODEL_NAME")
+
+
+@pytest.fixture(autouse=True)
+def isolated(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
+    """Every test runs in its own folder, with its own state dir and no real settings."""
+    import os
+
+    for name in list(os.environ):
+        if name.startswith("ORDERBOT_") or name in ENV_TO_CLEAR:
+            monkeypatch.delenv(name)
+    work = tmp_path / "work"
+    work.mkdir()
+    monkeypatch.chdir(work)
+    monkeypatch.setenv("ORDERBOT_STATE_DIR", str(tmp_path / "state"))
+    monkeypatch.setenv("NO_COLOR", "1")
+    return work
+
+
+@pytest.fixture
+def orders_file(tmp_path: Path) -> Path:
+    path = tmp_path / "orders.json"
+    shutil.copyfile(SAMPLE_PATH, path)
+    return path
+
+
+@pytest.fixture
+def store(orders_file: Path) -> OrderStore:
+    return OrderStore.load(orders_file)
+
+
+@pytest.fixture
+def toolbox(store: OrderStore) -> Toolbox:
+    return Toolbox(order_tools(store))
+
+
+@pytest.fixture
+def use_model(monkeypatch: pytest.MonkeyPatch):
+    """Make `--provider scripted` hand this model to the real CLI."""
+
+    def install(model) -> None:
+        monkeypatch.setitem(models.FACTORIES, "scripted", lambda settings: model)
+
+    return install
+
+
+class FakeClock:
+    """A clock tests move by hand: no sleeping."""
+
+    def __init__(self, start: float = 1000.0) -> None:
+        self.now = start
+
+    def __call__(self) -> float:
+        return self.now
+
+    def advance(self, seconds: float) -> None:
+        self.now += seconds
+
+
+@pytest.fixture
+def clock() -> FakeClock:
+    return FakeClock()
