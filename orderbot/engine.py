@@ -456,11 +456,17 @@ def _results_text(outputs: list[FunctionCallOutput]) -> str:
     return f"{_n(len(outputs), 'result')} to the model: {good} ok, {len(outputs) - good} failed"
 
 
+# The text field of each item type. Looked up by type because getattr with a default on a
+# pydantic model goes through its slow __getattr__ for every missing name (hot path).
+_TEXT_FIELD = {"message": "content", "function_call": "arguments", "function_call_output": "output"}
+
+
 def _chars(items: Iterable[Item]) -> int:
     total = 0
     for item in items:
-        for attr in ("content", "arguments", "output"):
-            total += len(getattr(item, attr, "") or "")
+        field = _TEXT_FIELD.get(item.type)
+        if field is not None:
+            total += len(getattr(item, field) or "")
     return total
 
 

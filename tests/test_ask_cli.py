@@ -1,0 +1,153 @@
+"""`orderbot ask` end to end through the real command line."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+
+import pytest
+from typer.testing import CliRunner
+
+from orderbot.cli import app
+from orderbot.errors import ModelError
+from orderbot.models.scripted import ScriptedModel, call, calls, text
+
+ANSI = re.compile(r"\x1b\[")
+runner = CliRunner()
+
+
+def ask(*args: str):
+    return runner.invoke(app, ["ask", *args])
+
+
+def test_chinese_question_prints_table_and_answer():
+    result = ask("请查询订单 ORD-1001 的状态。")
+    assert result.exit_code == 0, result.output
+    assert "plan → act" in result.output and "act → observe" in result.output
+    assert "get_order_status" in result.output
+    assert "订单 ORD-1001 的状态是：已发货。" in result.output
+    assert "offline" in result.output  # says which model answered
+    assert not ANSI.search(result.output)
+
+
+def test_english_question():
+    result = ask("What's the status of ORD-1002?")
+    assert result.exit_code == 0
+    assert "Order ORD-1002 is processing" in result.output
+
+
+def test_two_orders_in_one_step_with_two_calls():
+    result = ask("查询 ORD-1001 和 ORD-1002", "--json")
+    doc = json.loads(result.output)
+    assert doc["steps"] == 2 and doc["tool_calls"] == 2
+    assert [c["step"] for c in doc["calls"]] == [1, 1]
+    assert "已发货" in doc["answer"] and "处理中" in doc["answer"]
+
+
+def test_step_limit_exits_3_and_says_the_call_was_not_executed():
+    result = ask("--max-steps", "1", "查询 ORD-1001")
+    assert result.exit_code == 3
+    assert "step limit" in result.output and "not executed" in result.output
+    assert "run id" in result.output
+
+
+def test_json_document_keys():
+    result = ask("--json", "查询 ORD-1001")
+    doc = json.loads(result.output)
+    for key in ("run_id", "stop_reason", "answer", "steps", "tool_calls", "transitions", "provider", "model"):
+        assert key in doc
+    assert doc["stop_reason"] == "answered" and doc["provider"] == "offline"
+    for transition in doc["transitions"]:
+        assert {"step", "from", "to", "event", "detail", "elapsed_ms"} <= set(transition)
+
+
+def test_json_answer_is_null_on_a_limit_stop():
+    doc = json.loads(ask("--json", "--max-steps", "1", "查询 ORD-1001").output)
+    assert doc["answer"] is None and doc["stop_reason"] == "step_limit"
+
+
+def test_model_error_exits_5(use_model):
+    use_model(ScriptedModel([ModelError("authentication failed: check OPENAI_API_KEY")]))
+    result = ask("--provider", "scripted", "查询 ORD-1001")
+    assert result.exit_code == 5
+    assert "authentication failed" in result.output
+    assert "Traceback" not in result.output
+
+
+def test_tool_call_limit_exits_3(use_model):
+    use_model(ScriptedModel([calls(*[call("get_order_status", {"order_id": "ORD-1001"}) for _ in range(4)])]))
+    result = ask("--provider", "scripted", "查询 ORD-1001")
+    assert result.exit_code == 3 and "tool_call_limit" in result.output
+
+
+def test_cancelled_exits_130(use_model):
+    use_model(ScriptedModel([KeyboardInterrupt()]))
+    assert ask("--provider", "scripted", "查询 ORD-1001").exit_code == 130
+
+
+def test_limit_stop_still_shows_what_was_observed(use_model):
+    use_model(ScriptedModel([calls(call("get_order_status", {"order_id": "ORD-1001"})),
+                             calls(call("get_order_status", {"order_id": "ORD-1002"}))]))
+    result = ask("--provider", "scripted", "--max-steps", "2", "查询")
+    assert result.exit_code == 3
+    observed = result.output.split("Observed before the stop:")[1]
+    assert "已发货" in observed and "ORD-1002" not in observed.split("stop reason")[0]
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["--max-steps", "0", "q"],
+        ["--timeout", "-1", "q"],
+        ["--max-tool-calls", "-2", "q"],
+        ["--orders", "does-not-exist.json", "q"],
+        ["--provider", "nonsense", "q"],
+        [""],
+    ],
+)
+def test_configuration_errors_exit_6_with_one_line(args):
+    result = ask(*args)
+    assert result.exit_code == 6, result.output
+    assert "Traceback" not in result.output
+    assert len(result.output.strip().splitlines()) == 1
+
+
+def test_broken_orders_file_exits_6(tmp_path):
+    path = tmp_path / "broken.json"
+    path.write_text("{oops", encoding="utf-8")
+    result = ask("--orders", str(path), "查询 ORD-1001")
+    assert result.exit_code == 6 and "not valid JSON" in result.output
+
+
+def test_usage_error_exits_2():
+    assert ask("--max-steps", "many", "q").exit_code == 2
+    assert runner.invoke(app, ["ask"]).exit_code == 2
+
+
+def _run(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, *args], capture_output=True, text=True, timeout=60,
+                          env={**os.environ, **(env or {})})
+
+
+def test_piped_output_has_no_ansi_even_without_no_color():
+    env = {k: v for k, v in os.environ.items() if k != "NO_COLOR"}
+    result = subprocess.run([sys.executable, "-m", "orderbot", "ask", "查询 ORD-1001"], capture_output=True,
+                            text=True, timeout=60, env={**env, "TERM": "xterm-256color"})
+    assert result.returncode == 0
+    assert not ANSI.search(result.stdout) and "已发货" in result.stdout
+
+
+def test_help_imports_nothing_from_openai():
+    result = _run("-X", "importtime", "-m", "orderbot", "--help")
+    assert result.returncode == 0
+    imported = [line for line in result.stderr.splitlines() if re.search(r"\|\s+openai\b", line)]
+    assert imported == []
+
+
+def test_offline_ask_imports_nothing_from_openai():
+    result = _run("-X", "importtime", "-m", "orderbot", "ask", "--provider", "offline", "查询 ORD-1001")
+    assert result.returncode == 0
+    assert not [line for line in result.stderr.splitlines() if re.search(r"\|\s+openai\b", line)]
