@@ -7,11 +7,25 @@ Only typer is imported here; every command imports what it needs when it runs, s
 from __future__ import annotations
 
 import typer
+from typer.core import TyperGroup
 
-from orderbot.commands import ask
+from orderbot.commands import ask, repl
+from orderbot.commands import doctor
+from orderbot.commands import replay, resume, runs
+
+# The order a newcomer needs the commands in (Typer would list sub-apps such as `runs` last).
+COMMAND_ORDER = ("ask", "repl", "runs", "resume", "replay", "doctor")
+
+
+class OrderedGroup(TyperGroup):
+    def list_commands(self, ctx) -> list[str]:
+        names = super().list_commands(ctx)
+        return sorted(names, key=lambda n: COMMAND_ORDER.index(n) if n in COMMAND_ORDER else len(COMMAND_ORDER))
+
 
 app = typer.Typer(
     name="orderbot",
+    cls=OrderedGroup,
     help="Ask about orders from the terminal. A language model proposes each step; orderbot owns the loop "
     "and its limits.",
     no_args_is_help=True,
@@ -38,6 +52,11 @@ def root(
 
 
 app.command("ask", help=ask.HELP, epilog=ask.EPILOG)(ask.ask)
+app.command("doctor", help=doctor.HELP, epilog=doctor.EPILOG)(doctor.doctor)
+app.command("repl", help=repl.HELP, epilog=repl.EPILOG)(repl.repl)
+app.add_typer(runs.app, name="runs", help=runs.HELP, epilog=runs.EPILOG)
+app.command("resume", help=resume.HELP, epilog=resume.EPILOG)(resume.resume)
+app.command("replay", help=replay.HELP, epilog=replay.EPILOG)(replay.replay)
 
 
 def main() -> None:

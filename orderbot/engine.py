@@ -254,6 +254,7 @@ class Engine:
                 if approve_pending is None:
                     raise _Stop(StopReason.AWAITING_APPROVAL, "a call is still waiting for approval")
                 self._settle_pending(approve_pending)
+            self._answer_dangling_calls()
             while True:
                 self._plan_and_act()
         except _Stop as stop:
@@ -382,6 +383,19 @@ class Engine:
         state.items.extend(outputs)
         self._emit(state.steps, Phase.OBSERVE, Phase.PLAN, "returned", _results_text(outputs))
 
+    def _answer_dangling_calls(self) -> None:
+        """Calls a limit stop left without a result get one saying so before the run goes on:
+        the model should know they did not run, and the APIs refuse a call with no output."""
+        state = self._state
+        answered = {i.call_id for i in state.items if isinstance(i, FunctionCallOutput)}
+        waiting = {p.call_id for p in state.pending}
+        missing = [i for i in state.items
+                   if isinstance(i, FunctionCall) and i.call_id not in answered and i.call_id not in waiting]
+        if not missing:
+            return  # the usual case; fail() sanitizes its message, which is not free
+        envelope = fail("not_executed", "this call was not executed: the run stopped at a limit before it ran")
+        state.items.extend(FunctionCallOutput(call_id=c.call_id, output=envelope_text(envelope)) for c in missing)
+
     def _decide(self, step: int, prepared: Prepared, ctx: ToolContext, approved: bool) -> FunctionCallOutput:
         if approved:
             return self._run_call(step, prepared, ctx, decision="executed", event="approved and executed")
@@ -444,6 +458,10 @@ class Engine:
 
 
 def _call_data(call: FunctionCall) -> dict[str, Any]:
+    # Transition data goes to --json, --trace and the run record: a model that sends
+    # megabytes of arguments must not have them echoed (nor parsed) whole.
+    if len(call.arguments) > 2000:
+        return {"call_id": call.call_id, "name": call.name[:100], "arguments": call.arguments[:500] + "…"}
     try:
         arguments: Any = json.loads(call.arguments)
     except ValueError:

@@ -1,21 +1,55 @@
-"""Orders: the model of one order, the store that loads orders.json, and the order tools."""
+"""Orders: the model of one order, the store that loads and writes orders.json, and the
+order tools with their permission checks.
+
+Who may do what (identity always comes from the session, never from the model):
+
+    get_order_status   anyone, by exact id (like a public tracking page)
+    get_order_details  the order's owner
+    list_my_orders     a signed-in customer: their own orders only
+    cancel_order       the owner, while the order is still cancellable; a side effect,
+                       so the engine asks a person before it runs
+"""
 
 from __future__ import annotations
 
+import gc
+import heapq
 import json
+import logging
+import os
+import stat
+import tempfile
+import unicodedata
+from contextlib import contextmanager, suppress
 from datetime import datetime
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import Annotated, Callable, Iterator, Literal
 
+from filelock import FileLock, Timeout
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
+from pydantic_core import to_json
 
-from orderbot.errors import OrdersFileError
+from orderbot.errors import OrdersFileError, ToolError
 from orderbot.tools import Tool, ToolContext
+
+log = logging.getLogger("orderbot")
 
 Status = Literal["待付款", "处理中", "已发货", "已签收", "已取消", "退款中", "已退款"]
 # While an order is in one of these states it has not left the warehouse: it may be cancelled.
 CANCELLABLE: frozenset[str] = frozenset({"待付款", "处理中"})
 NOT_FOUND = "不存在"  # the article's answer for an unknown id
+CANCELLED: Status = "已取消"
+MAX_LISTED = 20
+MAX_REASON_CHARS = 200
+FREEZE_AT = 10_000  # orders; see parse_orders
+LOCK_TIMEOUT = 10.0  # seconds to wait for another orderbot writing the same file
+
+# One message for "someone else's order" and "no such order": a refusal must not tell a
+# stranger whether an order id exists.
+NO_ACCESS = "no order with this id belongs to the signed-in customer; nothing about it can be shown or changed"
+READ_ONLY = ("the orders bundled with orderbot are a read-only sample; nothing was changed. "
+             "Pass --orders with your own orders file to make changes")
+CURRENCY_SYMBOLS = {"CNY": "¥"}
 
 SAMPLE_PATH = Path(__file__).with_name("sample_orders.json")
 
@@ -48,6 +82,11 @@ class Order(_Strict):
     updated_at: datetime
     shipping: Shipping | None = None
     note: str | None = None
+    # Written when orderbot cancels the order. cancelled_by names the approved call that did
+    # it ("run_id/call_id"), so a resumed run repeating that call finds it already done.
+    cancelled_at: datetime | None = None
+    cancel_reason: str | None = None
+    cancelled_by: str | None = None
 
 
 class OrdersFile(_Strict):
@@ -64,17 +103,44 @@ def _check_order_id(value: str) -> str:
 OrderId = Annotated[str, Field(max_length=32, description="The order id, e.g. ORD-1001."), AfterValidator(_check_order_id)]
 
 
+def _check_reason(value: str) -> str:
+    value = value.strip()
+    if not value:
+        raise ValueError("give a short reason")
+    if any(unicodedata.category(ch)[0] == "C" for ch in value):
+        raise ValueError("the reason must be plain text on one line")
+    return value
+
+
+Reason = Annotated[str, Field(max_length=MAX_REASON_CHARS, description="Why the customer wants to cancel, in their words."),
+                   AfterValidator(_check_reason)]
+
+
 class OrderIdArgs(_Strict):
     order_id: OrderId
+
+
+class NoArgs(_Strict):
+    pass
+
+
+class CancelArgs(_Strict):
+    order_id: OrderId
+    reason: Reason
 
 
 class OrderStore:
     """Orders by id, loaded and validated in one pass from a JSON file."""
 
-    def __init__(self, path: Path, orders: dict[str, Order], *, writable: bool = True) -> None:
+    def __init__(self, path: Path, orders: dict[str, Order], *, writable: bool = True,
+                 now: Callable[[], datetime] = lambda: datetime.now().astimezone().replace(microsecond=0),
+                 lock_timeout: float = LOCK_TIMEOUT) -> None:
         self.path = path
         self.orders = orders
-        self.writable = writable
+        # The sample packaged with orderbot is never written, whatever the caller says.
+        self.writable = writable and path.resolve() != SAMPLE_PATH.resolve()
+        self.now = now
+        self.lock_timeout = lock_timeout
 
     @classmethod
     def load(cls, path: Path, *, writable: bool = True) -> "OrderStore":
@@ -84,24 +150,123 @@ class OrderStore:
             raise OrdersFileError(f"{path}: no such file (pass --orders or set ORDERBOT_ORDERS)") from None
         except OSError as exc:
             raise OrdersFileError(f"{path}: cannot be read ({exc.strerror or exc})") from None
-        try:
-            parsed = OrdersFile.model_validate_json(raw)
-        except ValidationError as exc:
-            raise OrdersFileError(describe_load_error(path, raw, exc)) from None
-        orders = {order.order_id: order for order in parsed.orders}
-        if len(orders) != len(parsed.orders):
-            seen: set[str] = set()
-            for index, order in enumerate(parsed.orders):
-                if order.order_id in seen:
-                    raise OrdersFileError(f"{path}: order #{index + 1} repeats the id {order.order_id}")
-                seen.add(order.order_id)
-        return cls(path, orders, writable=writable)
+        return cls(path, parse_orders(path, raw), writable=writable)
 
     def __len__(self) -> int:
         return len(self.orders)
 
     def get(self, order_id: str) -> Order | None:
         return self.orders.get(order_id)
+
+    def cancel(self, order_id: str, reason: str, call_id: str, *, user: str | None) -> dict:
+        """Cancel one order in the file, at most once per call id.
+
+        Under the file lock the file is read again (another process may have written it
+        since we loaded it), the owner and status are checked on that fresh copy, and the
+        whole file is replaced atomically. A repeat of the call that already cancelled the
+        order returns the same result and writes nothing.
+        """
+        if not self.writable:
+            raise ToolError(READ_ONLY, "read_only")
+        try:
+            with FileLock(lock_path(self.path), timeout=self.lock_timeout):
+                raw = self.path.read_bytes()
+                orders = parse_orders(self.path, raw)
+                order = orders.get(order_id)
+                if order is None or order.customer_id != user:
+                    raise ToolError(NO_ACCESS, "no_access")
+                if order.cancelled_by == call_id:
+                    self.orders = orders
+                    return cancel_result(order)
+                ensure_cancellable(order)
+                now = self.now()
+                changes = {"status": CANCELLED, "updated_at": now, "cancelled_at": now,
+                           "cancel_reason": reason, "cancelled_by": call_id}
+                updated = order.model_copy(update=changes)
+                document = json.loads(raw)  # edit only this order; the rest of the file stays as it was
+                for entry in document["orders"]:
+                    if entry.get("order_id") == order_id:
+                        entry.update(updated.model_dump(mode="json", include=set(changes)))
+                # The same bytes as json.dumps(ensure_ascii=False, indent=2), but stdlib json
+                # has no C encoder for indented output: 10x slower on a large file.
+                atomic_write(self.path, to_json(document, indent=2) + b"\n")
+                orders[order_id] = updated
+                self.orders = orders
+                return cancel_result(updated)
+        except Timeout:
+            raise ToolError("the orders file is busy with another change; nothing was changed, try again", "busy") from None
+        except OrdersFileError as exc:
+            log.error("cancel %s: %s", order_id, exc)
+            raise ToolError("the orders file cannot be read right now; nothing was changed", "store_unavailable") from None
+        except OSError:
+            log.exception("cancel %s: writing %s failed", order_id, self.path)
+            raise ToolError("the change could not be saved; nothing was changed", "write_failed") from None
+
+
+def lock_path(path: Path) -> str:
+    return str(path.with_name(path.name + ".lock"))
+
+
+def atomic_write(path: Path, data: bytes) -> None:
+    """Write a temporary file next to `path`, flush it to disk, then rename it over `path`.
+
+    Readers and a crash at any moment see either the old file or the new one, never a mix.
+    """
+    fd, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        with suppress(OSError):
+            os.chmod(temp, stat.S_IMODE(path.stat().st_mode))  # keep the file's permissions
+        os.replace(temp, path)
+    except BaseException:
+        with suppress(OSError):
+            os.unlink(temp)
+        raise
+    with suppress(OSError):  # make the rename itself durable; not every platform can
+        directory = os.open(path.parent, os.O_RDONLY)
+        try:
+            os.fsync(directory)
+        finally:
+            os.close(directory)
+
+
+def parse_orders(path: Path, raw: bytes) -> dict[str, Order]:
+    """Orders by id from the file's bytes; OrdersFileError naming the place if invalid."""
+    try:
+        with _gc_paused():
+            parsed = OrdersFile.model_validate_json(raw)
+    except ValidationError as exc:
+        raise OrdersFileError(describe_load_error(path, raw, exc)) from None
+    orders = {order.order_id: order for order in parsed.orders}
+    if len(orders) != len(parsed.orders):
+        seen: set[str] = set()
+        for index, order in enumerate(parsed.orders):
+            if order.order_id in seen:
+                raise OrdersFileError(f"{path}: order #{index + 1} repeats the id {order.order_id}")
+            seen.add(order.order_id)
+    if len(orders) >= FREEZE_AT:
+        # A large store is a million long-lived objects that can never form a cycle; every
+        # later full collection would traverse them all (about 1 s per 100k orders). Move
+        # them out of the collector's sight; reference counting still frees them.
+        gc.freeze()
+    return orders
+
+
+@contextmanager
+def _gc_paused() -> Iterator[None]:
+    """Validation builds several objects per order and none of them can be in a cycle, yet
+    the cyclic collector would rescan the growing heap again and again while they are
+    built: about 3x the load time at 100k orders (see benchmarks/README.md)."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
 
 
 def describe_load_error(path: Path, raw: bytes, exc: ValidationError) -> str:
@@ -131,6 +296,52 @@ def describe_load_error(path: Path, raw: bytes, exc: ValidationError) -> str:
     return f"{path}: {where}, field {field}: {first['msg']}{tail}"
 
 
+# ---- what the tools show and check -------------------------------------------------------
+
+
+def owned_order(store: OrderStore, order_id: str, user: str | None) -> Order:
+    """The order if it belongs to `user`; otherwise the same refusal whether or not it exists."""
+    order = store.get(order_id)
+    if order is None or user is None or order.customer_id != user:
+        raise ToolError(NO_ACCESS, "no_access")
+    return order
+
+
+def ensure_cancellable(order: Order) -> None:
+    if order.status not in CANCELLABLE:
+        allowed = " or ".join(sorted(CANCELLABLE))
+        raise ToolError(f"order {order.order_id} is {order.status}; only orders that are {allowed} can be cancelled",
+                        "not_cancellable")
+
+
+def cancel_key(ctx: ToolContext) -> str:
+    """The approved call a cancellation belongs to: the same in every resumption of a run."""
+    return f"{ctx.run_id}/{ctx.call_id}"
+
+
+def format_money(amount: float, currency: str) -> str:
+    symbol = CURRENCY_SYMBOLS.get(currency)
+    return f"{symbol}{amount:.2f}" if symbol else f"{currency} {amount:.2f}"
+
+
+def order_details(order: Order) -> dict:
+    """Everything the owner may see. The note stays a field inside this data: the model is
+    told that tool results are data, and the offline model never reads it as a request."""
+    return order.model_dump(mode="json", exclude={"customer_id", "cancelled_by"}, exclude_none=True)
+
+
+def order_summary(order: Order) -> dict:
+    return {"order_id": order.order_id, "status": order.status, "total": order.total,
+            "currency": order.currency, "created_at": order.created_at.isoformat()}
+
+
+def cancel_result(order: Order) -> dict:
+    """Built only from what is stored, so a repeated call gets exactly the first answer."""
+    data = order.model_dump(mode="json", include={"order_id", "status", "cancelled_at", "cancel_reason"})
+    return {"order_id": data["order_id"], "status": data["status"], "cancelled_at": data["cancelled_at"],
+            "reason": data["cancel_reason"]}
+
+
 # ---- tools --------------------------------------------------------------------------
 
 
@@ -141,11 +352,70 @@ def order_tools(store: OrderStore) -> list[Tool]:
         order = store.get(args.order_id)
         return {"order_id": args.order_id, "status": order.status if order else NOT_FOUND}
 
+    def check_owner(args: OrderIdArgs | CancelArgs, ctx: ToolContext) -> None:
+        owned_order(store, args.order_id, ctx.user)
+
+    def get_order_details(args: OrderIdArgs, ctx: ToolContext) -> dict:
+        return order_details(owned_order(store, args.order_id, ctx.user))
+
+    def list_my_orders(args: NoArgs, ctx: ToolContext) -> dict:
+        if ctx.user is None:
+            raise ToolError("this needs a signed-in user: sign in with --user", "sign_in_required")
+        mine = [order for order in store.orders.values() if order.customer_id == ctx.user]
+        newest = heapq.nlargest(MAX_LISTED, mine, key=lambda order: order.created_at.timestamp())
+        return {"orders": [order_summary(order) for order in newest], "more": len(mine) > MAX_LISTED}
+
+    def check_cancel(args: CancelArgs, ctx: ToolContext) -> None:
+        # Runs before the person is asked: never ask to approve what cannot happen.
+        order = owned_order(store, args.order_id, ctx.user)
+        if order.cancelled_by == cancel_key(ctx):
+            return  # this very call already did it (a resumed run): running it again is a no-op
+        ensure_cancellable(order)
+        if not store.writable:
+            raise ToolError(READ_ONLY, "read_only")
+
+    def describe_cancel(args: CancelArgs, ctx: ToolContext) -> str:
+        order = store.get(args.order_id)
+        where = f" ({order.status}, {format_money(order.total, order.currency)})" if order else ""
+        return f"Cancel {args.order_id}{where}, reason: {args.reason}"
+
+    def cancel_order(args: CancelArgs, ctx: ToolContext) -> dict:
+        return store.cancel(args.order_id, args.reason, cancel_key(ctx), user=ctx.user)
+
     return [
         Tool(
             name="get_order_status",
             description="查询订单状态，只能用于用户明确提供订单号的只读查询。Look up an order's status by its exact id.",
             args=OrderIdArgs,
             run=get_order_status,
+        ),
+        Tool(
+            name="get_order_details",
+            description="查询当前登录用户自己订单的详情（商品、金额、物流、时间）。"
+            "Details of one of the signed-in customer's own orders: items, total, shipping, tracking, times.",
+            args=OrderIdArgs,
+            run=get_order_details,
+            needs_user=True,
+            check=check_owner,
+        ),
+        Tool(
+            name="list_my_orders",
+            description=f"列出当前登录用户的订单，最新的在前，最多 {MAX_LISTED} 个。"
+            f"The signed-in customer's orders, newest first, at most {MAX_LISTED}; more=true when older ones exist.",
+            args=NoArgs,
+            run=list_my_orders,
+            needs_user=True,
+        ),
+        Tool(
+            name="cancel_order",
+            description="取消当前登录用户自己的一个订单（仅限待付款或处理中），执行前会请用户确认。"
+            "Cancel one of the signed-in customer's own orders while it is still 待付款 or 处理中; "
+            "a person must approve it before it runs.",
+            args=CancelArgs,
+            run=cancel_order,
+            side_effect=True,
+            needs_user=True,
+            check=check_cancel,
+            describe=describe_cancel,
         ),
     ]

@@ -40,7 +40,10 @@ STOP_SENTENCES = {
 
 
 def make_console(*, stderr: bool = False) -> Console:
-    console = Console(stderr=stderr, highlight=False, soft_wrap=False)
+    # Rich's own NO_COLOR handling drops colours but keeps bold and dim; no styles at all is
+    # what people who set it expect.
+    plain = os.environ.get("NO_COLOR", "") != ""
+    console = Console(stderr=stderr, highlight=False, soft_wrap=False, color_system=None if plain else "auto")
     if not console.is_terminal and "COLUMNS" not in os.environ:
         console.width = PIPED_WIDTH  # piped: wide enough that rows stay on one line
     return console
@@ -82,7 +85,7 @@ def format_transitions(transitions: list[Transition], limits: Limits, *, plain: 
             str(t.step),
             Text(f"{t.from_} → {t.to}", style=STYLE_PHASE),
             Text(t.event, style=event_style(t)),
-            t.detail,
+            Text(t.detail),  # the model wrote part of it: never parse it as Rich markup
             f"{t.elapsed * 1000:.0f}",
             format_budget(t, limits),
         )
@@ -103,8 +106,8 @@ def format_observed(state: RunState) -> list[str]:
 
 
 def json_document(state: RunState, transitions: list[Transition], *, provider: str, model: str,
-                  limits: Limits) -> dict:
-    return {
+                  limits: Limits, trace: bool = False) -> dict:
+    doc = {
         "run_id": state.run_id,
         "stop_reason": str(state.stop_reason) if state.stop_reason else None,
         "stop_detail": state.stop_detail or None,
@@ -122,6 +125,11 @@ def json_document(state: RunState, transitions: list[Transition], *, provider: s
         "pending": [p.model_dump() for p in state.pending],
         "transitions": [t.as_dict() for t in transitions],
     }
+    if trace:  # the --trace panels' content, one record per step
+        from orderbot.trace import trace_steps
+
+        doc["trace"] = trace_steps(transitions)
+    return doc
 
 
 def _args(arguments: str) -> str:
@@ -145,6 +153,7 @@ class TransitionView:
         self.enabled = enabled
         self.transitions: list[Transition] = []
         self._live: Live | None = None
+        self._live_from = 0  # rows before this stay on screen from before a pause
 
     def __call__(self, transition: Transition, state: RunState) -> None:
         self.transitions.append(transition)
@@ -152,12 +161,13 @@ class TransitionView:
             return
         if self.console.is_terminal:
             if self._live is None:
-                self._live = Live(self._table(), console=self.console, auto_refresh=False, transient=False)
+                self._live = Live(self._table(self._live_from), console=self.console, auto_refresh=False,
+                                  transient=False)
                 self._live.start()
-            self._live.update(self._table(), refresh=True)
+            self._live.update(self._table(self._live_from), refresh=True)
 
-    def _table(self) -> Table:
-        return format_transitions(self.transitions, self.limits, plain=not self.console.is_terminal)
+    def _table(self, start: int = 0) -> Table:
+        return format_transitions(self.transitions[start:], self.limits, plain=not self.console.is_terminal)
 
     @contextmanager
     def paused(self) -> Iterator[None]:
@@ -165,6 +175,7 @@ class TransitionView:
         if self._live is not None:
             self._live.stop()
             self._live = None
+            self._live_from = len(self.transitions)  # the stopped table stays printed: continue below it
         try:
             yield
         finally:

@@ -6,15 +6,19 @@ environment variables; then a `.env` file in the working directory; then the def
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from pydantic import AliasChoices, Field, SecretStr, ValidationError, field_validator
+from pydantic_core import PydanticCustomError
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from orderbot.engine import Limits
 from orderbot.errors import ConfigError
 
 DEFAULTS = Limits()
+# A user id is short and plain: it is shown in prompts, records and the resume command.
+USER_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._@-]{0,63}")
 
 
 class Settings(BaseSettings):
@@ -44,6 +48,13 @@ class Settings(BaseSettings):
     def _empty_is_unset(cls, value: object) -> object:
         return None if isinstance(value, str) and not value.strip() else value
 
+    @field_validator("user")
+    @classmethod
+    def _plain_user_id(cls, value: str | None) -> str | None:
+        if value is not None and not USER_ID.fullmatch(value):
+            raise PydanticCustomError("user_id", "use 1 to 64 letters, digits or . _ - @, starting with a letter or digit (e.g. C001)")
+        return value
+
     @property
     def limits(self) -> Limits:
         try:
@@ -71,6 +82,7 @@ FLAG_NAMES = {
     "max_tool_calls": "--max-tool-calls",
     "max_calls_per_step": "--max-calls-per-step",
     "max_response_chars": "ORDERBOT_MAX_RESPONSE_CHARS",
+    "user": "--user / ORDERBOT_USER",
 }
 
 

@@ -12,7 +12,8 @@ import hashlib
 import json
 import logging
 import re
-from dataclasses import dataclass, field
+import unicodedata
+from dataclasses import dataclass, field, replace
 from typing import Any, Callable
 
 from pydantic import BaseModel, ValidationError
@@ -23,10 +24,16 @@ from orderbot.items import FunctionCall
 log = logging.getLogger("orderbot")
 
 # Argument names that smell of identity. Identity comes from the session, never from the
-# model, so a tool that asks the model for one is refused when it is registered.
-IDENTITY_WORDS = ("user", "customer", "account", "owner", "member", "identity", "login", "session")
+# model, so a tool that asks the model for one is refused when it is registered. Names are
+# compared without case, "_" or "-", so customerId and customer_id both count.
+IDENTITY_WORDS = (
+    "user", "customer", "account", "owner", "member", "identity", "login", "session", "principal",
+    "tenant", "buyer", "caller", "requester", "email", "phone",
+)
+IDENTITY_TOKENS = frozenset({"uid", "cid", "who", "me"})  # whole words only: "guide" is not "uid"
 
 MAX_ERROR_CHARS = 300
+INTERNAL_ERROR = "the tool failed unexpectedly; the error was logged"
 
 
 @dataclass(frozen=True)
@@ -35,6 +42,9 @@ class ToolContext:
 
     user: str | None
     run_id: str
+    # Set by dispatch for the call being checked or run: lets a side effect recognise a
+    # repeat of the call it already carried out (at most once per approved call).
+    call_id: str | None = None
 
 
 @dataclass(frozen=True)
@@ -53,8 +63,8 @@ class Tool:
     version: str = field(init=False)
 
     def __post_init__(self) -> None:
-        for name in self.args.model_fields:
-            if any(word in name.lower() for word in IDENTITY_WORDS):
+        for name in argument_names(self.args):
+            if is_identity_name(name):
                 raise ConfigError(
                     f"tool {self.name!r} takes {name!r} from the model; identity must come from the session"
                 )
@@ -68,6 +78,31 @@ class Tool:
         object.__setattr__(self, "spec", spec)
         digest = hashlib.sha256(json.dumps(spec, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
         object.__setattr__(self, "version", digest[:12])
+
+
+def argument_names(model: type[BaseModel]) -> set[str]:
+    """Every property name the model could send, aliases and nested models included."""
+    names: set[str] = set()
+
+    def walk(node: Any) -> None:
+        if isinstance(node, dict):
+            properties = node.get("properties")
+            if isinstance(properties, dict):
+                names.update(properties)
+            for value in node.values():
+                walk(value)
+        elif isinstance(node, list):
+            for value in node:
+                walk(value)
+
+    walk(model.model_json_schema())
+    return names | set(model.model_fields)
+
+
+def is_identity_name(name: str) -> bool:
+    tokens = re.findall(r"[a-z0-9]+", re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", name).lower())
+    flat = "".join(tokens)
+    return any(word in flat for word in IDENTITY_WORDS) or any(token in IDENTITY_TOKENS for token in tokens)
 
 
 def strict_schema(model: type[BaseModel]) -> dict:
@@ -100,29 +135,51 @@ def fail(code: str, message: str) -> dict:
     return {"ok": False, "error": sanitize(message), "code": code}
 
 
+# Redaction patterns, applied in this order by `sanitize`. Each replaces the whole match
+# with a placeholder, so the model learns that something was there but not what.
 _TRACEBACK = re.compile(r"Traceback \(most recent call last\).*", re.S)
-_URL = re.compile(r"\b[a-z][a-z0-9+.-]*://\S+", re.I)
-_PATH = re.compile(r"(?:[A-Za-z]:\\|~?/)(?:[\w.\-~]+[/\\])*[\w.\-~]*")
-_KEY = re.compile(r"\b(?:sk|pk|rk|api|key|tok|ghp|xox[a-z]?)[-_][A-Za-z0-9_\-]{8,}|\b[A-Za-z0-9_\-]{32,}\b", re.I)
-_IP = re.compile(r"\b\d{1,3}(?:\.\d{1,3}){3}(?::\d+)?\b|\[[0-9a-f:]+\](?::\d+)?", re.I)
-_HOST = re.compile(r"\b(?:localhost|[\w-]+(?:\.[\w-]+)*\.(?:internal|local|lan|corp|intranet|svc|cluster))(?::\d+)?\b", re.I)
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
+_ANSI = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)?|.?)", re.S)
+_REDACTIONS: tuple[tuple[re.Pattern[str], str], ...] = (
+    (re.compile(r"\b[a-z][a-z0-9+.-]*://\S+", re.I), "<url>"),
+    (re.compile(r"\b(bearer)(\s+)[^\s,;]+", re.I), r"\1\2<redacted>"),
+    (re.compile(r"\b(authorization|token|basic|cookie)(\s*[:=]\s*)[^\s,;]+", re.I), r"\1\2<redacted>"),
+    (re.compile(r"\b(password|passwd|pwd|secret|api[_-]?key|access[_-]?key|private[_-]?key|credentials?)(\s*[=:]\s*)[^\s,;]+",
+                re.I), r"\1\2<redacted>"),
+    (re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+"), "<email>"),
+    (re.compile(r"\b\d{1,3}(?:\.\d{1,3}){3}(?::\d+)?\b"), "<address>"),
+    (re.compile(r"\[[0-9a-f:.%]*:[0-9a-f:.%]*\w*\](?::\d+)?"
+                r"|(?<![\w:])(?:[0-9a-f]{1,4}:){7}[0-9a-f]{1,4}(?![\w:])"
+                r"|(?<![\w:])(?:[0-9a-f]{1,4}(?::[0-9a-f]{1,4})*::(?:[0-9a-f]{1,4}(?::[0-9a-f]{1,4})*)?"
+                r"|::[0-9a-f]{1,4}(?::[0-9a-f]{1,4})*)(?:%\w+)?(?![\w:])", re.I), "<address>"),
+    (re.compile(r"\b(?:localhost|[\w-]+(?:\.[\w-]+)*\.(?:internal|local|localdomain|lan|corp|intranet|home|private|svc|cluster))"
+                r"(?::\d+)?\b|\b[a-z0-9-]+(?:\.[a-z0-9-]+)+:\d{2,5}\b", re.I), "<host>"),
+    (re.compile(r"(?:\b[A-Za-z]:|\\\\[\w.$-]+)\\(?:[^\\/:*?\"<>|\r\n]+\\)*[^\\/:*?\"<>|\s]*"), "<path>"),
+    (re.compile(r"(?<![\w.~-])~?/(?:[\w.~@+%-]+/)*[\w.~@+%-]+/?|\b(?:[\w.-]+[/\\])+[\w.-]+\.[A-Za-z]\w{0,5}\b"), "<path>"),
+    (re.compile(r"\b(?:sk|pk|rk|api|key|tok|ghp|gho|ghs|github_pat|glpat|xox[a-z]?)[-_][A-Za-z0-9_-]{6,}"
+                r"|\bAKIA[0-9A-Z]{12,}|\beyJ[\w-]+\.[\w-]+(?:\.[\w-]+)?|[A-Za-z0-9_+/=-]{32,}", re.I), "<redacted>"),
+)
+# Characters that are not text: C0/C1 controls, format characters (bidi overrides,
+# zero-width), private use, surrogates, line and paragraph separators.
+_NOT_TEXT = frozenset(("Cc", "Cf", "Co", "Cs", "Zl", "Zp"))
+_TRAILING_TOKEN = re.compile(r"[\w+/=.:@\\~%-]*$", re.ASCII)
 
 
-def sanitize(message: str, limit: int = MAX_ERROR_CHARS) -> str:
+def sanitize(message: object, limit: int = MAX_ERROR_CHARS) -> str:
     """Make any message safe to send to the model: the one place that does it.
 
-    Drops tracebacks, paths, URLs, addresses, internal host names, key-like strings and
-    control characters, keeps the first line, and bounds the length.
+    Drops tracebacks, terminal escapes and control characters, keeps the first line,
+    replaces URLs, credentials, e-mail and network addresses, internal host names, paths
+    and key-like strings with placeholders, and bounds the length.
     """
     text = _TRACEBACK.sub("", str(message))
-    text = _CONTROL.sub(" ", text)
-    text = text.strip().splitlines()[0] if text.strip() else ""
-    text = _URL.sub("<url>", text)
-    text = _IP.sub("<address>", text)
-    text = _HOST.sub("<host>", text)
-    text = _KEY.sub("<redacted>", text)
-    text = _PATH.sub(lambda m: "<path>" if "/" in m.group() or "\\" in m.group() else m.group(), text)
+    text = _ANSI.sub("", text)
+    text = next((line for line in text.splitlines() if line.strip()), "")
+    bound = max(limit * 4, 1000)  # regexes run on bounded text; a token cut here is dropped whole
+    if len(text) > bound:
+        text = _TRAILING_TOKEN.sub("", text[:bound])
+    text = "".join(" " if unicodedata.category(ch) in _NOT_TEXT else ch for ch in text)
+    for pattern, placeholder in _REDACTIONS:
+        text = pattern.sub(placeholder, text)
     text = " ".join(text.split())
     if len(text) > limit:
         text = text[: limit - 1] + "…"
@@ -201,20 +258,23 @@ class Toolbox:
             )
         if tool.check is not None:
             try:
-                tool.check(args, ctx)
+                tool.check(args, replace(ctx, call_id=call.call_id))
             except ToolError as exc:
                 return Refused(call, exc.code, fail(exc.code, str(exc)))
+            except Exception:  # noqa: BLE001 - a broken check must refuse, never run or leak
+                log.exception("run %s: checking %s failed", ctx.run_id, tool.name)
+                return Refused(call, "internal_error", fail("internal_error", INTERNAL_ERROR))
         return Prepared(call, tool, args)
 
     def execute(self, prepared: Prepared, ctx: ToolContext) -> dict:
         """Run a prepared call and wrap what happened in an envelope; never raises."""
         try:
-            return ok(prepared.tool.run(prepared.args, ctx))
+            return ok(prepared.tool.run(prepared.args, replace(ctx, call_id=prepared.call.call_id)))
         except ToolError as exc:
             return fail(exc.code, str(exc))
         except Exception:  # noqa: BLE001 - anything else is ours to log, not the model's to see
             log.exception("run %s: tool %s failed", ctx.run_id, prepared.tool.name)
-            return fail("internal_error", "the tool failed unexpectedly; the error was logged")
+            return fail("internal_error", INTERNAL_ERROR)
 
 
 def envelope_text(envelope: dict) -> str:

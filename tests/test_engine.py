@@ -215,3 +215,14 @@ def test_transitions_report_budget_used(toolbox):
     _, seen = run(model, toolbox)
     assert [(t.steps_used, t.calls_used) for t in seen] == [(0, 0), (1, 0), (1, 1), (1, 1), (2, 1)]
     assert seen[1].data["budget_left"]["steps"] == 2
+
+
+def test_resuming_a_limit_stopped_run_tells_the_model_which_calls_did_not_run(toolbox):
+    model = ScriptedModel([calls(call("get_order_status", {"order_id": "ORD-1001"}, call_id="late")), text("好的")])
+    engine = Engine(model, toolbox, Limits(max_steps=1))
+    state = engine.run(RunState.start("查询 ORD-1001"))
+    assert state.stop_reason is StopReason.STEP_LIMIT
+    Engine(model, toolbox, Limits(max_steps=2)).run(state)
+    assert state.stop_reason is StopReason.ANSWERED
+    [late] = [i for i in model.requests[1].items if isinstance(i, FunctionCallOutput)]
+    assert late.call_id == "late" and json.loads(late.output)["code"] == "not_executed"

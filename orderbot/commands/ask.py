@@ -38,6 +38,7 @@ def ask(
         from orderbot.errors import ConfigError
         from orderbot.models import create, resolve_provider
         from orderbot.render import TransitionView, json_document, make_console, print_header, print_outcome
+        from orderbot.runs import Recorder, RunStore
         from orderbot.session import open_session
         from orderbot.settings import load_settings
 
@@ -56,20 +57,32 @@ def ask(
         chosen = resolve_provider(settings)
 
         console = make_console()
-        view = TransitionView(console, limits, enabled=not json_out)
+        view = TransitionView(console, limits, enabled=not json_out and not trace)
+        observers = [view]
+        if trace and not json_out:
+            from orderbot.trace import TraceView  # only with --trace: a plain run skips its import
+
+            observers.append(TraceView(console, limits))
         state = RunState.start(question.strip(), user=settings.user)
         interactive = not json_out and console.is_terminal and sys.stdin.isatty()
         approver = _terminal_approver(view, console) if interactive else None
-        engine = Engine(llm, session.toolbox, limits, observers=[view], approver=approver)
+        # The record is written after every transition (first observer: disk before screen).
+        recorder = Recorder.start(RunStore(settings.resolved_state_dir(), keep=settings.keep_runs), state,
+                                  provider=chosen, model=llm.name, toolbox=session.toolbox, limits=limits,
+                                  orders=session.store.path, interactive=approver is not None)
+        engine = Engine(recorder.wrap(llm), session.toolbox, limits, observers=[recorder, *observers],
+                        approver=recorder.guard(approver))
 
         if not json_out:
             print_header(console, state, provider_text(settings.provider, chosen, llm.name))
         try:
             engine.run(state)
+            recorder.close()
         finally:
             view.close()
         if json_out:
-            doc = json_document(state, view.transitions, provider=chosen, model=llm.name, limits=limits)
+            doc = json_document(state, view.transitions, provider=chosen, model=llm.name, limits=limits, trace=trace)
+            doc["resume_command"] = resume_command(state)
             sys.stdout.write(json.dumps(doc, ensure_ascii=False, indent=2) + "\n")
         else:
             print_outcome(console, state, resume_hint=resume_hint(state))
@@ -86,22 +99,31 @@ def provider_text(requested: str, chosen: str, model_name: str) -> str:
     return text
 
 
-def resume_hint(state) -> str | None:
+def resume_command(state) -> str | None:
+    """The exact command that approves a paused run (the same with --reject refuses it)."""
+    import shlex
+
     from orderbot.engine import StopReason
 
     if state.stop_reason is not StopReason.AWAITING_APPROVAL:
         return None
-    user = f" --user {state.user}" if state.user else ""
-    return f"orderbot resume {state.run_id} --approve{user}   (or --reject)"
+    user = f" --user {shlex.quote(state.user)}" if state.user else ""
+    return f"orderbot resume {state.run_id} --approve{user}"
+
+
+def resume_hint(state) -> str | None:
+    command = resume_command(state)
+    return f"{command}   (or --reject)" if command else None
 
 
 def _terminal_approver(view, console):
     """Ask the person at the keyboard; anything but yes is a no."""
+    from rich.markup import escape  # the description holds text the model wrote: never markup
 
     def approve(pending) -> bool:
         with view.paused():
             try:
-                reply = console.input(f"[bold yellow]{pending.description}?[/] [y/N] ")
+                reply = console.input(f"[bold yellow]{escape(pending.description)}?[/] {escape('[y/N]')} ")
             except EOFError:
                 return False
         return reply.strip().lower() in ("y", "yes", "是", "好")

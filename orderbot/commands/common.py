@@ -49,12 +49,19 @@ def setup_logging(state_dir: Path) -> None:
 
     logger = logging.getLogger("orderbot")
     logger.propagate = False
-    if logger.handlers:
-        return
+    path = (state_dir / "orderbot.log").absolute()
+    # Only our own handler counts (pytest, say, may add its own); one for another state
+    # directory is replaced, so each run logs where its records are.
+    for old in [h for h in logger.handlers if hasattr(h, "orderbot_log")]:
+        if old.orderbot_log == path:  # type: ignore[attr-defined]
+            return
+        logger.removeHandler(old)
+        old.close()
     try:
         state_dir.mkdir(parents=True, exist_ok=True)
-        handler: logging.Handler = logging.FileHandler(state_dir / "orderbot.log", encoding="utf-8", delay=True)
+        handler: logging.Handler = logging.FileHandler(path, encoding="utf-8", delay=True)
         handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(message)s"))
     except OSError:
         handler = logging.NullHandler()
+    handler.orderbot_log = path  # type: ignore[attr-defined]
     logger.addHandler(handler)

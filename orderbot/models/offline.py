@@ -19,6 +19,8 @@ ORDER_ID = re.compile(r"\bORD-[A-Za-z0-9_-]+", re.I)
 CJK = re.compile(r"[\u4e00-\u9fff]")
 PRONOUN = re.compile(r"它|这个订单|这单|那个订单|那单|\bit\b|\bthat order\b|\bthis order\b", re.I)
 REASON = re.compile(r"(?:原因[是为：:]?|因为|reason[:：]?\s*|because\s+)(.+)$", re.I)
+# "取消订单 ORD-1002，不想要了": words after the id and a comma are the reason.
+TRAILING_REASON = re.compile(r"ORD-[A-Za-z0-9_-]+\s*[，,；;：:]\s*(.+)$", re.I)
 
 INTENTS = (  # first match wins; each needs the tool to be offered
     ("cancel_order", re.compile(r"取消|退掉|不要了|\bcancel", re.I)),
@@ -48,7 +50,7 @@ class OfflineModel:
         items = list(request.items)
         start = _last_user_index(items)
         question = items[start].content if start is not None else ""
-        outputs = [i for i in items[(start or 0) + 1 :] if isinstance(i, FunctionCallOutput)]
+        outputs = [i for i in items[(start or 0) + 1 :] if isinstance(i, FunctionCallOutput) and _ran(i)]
         if outputs:
             calls = {i.call_id: i for i in items[(start or 0) + 1 :] if isinstance(i, FunctionCall)}
             return Turn((assistant(answer(question, outputs, calls)),))
@@ -178,19 +180,27 @@ def _listing(data: dict, zh: bool) -> str:
 
 FAILURES_ZH = {
     "not_found": "没有找到订单 {t}。",
-    "no_access": "无法查看订单 {t}：你没有权限。",
+    "no_access": "你的账户下没有订单 {t}，无法查看或操作它。",
     "sign_in_required": "这个操作需要登录：请用 --user 指定你的用户身份。",
     "rejected": "你没有确认，所以没有对订单 {t} 做任何操作。",
     "not_cancellable": "订单 {t} 当前状态不能取消：{e}",
+    "read_only": "订单 {t} 没有取消：现在用的是 orderbot 自带的只读示例数据，请用 --orders 指定你自己的订单文件。",
+    "busy": "订单 {t} 没有取消：订单文件正被另一个操作占用，请稍后再试。",
+    "write_failed": "订单 {t} 没有取消：保存修改失败，请稍后再试。",
+    "store_unavailable": "订单 {t} 没有取消：订单文件暂时无法读取。",
     "internal_error": "处理订单 {t} 时发生内部错误，请稍后再试。",
     "unknown_tool": "我无法执行这个操作。",
 }
 FAILURES_EN = {
     "not_found": "Order {t} was not found.",
-    "no_access": "You do not have access to order {t}.",
+    "no_access": "Order {t} is not among your orders, so I cannot show or change it.",
     "sign_in_required": "This needs you to sign in: pass your user id with --user.",
     "rejected": "You did not approve, so nothing was done to order {t}.",
     "not_cancellable": "Order {t} cannot be cancelled now: {e}",
+    "read_only": "Order {t} was not cancelled: these are orderbot's read-only sample orders; pass --orders with your own file.",
+    "busy": "Order {t} was not cancelled: the orders file is busy with another change; please try again.",
+    "write_failed": "Order {t} was not cancelled: the change could not be saved; please try again.",
+    "store_unavailable": "Order {t} was not cancelled: the orders file cannot be read right now.",
     "internal_error": "Something went wrong inside orderbot while handling order {t}; please try again later.",
     "unknown_tool": "I cannot do that.",
 }
@@ -210,10 +220,21 @@ def is_chinese(text: str) -> bool:
 
 
 def _reason(question: str) -> str:
-    found = REASON.search(question)
+    found = REASON.search(question) or TRAILING_REASON.search(question)
     if found:
-        return found.group(1).strip(" 。.!！")[:200]
+        reason = " ".join(found.group(1).split()).strip(" 。.!！")[:200]
+        if reason:
+            return reason
     return "用户要求取消" if is_chinese(question) else "requested by the customer"
+
+
+def _ran(output: FunctionCallOutput) -> bool:
+    """False for a call the engine never ran (a limit stopped the run first): when the run
+    continues, the planner asks for it again instead of answering from its absence."""
+    try:
+        return json.loads(output.output).get("code") != "not_executed"
+    except (ValueError, AttributeError):
+        return True
 
 
 def _last_user_index(items: Sequence[Item]) -> int | None:

@@ -1,0 +1,122 @@
+"""`orderbot doctor`: what orderbot would use here, and with --ping whether the model answers.
+
+Every line is a fact about the configuration; a problem is shown on its line, and the exit
+code says the worst one: 6 for configuration, 5 when the ping fails. The API key is never
+shown, only whether one is set.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Annotated
+
+import typer
+
+from orderbot.commands.common import (
+    CONFIG_EXIT, BaseUrl, Model, Orders, Provider, StateDir, Timeout, errors_to_exit_codes, setup_logging,
+)
+
+HELP = "Show the provider, model, base URL, orders file and state directory orderbot would use."
+EPILOG = "Example: orderbot doctor --provider chat --base-url http://localhost:11434/v1 --ping"
+MODEL_ERROR_EXIT = 5
+DEFAULT_BASE_URL = "https://api.openai.com/v1"
+PING_INSTRUCTIONS = "This is a connectivity check. Reply with the single word: pong."
+
+Ping = Annotated[bool, typer.Option("--ping", help="Make one tiny model request and report its latency or the error.")]
+
+
+def doctor(
+    provider: Provider = None,
+    model: Model = None,
+    base_url: BaseUrl = None,
+    orders: Orders = None,
+    state_dir: StateDir = None,
+    timeout: Timeout = None,
+    ping: Ping = False,
+) -> None:
+    with errors_to_exit_codes():
+        from orderbot.errors import ConfigError
+        from orderbot.models import create, resolve_provider
+        from orderbot.settings import load_settings
+
+        settings = load_settings(provider=provider, model=model, base_url=base_url, orders=orders,
+                                 state_dir=state_dir, timeout=timeout)
+        setup_logging(settings.resolved_state_dir())  # retries are logged there, not shown
+        exit_code = 0
+        chosen = resolve_provider(settings)
+        try:
+            llm = create(settings)
+        except ConfigError as exc:
+            llm = None
+            exit_code = CONFIG_EXIT
+            _line("provider", f"{chosen}{_auto(settings, chosen)}: not usable: {exc}")
+        else:
+            _line("provider", f"{llm.provider}{_auto(settings, chosen)}")
+            _line("model", llm.name if chosen != "offline" else f"{llm.name} (built in, no network)")
+        _line("base URL", _base_url(settings, chosen))
+        _line("API key", "set (not shown)" if settings.api_key is not None else "not set")
+        orders_line, ok = _orders(settings)
+        _line("orders", orders_line)
+        exit_code = exit_code or (0 if ok else CONFIG_EXIT)
+        _line("state dir", str(settings.resolved_state_dir()))
+        if ping:
+            if llm is None:
+                _line("ping", "skipped: the provider is not usable")
+            else:
+                text, ok = _ping(llm, settings.timeout)
+                _line("ping", text)
+                exit_code = exit_code or (0 if ok else MODEL_ERROR_EXIT)
+    raise typer.Exit(exit_code)
+
+
+def _line(label: str, value: str) -> None:
+    typer.echo(f"{label + ':':<11}{value}")
+
+
+def _auto(settings, chosen: str) -> str:
+    if settings.provider != "auto":
+        return ""
+    return " (auto: OPENAI_API_KEY is set)" if chosen == "openai" else " (auto: no OPENAI_API_KEY)"
+
+
+def _base_url(settings, chosen: str) -> str:
+    from orderbot.models._http import public_url
+
+    if chosen == "offline":
+        if settings.base_url is not None:  # a likely slip: a local server set up, but auto chose offline
+            return f"{public_url(settings.base_url)} (not used by the offline model: pass --provider chat to use it)"
+        return "not used by the offline model"
+    if settings.base_url is None:
+        return f"{DEFAULT_BASE_URL} (default)"
+    return public_url(settings.base_url)
+
+
+def _orders(settings) -> tuple[str, bool]:
+    from orderbot.errors import ConfigError
+    from orderbot.orders import OrderStore
+    from orderbot.session import orders_path
+
+    path, writable = orders_path(settings)
+    try:
+        store = OrderStore.load(path, writable=writable)
+    except ConfigError as exc:
+        return f"not usable: {exc}", False
+    where = f"{path} (the bundled sample, read-only)" if not writable else str(path)
+    return f"{where}: {len(store)} order{'' if len(store) == 1 else 's'}", True
+
+
+def _ping(llm, timeout: float) -> tuple[str, bool]:
+    """One tiny request through the same path a run takes: retries and deadline included."""
+    from orderbot.errors import ModelError
+    from orderbot.items import user
+    from orderbot.models.base import ModelRequest
+
+    request = ModelRequest(PING_INSTRUCTIONS, (user("ping"),), (), timeout)
+    began = time.monotonic()
+    try:
+        turn = llm.respond(request)
+    except ModelError as exc:  # ModelTimeout included: its message says why time ran out
+        return f"failed: {exc}", False
+    ms = (time.monotonic() - began) * 1000
+    usage = f", {turn.usage.input_tokens} tokens in, {turn.usage.output_tokens} out" if turn.usage else ""
+    return f"ok: answered in {ms:.0f} ms{usage}", True

@@ -1,0 +1,228 @@
+"""`orderbot repl`: a conversation in which each message is one bounded run.
+
+The loop reads a line, hands it to the engine with the earlier turns as history, and
+prints what the engine's observers and the render functions produce. Everything else
+lives elsewhere: carrying context and parsing /limits in orderbot.conversation, the
+per-step views in orderbot.trace, line editing in orderbot.terminal, the approval
+prompt in commands.ask.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import typer
+
+from orderbot.commands.common import (
+    BaseUrl, MaxCallsPerStep, MaxSteps, MaxToolCalls, Model, Orders, Provider, StateDir, Timeout, Trace, User,
+    errors_to_exit_codes, setup_logging,
+)
+
+HELP = "Hold a conversation: each message is one bounded run; earlier turns carry over as context."
+EPILOG = "Example: orderbot repl --user C001, then 查询 ORD-1001 · 那 ORD-1002 呢？ · 取消它 · Ctrl-D to leave."
+HISTORY_FILE = "repl_history"
+RUNS_SHOWN = 10
+COMMANDS = """\
+/help                 this list
+/trace on|off         per-step panels instead of one line per step
+/limits               show the limits of each run
+/limits steps=5 timeout=20 calls=4 per-step=2
+                      change them for the next runs
+/user [ID]            show who is asking, or switch (this starts a new conversation)
+/reset                forget the earlier turns
+/runs                 the latest recorded runs
+/exit                 leave (so do Ctrl-D, and Ctrl-C at an empty prompt)
+Ctrl-C during a run cancels that run."""
+
+
+def repl(
+    max_steps: MaxSteps = None,
+    timeout: Timeout = None,
+    max_tool_calls: MaxToolCalls = None,
+    max_calls_per_step: MaxCallsPerStep = None,
+    orders: Orders = None,
+    user: User = None,
+    provider: Provider = None,
+    model: Model = None,
+    base_url: BaseUrl = None,
+    state_dir: StateDir = None,
+    trace: Trace = False,
+) -> None:
+    with errors_to_exit_codes():
+        from orderbot.models import create
+        from orderbot.session import open_session
+        from orderbot.settings import load_settings
+
+        settings = load_settings(
+            max_steps=max_steps, timeout=timeout, max_tool_calls=max_tool_calls, max_calls_per_step=max_calls_per_step,
+            orders=orders, user=user, provider=provider, model=model, base_url=base_url, state_dir=state_dir,
+        )
+        setup_logging(settings.resolved_state_dir())
+        Repl(settings, open_session(settings), create(settings), trace=trace).loop()
+    raise typer.Exit(0)
+
+
+class Repl:
+    def __init__(self, settings, session, llm, *, trace: bool) -> None:
+        from orderbot.conversation import Conversation
+        from orderbot.models import resolve_provider
+        from orderbot.render import make_console
+        from orderbot.runs import RunStore
+
+        self.settings, self.session, self.llm = settings, session, llm
+        self.limits = settings.limits
+        self.user: str | None = settings.user
+        self.trace = trace
+        self.conversation = Conversation()
+        self.provider = resolve_provider(settings)
+        self.store = RunStore(settings.resolved_state_dir(), keep=settings.keep_runs)  # each run is recorded
+        self.console = make_console()
+        self.interactive = self.console.is_terminal and sys.stdin.isatty()
+
+    # ---- the loop -------------------------------------------------------------------
+
+    def loop(self) -> None:
+        from orderbot.commands.ask import provider_text
+        from orderbot.terminal import line_history, read_line
+        from orderbot.trace import format_limits
+
+        chosen = provider_text(self.settings.provider, self.provider, self.llm.name)
+        self.console.print(f"orderbot repl · {chosen} · user {self.user or 'anonymous'}", markup=False)
+        self.console.print(f"{format_limits(self.limits)} · /help for commands, Ctrl-D to leave", markup=False)
+        with line_history(self.settings.resolved_state_dir() / HISTORY_FILE, enabled=self.interactive):
+            while True:
+                line = read_line(f"orderbot {self.user}> " if self.user else "orderbot> ", interactive=self.interactive)
+                if line is None:
+                    return
+                if line.startswith("/"):
+                    if not self.command(line):
+                        return
+                elif line:
+                    self.turn(line)
+
+    def turn(self, question: str) -> None:
+        from orderbot.conversation import bigger_limits
+        from orderbot.engine import LIMIT_STOPS, RunState
+        from orderbot.errors import OrderbotError
+
+        history = self.conversation.history()
+        state = RunState.start(question, user=self.user, history=history)
+        try:
+            record = self.run(state, self.limits)
+            while state.stop_reason in LIMIT_STOPS and self.offer_more():
+                self.run(state, bigger_limits(self.limits), record)  # the same run, continued
+        except KeyboardInterrupt:  # between runs or while printing: the engine had already stopped
+            self.say("Cancelled.")
+        except OrderbotError as exc:  # e.g. the run record cannot be written: say so, keep the session
+            self.say(f"orderbot: {exc}")
+        self.conversation.add(state.items[len(history):])
+
+    def run(self, state, limits, record=None):
+        """One engine run over `state`, recorded on disk; `record` continues an earlier one."""
+        from orderbot.commands.ask import _terminal_approver, resume_hint
+        from orderbot.engine import Engine
+        from orderbot.render import print_outcome
+        from orderbot.runs import Recorder
+        from orderbot.trace import StepLines, TraceView
+
+        view = (TraceView if self.trace else StepLines)(self.console, limits)
+        approver = _terminal_approver(view, self.console) if self.interactive else None
+        if record is None:
+            recorder = Recorder.start(self.store, state, provider=self.provider, model=self.llm.name,
+                                      toolbox=self.session.toolbox, limits=limits, orders=self.session.store.path,
+                                      kind="repl", interactive=approver is not None)
+        else:
+            recorder = Recorder(self.store, record)
+            record.begin("resume", limits, approver=approver is not None)
+        engine = Engine(recorder.wrap(self.llm), self.session.toolbox, limits, observers=[recorder, view],
+                        approver=recorder.guard(approver))
+        engine.run(state)
+        recorder.close()
+        print_outcome(self.console, state, resume_hint=resume_hint(state))
+        return recorder.record
+
+    def offer_more(self) -> bool:
+        """One keypress: c continues the stopped run with a larger budget."""
+        from orderbot.conversation import bigger_limits, format_limits_short
+        from orderbot.terminal import read_key
+
+        if not self.interactive:
+            return False
+        more = format_limits_short(bigger_limits(self.limits))
+        self.console.print(f"Press c to continue this run with a larger budget ({more}), any other key to go on.",
+                           markup=False)
+        key = read_key()
+        self.console.print()
+        return key.lower() == "c"
+
+    # ---- slash commands -------------------------------------------------------------
+
+    def command(self, line: str) -> bool:
+        """Run one slash command; False means leave."""
+        name, _, arg = line.partition(" ")
+        arg = arg.strip()
+        handler = {
+            "/help": self.help, "/trace": self.set_trace, "/limits": self.set_limits, "/user": self.set_user,
+            "/reset": self.reset, "/runs": self.show_runs,
+        }.get(name.lower())
+        if name.lower() in ("/exit", "/quit"):
+            return False
+        if handler is None:
+            self.say(f"Unknown command {name}: /help lists the commands.")
+        else:
+            handler(arg)
+        return True
+
+    def help(self, arg: str) -> None:
+        self.say(COMMANDS)
+
+    def set_trace(self, arg: str) -> None:
+        if arg.lower() not in ("on", "off"):
+            self.say(f"/trace on or /trace off (it is {'on' if self.trace else 'off'}).")
+            return
+        self.trace = arg.lower() == "on"
+        self.say(f"Trace is {arg.lower()}.")
+
+    def set_limits(self, arg: str) -> None:
+        from orderbot.conversation import parse_limits
+        from orderbot.errors import ConfigError
+        from orderbot.trace import format_limits
+
+        if arg:
+            try:
+                self.limits = parse_limits(arg, self.limits)
+            except ConfigError as exc:
+                self.say(f"{str(exc)[:1].upper()}{str(exc)[1:]}; the limits are unchanged.")
+                return
+        self.say(f"Each run's {format_limits(self.limits)}.")
+
+    def set_user(self, arg: str) -> None:
+        if not arg:
+            self.say(f"User: {self.user or 'anonymous'}.")
+            return
+        if len(arg) > 64 or not arg.isprintable() or " " in arg:
+            self.say("A user id is one word of at most 64 characters, e.g. C001.")
+            return
+        # What one customer was told must not become context for another.
+        self.user = arg
+        self.conversation.reset()
+        self.say(f"User: {arg}. The conversation starts afresh.")
+
+    def reset(self, arg: str) -> None:
+        self.conversation.reset()
+        self.say("The earlier turns are forgotten.")
+
+    def show_runs(self, arg: str) -> None:
+        from itertools import islice
+
+        from orderbot.commands.runs import format_runs
+
+        rows = list(islice(self.store.summaries(), RUNS_SHOWN))
+        if not rows:
+            self.say(f"No runs recorded in {self.store.dir}.")
+            return
+        self.console.print(format_runs(rows, plain=not self.console.is_terminal))
+        self.say("orderbot runs show ID shows one of them; orderbot resume ID continues it.")
+
+    def say(self, text: str) -> None:
+        self.console.print(text, markup=False, highlight=False)

@@ -1,0 +1,81 @@
+"""`orderbot replay ID`: re-run a recorded run with its model turns played back against
+today's tools and engine, and report every step that now differs.
+
+Exit 0 when every step matches the record, 1 when something differs, 6 when the record
+cannot be read or replayed. Nothing real is written: the tools work on a scratch copy of
+the orders file, which is deleted afterwards.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import tempfile
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from orderbot.commands.common import Json, StateDir, errors_to_exit_codes
+
+HELP = "Replay a recorded run against today's tools and engine (model turns played back) and report any step that differs."
+EPILOG = ("Example: orderbot replay 261130-050026-1a2b --orders orders.json   "
+          "(exit 0: identical, 1: differs, 6: record unusable)")
+Orders = Annotated[Optional[Path], typer.Option("--orders", help="Orders JSON file to copy for the replay \\[default: $ORDERBOT_ORDERS, else the file the run used, else as for ask].", show_default=False)]
+
+
+def replay(
+    run_id: Annotated[str, typer.Argument(help="The run id (or a unique prefix of it).", show_default=False)],
+    orders: Orders = None,
+    state_dir: StateDir = None,
+    json_out: Json = False,
+) -> None:
+    with errors_to_exit_codes():
+        from orderbot.render import STYLE_DIM, STYLE_OK, STYLE_WARN, make_console
+        from orderbot.replay import DIFFERS_EXIT, pin_time, replay as replay_record, scratch_session
+        from orderbot.runs import RunStore
+        from orderbot.session import orders_path
+        from orderbot.settings import load_settings
+
+        settings = load_settings(orders=orders, state_dir=state_dir)
+        store = RunStore(settings.resolved_state_dir(), keep=settings.keep_runs)
+        record = store.load(run_id)
+        source = _orders_source(settings, record, orders_path)
+        with tempfile.TemporaryDirectory(prefix="orderbot-replay-") as tmp:
+            session = scratch_session(source, Path(tmp))
+            report = replay_record(record, session.toolbox, set_time=pin_time(session))
+        if json_out:
+            doc = {
+                "run_id": record.run_id, "identical": report.identical, "orders": str(source),
+                "recorded_stop_reason": record.status, "replayed_stop_reason": str(report.state.stop_reason),
+                "differences": [{"step": d.step, "text": d.text} for d in report.differences],
+                "notes": report.notes,
+            }
+            sys.stdout.write(json.dumps(doc, ensure_ascii=False, indent=2) + "\n")
+        else:
+            from rich.text import Text
+
+            console = make_console()
+            console.print(Text(f"replay · run {record.run_id} · {len(record.turn_texts)} recorded model turns · "
+                               f"today's tools over a scratch copy of {source}", style=STYLE_DIM), soft_wrap=True)
+            for note in report.notes:
+                console.print(Text(f"note: {note}", style=STYLE_DIM))
+            if report.identical:
+                console.print(Text(f"No difference: every step matches the record (stop reason {record.status}).",
+                                   style=STYLE_OK))
+            else:
+                count = len(report.differences)
+                console.print(Text(f"{count} difference{'s' if count > 1 else ''} from the record:", style=STYLE_WARN))
+                for diff in report.differences:
+                    console.print(f"  step {diff.step}: {diff.text}", markup=False, soft_wrap=True)
+        raise typer.Exit(0 if report.identical else DIFFERS_EXIT)
+
+
+def _orders_source(settings, record, orders_path) -> Path:
+    """--orders / ORDERBOT_ORDERS, else the file the run used if it still exists, else
+    what `ask` would use."""
+    if settings.orders is not None:
+        return settings.orders
+    if record.orders and Path(record.orders).is_file():
+        return Path(record.orders)
+    return orders_path(settings)[0]

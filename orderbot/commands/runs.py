@@ -1,0 +1,160 @@
+"""`orderbot runs` (recent runs, newest first) and `orderbot runs show ID` (one run's
+transitions and answer, rebuilt from its record)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Annotated, Optional
+
+import typer
+
+from orderbot.commands.common import Json, StateDir, Trace, errors_to_exit_codes
+
+HELP = "List recent runs, newest first; `orderbot runs show ID` shows one."
+EPILOG = "Examples: orderbot runs --user C001 --stop-reason awaiting_approval · orderbot runs show 261130-050026-1a2b"
+SHOW_HELP = "Show one run from its record: the transitions table and the answer (or why it stopped)."
+SHOW_EPILOG = "Example: orderbot runs show 261130-050026-1a2b --trace"
+QUESTION_CHARS = 28
+
+RunId = Annotated[str, typer.Argument(help="The run id (or a unique prefix of it, 6 characters or more).", show_default=False)]
+
+app = typer.Typer(help=HELP, epilog=EPILOG, no_args_is_help=False, rich_markup_mode="rich")
+
+
+@app.callback(invoke_without_command=True)
+def list_runs(
+    ctx: typer.Context,
+    user: Annotated[Optional[str], typer.Option("--user", help="Only runs of this user.", show_default=False)] = None,
+    stop_reason: Annotated[Optional[str], typer.Option("--stop-reason", help="Only runs that stopped with this reason (e.g. answered, awaiting_approval, step_limit, incomplete).", show_default=False)] = None,
+    limit: Annotated[int, typer.Option("--limit", min=1, help="Show at most this many runs.")] = 20,
+    json_out: Json = False,
+    state_dir: StateDir = None,
+) -> None:
+    if ctx.invoked_subcommand is not None:
+        return  # `runs show ...`: the subcommand does the work
+    with errors_to_exit_codes():
+        from orderbot.render import make_console
+
+        store = _store(state_dir)
+        rows = []
+        for summary in store.summaries():
+            if summary.error is None and (user is not None and summary.user != user
+                                          or stop_reason is not None and summary.status != stop_reason):
+                continue
+            if summary.error is not None and (user is not None or stop_reason is not None):
+                continue  # an unreadable record matches no filter
+            rows.append(summary)
+            if len(rows) >= limit:
+                break
+        if json_out:
+            sys.stdout.write(json.dumps([r.as_dict() for r in rows], ensure_ascii=False, indent=2) + "\n")
+            return
+        console = make_console()
+        if not rows:
+            console.print(f"No runs recorded in {store.dir}." if user is None and stop_reason is None
+                          else "No runs match.", markup=False)
+            return
+        console.print(format_runs(rows, plain=not console.is_terminal))
+
+
+def format_runs(rows, *, plain: bool):
+    from rich import box
+    from rich.table import Table
+    from rich.text import Text
+
+    from orderbot.render import STYLE_ERROR, STYLE_OK, STYLE_WARN
+
+    table = Table(box=box.SIMPLE if plain else box.ROUNDED, show_edge=not plain, pad_edge=not plain,
+                  header_style="" if plain else "bold")
+    for name, justify in (("id", "left"), ("started (UTC)", "left"), ("user", "left"), ("stop reason", "left"),
+                          ("steps", "right"), ("calls", "right")):
+        table.add_column(name, justify=justify, no_wrap=True, min_width=len(name))
+    table.add_column("question", no_wrap=True, overflow="ellipsis", max_width=QUESTION_CHARS)
+    for row in rows:
+        if row.error is not None:
+            table.add_row(row.run_id, "", "", Text("unreadable", style=STYLE_ERROR), "", "",
+                          Text(row.error, style=STYLE_ERROR))
+            continue
+        style = STYLE_OK if row.status == "answered" else STYLE_WARN if row.status == "awaiting_approval" else STYLE_ERROR
+        question = " ".join(row.question.split())
+        if len(question) > QUESTION_CHARS:
+            question = question[: QUESTION_CHARS - 1] + "…"
+        table.add_row(row.run_id, row.created_at.replace("T", " ")[:16], row.user or "-",
+                      Text(" → ".join(row.history) if len(row.history) > 1 else row.status, style=style),
+                      str(row.steps), str(row.tool_calls), question)
+    return table
+
+
+@app.command("show", help=SHOW_HELP, epilog=SHOW_EPILOG)
+def show(
+    run_id: RunId,
+    trace: Trace = False,
+    json_out: Annotated[bool, typer.Option("--json", help="Print the whole record as JSON.")] = False,
+    state_dir: StateDir = None,
+) -> None:
+    with errors_to_exit_codes():
+        from orderbot.render import make_console
+
+        store = _store(state_dir)
+        path = store.path(store.resolve(run_id))
+        record = store.load(path.stem)
+        if json_out:
+            sys.stdout.write(json.dumps(json.loads(path.read_bytes()), ensure_ascii=False, indent=2) + "\n")
+            return
+        print_record(make_console(), record, trace=trace)
+
+
+def print_record(console, record, *, trace: bool = False) -> None:
+    """The record as `ask` showed it: a header, one transitions table per segment (the first
+    run, then each resumption), the trace if asked, and the outcome."""
+    from rich.text import Text
+
+    from orderbot.commands.ask import resume_hint
+    from orderbot.engine import Limits
+    from orderbot.render import STYLE_DIM, STYLE_ERROR, format_transitions, print_outcome
+    from orderbot.runs import transition_from_dict
+
+    state = record.state
+    console.print(Text(f"orderbot · run {record.run_id} · model: {record.provider}/{record.model} · "
+                       f"user {state.user or 'anonymous'} · started {record.created_at}", style=STYLE_DIM))
+    by_segment: dict[int, list] = {}
+    for doc in record.transitions:
+        by_segment.setdefault(doc.get("segment", 0), []).append(transition_from_dict(doc))
+    for index, segment in enumerate(record.segments):
+        limits = Limits(**segment.limits)
+        if index:
+            settled = {True: ", approved", False: ", rejected"}.get(segment.approve, "")
+            console.print(Text(f"{segment.kind}{settled} · {segment.started_at}", style=STYLE_DIM))
+        transitions = by_segment.get(index, [])
+        if transitions:
+            console.print(format_transitions(transitions, limits, plain=not console.is_terminal))
+        if trace and transitions:
+            _print_trace(console, transitions)
+    if record.dropped.get("transitions"):
+        console.print(Text(f"({record.dropped['transitions']} older transitions were dropped to keep the record small)",
+                           style=STYLE_DIM))
+    if state.stop_reason is None:
+        console.print(Text("The run did not finish: the process ended (killed or crashed) after the last "
+                           "transition shown.", style=STYLE_ERROR))
+        return
+    print_outcome(console, state, resume_hint=resume_hint(state))
+
+
+def _print_trace(console, transitions) -> None:
+    try:
+        from orderbot.trace import print_trace
+    except ImportError:  # no trace renderer: show each transition's data as JSON
+        for t in transitions:
+            if t.data:
+                console.print(f"{t.step} {t.event}: {json.dumps(t.data, ensure_ascii=False)}", markup=False)
+        return
+    print_trace(console, transitions)
+
+
+def _store(state_dir):
+    from orderbot.runs import RunStore
+    from orderbot.settings import load_settings
+
+    settings = load_settings(state_dir=state_dir)
+    return RunStore(settings.resolved_state_dir(), keep=settings.keep_runs)

@@ -1,0 +1,130 @@
+"""What the REPL keeps between messages, and how its limits are changed. No I/O.
+
+Each message is its own bounded run; earlier turns are handed to the next run as history,
+within a budget: long tool outputs are shortened, and the oldest turns are dropped first
+when the total is over. Only complete call/output pairs are carried: a run that stopped
+mid-step leaves calls without results, which the model APIs refuse to see.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from pydantic import ValidationError
+
+from orderbot.engine import Limits
+from orderbot.errors import ConfigError
+from orderbot.items import FunctionCall, FunctionCallOutput, Item, Message
+
+MAX_HISTORY_CHARS = 12_000
+MAX_HISTORY_TURNS = 20
+MAX_OUTPUT_CHARS = 600  # of one carried tool output
+SHORTENED = "…[shortened]"
+
+
+@dataclass
+class Conversation:
+    max_chars: int = MAX_HISTORY_CHARS
+    max_turns: int = MAX_HISTORY_TURNS
+    max_output_chars: int = MAX_OUTPUT_CHARS
+    turns: list[list[Item]] = field(default_factory=list)
+
+    def add(self, items: list[Item]) -> None:
+        """Keep one finished turn: the items its run added after the history it was given."""
+        kept = carry(items, self.max_output_chars)
+        if kept:
+            self.turns.append(kept)
+
+    def history(self) -> list[Item]:
+        """The newest turns that fit the budget, oldest first."""
+        chosen: list[list[Item]] = []
+        total = 0
+        for turn in reversed(self.turns[-self.max_turns:]):
+            size = sum(item_chars(i) for i in turn)
+            if total + size > self.max_chars:
+                break
+            chosen.append(turn)
+            total += size
+        return [item for turn in reversed(chosen) for item in turn]
+
+    def reset(self) -> None:
+        self.turns.clear()
+
+
+def carry(items: list[Item], max_output_chars: int = MAX_OUTPUT_CHARS) -> list[Item]:
+    """Messages, and calls that have an output (outputs shortened). Provider items such as
+    reasoning are dropped: they belong to the request that produced them."""
+    called = {i.call_id for i in items if isinstance(i, FunctionCall)}
+    answered = {i.call_id for i in items if isinstance(i, FunctionCallOutput)}
+    complete = called & answered
+    kept: list[Item] = []
+    for item in items:
+        if isinstance(item, Message):
+            kept.append(item)
+        elif isinstance(item, FunctionCall) and item.call_id in complete:
+            kept.append(item)
+        elif isinstance(item, FunctionCallOutput) and item.call_id in complete:
+            kept.append(shorten(item, max_output_chars))
+    return kept
+
+
+def shorten(output: FunctionCallOutput, limit: int) -> FunctionCallOutput:
+    if len(output.output) <= limit:
+        return output
+    return output.model_copy(update={"output": output.output[: limit - len(SHORTENED)] + SHORTENED})
+
+
+def item_chars(item: Item) -> int:
+    if isinstance(item, Message):
+        return len(item.content)
+    if isinstance(item, FunctionCall):
+        return len(item.name) + len(item.arguments)
+    if isinstance(item, FunctionCallOutput):
+        return len(item.output)
+    return 0
+
+
+# ---- /limits --------------------------------------------------------------------------
+
+LIMIT_KEYS = {
+    "steps": "max_steps", "max_steps": "max_steps", "max-steps": "max_steps",
+    "timeout": "timeout", "time": "timeout",
+    "calls": "max_tool_calls", "max_tool_calls": "max_tool_calls", "max-tool-calls": "max_tool_calls",
+    "per_step": "max_calls_per_step", "per-step": "max_calls_per_step",
+    "max_calls_per_step": "max_calls_per_step", "max-calls-per-step": "max_calls_per_step",
+}
+LIMIT_NAMES = {"max_steps": "steps", "timeout": "timeout", "max_tool_calls": "calls", "max_calls_per_step": "per-step"}
+_PAIR = re.compile(r"^([a-z_-]+)=(\S+)$")
+
+
+def parse_limits(text: str, current: Limits) -> Limits:
+    """`steps=5 timeout=20 calls=4 per-step=2` applied to `current`; ConfigError if not valid."""
+    changes: dict[str, str] = {}
+    for word in text.split():
+        match = _PAIR.match(word.lower())
+        if not match or match.group(1) not in LIMIT_KEYS:
+            raise ConfigError(f"{word!r} is not a limit: use steps=N, timeout=SECONDS, calls=N or per-step=N")
+        changes[LIMIT_KEYS[match.group(1)]] = match.group(2)
+    try:
+        return Limits(**{**current.model_dump(), **changes})
+    except ValidationError as exc:
+        error = exc.errors(include_url=False, include_input=False)[0]
+        name = LIMIT_NAMES.get(str(error["loc"][0]), str(error["loc"][0])) if error["loc"] else "limits"
+        raise ConfigError(f"invalid value for {name}: {error['msg'][0].lower()}{error['msg'][1:]}") from None
+
+
+def bigger_limits(limits: Limits) -> Limits:
+    """The budget offered when a run stopped at a limit: each limit doubled, within bounds."""
+    doubled = {name: min(max(getattr(limits, name) * 2, 1), _ceiling(name)) for name in LIMIT_NAMES}
+    return limits.model_copy(update=doubled)
+
+
+def _ceiling(name: str) -> float:
+    """The upper bound Limits declares for a field (its `le=`)."""
+    return next(m.le for m in Limits.model_fields[name].metadata if hasattr(m, "le"))
+
+
+def format_limits_short(limits: Limits) -> str:
+    return (f"steps={limits.max_steps} timeout={limits.timeout:g} calls={limits.max_tool_calls} "
+            f"per-step={limits.max_calls_per_step}")

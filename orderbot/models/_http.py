@@ -1,0 +1,289 @@
+"""The HTTP boundary shared by the `openai` and `chat` providers.
+
+Three things live here, once:
+- `make_client`: the official SDK's client, with its own retries off (`max_retries=0`) so
+  that the run's deadline holds; the API key goes into the client and nowhere else.
+- `call_within`: one model request, retried inside the deadline. Rate limits (429), 5xx,
+  timeouts and connection errors are retried with exponential backoff and jitter,
+  honouring Retry-After; each attempt's timeout is the time left. The clock and the
+  sleep are injectable, so the policy is tested without waiting.
+- `Classifier`: the one place SDK and httpx exceptions become orderbot errors, each with
+  one sentence that holds no secret.
+
+    not retried, run ends as model_error  400, 401, 403, 404, other 4xx, quota exhausted,
+                                          a body that is not JSON
+    retried while time is left            429, 5xx, timeouts, connection errors
+    time runs out                         ModelTimeout (the run ends as time_limit)
+    attempts run out                      ModelError (model_error)
+
+Only the two SDK providers import this module, so the openai SDK may be imported here.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import logging
+import random
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Callable, TypeVar
+from urllib.parse import urlsplit, urlunsplit
+
+from orderbot.errors import ConfigError, ModelError, ModelResponseError, ModelTimeout
+from orderbot.tools import sanitize
+
+if TYPE_CHECKING:
+    from openai import OpenAI
+
+    from orderbot.settings import Settings
+
+log = logging.getLogger("orderbot")
+
+T = TypeVar("T")
+
+# The SDK wants some key even when a local server needs none; this one is not a secret.
+NO_KEY = "not-needed"
+# How long past the deadline the watchdog waits for a request that ignores its timeout.
+WATCHDOG_GRACE = 0.1
+MAX_RETRY_AFTER = 60.0  # a longer Retry-After is treated as noise, like the SDK does
+
+
+# ---- the client -------------------------------------------------------------------------
+
+
+def make_client(settings: "Settings", provider: str) -> "OpenAI":
+    """The SDK client for `provider`; ConfigError when it cannot work as configured."""
+    key = settings.api_key.get_secret_value() if settings.api_key is not None else None
+    if key is None and settings.base_url is None:
+        raise ConfigError(
+            f"the {provider} provider needs an API key: set OPENAI_API_KEY "
+            "(or pass --base-url for a local OpenAI-compatible server)"
+        )
+    if settings.base_url is not None:
+        check_base_url(settings.base_url)
+    from openai import OpenAI
+
+    return OpenAI(api_key=key or NO_KEY, base_url=settings.base_url, max_retries=0, timeout=settings.timeout)
+
+
+def check_base_url(url: str) -> None:
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ConfigError(f"invalid base URL {public_url(url)!r}: expected something like http://localhost:11434/v1")
+
+
+def public_url(url: str) -> str:
+    """The URL without user:password@, query or fragment: safe to print."""
+    try:
+        parts = urlsplit(url)
+        host = parts.hostname or ""
+        netloc = f"{host}:{parts.port}" if parts.port else host
+        return urlunsplit((parts.scheme, netloc, parts.path, "", ""))
+    except ValueError:
+        return "<unparseable URL>"
+
+
+# ---- the retry loop ---------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Failure:
+    """One failed attempt, classified: what to say and whether to try again."""
+
+    message: str  # one sentence for a person; never a key
+    retryable: bool
+    retry_after: float | None = None  # what the server asked for, in seconds
+    error: type[ModelError] = ModelError  # raised when not retried
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    base: float = 0.5  # first backoff, before jitter
+    cap: float = 8.0  # largest backoff
+    max_attempts: int = 6
+    clock: Callable[[], float] = time.monotonic
+    sleep: Callable[[float], None] = time.sleep
+    random: Callable[[], float] = field(default=random.random)
+
+    def delay(self, attempt: int, retry_after: float | None) -> float:
+        """Seconds to wait after failed attempt number `attempt` (1-based)."""
+        if retry_after is not None:
+            return retry_after
+        # "Equal jitter": at least half the exponential step, so retries never bunch at zero.
+        step = min(self.cap, self.base * 2 ** (attempt - 1))
+        return step / 2 + self.random() * step / 2
+
+
+def call_within(send: Callable[[float], T], timeout: float, classify: Callable[[Exception], Failure],
+                policy: RetryPolicy = RetryPolicy()) -> T:
+    """`send(seconds_left)` until it succeeds, fails for good, or the time is up.
+
+    Raises ModelTimeout when the deadline passes or the next wait would pass it, and the
+    failure's error (ModelError or a subclass) when it is not worth retrying.
+    """
+    deadline = policy.clock() + timeout
+    attempt = 0
+    while True:
+        attempt += 1
+        left = deadline - policy.clock()
+        if left <= 0:
+            raise ModelTimeout(f"no answer within {timeout:g} s")
+        try:
+            return _watchdog(send, left)
+        except _Overran:
+            raise ModelTimeout(f"no answer within {timeout:g} s") from None
+        except Exception as exc:  # noqa: BLE001 - classify() sorts out what it was
+            failure = classify(exc)
+        if not failure.retryable:
+            raise failure.error(failure.message) from None
+        if attempt >= policy.max_attempts:
+            raise ModelError(f"{failure.message}; gave up after {attempt} attempts") from None
+        wait = policy.delay(attempt, failure.retry_after)
+        if policy.clock() + wait >= deadline:
+            raise ModelTimeout(f"{failure.message}; no time left to retry within {timeout:g} s") from None
+        log.warning("model request failed: %s; retrying in %.2f s (attempt %d)", failure.message, wait, attempt)
+        policy.sleep(wait)
+
+
+class _Overran(Exception):
+    """The request outlived its own timeout: the watchdog gave up on it."""
+
+
+def _watchdog(send: Callable[[float], T], left: float) -> T:
+    """Run `send(left)` but return by the deadline even if the server trickles bytes.
+
+    The SDK's timeout bounds each read, not the whole request; a server that sends a byte
+    now and then could keep it open forever. The request runs in a daemon thread and is
+    abandoned if it outlives the deadline (it holds nothing the run still needs).
+    """
+    box: dict[str, object] = {}
+    done = threading.Event()
+
+    def run() -> None:
+        try:
+            box["value"] = send(left)
+        except BaseException as exc:  # noqa: BLE001 - handed to the caller below
+            box["error"] = exc
+        finally:
+            done.set()
+
+    threading.Thread(target=run, name="orderbot-model-request", daemon=True).start()
+    if not done.wait(left + WATCHDOG_GRACE):
+        raise _Overran()
+    if "error" in box:
+        raise box["error"]  # type: ignore[misc]
+    return box["value"]  # type: ignore[return-value]
+
+
+def as_dict(response: object) -> dict:
+    """A parsed SDK response as plain JSON, as the API sent it.
+
+    The SDK does not validate responses: a body of another shape, or text served as
+    text/html, comes back as whatever it was. Anything but a JSON object is a
+    ModelResponseError here.
+    """
+    if hasattr(response, "to_dict"):
+        try:
+            response = response.to_dict()
+        except Exception:  # noqa: BLE001 - built without validation, it may not serialise
+            raise ModelResponseError("the model service sent a response that could not be read") from None
+    if not isinstance(response, dict):
+        raise ModelResponseError("the model service sent a reply that is not a JSON object")
+    return response
+
+
+# ---- exceptions -> orderbot errors ------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Classifier:
+    """Turns whatever the SDK raised into a Failure; knows the key only to keep it out."""
+
+    provider: str
+    base_url: str | None = None
+    secrets: tuple[str, ...] = ()
+
+    def __call__(self, exc: Exception) -> Failure:
+        import openai
+
+        if isinstance(exc, openai.APIStatusError):
+            return self._status(exc.status_code, exc.body, exc.response.headers)
+        if isinstance(exc, openai.APITimeoutError):
+            return Failure("the model service did not answer in time", retryable=True)
+        if isinstance(exc, openai.APIConnectionError):  # the SDK wraps every transport error in it
+            return Failure(f"could not reach the model service at {self.where}", retryable=True)
+        if isinstance(exc, (openai.APIResponseValidationError, ValueError)):
+            # The SDK lets a JSON decoding error through when a body claims to be JSON.
+            return Failure("the model service sent a reply that is not valid JSON", retryable=False,
+                           error=ModelResponseError)
+        # Anything else came out of the SDK call too; the details go to the log, not the screen.
+        log.error("model request failed unexpectedly", exc_info=exc)
+        return Failure(f"the model request failed unexpectedly ({type(exc).__name__})", retryable=False)
+
+    @property
+    def where(self) -> str:
+        return public_url(self.base_url) if self.base_url else "api.openai.com"
+
+    def _status(self, status: int, body: object, headers) -> Failure:
+        detail = self._server_message(body)
+        code = _error_field(body, "code")
+        if status == 429 and code == "insufficient_quota":
+            return Failure("the API quota is used up (HTTP 429): check the plan and billing for OPENAI_API_KEY",
+                           retryable=False)
+        if status == 429:
+            return Failure("rate limited (HTTP 429)", retryable=True, retry_after=retry_after(headers))
+        if status >= 500 or status in (408, 409):
+            return Failure(f"the model service failed (HTTP {status})", retryable=True,
+                           retry_after=retry_after(headers))
+        if status == 401:
+            return Failure("authentication failed (HTTP 401): check OPENAI_API_KEY", retryable=False)
+        if status == 403:
+            return Failure("permission denied (HTTP 403): the API key may not use this model or endpoint",
+                           retryable=False)
+        if status == 404:
+            hint = "check --model and --base-url"
+            if self.provider == "openai":
+                hint += "; many local servers lack the Responses API: try --provider chat"
+            return Failure(f"not found (HTTP 404){': ' + detail if detail else ''}; {hint}", retryable=False)
+        return Failure(f"the model service refused the request (HTTP {status}){': ' + detail if detail else ''}",
+                       retryable=False)
+
+    def _server_message(self, body: object) -> str:
+        """The server's own short explanation, scrubbed of the key and anything key-like."""
+        message = _error_field(body, "message")
+        if not message:
+            return ""
+        for secret in self.secrets:
+            if secret:
+                message = message.replace(secret, "<redacted>")
+        return sanitize(message, 200)
+
+
+def _error_field(body: object, name: str) -> str | None:
+    """`body["error"][name]` or `body[name]` (the SDK sometimes unwraps "error")."""
+    if isinstance(body, dict):
+        inner = body.get("error") if isinstance(body.get("error"), dict) else body
+        value = inner.get(name)
+        return value if isinstance(value, str) else None
+    return None
+
+
+def retry_after(headers) -> float | None:
+    """Seconds from `retry-after-ms` or `retry-after` (seconds or an HTTP date), if sane."""
+    seconds: float | None = None
+    try:
+        if headers.get("retry-after-ms"):
+            seconds = float(headers["retry-after-ms"]) / 1000
+        elif headers.get("retry-after"):
+            value = headers["retry-after"]
+            try:
+                seconds = float(value)
+            except ValueError:
+                when = email.utils.parsedate_to_datetime(value)
+                seconds = when.timestamp() - time.time()
+    except (TypeError, ValueError, OverflowError):
+        return None
+    if seconds is None or not 0 <= seconds <= MAX_RETRY_AFTER:
+        return None
+    return seconds

@@ -1,0 +1,115 @@
+"""The `chat` provider: Chat Completions, for OpenAI-compatible servers.
+
+Ollama, vLLM, llama.cpp's server and LM Studio speak Chat Completions; many of them lack
+the Responses API. The run's items are translated both ways:
+
+    Message(user/assistant)           <-> {"role": "user"/"assistant", "content": ...}
+    FunctionCall items of one turn    <-> one assistant message's `tool_calls`
+    FunctionCallOutput                <-> {"role": "tool", "tool_call_id": ..., "content": ...}
+
+Provider items (another provider's reasoning, say) mean nothing here and are left out.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from itertools import count
+from typing import Any, Sequence
+
+from orderbot.errors import ModelResponseError
+from orderbot.items import FunctionCall, FunctionCallOutput, Item, Message
+from orderbot.models._http import Classifier, RetryPolicy, as_dict, call_within, make_client
+from orderbot.models.base import ModelRequest, Turn, Usage
+
+# Some local reasoning models put their thinking inline before the answer.
+THINKING = re.compile(r"^\s*<think>.*?</think>\s*", re.S)
+
+
+class ChatModel:
+    provider = "chat"
+
+    def __init__(self, client: Any, name: str, *, classify: Classifier, retry: RetryPolicy | None = None) -> None:
+        self.client = client
+        self.name = name
+        self.classify = classify
+        self.retry = retry or RetryPolicy()
+        self._ids = count(1)  # for servers that leave tool call ids out
+
+    @classmethod
+    def from_settings(cls, settings) -> "ChatModel":
+        client = make_client(settings, cls.provider)
+        client.chat.completions  # noqa: B018 - the SDK imports this lazily; do it before the run's clock starts
+        secret = settings.api_key.get_secret_value() if settings.api_key is not None else ""
+        return cls(client, settings.model, classify=Classifier(cls.provider, settings.base_url, (secret,)))
+
+    def respond(self, request: ModelRequest) -> Turn:
+        body: dict[str, Any] = {"model": self.name, "messages": to_messages(request.instructions, request.items)}
+        if request.tools:  # an empty list upsets some servers
+            body["tools"] = [chat_tool(spec) for spec in request.tools]
+        response = call_within(lambda left: self.client.chat.completions.create(**body, timeout=left),
+                               request.timeout, self.classify, self.retry)
+        return to_turn(as_dict(response), lambda: f"call_chat_{next(self._ids)}")
+
+
+def chat_tool(spec: dict) -> dict:
+    """A Responses-shaped function spec in Chat Completions' nested form."""
+    function = {key: spec[key] for key in ("name", "description", "parameters", "strict") if key in spec}
+    return {"type": "function", "function": function}
+
+
+def to_messages(instructions: str, items: Sequence[Item]) -> list[dict]:
+    messages: list[dict] = [{"role": "system", "content": instructions}]
+    for item in items:
+        if isinstance(item, Message):
+            messages.append({"role": item.role, "content": item.content})
+        elif isinstance(item, FunctionCall):
+            call = {"id": item.call_id, "type": "function",
+                    "function": {"name": item.name, "arguments": item.arguments}}
+            last = messages[-1]
+            if last["role"] == "assistant":  # the same turn's text or calls: one message holds them all
+                last.setdefault("tool_calls", []).append(call)
+            else:
+                messages.append({"role": "assistant", "content": None, "tool_calls": [call]})
+        elif isinstance(item, FunctionCallOutput):
+            messages.append({"role": "tool", "tool_call_id": item.call_id, "content": item.output})
+    return messages
+
+
+def to_turn(response: dict, new_id=lambda: "call_chat") -> Turn:
+    choices = response.get("choices")
+    if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
+        raise ModelResponseError("the model service sent a completion without choices")
+    message = choices[0].get("message")
+    if not isinstance(message, dict):
+        raise ModelResponseError("the model service sent a completion without a message")
+    items: list[Item] = []
+    text = message.get("content")
+    if not isinstance(text, str) or not text.strip():
+        text = message.get("refusal") if isinstance(message.get("refusal"), str) else ""
+    text = THINKING.sub("", text)
+    if text.strip():
+        items.append(Message(role="assistant", content=text))
+    for raw in message.get("tool_calls") or []:
+        function = raw.get("function") if isinstance(raw, dict) else None
+        if not isinstance(function, dict) or not isinstance(function.get("name"), str):
+            raise ModelResponseError("the model service sent a tool call without a function name")
+        arguments = function.get("arguments")
+        if not isinstance(arguments, str):  # some servers send an object instead of JSON text
+            arguments = json.dumps(arguments if arguments is not None else {}, ensure_ascii=False)
+        call_id = raw.get("id") if isinstance(raw.get("id"), str) and raw.get("id") else new_id()
+        items.append(FunctionCall(call_id=call_id, name=function["name"], arguments=arguments))
+    if not items:
+        reason = choices[0].get("finish_reason")
+        cut = " (cut off: the length limit)" if reason == "length" else ""
+        raise ModelResponseError(f"the model returned neither text nor a tool call{cut}")
+    return Turn(tuple(items), _usage(response.get("usage")))
+
+
+def _usage(usage: object) -> Usage | None:
+    if not isinstance(usage, dict):
+        return None
+    try:
+        return Usage(int(usage.get("prompt_tokens") or 0), int(usage.get("completion_tokens") or 0))
+    except (TypeError, ValueError):
+        return None

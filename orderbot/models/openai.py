@@ -1,0 +1,170 @@
+"""The `openai` provider: the Responses API through the official SDK.
+
+The run's items go out as Responses input items and the response's output comes back as
+items: `function_call` -> FunctionCall, `message` -> an assistant Message, anything else
+(e.g. a reasoning item) -> a ProviderItem kept verbatim.
+
+Reasoning models pair a reasoning item with the items that followed it by their ids
+(`fc_...`, `msg_...`), and reject a request that sends one without the other. The
+canonical items carry no provider ids, so this model remembers, for the items it
+produced itself, what the API sent; a response's items go back exactly as received, or,
+when they came from elsewhere (a resumed run, another provider), without their reasoning.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Iterable, Sequence
+
+from orderbot.errors import ModelResponseError
+from orderbot.items import FunctionCall, FunctionCallOutput, Item, Message, ProviderItem
+from orderbot.models._http import Classifier, RetryPolicy, as_dict, call_within, make_client
+from orderbot.models.base import ModelRequest, Turn, Usage
+
+OUTPUT_TYPES = (FunctionCall, ProviderItem)  # with assistant messages: what a response produces
+
+
+class ResponsesModel:
+    provider = "openai"
+
+    def __init__(self, client: Any, name: str, *, classify: Classifier, retry: RetryPolicy | None = None) -> None:
+        self.client = client
+        self.name = name
+        self.classify = classify
+        self.retry = retry or RetryPolicy()
+        # id(item) -> (item, the output item as the API sent it); the item is held so its id stays unique
+        self._sent: dict[int, tuple[Item, dict]] = {}
+
+    @classmethod
+    def from_settings(cls, settings) -> "ResponsesModel":
+        client = make_client(settings, cls.provider)
+        client.responses  # noqa: B018 - the SDK imports this lazily; do it before the run's clock starts
+        secret = settings.api_key.get_secret_value() if settings.api_key is not None else ""
+        return cls(client, settings.model, classify=Classifier(cls.provider, settings.base_url, (secret,)))
+
+    def respond(self, request: ModelRequest) -> Turn:
+        body: dict[str, Any] = {
+            "model": self.name,
+            "instructions": request.instructions,
+            "input": to_input(request.items, self._original),
+        }
+        if request.tools:
+            body["tools"] = list(request.tools)  # already Responses-shaped, strict
+        response = call_within(lambda left: self.client.responses.create(**body, timeout=left),
+                               request.timeout, self.classify, self.retry)
+        turn, originals = to_turn(as_dict(response))
+        for item, original in zip(turn.items, originals):
+            self._sent[id(item)] = (item, original)
+        return turn
+
+    def _original(self, item: Item) -> dict | None:
+        kept = self._sent.get(id(item))
+        return kept[1] if kept is not None and kept[0] is item else None
+
+
+# ---- items -> input ---------------------------------------------------------------------
+
+
+def to_input(items: Sequence[Item], original=lambda item: None) -> list[dict]:
+    """Responses input items. `original(item)` gives back what the API sent, if known."""
+    out: list[dict] = []
+    for group in _groups(items):
+        if not _is_output(group[0]):
+            out.extend(_plain(item) for item in group)
+            continue
+        sent = [original(item) for item in group]
+        if all(s is not None for s in sent):
+            out.extend(sent)  # exactly as received: reasoning and its ids stay paired
+        else:  # provenance unknown: drop the provider's items, send ours without ids
+            out.extend(_plain(item) for item in group if not isinstance(item, ProviderItem))
+    return out
+
+
+def _plain(item: Item) -> dict:
+    if isinstance(item, Message):
+        return {"type": "message", "role": item.role, "content": item.content}
+    if isinstance(item, FunctionCall):
+        return {"type": "function_call", "call_id": item.call_id, "name": item.name, "arguments": item.arguments}
+    if isinstance(item, FunctionCallOutput):
+        return {"type": "function_call_output", "call_id": item.call_id, "output": item.output}
+    raise TypeError(f"not a plain item: {type(item).__name__}")
+
+
+def _is_output(item: Item) -> bool:
+    return isinstance(item, OUTPUT_TYPES) or (isinstance(item, Message) and item.role == "assistant")
+
+
+def _groups(items: Iterable[Item]) -> list[list[Item]]:
+    """Runs of consecutive model output (one response each) and of everything else."""
+    groups: list[list[Item]] = []
+    for item in items:
+        if isinstance(item, ProviderItem) and item.provider != ResponsesModel.provider:
+            continue  # another provider's private item means nothing here
+        if groups and _is_output(groups[-1][0]) == _is_output(item):
+            groups[-1].append(item)
+        else:
+            groups.append([item])
+    return groups
+
+
+# ---- response -> turn -------------------------------------------------------------------
+
+
+def to_turn(response: dict) -> tuple[Turn, list[dict]]:
+    """The turn, and for each of its items the output item it came from."""
+    if response.get("status") == "failed" or response.get("error"):
+        error = response.get("error") or {}
+        code = error.get("code") if isinstance(error, dict) else None
+        raise ModelResponseError(f"the model service reported a failed response ({code or 'no code'})")
+    output = response.get("output")
+    if not isinstance(output, list):
+        raise ModelResponseError("the model service sent a response without an output list")
+    items: list[Item] = []
+    originals: list[dict] = []
+    for raw in output:
+        if not isinstance(raw, dict):
+            raise ModelResponseError("the model service sent an output item that is not an object")
+        items.append(_item(raw))
+        originals.append(raw)
+    turn = Turn(tuple(items), _usage(response.get("usage")))
+    if not turn.calls and not turn.text:
+        reason = (response.get("incomplete_details") or {}).get("reason")
+        cut = f" (cut off: {reason})" if reason else ""
+        raise ModelResponseError(f"the model returned neither text nor a tool call{cut}")
+    return turn, originals
+
+
+def _item(raw: dict) -> Item:
+    kind = raw.get("type")
+    if kind == "function_call":
+        name, call_id, arguments = raw.get("name"), raw.get("call_id"), raw.get("arguments")
+        if not isinstance(name, str) or not isinstance(call_id, str):
+            raise ModelResponseError("the model service sent a function call without a name or call id")
+        if not isinstance(arguments, str):
+            arguments = json.dumps(arguments, ensure_ascii=False)
+        return FunctionCall(call_id=call_id, name=name, arguments=arguments)
+    if kind == "message" and raw.get("role") == "assistant":
+        return Message(role="assistant", content=_text(raw.get("content")))
+    return ProviderItem(provider=ResponsesModel.provider, data=raw)
+
+
+def _text(content: object) -> str:
+    if isinstance(content, str):
+        return content
+    parts = []
+    for part in content if isinstance(content, list) else []:
+        if isinstance(part, dict):
+            if part.get("type") == "output_text" and isinstance(part.get("text"), str):
+                parts.append(part["text"])
+            elif part.get("type") == "refusal" and isinstance(part.get("refusal"), str):
+                parts.append(part["refusal"])
+    return "".join(parts)
+
+
+def _usage(usage: object) -> Usage | None:
+    if not isinstance(usage, dict):
+        return None
+    try:
+        return Usage(int(usage.get("input_tokens") or 0), int(usage.get("output_tokens") or 0))
+    except (TypeError, ValueError):
+        return None

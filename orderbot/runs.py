@@ -1,0 +1,634 @@
+"""Run records on disk: save, load, list, prune, and the re-checks before a resume.
+
+Each run has one JSON file, `<state_dir>/runs/<run_id>.json`, rewritten atomically after
+every transition (temporary file, fsync, os.replace), so a process killed at any moment
+leaves the record of its last completed transition. The record holds what is needed to
+inspect the run (`orderbot runs show`), to resume it (`orderbot resume`) and to replay it
+(`orderbot replay`): the run's state with the conversation, each model turn, each
+transition, the tool versions, and any call waiting for approval with its binding.
+
+Records are bounded: long texts and results are shortened, the oldest entries are
+dropped past fixed counts, and only the newest `keep` runs are kept. No key, token or
+base URL is ever written: the record names the provider and the model, nothing more.
+
+The engine knows nothing of this module. A `Recorder` is an engine observer; it also wraps
+the model (to keep each turn for replay) and the approver (to note a side effect as
+`executing` on disk before it runs, so a crash mid-call can never lead to running it twice).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Iterator, Literal
+
+from pydantic import BaseModel, ValidationError
+
+from orderbot.engine import (
+    LIMIT_STOPS, Approver, Engine, Limits, Observer, PendingCall, Phase, RunState, StopReason, Transition,
+)
+from orderbot.errors import ModelError, RecordError
+from orderbot.items import FunctionCall, FunctionCallOutput, Item, ProviderItem
+from orderbot.models.base import Model, ModelRequest, Turn
+from orderbot.tools import Refused, Toolbox, ToolContext
+
+FORMAT = "orderbot-run"
+VERSION = 1
+RUN_ID = re.compile(r"^\d{6}-\d{6}-[0-9a-f]{4}$")
+
+# Per-entry bounds, in characters, and how many entries of each kind a record keeps (the
+# oldest go first). Together they cap a record at roughly 3 MB; a typical run is a few KB.
+MAX_TEXT = 4000  # a message, arguments or tool output kept in the conversation
+MAX_RESULT = 2000  # one call's result envelope, as JSON
+MAX_TRANSITION = 3000  # one transition, as JSON
+MAX_TURN = 8000  # one model turn's text and arguments (a longer turn is replayed padded)
+MAX_QUESTION = 2000
+MAX_ANSWER = 8000
+MAX_ITEMS, MAX_CALLS, MAX_TRANSITIONS, MAX_TURNS = 300, 200, 300, 100
+
+# Status of an approved side effect, noted around the call.
+EXECUTING, COMMITTED, FAILED = "executing", "committed", "failed"
+
+
+def utc_iso(wall: float) -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(wall))
+
+
+def shorten(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+# ---- the record -----------------------------------------------------------------------
+
+
+class Segment(BaseModel):
+    """One engine run over the record: the first `ask`, then each resumption."""
+
+    kind: str  # "ask", "resume", "repl", ...
+    started_at: str
+    limits: dict
+    approve: bool | None = None  # how pending calls were settled when this segment began
+    approver: bool = False  # whether a person could be asked inline during this segment
+    stop_reason: str | None = None  # how this segment ended
+    utc_offset: int | None = None  # the machine's offset from UTC in seconds: replay stamps times with it
+
+
+class RecordFile(BaseModel):
+    """The shape of a record on disk, checked when it is read back."""
+
+    format: Literal["orderbot-run"]
+    version: int
+    run_id: str
+    created_at: str
+    updated_at: str
+    provider: str
+    model: str
+    orders: str | None = None
+    tool_versions: dict[str, str]
+    segments: list[Segment]
+    side_effects: dict[str, str] = {}
+    approvals: dict[str, bool] = {}
+    dropped: dict[str, int] = {}
+    state: RunState
+    turns: list[dict]
+    transitions: list[dict]
+
+
+@dataclass
+class RunRecord:
+    """A run's record in memory. Turns and transitions are kept as JSON text, each
+    serialised once when it arrives, so rewriting the file after every transition costs
+    one dump of the state plus string joins."""
+
+    run_id: str
+    created_at: str
+    provider: str
+    model: str
+    orders: str | None
+    tool_versions: dict[str, str]
+    state: RunState
+    segments: list[Segment] = field(default_factory=list)
+    side_effects: dict[str, str] = field(default_factory=dict)
+    approvals: dict[str, bool] = field(default_factory=dict)
+    dropped: dict[str, int] = field(default_factory=dict)
+    updated_at: str = ""
+    turn_texts: list[str] = field(default_factory=list)
+    transition_texts: list[str] = field(default_factory=list)
+    _items: list[tuple[Item, Item]] = field(default_factory=list, repr=False)  # (source, bounded)
+    _calls: list[tuple[Any, Any]] = field(default_factory=list, repr=False)
+
+    @classmethod
+    def new(cls, state: RunState, *, provider: str, model: str, toolbox: Toolbox, orders: Path | str | None = None,
+            now: float | None = None) -> "RunRecord":
+        stamp = utc_iso(time.time() if now is None else now)
+        return cls(run_id=state.run_id, created_at=stamp, updated_at=stamp, provider=provider, model=model,
+                   orders=None if orders is None else str(Path(orders).resolve()), tool_versions=dict(toolbox.versions), state=state)
+
+    @classmethod
+    def from_file(cls, doc: RecordFile) -> "RunRecord":
+        record = cls(run_id=doc.run_id, created_at=doc.created_at, updated_at=doc.updated_at, provider=doc.provider,
+                     model=doc.model, orders=doc.orders, tool_versions=doc.tool_versions, state=doc.state,
+                     segments=doc.segments, side_effects=doc.side_effects, approvals=doc.approvals,
+                     dropped=doc.dropped)
+        record.turn_texts = [_dumps(t) for t in doc.turns]
+        record.transition_texts = [_dumps(t) for t in doc.transitions]
+        return record
+
+    # -- what the record shows --
+
+    @property
+    def turns(self) -> list[dict]:
+        return [json.loads(t) for t in self.turn_texts]
+
+    @property
+    def transitions(self) -> list[dict]:
+        return [json.loads(t) for t in self.transition_texts]
+
+    @property
+    def limits(self) -> Limits:
+        return Limits(**self.segments[-1].limits) if self.segments else Limits()
+
+    @property
+    def status(self) -> str:
+        """The stop reason, or `incomplete` when the process ended without one (killed)."""
+        return str(self.state.stop_reason) if self.state.stop_reason else "incomplete"
+
+    # -- what the recorder adds --
+
+    def begin(self, kind: str, limits: Limits, *, approve: bool | None = None, approver: bool = False,
+              now: float | None = None) -> None:
+        wall = time.time() if now is None else now
+        self.segments.append(Segment(kind=kind, started_at=utc_iso(wall), limits=limits.model_dump(), approve=approve,
+                                     approver=approver, utc_offset=time.localtime(wall).tm_gmtoff))
+
+    def add_transition(self, transition: Transition) -> None:
+        doc = transition.as_dict()
+        doc["segment"] = len(self.segments) - 1
+        doc["elapsed"] = transition.elapsed  # unrounded, so `runs show` redraws the same table
+        text = _dumps(doc)
+        if len(text) > MAX_TRANSITION:
+            doc["data"] = _bound(doc.get("data"), 300)
+            doc["detail"] = shorten(doc["detail"], 500)
+            text = _dumps(doc)
+            if len(text) > MAX_TRANSITION:  # still too big: keep the line, drop the detail
+                doc["data"] = {"dropped": True}
+                text = _dumps(doc)
+        _append_bounded(self.transition_texts, text, MAX_TRANSITIONS, self.dropped, "transitions")
+
+    def add_turn(self, step: int, turn: Turn) -> None:
+        items = [i for i in turn.items if not isinstance(i, ProviderItem)]  # replay needs no provider items
+        doc: dict[str, Any] = {"step": step, "items": [i.model_dump(mode="json") for i in items]}
+        if turn.usage is not None:
+            doc["usage"] = {"input_tokens": turn.usage.input_tokens, "output_tokens": turn.usage.output_tokens}
+        if turn.size > MAX_TURN:
+            # Only the size matters to the engine past the cap: keep the start, note the size.
+            doc["size"] = turn.size
+            for item in doc["items"]:
+                for key in ("content", "arguments"):
+                    if key in item:
+                        item[key] = shorten(item[key], MAX_TURN // max(1, len(items)))
+        _append_bounded(self.turn_texts, _dumps(doc), MAX_TURNS, self.dropped, "turns")
+
+    def add_turn_error(self, step: int, exc: BaseException) -> None:
+        doc = {"step": step, "error": type(exc).__name__, "message": shorten(str(exc), 500)}
+        _append_bounded(self.turn_texts, _dumps(doc), MAX_TURNS, self.dropped, "turns")
+
+    # -- serialisation --
+
+    def to_json(self, now: float | None = None) -> str:
+        self.updated_at = utc_iso(time.time() if now is None else now)
+        head = {
+            "format": FORMAT, "version": VERSION, "run_id": self.run_id,
+            "created_at": self.created_at, "updated_at": self.updated_at,
+            "provider": self.provider, "model": self.model, "orders": self.orders,
+            "tool_versions": self.tool_versions, "segments": [s.model_dump() for s in self.segments],
+            "side_effects": self.side_effects, "approvals": self.approvals, "dropped": self.dropped,
+        }
+        state = self.state
+        bounded = state.model_copy(update={
+            "question": shorten(state.question, MAX_QUESTION),
+            "answer": None if state.answer is None else shorten(state.answer, MAX_ANSWER),
+            "stop_detail": shorten(state.stop_detail, 1000),
+            "items": self._bounded_items(state.items),
+            "calls": self._bounded_calls(state.calls),
+        })
+        return (_dumps(head)[:-1] + ',"state":' + bounded.model_dump_json()
+                + ',"turns":[' + ",".join(self.turn_texts) + '],"transitions":['
+                + ",".join(self.transition_texts) + "]}")
+
+    def _bounded_items(self, items: list[Item]) -> list[Item]:
+        out = _bounded_prefix(self._items, items, bound_item)
+        if len(out) > MAX_ITEMS:
+            out = out[-MAX_ITEMS:]
+            while out and isinstance(out[0], FunctionCallOutput):  # never start with an orphan result
+                out = out[1:]
+        return out
+
+    def _bounded_calls(self, calls: list) -> list:
+        out = _bounded_prefix(self._calls, calls, bound_call)
+        return out[-MAX_CALLS:]
+
+
+def _bounded_prefix(cache: list[tuple[Any, Any]], source: list, bound: Callable[[Any], Any]) -> list:
+    """Bound each entry once: the engine only appends, so entries already seen are reused."""
+    same = 0
+    while same < len(cache) and same < len(source) and cache[same][0] is source[same]:
+        same += 1
+    del cache[same:]
+    cache.extend((entry, bound(entry)) for entry in source[same:])
+    return [bounded for _, bounded in cache]
+
+
+def bound_item(item: Item) -> Item:
+    for key in ("content", "arguments", "output"):
+        value = getattr(item, key, None)
+        if isinstance(value, str) and len(value) > MAX_TEXT:
+            return item.model_copy(update={key: shorten(value, MAX_TEXT)})
+    if isinstance(item, ProviderItem) and len(_dumps(item.data)) > MAX_TEXT * 4:
+        return item.model_copy(update={"data": {"dropped": True}})
+    return item
+
+
+def bound_call(call):
+    """A CallRecord with its result cut to MAX_RESULT characters of JSON."""
+    if call.result is None:
+        return call
+    text = _dumps(call.result)
+    if len(text) <= MAX_RESULT:
+        return call
+    result = {"ok": call.result.get("ok"), "truncated": True, "preview": shorten(text, MAX_RESULT)}
+    if "code" in call.result:
+        result["code"] = call.result["code"]
+    return call.model_copy(update={"result": result})
+
+
+def _bound(value: Any, limit: int, depth: int = 0) -> Any:
+    """Shorten every string in a JSON-like value; cut long lists; stop at a small depth."""
+    if isinstance(value, str):
+        return shorten(value, limit)
+    if depth > 4:
+        return "…"
+    if isinstance(value, dict):
+        return {k: _bound(v, limit, depth + 1) for k, v in list(value.items())[:30]}
+    if isinstance(value, list):
+        return [_bound(v, limit, depth + 1) for v in value[:10]]
+    return value
+
+
+def _append_bounded(texts: list[str], text: str, cap: int, dropped: dict[str, int], key: str) -> None:
+    texts.append(text)
+    if len(texts) > cap:
+        del texts[0]
+        dropped[key] = dropped.get(key, 0) + 1
+
+
+def transition_from_dict(doc: dict) -> Transition:
+    """A recorded transition back as the engine's value, for the renderers."""
+    return Transition(doc["step"], Phase(doc["from"]), Phase(doc["to"]), doc["event"], doc["detail"],
+                      doc.get("elapsed", doc.get("elapsed_ms", 0.0) / 1000), doc.get("steps_used", 0), doc.get("calls_used", 0),
+                      doc.get("data"))
+
+
+def _dumps(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+# ---- the store ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class RunSummary:
+    """One line of `orderbot runs`; `error` is set when the record could not be read."""
+
+    run_id: str
+    created_at: str = ""
+    user: str | None = None
+    status: str = ""
+    steps: int = 0
+    tool_calls: int = 0
+    question: str = ""
+    history: tuple[str, ...] = ()  # how each segment ended, when the run was resumed
+    error: str | None = None
+
+    def as_dict(self) -> dict:
+        doc = {k: v for k, v in self.__dict__.items() if v is not None or k == "user"}
+        doc["history"] = list(self.history)
+        return doc
+
+
+class RunStore:
+    """The records in `<state_dir>/runs`, newest first by run id (ids sort by time)."""
+
+    def __init__(self, state_dir: Path, *, keep: int = 200) -> None:
+        self.dir = Path(state_dir) / "runs"
+        self.keep = keep
+
+    def path(self, run_id: str) -> Path:
+        return self.dir / f"{run_id}.json"
+
+    def ids(self) -> list[str]:
+        try:
+            names = os.listdir(self.dir)
+        except FileNotFoundError:
+            return []
+        except OSError as exc:
+            raise RecordError(f"{self.dir}: cannot be listed ({exc.strerror or exc})") from None
+        return sorted((n[:-5] for n in names if n.endswith(".json") and not n.startswith(".")), reverse=True)
+
+    def save(self, record: RunRecord) -> Path:
+        """Write the record atomically: a reader sees the old file or the new one, never half."""
+        path = self.path(record.run_id)
+        first = not path.exists()
+        data = record.to_json().encode()
+        tmp = self.dir / f".{record.run_id}.{os.getpid()}.tmp"
+        try:
+            self.dir.mkdir(mode=0o700, parents=True, exist_ok=True)  # records hold customers' orders
+            with open(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "wb") as handle:
+                handle.write(data)
+                handle.flush()
+                os.fsync(handle.fileno())
+            os.replace(tmp, path)
+        except OSError as exc:
+            try:
+                tmp.unlink(missing_ok=True)
+            except OSError:
+                pass
+            raise RecordError(f"cannot write the run record {path}: {exc.strerror or exc}") from None
+        if first:
+            self.prune(keep_id=record.run_id)
+        return path
+
+    def resolve(self, run_id: str) -> str:
+        """A full run id from an id or a unique prefix of one (at least 6 characters)."""
+        run_id = run_id.strip()
+        if RUN_ID.match(run_id):
+            if not self.path(run_id).exists():
+                raise RecordError(f"no run {run_id} in {self.dir}")
+            return run_id
+        if len(run_id) < 6 or not re.fullmatch(r"[0-9a-f-]+", run_id):
+            raise RecordError(f"{run_id[:40]!r} is not a run id (they look like 261130-050026-1a2b)")
+        found = [i for i in self.ids() if i.startswith(run_id)]
+        if not found:
+            raise RecordError(f"no run starting with {run_id} in {self.dir}")
+        if len(found) > 1:
+            raise RecordError(f"{run_id} matches {len(found)} runs ({', '.join(found[:3])}, ...): give more of the id")
+        return found[0]
+
+    def load(self, run_id: str) -> RunRecord:
+        return read_record(self.path(self.resolve(run_id)))
+
+    def summaries(self) -> Iterator[RunSummary]:
+        """Newest first; an unreadable record yields a summary with `error` set."""
+        for run_id in self.ids():
+            try:
+                doc = json.loads(self.path(run_id).read_bytes())
+                if not isinstance(doc, dict) or doc.get("format") != FORMAT:
+                    raise ValueError("not an orderbot run record")
+                state = doc["state"]
+                yield RunSummary(run_id=run_id, created_at=str(doc["created_at"]), user=state.get("user"),
+                                 status=state.get("stop_reason") or "incomplete", steps=int(state["steps"]),
+                                 tool_calls=int(state["tool_calls"]), question=str(state["question"]),
+                                 history=tuple(str(s.get("stop_reason") or "incomplete") for s in doc["segments"]))
+            except FileNotFoundError:
+                continue  # pruned by another process meanwhile
+            except (OSError, ValueError, KeyError, TypeError) as exc:
+                reason = "not valid JSON" if isinstance(exc, json.JSONDecodeError) else str(exc) or type(exc).__name__
+                yield RunSummary(run_id=run_id, error=shorten(reason, 120))
+
+    def prune(self, keep_id: str | None = None) -> list[str]:
+        """Delete the oldest records past `keep` (cheap: one directory listing)."""
+        ids = self.ids()
+        if len(ids) <= self.keep:
+            return []
+        doomed = [i for i in ids[self.keep:] if i != keep_id]
+        for run_id in doomed:
+            leftovers = list(self.dir.glob(f".{run_id}.*.tmp"))  # from a process killed mid-write
+            for path in (self.path(run_id), self.dir / f"{run_id}.lock", *leftovers):
+                try:
+                    path.unlink(missing_ok=True)
+                except OSError:
+                    pass
+        return doomed
+
+    def lock(self, run_id: str):
+        """A lock held while a run is resumed, so two shells cannot resume it at once."""
+        from filelock import FileLock
+
+        self.dir.mkdir(parents=True, exist_ok=True)
+        return FileLock(str(self.dir / f"{run_id}.lock"), timeout=0)
+
+
+def read_record(path: Path) -> RunRecord:
+    """Read and check one record file; any problem is a RecordError naming the file."""
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        raise RecordError(f"{path}: no such run record") from None
+    except OSError as exc:
+        raise RecordError(f"{path}: cannot be read ({exc.strerror or exc})") from None
+    try:
+        doc = json.loads(raw)
+    except ValueError as exc:
+        raise RecordError(f"{path}: the run record is corrupt (not valid JSON: {exc})") from None
+    if not isinstance(doc, dict) or doc.get("format") != FORMAT:
+        raise RecordError(f"{path}: not an orderbot run record")
+    if doc.get("version") != VERSION:
+        raise RecordError(f"{path}: run record version {doc.get('version')!r} is not supported (this orderbot reads {VERSION})")
+    try:
+        checked = RecordFile.model_validate(doc)
+    except ValidationError as exc:
+        error = exc.errors(include_url=False, include_input=False)[0]
+        where = ".".join(map(str, error["loc"])) or "record"
+        raise RecordError(f"{path}: the run record is damaged ({where}: {error['msg']})") from None
+    return RunRecord.from_file(checked)
+
+
+# ---- recording a run ------------------------------------------------------------------
+
+
+class Recorder:
+    """Keeps a run's record on disk current: an engine observer, plus wrappers for the
+    model (to keep each turn) and the approver (to note side effects around the call).
+
+        recorder = Recorder.start(store, state, provider=..., model=llm.name, toolbox=..., limits=...)
+        engine = Engine(recorder.wrap(llm), toolbox, limits, observers=[view, recorder],
+                        approver=recorder.guard(approver))
+        engine.run(state); recorder.close()
+    """
+
+    def __init__(self, store: RunStore, record: RunRecord, *, wall_clock: Callable[[], float] = time.time) -> None:
+        self.store = store
+        self.record = record
+        self.wall_clock = wall_clock
+
+    @classmethod
+    def start(cls, store: RunStore, state: RunState, *, provider: str, model: str, toolbox: Toolbox,
+              limits: Limits, orders: Path | str | None = None, kind: str = "ask", interactive: bool = False,
+              wall_clock: Callable[[], float] = time.time) -> "Recorder":
+        record = RunRecord.new(state, provider=provider, model=model, toolbox=toolbox, orders=orders, now=wall_clock())
+        record.begin(kind, limits, approver=interactive, now=wall_clock())
+        return cls(store, record, wall_clock=wall_clock)
+
+    def __call__(self, transition: Transition, state: RunState) -> None:
+        record = self.record
+        record.state = state
+        record.add_transition(transition)
+        if EXECUTING in record.side_effects.values():
+            self._settle(state)
+        self.save()
+
+    def save(self) -> None:
+        record = self.record
+        if record.segments:
+            reason = record.state.stop_reason
+            record.segments[-1].stop_reason = None if reason is None else str(reason)
+        self.store.save(record)
+
+    def close(self) -> None:
+        """The final write: the stop reason is set after the last transition of a pause."""
+        self.save()
+
+    def wrap(self, model: Model) -> Model:
+        return _RecordingModel(model, self)
+
+    def guard(self, approver: Approver | None) -> Approver | None:
+        """Note each inline decision; write `executing` to disk before a yes is carried out."""
+        if approver is None:
+            return None
+
+        def decide(pending: PendingCall) -> bool:
+            approved = bool(approver(pending))
+            self.record.approvals[pending.call_id] = approved
+            if approved:
+                self.record.side_effects[pending.call_id] = EXECUTING
+                self.save()
+            return approved
+
+        return decide
+
+    def mark_executing(self, call_ids: list[str]) -> None:
+        for call_id in call_ids:
+            self.record.side_effects[call_id] = EXECUTING
+        self.save()
+
+    def _settle(self, state: RunState) -> None:
+        outcome = {c.call_id: c for c in state.calls}
+        for call_id, status in list(self.record.side_effects.items()):
+            if status == EXECUTING and call_id in outcome:
+                done = outcome[call_id]
+                ok = done.decision == "executed" and bool((done.result or {}).get("ok"))
+                self.record.side_effects[call_id] = COMMITTED if ok else FAILED
+
+
+class _RecordingModel:
+    """Passes requests through and keeps what came back, for replay."""
+
+    def __init__(self, model: Model, recorder: Recorder) -> None:
+        self.inner = model
+        self.provider = model.provider
+        self.name = model.name
+        self.recorder = recorder
+
+    def respond(self, request: ModelRequest) -> Turn:
+        step = self.recorder.record.state.steps + 1
+        try:
+            turn = self.inner.respond(request)
+        except ModelError as exc:
+            self.recorder.record.add_turn_error(step, exc)
+            raise
+        self.recorder.record.add_turn(step, turn)
+        return turn
+
+
+# ---- resuming -------------------------------------------------------------------------
+
+
+RESUMABLE = LIMIT_STOPS | {StopReason.AWAITING_APPROVAL, StopReason.MODEL_ERROR, StopReason.CANCELLED}
+
+
+def check_resume(record: RunRecord, toolbox: Toolbox, *, user: str | None, approve: bool | None,
+                 now: float, ttl_hours: float) -> None:
+    """Every re-check before a stored run is trusted again; the first failure is raised
+    as a RecordError that names it. Nothing runs before all of them pass."""
+    state, rid = record.state, record.run_id
+    unsure = [c for c, s in record.side_effects.items() if s == EXECUTING]
+    if unsure:
+        raise RecordError(f"run {rid} stopped while an approved call ({unsure[0]}) was being carried out; it may "
+                          "have been done. Check the order; this run will not be resumed")
+    reason = state.stop_reason
+    if reason is None:
+        raise RecordError(f"run {rid} did not finish cleanly (the process was killed); start a new run")
+    if reason is StopReason.ANSWERED:
+        raise RecordError(f"run {rid} already answered; there is nothing to resume")
+    if reason not in RESUMABLE:
+        raise RecordError(f"run {rid} stopped with {reason}; it cannot be resumed")
+    if state.user != user:
+        owner = f"user {state.user}" if state.user else "an anonymous session"
+        hint = " (pass --user)" if user is None else ""
+        raise RecordError(f"run {rid} belongs to {owner}, not to {f'user {user}' if user else 'an anonymous session'}"
+                          f"{hint}; nothing was executed")
+    for name, version in record.tool_versions.items():
+        current = toolbox.versions.get(name)
+        if current is None:
+            raise RecordError(f"run {rid} used the tool {name}, which is no longer available")
+        if current != version:
+            raise RecordError(f"the tool {name} changed since run {rid} (version {version} → {current}); "
+                              "the run will not be resumed")
+    if reason is not StopReason.AWAITING_APPROVAL:
+        if approve is not None:
+            raise RecordError(f"run {rid} is not waiting for approval (it stopped with {reason}); "
+                              "drop --approve/--reject")
+        return
+    if approve is None:
+        raise RecordError(f"run {rid} is waiting for approval: pass --approve or --reject")
+    for pending in state.pending:
+        _check_pending(rid, record, pending, toolbox, now, ttl_hours, approve)
+
+
+def _check_pending(rid: str, record: RunRecord, pending: PendingCall, toolbox: Toolbox, now: float,
+                   ttl_hours: float, approve: bool) -> None:
+    if record.side_effects.get(pending.call_id) == COMMITTED:
+        raise RecordError(f"{pending.name} ({pending.call_id}) of run {rid} was already carried out; "
+                          "it will not run again")
+    tool = toolbox.get(pending.name)
+    if tool is None or tool.version != pending.version:
+        raise RecordError(f"the tool {pending.name} changed since the approval was requested; "
+                          "the run will not be resumed")
+    age = now - pending.requested_at
+    if age > ttl_hours * 3600:
+        raise RecordError(f"the approval request of run {rid} expired: it was made {age / 3600:.1f} h ago "
+                          f"and approvals last {ttl_hours:g} h; ask again")
+    if not approve:
+        return  # saying no needs no preconditions: nothing will run
+    call = FunctionCall(call_id=pending.call_id, name=pending.name, arguments=pending.arguments)
+    prepared = toolbox.prepare(call, ToolContext(user=record.state.user, run_id=rid))
+    if isinstance(prepared, Refused):
+        raise RecordError(f"{pending.description} can no longer be done: {prepared.envelope.get('error')}; "
+                          "nothing was executed")
+    if prepared.canonical_arguments != pending.arguments:
+        raise RecordError(f"the approval of run {rid} no longer matches its call; nothing was executed")
+
+
+def resume_run(store: RunStore, record: RunRecord, model: Model, toolbox: Toolbox, limits: Limits, *,
+               approve: bool | None = None, observers: list[Observer] | tuple = (),
+               approver: Approver | None = None, kind: str = "resume",
+               clock: Callable[[], float] = time.monotonic,
+               wall_clock: Callable[[], float] = time.time) -> RunState:
+    """Continue a checked record (see `check_resume`) with a fresh budget, appending its
+    transitions to the same record. Approved side effects are noted `executing` on disk
+    before they run."""
+    recorder = Recorder(store, record, wall_clock=wall_clock)
+    record.begin(kind, limits, approve=approve, approver=approver is not None, now=wall_clock())
+    if approve:
+        recorder.mark_executing([p.call_id for p in record.state.pending])
+    engine = Engine(recorder.wrap(model), toolbox, limits, clock=clock, wall_clock=wall_clock,
+                    observers=[*observers, recorder], approver=recorder.guard(approver))
+    try:
+        engine.run(record.state, approve_pending=approve)
+    finally:
+        recorder.close()
+    return record.state

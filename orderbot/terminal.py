@@ -1,0 +1,98 @@
+"""Reading from the person at the terminal: lines with editing and history, single keys.
+
+Line editing and history come from the stdlib `readline` module where it exists; without
+it (or without a terminal) plain `input()` still works.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Iterator
+
+HISTORY_LINES = 1000
+
+
+def read_line(prompt: str, *, interactive: bool = True) -> str | None:
+    """The next line, stripped; None to leave (Ctrl-D, or Ctrl-C with nothing typed).
+    Piped input is echoed after the prompt, so the output reads like a session."""
+    try:
+        line = input(prompt) if interactive else input()
+    except EOFError:
+        if interactive:
+            print()  # end the prompt's line
+        return None
+    except KeyboardInterrupt:
+        print()
+        return "" if _typed() else None
+    if not interactive:
+        print(prompt + line, flush=True)
+    elif line.strip() and not line.startswith(" "):
+        _remember(line)
+    return line.strip()
+
+
+def read_key() -> str:
+    """One keypress without Enter in a terminal; Ctrl-C or end of input count as no."""
+    try:
+        import termios
+        import tty
+    except ImportError:  # no POSIX terminal control (Windows): a line instead of a key
+        try:
+            return input()[:1]
+        except (EOFError, KeyboardInterrupt):
+            return ""
+
+    fd = sys.stdin.fileno()
+    saved = termios.tcgetattr(fd)
+    try:
+        tty.setcbreak(fd)
+        return os.read(fd, 8).decode("utf-8", "replace")[:1]
+    except (KeyboardInterrupt, OSError):
+        return ""
+    finally:
+        termios.tcsetattr(fd, termios.TCSADRAIN, saved)
+
+
+@contextmanager
+def line_history(path: Path, *, enabled: bool) -> Iterator[None]:
+    """Line editing and a bounded history file, through the stdlib readline module."""
+    readline = _readline() if enabled else None
+    if readline is not None:
+        readline.set_auto_history(False)  # approval answers are not worth recalling
+        readline.set_history_length(HISTORY_LINES)
+        try:
+            readline.read_history_file(path)
+        except OSError:
+            pass
+    try:
+        yield
+    finally:
+        if readline is not None:
+            try:
+                path.parent.mkdir(parents=True, exist_ok=True)
+                readline.write_history_file(path)
+                path.chmod(0o600)  # questions may name orders and people
+            except OSError:
+                pass
+
+
+def _readline():
+    try:
+        import readline
+    except ImportError:  # e.g. Windows without pyreadline: plain input() still works
+        return None
+    return readline
+
+
+def _typed() -> bool:
+    readline = sys.modules.get("readline")
+    return bool(readline and readline.get_line_buffer().strip())
+
+
+def _remember(line: str) -> None:
+    readline = sys.modules.get("readline")
+    if readline is not None:
+        readline.add_history(line)

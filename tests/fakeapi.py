@@ -1,0 +1,310 @@
+"""A loopback stand-in for the OpenAI API: the real openai SDK talks to it over HTTP.
+
+It speaks two routes, `POST /v1/responses` (the Responses API) and
+`POST /v1/chat/completions` (Chat Completions). Each route has a queue of scripted
+replies; every request is logged. Replies are shaped like the real API's (a test parses
+them with the SDK's own types), so what works here works against the service.
+
+    with FakeAPI() as api:
+        api.enqueue("responses", response(function_call("get_order_status", {"order_id": "ORD-1001"})))
+        api.enqueue("responses", lambda req: response(message(f"saw {len(req.body['input'])} items")))
+        ...  # point the program at api.url (http://127.0.0.1:PORT/v1)
+        assert len(api.requests) == 2
+
+A queued entry is a `Reply`, a plain dict (sent as a 200 JSON body), or a function of the
+`Request` returning either. When a route's queue is empty its `fallback` answers (by
+default a 500 saying the script ran out), so `api.fallback["chat"] = error(500, ...)` is
+"fail forever". Behaviours beyond a status and a body: `hang()` never answers (until the
+server closes), `stall(partial)` sends the headers and part of a body then hangs,
+`trickle(every)` sends a byte now and then forever, `reset()` drops the connection with
+a TCP reset.
+
+`WIRES["openai"]` and `WIRES["chat"]` write the same scripts for either provider: a turn
+of calls, a text turn, and the tool outputs a request carried.
+
+Nothing here sleeps blindly: hanging and trickling handlers wait on an event that
+`close()` sets, so the server always shuts down promptly.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import struct
+import threading
+import time
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from itertools import count
+from typing import Any, Callable, Union
+
+ROUTES = {"/v1/responses": "responses", "/v1/chat/completions": "chat"}
+
+
+# ---- what the server can do -----------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Reply:
+    status: int = 200
+    body: bytes = b""
+    headers: dict[str, str] = field(default_factory=dict)
+    content_type: str = "application/json"
+    behaviour: str = "respond"  # respond, hang, stall, trickle, reset
+    every: float = 0.0  # trickle: seconds between bytes
+
+
+@dataclass(frozen=True)
+class Request:
+    route: str  # "responses", "chat" or the raw path when unknown
+    path: str
+    headers: dict[str, str]  # lower-case names
+    raw: bytes
+    at: float  # time.monotonic() when the request arrived
+
+    @property
+    def body(self) -> Any:
+        """The JSON body, or None when it is not JSON."""
+        try:
+            return json.loads(self.raw)
+        except ValueError:
+            return None
+
+
+Script = Union[Reply, dict, Callable[[Request], Union[Reply, dict]]]
+
+
+def reply(body: dict | list, status: int = 200, headers: dict[str, str] | None = None) -> Reply:
+    return Reply(status, json.dumps(body, ensure_ascii=False).encode(), dict(headers or {}))
+
+
+def raw(body: bytes | str, status: int = 200, content_type: str = "text/html") -> Reply:
+    """Any bytes at all, e.g. a proxy's HTML page or a truncated JSON document."""
+    data = body.encode() if isinstance(body, str) else body
+    return Reply(status, data, {}, content_type)
+
+
+ERROR_TYPES = {400: "invalid_request_error", 401: "invalid_request_error", 403: "permission_denied",
+               404: "invalid_request_error", 429: "rate_limit_exceeded"}
+
+
+def error(status: int, message: str = "", *, code: str | None = None, headers: dict[str, str] | None = None) -> Reply:
+    """The API's error envelope: {"error": {"message", "type", "param", "code"}}."""
+    body = {"error": {"message": message or f"error {status}", "type": ERROR_TYPES.get(status, "server_error"),
+                      "param": None, "code": code}}
+    return reply(body, status, headers)
+
+
+def hang() -> Reply:
+    """Read the request and never answer."""
+    return Reply(behaviour="hang")
+
+
+def stall(partial: bytes = b'{"id": "resp_') -> Reply:
+    """Send 200 headers and the first bytes of a body, then never finish it."""
+    return Reply(body=partial, behaviour="stall")
+
+
+def trickle(every: float = 0.2) -> Reply:
+    """Send 200 headers, then one byte of body every `every` seconds, never finishing.
+
+    Each read succeeds before a per-read timeout fires, so only a deadline on the whole
+    request stops it.
+    """
+    return Reply(body=b" ", behaviour="trickle", every=every)
+
+
+def reset() -> Reply:
+    """Close the connection with a TCP reset, without a response."""
+    return Reply(behaviour="reset")
+
+
+# ---- replies shaped like the real API -------------------------------------------------
+
+_ids = count(1)
+
+
+def _id(prefix: str) -> str:
+    return f"{prefix}_{next(_ids):08x}"
+
+
+def message(text: str) -> dict:
+    """A Responses API output message."""
+    return {"id": _id("msg"), "type": "message", "role": "assistant", "status": "completed",
+            "content": [{"type": "output_text", "text": text, "annotations": []}]}
+
+
+def function_call(name: str, arguments: dict | str, call_id: str | None = None) -> dict:
+    """A Responses API function_call output item; `arguments` may be raw (broken) text."""
+    args = arguments if isinstance(arguments, str) else json.dumps(arguments, ensure_ascii=False)
+    return {"id": _id("fc"), "type": "function_call", "status": "completed", "call_id": call_id or _id("call"),
+            "name": name, "arguments": args}
+
+
+def reasoning(summary: str = "") -> dict:
+    return {"id": _id("rs"), "type": "reasoning",
+            "summary": [{"type": "summary_text", "text": summary}] if summary else []}
+
+
+def response(*output: dict, input_tokens: int = 120, output_tokens: int = 20, model: str = "gpt-4o-mini",
+             status: str = "completed") -> dict:
+    """A whole Responses API `Response` object."""
+    return {
+        "id": _id("resp"), "object": "response", "created_at": 1_760_000_000, "status": status, "model": model,
+        "output": list(output), "parallel_tool_calls": True, "tool_choice": "auto", "tools": [],
+        "error": None, "incomplete_details": None, "instructions": None, "metadata": {},
+        "temperature": 1.0, "top_p": 1.0, "text": {"format": {"type": "text"}},
+        "usage": {"input_tokens": input_tokens, "input_tokens_details": {"cached_tokens": 0, "cache_write_tokens": 0},
+                  "output_tokens": output_tokens, "output_tokens_details": {"reasoning_tokens": 0},
+                  "total_tokens": input_tokens + output_tokens},
+    }
+
+
+def tool_call(name: str, arguments: dict | str, call_id: str | None = None) -> dict:
+    """A Chat Completions tool call."""
+    args = arguments if isinstance(arguments, str) else json.dumps(arguments, ensure_ascii=False)
+    return {"id": call_id or _id("call"), "type": "function", "function": {"name": name, "arguments": args}}
+
+
+def completion(content: str | None = None, tool_calls: list[dict] | None = None, *, prompt_tokens: int = 100,
+               completion_tokens: int = 15, model: str = "gpt-4o-mini") -> dict:
+    """A whole Chat Completions `ChatCompletion` object."""
+    msg: dict[str, Any] = {"role": "assistant", "content": content, "refusal": None, "annotations": []}
+    if tool_calls:
+        msg["tool_calls"] = tool_calls
+    return {
+        "id": _id("chatcmpl"), "object": "chat.completion", "created": 1_760_000_000, "model": model,
+        "choices": [{"index": 0, "message": msg, "logprobs": None,
+                     "finish_reason": "tool_calls" if tool_calls else "stop"}],
+        "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
+                  "total_tokens": prompt_tokens + completion_tokens},
+    }
+
+
+@dataclass(frozen=True)
+class Wire:
+    """One provider's side of the script: which route, and how its turns look."""
+
+    provider: str
+    route: str
+    calls: Callable[..., dict]  # calls(("get_order_status", {"order_id": "ORD-1001"}), ...)
+    text: Callable[[str], dict]
+    outputs: Callable[[Request], dict[str, Any]]  # call_id -> the tool's envelope, as sent
+
+
+def _responses_outputs(request: Request) -> dict[str, Any]:
+    return {i["call_id"]: json.loads(i["output"]) for i in request.body["input"]
+            if i.get("type") == "function_call_output"}
+
+
+def _chat_outputs(request: Request) -> dict[str, Any]:
+    return {m["tool_call_id"]: json.loads(m["content"]) for m in request.body["messages"] if m["role"] == "tool"}
+
+
+WIRES = {
+    "openai": Wire("openai", "responses", lambda *c: response(*(function_call(n, a) for n, a in c)),
+                   lambda t: response(message(t)), _responses_outputs),
+    "chat": Wire("chat", "chat", lambda *c: completion(None, [tool_call(n, a) for n, a in c]),
+                 lambda t: completion(t), _chat_outputs),
+}
+
+
+# ---- the server -----------------------------------------------------------------------
+
+
+class FakeAPI:
+    """A ThreadingHTTPServer on 127.0.0.1 with a port of its own, run in a thread."""
+
+    def __init__(self) -> None:
+        self.queues: dict[str, list[Script]] = {"responses": [], "chat": []}
+        out = error(500, "the fake API has no scripted reply left")
+        self.fallback: dict[str, Script] = {"responses": out, "chat": out}
+        self.requests: list[Request] = []
+        self._lock = threading.Lock()
+        self._release = threading.Event()
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
+        self._server.daemon_threads = True
+        self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self._server.server_address[1]}/v1"
+
+    def enqueue(self, route: str, *scripts: Script) -> "FakeAPI":
+        with self._lock:
+            self.queues[route].extend(scripts)
+        return self
+
+    def requests_for(self, route: str) -> list[Request]:
+        return [r for r in self.requests if r.route == route]
+
+    def pending(self, route: str) -> int:
+        return len(self.queues[route])
+
+    def start(self) -> "FakeAPI":
+        self._thread.start()
+        return self
+
+    def close(self) -> None:
+        self._release.set()  # wake every hanging handler
+        self._server.shutdown()
+        self._server.server_close()
+        self._thread.join(timeout=5)
+
+    def __enter__(self) -> "FakeAPI":
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _next(self, request: Request) -> Reply:
+        with self._lock:
+            self.requests.append(request)
+            queue = self.queues.get(request.route)
+            script = queue.pop(0) if queue else self.fallback.get(request.route, error(404, "no such route"))
+        if callable(script):
+            script = script(request)
+        return script if isinstance(script, Reply) else reply(script)
+
+
+def _handler(api: FakeAPI) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def do_POST(self) -> None:  # noqa: N802 - the stdlib's name
+            length = int(self.headers.get("content-length") or 0)
+            body = self.rfile.read(length)
+            request = Request(ROUTES.get(self.path, self.path), self.path,
+                              {k.lower(): v for k, v in self.headers.items()}, body, time.monotonic())
+            answer = api._next(request)
+            if answer.behaviour == "hang":
+                api._release.wait()
+                self.close_connection = True
+                return
+            if answer.behaviour == "reset":
+                self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+                self.close_connection = True
+                return
+            self.send_response(answer.status)
+            self.send_header("content-type", answer.content_type)
+            for name, value in answer.headers.items():
+                self.send_header(name, value)
+            if answer.behaviour in ("stall", "trickle"):
+                self.send_header("content-length", "1000000")
+                self.end_headers()
+                self.wfile.write(answer.body)
+                self.wfile.flush()
+                # trickle: a byte each `every` seconds; stall: nothing more, until closed
+                while not api._release.wait(answer.every or None):
+                    self.wfile.write(answer.body)
+                    self.wfile.flush()
+                self.close_connection = True
+                return
+            self.send_header("content-length", str(len(answer.body)))
+            self.end_headers()
+            self.wfile.write(answer.body)
+
+        def log_message(self, format: str, *args: object) -> None:  # keep test output clean
+            pass
+
+    return Handler

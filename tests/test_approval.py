@@ -1,0 +1,235 @@
+"""Side effects wait for a person: paused when nobody can be asked, asked exactly what will
+happen in a terminal, rejected unless the answer is yes, and run at most once when approved."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import sys
+from pathlib import Path
+
+import pexpect
+import pytest
+from rich.console import Console
+from typer.testing import CliRunner
+
+from orderbot.cli import app
+from orderbot.commands.ask import _terminal_approver
+from orderbot.engine import Engine, Limits, PendingCall, RunState, StopReason
+from orderbot.items import FunctionCallOutput
+from orderbot.models.scripted import ScriptedModel, call, calls, text
+from orderbot.orders import OrderStore, order_tools
+from orderbot.render import TransitionView
+from orderbot.tools import Toolbox
+
+runner = CliRunner()
+CANCEL = {"order_id": "ORD-1002", "reason": "不想要了"}
+DESCRIPTION = "Cancel ORD-1002 (处理中, ¥199.00), reason: 不想要了"
+
+
+def fresh_toolbox(path: Path) -> Toolbox:
+    """A toolbox over the file as it is now: what a new process would load."""
+    return Toolbox(order_tools(OrderStore.load(path)))
+
+
+def status_of(path: Path, order_id: str) -> str:
+    return OrderStore.load(path).get(order_id).status
+
+
+def results_sent(request) -> list[dict]:
+    return [json.loads(i.output) for i in request.items if isinstance(i, FunctionCallOutput)]
+
+
+# ---- nobody to ask: the run pauses --------------------------------------------------------
+
+
+def test_piped_ask_pauses_with_exit_4_and_writes_nothing(orders_file):
+    before = orders_file.read_bytes()
+    result = runner.invoke(app, ["ask", "--user", "C001", "--orders", str(orders_file), "取消订单 ORD-1002，不想要了"])
+    assert result.exit_code == 4, result.output
+    assert orders_file.read_bytes() == before
+    assert f"Paused: an action is waiting for your approval. {DESCRIPTION}." in result.output
+    run_id = result.output.split("run id: ")[1].split()[0]
+    assert f"orderbot resume {run_id} --approve --user C001" in result.output
+
+
+def test_piped_json_holds_the_pending_call_and_the_resume_command(orders_file):
+    before = orders_file.read_bytes()
+    result = runner.invoke(app, ["ask", "--user", "C001", "--orders", str(orders_file), "--json",
+                                 "取消订单 ORD-1002，不想要了"])
+    assert result.exit_code == 4
+    doc = json.loads(result.output)
+    assert doc["stop_reason"] == "awaiting_approval" and doc["exit_code"] == 4
+    [pending] = doc["pending"]
+    assert pending["name"] == "cancel_order" and pending["user"] == "C001"
+    assert pending["arguments"] == json.dumps(CANCEL, sort_keys=True, ensure_ascii=False)
+    assert pending["description"] == DESCRIPTION
+    assert pending["version"] == fresh_toolbox(orders_file).versions["cancel_order"]
+    assert doc["resume_command"] == f"orderbot resume {doc['run_id']} --approve --user C001"
+    assert orders_file.read_bytes() == before
+
+
+def test_a_scripted_model_asking_to_cancel_pauses_the_real_cli(orders_file, use_model):
+    before = orders_file.read_bytes()
+    use_model(ScriptedModel([calls(call("cancel_order", CANCEL))]))
+    result = runner.invoke(app, ["ask", "--provider", "scripted", "--user", "C001", "--orders", str(orders_file),
+                                 "--json", "cancel it"])
+    assert result.exit_code == 4
+    assert [p["name"] for p in json.loads(result.output)["pending"]] == ["cancel_order"]
+    assert orders_file.read_bytes() == before
+
+
+def test_a_cancel_that_cannot_happen_is_refused_before_anyone_is_asked(orders_file):
+    # ORD-1001 has shipped: there is nothing to approve, the model hears why.
+    result = runner.invoke(app, ["ask", "--user", "C001", "--orders", str(orders_file), "--json", "取消订单 ORD-1001"])
+    doc = json.loads(result.output)
+    assert result.exit_code == 0 and doc["pending"] == []
+    assert doc["calls"][0]["result"]["code"] == "not_cancellable"
+
+
+def test_the_pending_call_is_bound_to_tool_version_arguments_and_user(toolbox):
+    model = ScriptedModel([calls(call("cancel_order", {"reason": "  不想要了 ", "order_id": "ORD-1002"}))])
+    state = Engine(model, toolbox, Limits()).run(RunState.start("q", user="C001"))
+    assert state.stop_reason is StopReason.AWAITING_APPROVAL
+    [pending] = state.pending
+    assert (pending.name, pending.version, pending.user) == ("cancel_order", toolbox.versions["cancel_order"], "C001")
+    assert pending.arguments == '{"order_id": "ORD-1002", "reason": "不想要了"}'  # validated, canonical
+    assert [c.decision for c in state.calls] == []  # nothing ran, nothing was answered yet
+
+
+# ---- a person answers --------------------------------------------------------------------
+
+
+def test_rejected_approval_writes_nothing_and_the_model_is_told(orders_file, toolbox):
+    before = orders_file.read_bytes()
+    asked: list[PendingCall] = []
+    model = ScriptedModel([calls(call("cancel_order", CANCEL)), text("好的，没有取消。")])
+    engine = Engine(model, toolbox, Limits(), approver=lambda p: asked.append(p) or False)
+    state = engine.run(RunState.start("取消订单 ORD-1002", user="C001"))
+    assert [p.description for p in asked] == [DESCRIPTION]
+    assert state.stop_reason is StopReason.ANSWERED and state.answer == "好的，没有取消。"
+    assert results_sent(model.requests[1]) == [
+        {"ok": False, "error": "the person did not approve this action; nothing was done", "code": "rejected"}]
+    assert orders_file.read_bytes() == before
+
+
+def test_approved_call_is_written_exactly_once(orders_file, toolbox):
+    model = ScriptedModel([calls(call("cancel_order", CANCEL)), text("已取消。")])
+    state = Engine(model, toolbox, Limits(), approver=lambda p: True).run(RunState.start("q", user="C001"))
+    assert state.stop_reason is StopReason.ANSWERED
+    assert [c.decision for c in state.calls] == ["executed"]
+    assert results_sent(model.requests[1])[0]["data"]["status"] == "已取消"
+    order = OrderStore.load(orders_file).get("ORD-1002")
+    assert order.status == "已取消" and order.cancelled_by == f"{state.run_id}/{state.calls[0].call_id}"
+
+
+def test_resuming_the_same_paused_run_twice_cancels_once(orders_file, toolbox):
+    paused = Engine(ScriptedModel([calls(call("cancel_order", CANCEL))]), toolbox, Limits()).run(
+        RunState.start("取消订单 ORD-1002", user="C001"))
+    assert paused.stop_reason is StopReason.AWAITING_APPROVAL
+    saved = paused.model_dump_json()  # what the run record holds
+    first_copy, second_copy = RunState.model_validate_json(saved), RunState.model_validate_json(saved)
+
+    first = Engine(ScriptedModel([text("已取消。")]), fresh_toolbox(orders_file), Limits()).run(
+        first_copy, approve_pending=True)
+    written, inode = orders_file.read_bytes(), orders_file.stat().st_ino
+    second = Engine(ScriptedModel([text("已取消。")]), fresh_toolbox(orders_file), Limits()).run(
+        second_copy, approve_pending=True)
+
+    assert first.stop_reason is second.stop_reason is StopReason.ANSWERED
+    assert [c.decision for c in first.calls] == [c.decision for c in second.calls] == ["executed"]
+    assert first.calls[0].result == second.calls[0].result  # the same answer, from what was stored
+    assert orders_file.read_bytes() == written and orders_file.stat().st_ino == inode  # no second write
+    assert status_of(orders_file, "ORD-1002") == "已取消"
+
+
+def test_resuming_with_a_rejection_writes_nothing(orders_file, toolbox):
+    before = orders_file.read_bytes()
+    paused = Engine(ScriptedModel([calls(call("cancel_order", CANCEL))]), toolbox, Limits()).run(
+        RunState.start("q", user="C001"))
+    model = ScriptedModel([text("没有取消。")])
+    state = Engine(model, fresh_toolbox(orders_file), Limits()).run(paused, approve_pending=False)
+    assert [c.decision for c in state.calls] == ["rejected"]
+    assert results_sent(model.requests[0])[-1]["code"] == "rejected"
+    assert orders_file.read_bytes() == before
+
+
+def test_an_approval_is_checked_again_when_it_is_settled(orders_file, toolbox):
+    paused = Engine(ScriptedModel([calls(call("cancel_order", CANCEL))]), toolbox, Limits()).run(
+        RunState.start("q", user="C001"))
+    # Meanwhile the order was cancelled by someone else (another run, another call).
+    OrderStore.load(orders_file).cancel("ORD-1002", "电话取消", "other-run/call_9", user="C001")
+    before = orders_file.read_bytes()
+    state = Engine(ScriptedModel([text("已经取消过了。")]), fresh_toolbox(orders_file), Limits()).run(
+        paused, approve_pending=True)
+    assert [c.decision for c in state.calls] == ["not_cancellable"]
+    assert orders_file.read_bytes() == before
+
+
+def test_resuming_without_a_decision_stays_paused(orders_file, toolbox):
+    before = orders_file.read_bytes()
+    paused = Engine(ScriptedModel([calls(call("cancel_order", CANCEL))]), toolbox, Limits()).run(
+        RunState.start("q", user="C001"))
+    model = ScriptedModel([])
+    state = Engine(model, toolbox, Limits(), approver=lambda p: True).run(paused)
+    assert state.stop_reason is StopReason.AWAITING_APPROVAL and model.requests == []
+    assert orders_file.read_bytes() == before
+
+
+# ---- the terminal prompt -----------------------------------------------------------------
+
+
+def prompt(monkeypatch, reply: str, description: str = DESCRIPTION) -> tuple[bool, str]:
+    monkeypatch.setattr(sys, "stdin", io.StringIO(reply))
+    out = io.StringIO()
+    console = Console(file=out, width=200, color_system=None)
+    approve = _terminal_approver(TransitionView(console, Limits()), console)
+    pending = PendingCall(step=1, call_id="c", name="cancel_order", version="v", arguments="{}", user="C001",
+                          description=description, requested_at=0.0)
+    return approve(pending), out.getvalue()
+
+
+@pytest.mark.parametrize("reply, approved", [
+    ("y\n", True), ("Y\n", True), ("yes\n", True), (" 是 \n", True),
+    ("n\n", False), ("\n", False), ("no\n", False), ("yes please\n", False), ("", False),  # "" is end of input
+])
+def test_only_yes_approves(monkeypatch, reply, approved):
+    decision, shown = prompt(monkeypatch, reply)
+    assert decision is approved
+    assert shown == f"{DESCRIPTION}? [y/N] "
+
+
+def test_the_prompt_shows_model_text_literally(monkeypatch):
+    _, shown = prompt(monkeypatch, "n\n", "Cancel ORD-1002 (处理中, ¥199.00), reason: [bold red]urgent[/]")
+    assert shown == "Cancel ORD-1002 (处理中, ¥199.00), reason: [bold red]urgent[/]? [y/N] "
+
+
+def spawn_ask(orders_file: Path, question: str) -> pexpect.spawn:
+    env = {**os.environ, "COLUMNS": "120", "TERM": "xterm"}
+    return pexpect.spawn(sys.executable, ["-m", "orderbot", "ask", "--user", "C001", "--orders", str(orders_file),
+                                          question], env=env, encoding="utf-8", timeout=30, dimensions=(50, 120))
+
+
+def test_in_a_terminal_ask_asks_first_and_cancels_on_yes(orders_file):
+    child = spawn_ask(orders_file, "取消订单 ORD-1002，不想要了")
+    child.expect_exact(f"{DESCRIPTION}? [y/N]")
+    assert status_of(orders_file, "ORD-1002") == "处理中"  # asked before anything ran
+    child.sendline("y")
+    child.expect_exact("订单 ORD-1002 已取消。")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0
+    assert status_of(orders_file, "ORD-1002") == "已取消"
+
+
+def test_in_a_terminal_anything_but_yes_leaves_the_order_alone(orders_file):
+    before = orders_file.read_bytes()
+    child = spawn_ask(orders_file, "取消订单 ORD-1002")
+    child.expect_exact("Cancel ORD-1002 (处理中, ¥199.00), reason: 用户要求取消? [y/N]")
+    child.sendline("sure")
+    child.expect_exact("你没有确认，所以没有对订单 ORD-1002 做任何操作。")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0
+    assert orders_file.read_bytes() == before

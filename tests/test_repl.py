@@ -1,0 +1,177 @@
+"""`orderbot repl` driven as a person would: in a pseudo-terminal, through pexpect.
+
+Each test starts the real program (`python -m orderbot repl`) with its own state
+directory and a private copy of the orders. The slow model for Ctrl-C is the real openai
+SDK talking to a loopback fake API that holds its reply until the test lets go.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import threading
+from pathlib import Path
+
+import pexpect
+import pytest
+
+from fakeapi import FakeAPI, completion, hang
+
+PROMPT = "orderbot C001> "
+WAIT = 30  # seconds pexpect waits for text that should come at once; never slept
+
+
+@pytest.fixture
+def spawn(tmp_path: Path, orders_file: Path):
+    children: list[pexpect.spawn] = []
+
+    def start(*args: str, user: str | None = "C001") -> pexpect.spawn:
+        env = {**os.environ, "ORDERBOT_STATE_DIR": str(tmp_path / "state"), "NO_COLOR": "1", "TERM": "dumb",
+               "COLUMNS": "120", "LINES": "40", "HOME": str(tmp_path)}
+        argv = ["-m", "orderbot", "repl", "--orders", str(orders_file), *(["--user", user] if user else []), *args]
+        child = pexpect.spawn(sys.executable, argv, env=env, encoding="utf-8", dimensions=(40, 120), timeout=WAIT)
+        children.append(child)
+        return child
+
+    yield start
+    for child in children:
+        if child.isalive():
+            child.terminate(force=True)
+
+
+def say(child: pexpect.spawn, line: str, prompt: str = PROMPT) -> str:
+    """Type a line, wait for the next prompt, return everything printed in between."""
+    child.sendline(line)
+    child.expect_exact(prompt)
+    return child.before
+
+
+def leave(child: pexpect.spawn) -> int:
+    child.sendeof()
+    child.expect(pexpect.EOF)
+    child.close()
+    return child.exitstatus
+
+
+def order_status(orders_file: Path, order_id: str) -> str:
+    return next(o["status"] for o in json.loads(orders_file.read_text("utf-8"))["orders"] if o["order_id"] == order_id)
+
+
+def test_three_turns_with_carried_context_inline_approval_and_ctrl_d(spawn, orders_file, tmp_path):
+    child = spawn()
+    child.expect_exact(PROMPT)
+    first = say(child, "查询 ORD-1001")
+    assert 'step 1 · get_order_status(order_id="ORD-1001") → executed' in first
+    assert "step 2 · answered" in first and "订单 ORD-1001 的状态是：已发货。" in first
+    second = say(child, "那 ORD-1002 呢？")
+    assert "订单 ORD-1002 的状态是：处理中。" in second
+    # "它" is the order of the turn before: only the carried history can say which one
+    child.sendline("取消它")
+    child.expect_exact("Cancel ORD-1002")
+    child.expect_exact("[y/N]")
+    assert order_status(orders_file, "ORD-1002") == "处理中"  # nothing done before the yes
+    third = say(child, "y")
+    assert 'cancel_order(order_id="ORD-1002"' in third and "approved, executed" in third
+    assert "订单 ORD-1002 已取消。" in third
+    assert order_status(orders_file, "ORD-1002") == "已取消"
+    assert leave(child) == 0
+    history = (tmp_path / "state" / "repl_history").read_text("utf-8").splitlines()
+    assert history == ["查询 ORD-1001", "那 ORD-1002 呢？", "取消它"]  # the "y" was an answer, not a line
+
+
+def test_reset_forgets_the_earlier_turns(spawn):
+    child = spawn()
+    child.expect_exact(PROMPT)
+    say(child, "查询 ORD-1002")
+    assert "forgotten" in say(child, "/reset")
+    out = say(child, "取消它")
+    assert "请提供要查询的订单号" in out and "cancel_order" not in out
+    assert leave(child) == 0
+
+
+def test_rejected_approval_leaves_the_order_alone(spawn, orders_file):
+    child = spawn()
+    child.expect_exact(PROMPT)
+    child.sendline("取消 ORD-1002")
+    child.expect_exact("[y/N]")
+    out = say(child, "n")
+    assert "rejected" in out and "你没有确认" in out
+    assert order_status(orders_file, "ORD-1002") == "处理中"
+    assert leave(child) == 0
+
+
+def test_limits_change_what_the_next_run_obeys_and_a_stopped_run_can_continue(spawn):
+    child = spawn()
+    child.expect_exact(PROMPT)
+    assert "3 steps" in say(child, "/limits")
+    assert "Invalid value for steps" in say(child, "/limits steps=0")  # refused, unchanged
+    assert "1 step · 4 tool calls" in say(child, "/limits steps=1 calls=4")
+    child.sendline("查询 ORD-1001")
+    child.expect_exact("Press c to continue")
+    out = child.before
+    assert "stopped: step_limit" in out and "[1/1 steps" in out and "not executed" in out
+    child.send("c")  # one key, no Enter
+    child.expect_exact(PROMPT)
+    assert "step 2 · get_order_status(order_id=\"ORD-1001\") → executed" in child.before
+    assert "订单 ORD-1001 的状态是：已发货。" in child.before
+    child.sendline("查询 ORD-1002")
+    child.expect_exact("Press c to continue")
+    child.send("x")  # any other key: back to the prompt, the run stays stopped
+    child.expect_exact(PROMPT)
+    assert "已发货" not in child.before and "处理中" not in child.before
+    assert leave(child) == 0
+
+
+def test_ctrl_c_cancels_the_running_request_and_the_next_prompt_works(spawn):
+    arrived = threading.Event()
+
+    def hold(request):
+        arrived.set()
+        return hang()  # answers only when the server closes
+
+    with FakeAPI() as api:
+        api.enqueue("chat", hold, completion("你好，我在。"))
+        child = spawn("--provider", "chat", "--base-url", api.url, "--model", "fake-model", "--timeout", "60")
+        child.expect_exact(PROMPT)
+        child.sendline("第一个问题")
+        assert arrived.wait(WAIT), "the request never reached the fake API"
+        child.sendintr()
+        child.expect_exact(PROMPT)
+        assert "run · stopped: cancelled" in child.before and "Cancelled." in child.before
+        assert "stop reason: cancelled" in child.before
+        out = say(child, "第二个问题")
+        assert "你好，我在。" in out
+        # the second request carried the first question, and nothing from the cancelled run
+        messages = api.requests_for("chat")[1].body["messages"]
+        assert [m["content"] for m in messages if m["role"] == "user"] == ["第一个问题", "第二个问题"]
+        assert leave(child) == 0
+
+
+def test_ctrl_c_at_an_empty_prompt_exits_cleanly(spawn):
+    child = spawn(user=None)
+    child.expect_exact("orderbot> ")
+    child.sendintr()
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0
+
+
+def test_slash_commands_help_user_trace_and_exit(spawn):
+    child = spawn()
+    child.expect_exact(PROMPT)
+    out = say(child, "/help")
+    for command in ("/trace on|off", "/limits", "/user [ID]", "/reset", "/runs", "/exit"):
+        assert command in out
+    assert "Unknown command /nope" in say(child, "/nope")
+    assert "User: C001." in say(child, "/user")
+    assert "Trace is on." in say(child, "/trace on")
+    out = say(child, "查询 ORD-1001")
+    assert "budget left" in out and "allowed, executed" in out  # the per-step panels
+    assert "starts afresh" in say(child, "/user C002", prompt="orderbot C002> ")
+    out = say(child, "/runs", prompt="orderbot C002> ")
+    assert "查询 ORD-1001" in out and "answered" in out
+    child.sendline("/exit")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0
