@@ -9,9 +9,7 @@ from __future__ import annotations
 import typer
 from typer.core import TyperGroup
 
-from orderbot.commands import ask, repl
-from orderbot.commands import doctor
-from orderbot.commands import replay, resume, runs
+from orderbot.commands import ask, doctor, repl, replay, resume, runs
 
 # The order a newcomer needs the commands in (Typer would list sub-apps such as `runs` last).
 COMMAND_ORDER = ("ask", "repl", "runs", "resume", "replay", "doctor")
@@ -35,7 +33,6 @@ app = typer.Typer(
 )
 
 
-
 def _version(value: bool) -> None:
     if value:
         from orderbot import __version__
@@ -52,11 +49,11 @@ def root(
 
 
 app.command("ask", help=ask.HELP, epilog=ask.EPILOG)(ask.ask)
-app.command("doctor", help=doctor.HELP, epilog=doctor.EPILOG)(doctor.doctor)
 app.command("repl", help=repl.HELP, epilog=repl.EPILOG)(repl.repl)
 app.add_typer(runs.app, name="runs", help=runs.HELP, epilog=runs.EPILOG)
 app.command("resume", help=resume.HELP, epilog=resume.EPILOG)(resume.resume)
 app.command("replay", help=replay.HELP, epilog=replay.EPILOG)(replay.replay)
+app.command("doctor", help=doctor.HELP, epilog=doctor.EPILOG)(doctor.doctor)
 
 
 def main() -> None:

@@ -16,11 +16,8 @@ import gc
 import heapq
 import json
 import logging
-import os
-import stat
-import tempfile
 import unicodedata
-from contextlib import contextmanager, suppress
+from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
 from typing import Annotated, Callable, Iterator, Literal
@@ -29,6 +26,7 @@ from filelock import FileLock, Timeout
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
 from pydantic_core import to_json
 
+from orderbot.atomic import atomic_write
 from orderbot.errors import OrdersFileError, ToolError
 from orderbot.tools import Tool, ToolContext
 
@@ -205,32 +203,6 @@ class OrderStore:
 
 def lock_path(path: Path) -> str:
     return str(path.with_name(path.name + ".lock"))
-
-
-def atomic_write(path: Path, data: bytes) -> None:
-    """Write a temporary file next to `path`, flush it to disk, then rename it over `path`.
-
-    Readers and a crash at any moment see either the old file or the new one, never a mix.
-    """
-    fd, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        with suppress(OSError):
-            os.chmod(temp, stat.S_IMODE(path.stat().st_mode))  # keep the file's permissions
-        os.replace(temp, path)
-    except BaseException:
-        with suppress(OSError):
-            os.unlink(temp)
-        raise
-    with suppress(OSError):  # make the rename itself durable; not every platform can
-        directory = os.open(path.parent, os.O_RDONLY)
-        try:
-            os.fsync(directory)
-        finally:
-            os.close(directory)
 
 
 def parse_orders(path: Path, raw: bytes) -> dict[str, Order]:

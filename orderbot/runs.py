@@ -1,7 +1,7 @@
 """Run records on disk: save, load, list, prune, and the re-checks before a resume.
 
 Each run has one JSON file, `<state_dir>/runs/<run_id>.json`, rewritten atomically after
-every transition (temporary file, fsync, os.replace), so a process killed at any moment
+every transition (orderbot.atomic: temporary file, fsync, rename), so a process killed at any moment
 leaves the record of its last completed transition. The record holds what is needed to
 inspect the run (`orderbot runs show`), to resume it (`orderbot resume`) and to replay it
 (`orderbot replay`): the run's state with the conversation, each model turn, each
@@ -28,6 +28,7 @@ from typing import Any, Callable, Iterator, Literal
 
 from pydantic import BaseModel, ValidationError
 
+from orderbot.atomic import atomic_write
 from orderbot.engine import (
     LIMIT_STOPS, Approver, Engine, Limits, Observer, PendingCall, Phase, RunState, StopReason, Transition,
 )
@@ -344,19 +345,10 @@ class RunStore:
         path = self.path(record.run_id)
         first = not path.exists()
         data = record.to_json().encode()
-        tmp = self.dir / f".{record.run_id}.{os.getpid()}.tmp"
         try:
             self.dir.mkdir(mode=0o700, parents=True, exist_ok=True)  # records hold customers' orders
-            with open(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "wb") as handle:
-                handle.write(data)
-                handle.flush()
-                os.fsync(handle.fileno())
-            os.replace(tmp, path)
+            atomic_write(path, data)
         except OSError as exc:
-            try:
-                tmp.unlink(missing_ok=True)
-            except OSError:
-                pass
             raise RecordError(f"cannot write the run record {path}: {exc.strerror or exc}") from None
         if first:
             self.prune(keep_id=record.run_id)

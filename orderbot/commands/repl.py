@@ -200,8 +200,10 @@ class Repl:
         if not arg:
             self.say(f"User: {self.user or 'anonymous'}.")
             return
-        if len(arg) > 64 or not arg.isprintable() or " " in arg:
-            self.say("A user id is one word of at most 64 characters, e.g. C001.")
+        from orderbot.settings import USER_ID  # the same rule as --user
+
+        if not USER_ID.fullmatch(arg):
+            self.say("A user id is 1 to 64 letters, digits or . _ - @, starting with a letter or digit, e.g. C001.")
             return
         # What one customer was told must not become context for another.
         self.user = arg

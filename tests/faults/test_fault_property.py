@@ -100,14 +100,16 @@ class Adversary:
     provider = "fuzz"
     name = "fuzz"
 
-    def __init__(self, moves: list, clock: Clock) -> None:
-        self.moves, self.clock = moves, clock
+    def __init__(self, moves: list, clock: Clock, max_steps: int) -> None:
+        self.moves, self.clock, self.max_steps = moves, clock, max_steps
         self.requests: list[ModelRequest] = []
         self.turns: list[Turn] = []
 
     def respond(self, request: ModelRequest) -> Turn:
         assert request.timeout > 0, "asked the model with no time left"
         self.requests.append(request)
+        # Fail here rather than loop forever if the engine ever stops counting steps.
+        assert len(self.requests) <= self.max_steps, "more model requests than max_steps"
         delay, kind, drawn = self.moves[min(len(self.requests), len(self.moves)) - 1]
         if kind == "timeout" or delay >= request.timeout:
             self.clock.now += request.timeout
@@ -125,7 +127,7 @@ class Adversary:
 def test_any_model_ends_in_a_clean_bounded_stop(fuzz_store, moves, limits, user, approver):
     orders, before, toolbox = fuzz_store
     clock = Clock()
-    model = Adversary(moves, clock)
+    model = Adversary(moves, clock, limits.max_steps)
     seen = []
     engine = Engine(model, toolbox, limits, clock=clock, wall_clock=clock,
                     observers=[lambda t, s: seen.append(t)],

@@ -1,0 +1,36 @@
+"""Replacing a file atomically: the one way orderbot writes files that matter.
+
+Write a temporary file next to the target, flush it to disk, rename it over the target.
+Readers, and a process killed at any moment, see either the old file or the new one,
+never a mix. New files are private (mkstemp's 0600); a replaced file keeps its mode.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import tempfile
+from contextlib import suppress
+from pathlib import Path
+
+
+def atomic_write(path: Path, data: bytes) -> None:
+    fd, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        with suppress(OSError):
+            os.chmod(temp, stat.S_IMODE(path.stat().st_mode))  # keep the file's permissions
+        os.replace(temp, path)
+    except BaseException:
+        with suppress(OSError):
+            os.unlink(temp)
+        raise
+    with suppress(OSError):  # make the rename itself durable; not every platform can
+        directory = os.open(path.parent, os.O_RDONLY)
+        try:
+            os.fsync(directory)
+        finally:
+            os.close(directory)
