@@ -280,6 +280,9 @@ class Engine:
         except ModelError as exc:
             state.steps, self._steps = step, self._steps + 1
             raise _Stop(StopReason.MODEL_ERROR, str(exc))
+        except Exception as exc:  # noqa: BLE001 - a provider that broke its contract still stops cleanly
+            state.steps, self._steps = step, self._steps + 1
+            raise _Stop(StopReason.MODEL_ERROR, f"the model provider failed unexpectedly ({type(exc).__name__})")
         state.steps, self._steps = step, self._steps + 1
         request_ms = round((self.clock() - began) * 1000, 1)
         if turn.usage is not None:

@@ -226,3 +226,11 @@ def test_resuming_a_limit_stopped_run_tells_the_model_which_calls_did_not_run(to
     assert state.stop_reason is StopReason.ANSWERED
     [late] = [i for i in model.requests[1].items if isinstance(i, FunctionCallOutput)]
     assert late.call_id == "late" and json.loads(late.output)["code"] == "not_executed"
+
+
+def test_a_provider_that_raises_something_unexpected_stops_as_model_error(toolbox):
+    model = ScriptedModel([RuntimeError("socket at 10.0.0.7 exploded"), text("never")])
+    state, _ = run(model, toolbox)
+    assert state.stop_reason is StopReason.MODEL_ERROR
+    assert "RuntimeError" in state.stop_detail and "10.0.0.7" not in state.stop_detail
+    assert len(model.requests) == 1
