@@ -17,7 +17,8 @@ from orderbot.engine import Engine, Limits, RunState, StopReason
 from orderbot.errors import RecordError
 from orderbot.models.scripted import ScriptedModel, call, calls, text
 from orderbot.orders import OrderStore, order_tools
-from orderbot.runs import COMMITTED, EXECUTING, Recorder, RunStore, check_resume, resume_run
+from orderbot.resume import check_resume, resume_run
+from orderbot.runs import COMMITTED, EXECUTING, Recorder, RunStore
 from orderbot.tools import Tool, Toolbox
 
 runner = CliRunner()

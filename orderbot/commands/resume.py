@@ -55,7 +55,8 @@ def resume(
         from orderbot.models import FACTORIES, create, resolve_provider
         from orderbot.orders import SAMPLE_PATH
         from orderbot.render import TransitionView, json_document, make_console, print_header, print_outcome
-        from orderbot.runs import RunStore, check_resume, resume_run
+        from orderbot.resume import check_resume, resume_run
+        from orderbot.runs import RunStore
         from orderbot.session import open_session
         from orderbot.settings import load_settings
 
