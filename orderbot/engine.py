@@ -359,7 +359,7 @@ class Engine:
                 if self.approver is None:
                     waiting.append(pending)
                     continue
-                outputs.append(self._decide(step, prepared, ctx, self.approver(pending)))
+                outputs.append(self._decide(step, prepared, ctx, self._ask(pending)))
             else:
                 outputs.append(self._run_call(step, prepared, ctx))
         state.items.extend(outputs)
@@ -370,6 +370,15 @@ class Engine:
                        {"pending": [p.model_dump() for p in waiting]})
             raise _Stop(StopReason.AWAITING_APPROVAL, "; ".join(p.description for p in waiting))
         self._emit(step, Phase.OBSERVE, Phase.PLAN, "returned", _results_text(outputs))
+
+    def _ask(self, pending: PendingCall) -> bool:
+        """Ask the approver. The time a person takes to decide is theirs, not the run's:
+        the deadline moves by it, so a slow "yes" does not stop the run at its time limit."""
+        began = self.clock()
+        try:
+            return self.approver(pending)
+        finally:
+            self._deadline += self.clock() - began
 
     def _settle_pending(self, approve: bool) -> None:
         state = self._state

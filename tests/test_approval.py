@@ -124,6 +124,18 @@ def test_approved_call_is_written_exactly_once(orders_file, toolbox):
     assert order.status == "已取消" and order.cancelled_by == f"{state.run_id}/{state.calls[0].call_id}"
 
 
+def test_time_spent_deciding_does_not_count_against_the_time_limit(orders_file, toolbox, clock):
+    def slow_person(pending: PendingCall) -> bool:
+        clock.advance(120)  # two minutes to read and say yes, with a 30 s run limit
+        return True
+
+    model = ScriptedModel([calls(call("cancel_order", CANCEL)), text("已取消。")])
+    engine = Engine(model, toolbox, Limits(timeout=30), clock=clock, approver=slow_person)
+    state = engine.run(RunState.start("取消订单 ORD-1002", user="C001"))
+    assert state.stop_reason is StopReason.ANSWERED
+    assert model.requests[1].timeout == pytest.approx(30)  # the next request still got the time left
+
+
 def test_resuming_the_same_paused_run_twice_cancels_once(orders_file, toolbox):
     paused = Engine(ScriptedModel([calls(call("cancel_order", CANCEL))]), toolbox, Limits()).run(
         RunState.start("取消订单 ORD-1002", user="C001"))
