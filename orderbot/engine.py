@@ -274,9 +274,10 @@ class Engine:
         began = self.clock()
         try:
             turn = self.model.respond(request)
-        except ModelTimeout:
+        except ModelTimeout as exc:
             state.steps, self._steps = step, self._steps + 1
-            raise _Stop(StopReason.TIME_LIMIT, f"the model did not answer within the {limits.timeout:g} s time limit")
+            why = f" (last error: {exc.cause})" if exc.cause else ""
+            raise _Stop(StopReason.TIME_LIMIT, f"the model did not answer within the {limits.timeout:g} s time limit{why}")
         except ModelError as exc:
             state.steps, self._steps = step, self._steps + 1
             raise _Stop(StopReason.MODEL_ERROR, str(exc))

@@ -38,7 +38,15 @@ class ModelError(OrderbotError):
 
 
 class ModelTimeout(ModelError):
-    """The model did not answer before the run's deadline."""
+    """The model did not answer before the run's deadline.
+
+    `cause` is the last failure that was being retried when time ran out (e.g. a rate
+    limit), already free of secrets, so the person learns why and not only that.
+    """
+
+    def __init__(self, message: str, cause: str | None = None) -> None:
+        super().__init__(message)
+        self.cause = cause
 
 
 class ModelResponseError(ModelError):

@@ -234,3 +234,10 @@ def test_a_provider_that_raises_something_unexpected_stops_as_model_error(toolbo
     assert state.stop_reason is StopReason.MODEL_ERROR
     assert "RuntimeError" in state.stop_detail and "10.0.0.7" not in state.stop_detail
     assert len(model.requests) == 1
+
+
+def test_a_time_limit_stop_says_what_was_being_retried(toolbox):
+    model = ScriptedModel([ModelTimeout("rate limited; no time left", cause="rate limited (HTTP 429)")])
+    state, _ = run(model, toolbox)
+    assert state.stop_reason is StopReason.TIME_LIMIT
+    assert state.stop_detail.endswith("(last error: rate limited (HTTP 429))")

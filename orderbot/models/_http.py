@@ -141,7 +141,8 @@ def call_within(send: Callable[[float], T], timeout: float, classify: Callable[[
             raise ModelError(f"{failure.message}; gave up after {attempt} attempts") from None
         wait = policy.delay(attempt, failure.retry_after)
         if policy.clock() + wait >= deadline:
-            raise ModelTimeout(f"{failure.message}; no time left to retry within {timeout:g} s") from None
+            raise ModelTimeout(f"{failure.message}; no time left to retry within {timeout:g} s",
+                               cause=failure.message) from None
         log.warning("model request failed: %s; retrying in %.2f s (attempt %d)", failure.message, wait, attempt)
         policy.sleep(wait)
 
