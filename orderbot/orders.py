@@ -185,6 +185,7 @@ class OrderStore:
             raise ToolError(READ_ONLY, "read_only")
         try:
             with FileLock(lock_path(self.path), timeout=self.lock_timeout):
+                remove_stale_temporaries(self.path)
                 raw = self.path.read_bytes()
                 orders = parse_orders(self.path, raw)
                 order = orders.get(order_id)
@@ -220,6 +221,13 @@ class OrderStore:
 
 def lock_path(path: Path) -> str:
     return str(path.with_name(path.name + ".lock"))
+
+
+def remove_stale_temporaries(path: Path) -> None:
+    """Temporary files a writer killed mid-write left behind. Only a writer holding the
+    lock creates them, so under the lock every one that exists is stale."""
+    for stale in path.parent.glob(f".{path.name}.*.tmp"):
+        stale.unlink(missing_ok=True)
 
 
 def parse_orders(path: Path, raw: bytes) -> dict[str, Order]:

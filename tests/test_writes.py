@@ -125,6 +125,7 @@ def test_a_crash_mid_write_leaves_the_previous_file_intact(orders_file):
     # The lock died with the process: the next writer is not blocked.
     load(orders_file, lock_timeout=5).cancel("ORD-1002", "x", "run-2/call_1", user="C001")
     assert orders_in(orders_file)["ORD-1002"]["status"] == "已取消"
+    assert not temp.exists()  # and the next writer cleared what the dead one left behind
 
 
 def test_a_failed_write_leaves_file_memory_and_folder_as_they_were(orders_file, monkeypatch):
