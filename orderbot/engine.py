@@ -176,14 +176,20 @@ Observer = Callable[[Transition, RunState], None]
 Approver = Callable[[PendingCall], bool]
 
 
-def describe_call(call: FunctionCall, limit: int = 120) -> str:
-    """`name(key=value, ...)` for tables; the raw text when the arguments are not JSON."""
-    try:
-        args = json.loads(call.arguments)
-        inner = ", ".join(f"{k}={json.dumps(v, ensure_ascii=False)}" for k, v in args.items())
-    except (ValueError, AttributeError, TypeError):
-        inner = call.arguments
-    text = f"{call.name}({inner})"
+def describe_call(name: str, arguments: Any, limit: int = 120) -> str:
+    """`name(key=value, ...)`, one line, from raw or parsed arguments; the raw text when
+    they are not a JSON object. Tables, traces and stop messages all show calls this way."""
+    parsed = arguments
+    if isinstance(arguments, str):
+        try:
+            parsed = json.loads(arguments)
+        except ValueError:
+            parsed = arguments
+    if isinstance(parsed, dict):
+        inner = ", ".join(f"{k}={json.dumps(v, ensure_ascii=False)}" for k, v in parsed.items())
+    else:
+        inner = arguments if isinstance(arguments, str) else json.dumps(arguments, ensure_ascii=False)
+    text = f"{name}({inner})"
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
@@ -309,7 +315,7 @@ class Engine:
             raise _Stop(StopReason.ANSWERED, _one_line(turn.text), data)
         self._check_call_budget(step, turn, data)
         self._emit(step, Phase.PLAN, Phase.ACT, f"proposed {_n(len(turn.calls), 'call')}",
-                   "; ".join(describe_call(c) for c in turn.calls), data)
+                   "; ".join(describe_call(c.name, c.arguments) for c in turn.calls), data)
         self._calls += len(turn.calls)
         state.tool_calls += len(turn.calls)
         self._act(step, turn.calls)
@@ -425,7 +431,7 @@ class Engine:
                  ms: float | None = None) -> FunctionCallOutput:
         self._state.calls.append(CallRecord(step=step, call_id=call.call_id, name=call.name,
                                             arguments=call.arguments[:2000], decision=decision, result=envelope))
-        self._emit(step, Phase.ACT, Phase.OBSERVE, event, f"{describe_call(call)} → {summarize_result(envelope)}",
+        self._emit(step, Phase.ACT, Phase.OBSERVE, event, f"{describe_call(call.name, call.arguments)} → {summarize_result(envelope)}",
                    {"call": _call_data(call), "decision": decision, "result": envelope, "ms": ms})
         return FunctionCallOutput(call_id=call.call_id, output=envelope_text(envelope))
 

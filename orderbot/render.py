@@ -7,7 +7,6 @@ set. Nothing here decides anything about a run.
 
 from __future__ import annotations
 
-import json
 import os
 from contextlib import contextmanager
 from typing import Iterator
@@ -19,7 +18,7 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from orderbot.engine import EXIT_CODES, Limits, RunState, StopReason, Transition, summarize_result
+from orderbot.engine import EXIT_CODES, Limits, RunState, StopReason, Transition, describe_call, summarize_result
 
 PIPED_WIDTH = 120
 STYLE_PHASE = "cyan"
@@ -102,7 +101,7 @@ def format_stop(state: RunState) -> str:
 
 def format_observed(state: RunState) -> list[str]:
     """Results gathered before a stop: the person still gets what was found."""
-    return [f"{c.name}({_args(c.arguments)}) → {summarize_result(c.result or {}, 200)}" for c in state.observed]
+    return [f"{describe_call(c.name, c.arguments, 200)} → {summarize_result(c.result or {}, 200)}" for c in state.observed]
 
 
 def json_document(state: RunState, transitions: list[Transition], *, provider: str, model: str,
@@ -130,14 +129,6 @@ def json_document(state: RunState, transitions: list[Transition], *, provider: s
 
         doc["trace"] = trace_steps(transitions)
     return doc
-
-
-def _args(arguments: str) -> str:
-    try:
-        parsed = json.loads(arguments)
-        return ", ".join(f"{k}={json.dumps(v, ensure_ascii=False)}" for k, v in parsed.items())
-    except (ValueError, AttributeError):
-        return arguments[:80]
 
 
 # ---- printing -------------------------------------------------------------------------

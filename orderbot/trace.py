@@ -20,7 +20,7 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from orderbot.engine import Limits, Phase, RunState, StopReason, Transition
+from orderbot.engine import Limits, Phase, RunState, StopReason, Transition, describe_call
 from orderbot.render import STYLE_DIM, STYLE_ERROR, STYLE_OK, STYLE_PHASE, STYLE_WARN
 
 MAX_SHOWN_CHARS = 1500  # of one pretty-printed argument or result block
@@ -136,12 +136,7 @@ def _loads(text: str) -> object:
 
 def format_call(call: dict) -> str:
     """`name(key="value", ...)`, one line."""
-    args = call.get("arguments")
-    if isinstance(args, dict):
-        inner = ", ".join(f"{k}={json.dumps(v, ensure_ascii=False)}" for k, v in args.items())
-    else:
-        inner = str(args)[:80]
-    return f"{call.get('name')}({inner})"
+    return describe_call(str(call.get("name")), call.get("arguments"), 200)
 
 
 def decision_text(call: dict) -> str:
