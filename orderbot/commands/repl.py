@@ -9,6 +9,7 @@ prompt in commands.ask.
 
 from __future__ import annotations
 
+import signal
 import sys
 
 import typer
@@ -86,6 +87,10 @@ class Repl:
         from orderbot.terminal import line_history, read_line
         from orderbot.trace import format_limits
 
+        if self.interactive:
+            # Started from a shell that ignores Ctrl-C (a background job inherits that), the
+            # conversation still needs it: it cancels a run, and leaves at an empty prompt.
+            signal.signal(signal.SIGINT, signal.default_int_handler)
         chosen = provider_text(self.settings.provider, self.provider, self.llm.name)
         self.console.print(f"orderbot repl · {chosen} · user {self.user or 'anonymous'}", markup=False)
         self.console.print(f"{format_limits(self.limits)} · /help for commands, Ctrl-D to leave", markup=False)
