@@ -15,7 +15,7 @@ from pydantic import ValidationError
 
 from orderbot.engine import Limits
 from orderbot.errors import ConfigError
-from orderbot.items import FunctionCall, FunctionCallOutput, Item, Message
+from orderbot.items import FunctionCall, FunctionCallOutput, Item, Message, text_chars
 
 MAX_HISTORY_CHARS = 12_000
 MAX_HISTORY_TURNS = 20
@@ -41,7 +41,7 @@ class Conversation:
         chosen: list[list[Item]] = []
         total = 0
         for turn in reversed(self.turns[-self.max_turns:]):
-            size = sum(item_chars(i) for i in turn)
+            size = sum(map(text_chars, turn))
             if total + size > self.max_chars:
                 break
             chosen.append(turn)
@@ -73,16 +73,6 @@ def shorten(output: FunctionCallOutput, limit: int) -> FunctionCallOutput:
     if len(output.output) <= limit:
         return output
     return output.model_copy(update={"output": output.output[: limit - len(SHORTENED)] + SHORTENED})
-
-
-def item_chars(item: Item) -> int:
-    if isinstance(item, Message):
-        return len(item.content)
-    if isinstance(item, FunctionCall):
-        return len(item.name) + len(item.arguments)
-    if isinstance(item, FunctionCallOutput):
-        return len(item.output)
-    return 0
 
 
 # ---- /limits --------------------------------------------------------------------------

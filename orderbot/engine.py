@@ -24,7 +24,7 @@ from typing import Any, Callable, Iterable
 from pydantic import BaseModel, Field
 
 from orderbot.errors import ModelError, ModelTimeout
-from orderbot.items import FunctionCall, FunctionCallOutput, Item, user
+from orderbot.items import FunctionCall, FunctionCallOutput, Item, text_chars, user
 from orderbot.models.base import Model, ModelRequest, Turn
 from orderbot.tools import Prepared, Refused, Toolbox, ToolContext, envelope_text, fail
 
@@ -276,7 +276,7 @@ class Engine:
             raise _Stop(StopReason.TIME_LIMIT, f"the {limits.timeout:g} s time limit passed before the next request")
         step = state.steps + 1
         request = ModelRequest(self.instructions, tuple(state.items), self.toolbox.specs, remaining)
-        sent = {"items": len(request.items), "chars": _chars(request.items), "tools": [t["name"] for t in request.tools]}
+        sent = {"items": len(request.items), "chars": sum(map(text_chars, request.items)), "tools": [t["name"] for t in request.tools]}
         began = self.clock()
         try:
             turn = self.model.respond(request)
@@ -491,20 +491,6 @@ def _call_data(call: FunctionCall) -> dict[str, Any]:
 def _results_text(outputs: list[FunctionCallOutput]) -> str:
     good = sum(1 for o in outputs if o.output.startswith('{"ok":true'))
     return f"{_n(len(outputs), 'result')} to the model: {good} ok, {len(outputs) - good} failed"
-
-
-# The text field of each item type. Looked up by type because getattr with a default on a
-# pydantic model goes through its slow __getattr__ for every missing name (hot path).
-_TEXT_FIELD = {"message": "content", "function_call": "arguments", "function_call_output": "output"}
-
-
-def _chars(items: Iterable[Item]) -> int:
-    total = 0
-    for item in items:
-        field = _TEXT_FIELD.get(item.type)
-        if field is not None:
-            total += len(getattr(item, field) or "")
-    return total
 
 
 def _one_line(text: str, limit: int = 120) -> str:

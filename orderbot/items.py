@@ -52,3 +52,14 @@ def user(text: str) -> Message:
 
 def assistant(text: str) -> Message:
     return Message(role="assistant", content=text)
+
+
+# The text field of each item type. Looked up by type because getattr with a default on a
+# pydantic model goes through its slow __getattr__ for every missing name (a hot path).
+_TEXT_FIELD = {"message": "content", "function_call": "arguments", "function_call_output": "output"}
+
+
+def text_chars(item: Item) -> int:
+    """Characters of the item's text: what request sizes and the REPL's context budget count."""
+    field = _TEXT_FIELD.get(item.type)
+    return len(getattr(item, field)) if field is not None else 0

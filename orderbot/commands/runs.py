@@ -130,7 +130,9 @@ def print_record(console, record, *, trace: bool = False) -> None:
         if transitions:
             console.print(format_transitions(transitions, limits, plain=not console.is_terminal))
         if trace and transitions:
-            _print_trace(console, transitions)
+            from orderbot.trace import print_trace
+
+            print_trace(console, transitions)
     if record.dropped.get("transitions"):
         console.print(Text(f"({record.dropped['transitions']} older transitions were dropped to keep the record small)",
                            style=STYLE_DIM))
@@ -139,17 +141,6 @@ def print_record(console, record, *, trace: bool = False) -> None:
                            "transition shown.", style=STYLE_ERROR))
         return
     print_outcome(console, state, resume_hint=resume_hint(state))
-
-
-def _print_trace(console, transitions) -> None:
-    try:
-        from orderbot.trace import print_trace
-    except ImportError:  # no trace renderer: show each transition's data as JSON
-        for t in transitions:
-            if t.data:
-                console.print(f"{t.step} {t.event}: {json.dumps(t.data, ensure_ascii=False)}", markup=False)
-        return
-    print_trace(console, transitions)
 
 
 def _store(state_dir):
