@@ -41,7 +41,11 @@ def _param(name: str, meta) -> str:
     annotation = _type(meta.annotation)
     if not isinstance(info, (OptionInfo, ArgumentInfo)):
         return f"{name}: {annotation} = {info!r}" if info is not inspect.Parameter.empty else f"{name}: {annotation}"
-    default = "..." if info.default is ... else repr(info.default if isinstance(info.default, (str, int, float, bool)) else None)
+    default = (
+        "..."
+        if info.default is ...
+        else repr(info.default if isinstance(info.default, (str, int, float, bool)) else None)
+    )
     args = [default]
     if isinstance(info, OptionInfo):
         args += [repr(d) for d in info.param_decls or ()]
@@ -66,8 +70,10 @@ def _typer(var: str, app: typer.Typer, out: list[str], counter: list[int]) -> No
     for command in app.registered_commands:
         counter[0] += 1
         name = command.name or command.callback.__name__.replace("_", "-")
-        out.append(f"@{var}.command({name!r}, help={_v(command.help)!r}, epilog={_v(command.epilog)!r}, "
-                   f"hidden={_v(command.hidden)!r}, no_args_is_help={_v(command.no_args_is_help)!r})")
+        out.append(
+            f"@{var}.command({name!r}, help={_v(command.help)!r}, epilog={_v(command.epilog)!r}, "
+            f"hidden={_v(command.hidden)!r}, no_args_is_help={_v(command.no_args_is_help)!r})"
+        )
         out.extend(_function(f"command_{counter[0]}", command.callback, _v(command.help)))
         out.append("")
     for group in app.registered_groups:

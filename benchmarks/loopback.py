@@ -13,35 +13,76 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 ARGUMENTS = json.dumps({"order_id": "ORD-1001"})
 ANSWER = "订单 ORD-1001 的状态是：已发货。"
-USAGE = {"input_tokens": 120, "input_tokens_details": {"cached_tokens": 0}, "output_tokens": 20,
-         "output_tokens_details": {"reasoning_tokens": 0}, "total_tokens": 140}
+USAGE = {
+    "input_tokens": 120,
+    "input_tokens_details": {"cached_tokens": 0},
+    "output_tokens": 20,
+    "output_tokens_details": {"reasoning_tokens": 0},
+    "total_tokens": 140,
+}
 
 
 def responses_reply(body: dict) -> dict:
     answered = any(isinstance(i, dict) and i.get("type") == "function_call_output" for i in body.get("input") or [])
     if answered:
-        output = [{"id": "msg_1", "type": "message", "role": "assistant", "status": "completed",
-                   "content": [{"type": "output_text", "text": ANSWER, "annotations": []}]}]
+        output = [
+            {
+                "id": "msg_1",
+                "type": "message",
+                "role": "assistant",
+                "status": "completed",
+                "content": [{"type": "output_text", "text": ANSWER, "annotations": []}],
+            }
+        ]
     else:
-        output = [{"id": "fc_1", "type": "function_call", "status": "completed", "call_id": "call_1",
-                   "name": "get_order_status", "arguments": ARGUMENTS}]
-    return {"id": "resp_1", "object": "response", "created_at": 1_760_000_000, "status": "completed",
-            "model": body.get("model", "gpt-4o-mini"), "output": output, "parallel_tool_calls": True,
-            "tool_choice": "auto", "tools": [], "error": None, "incomplete_details": None, "instructions": None,
-            "metadata": {}, "temperature": 1.0, "top_p": 1.0, "text": {"format": {"type": "text"}}, "usage": USAGE}
+        output = [
+            {
+                "id": "fc_1",
+                "type": "function_call",
+                "status": "completed",
+                "call_id": "call_1",
+                "name": "get_order_status",
+                "arguments": ARGUMENTS,
+            }
+        ]
+    return {
+        "id": "resp_1",
+        "object": "response",
+        "created_at": 1_760_000_000,
+        "status": "completed",
+        "model": body.get("model", "gpt-4o-mini"),
+        "output": output,
+        "parallel_tool_calls": True,
+        "tool_choice": "auto",
+        "tools": [],
+        "error": None,
+        "incomplete_details": None,
+        "instructions": None,
+        "metadata": {},
+        "temperature": 1.0,
+        "top_p": 1.0,
+        "text": {"format": {"type": "text"}},
+        "usage": USAGE,
+    }
 
 
 def chat_reply(body: dict) -> dict:
     answered = any(isinstance(m, dict) and m.get("role") == "tool" for m in body.get("messages") or [])
     message: dict = {"role": "assistant", "content": ANSWER if answered else None, "refusal": None}
     if not answered:
-        message["tool_calls"] = [{"id": "call_1", "type": "function",
-                                  "function": {"name": "get_order_status", "arguments": ARGUMENTS}}]
-    return {"id": "chatcmpl_1", "object": "chat.completion", "created": 1_760_000_000,
-            "model": body.get("model", "gpt-4o-mini"),
-            "choices": [{"index": 0, "message": message, "logprobs": None,
-                         "finish_reason": "stop" if answered else "tool_calls"}],
-            "usage": {"prompt_tokens": 100, "completion_tokens": 15, "total_tokens": 115}}
+        message["tool_calls"] = [
+            {"id": "call_1", "type": "function", "function": {"name": "get_order_status", "arguments": ARGUMENTS}}
+        ]
+    return {
+        "id": "chatcmpl_1",
+        "object": "chat.completion",
+        "created": 1_760_000_000,
+        "model": body.get("model", "gpt-4o-mini"),
+        "choices": [
+            {"index": 0, "message": message, "logprobs": None, "finish_reason": "stop" if answered else "tool_calls"}
+        ],
+        "usage": {"prompt_tokens": 100, "completion_tokens": 15, "total_tokens": 115},
+    }
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -71,7 +112,7 @@ class Loopback:
     def url(self) -> str:
         return f"http://127.0.0.1:{self.server.server_address[1]}/v1"
 
-    def __enter__(self) -> "Loopback":
+    def __enter__(self) -> Loopback:
         self.thread.start()
         return self
 

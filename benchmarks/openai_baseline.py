@@ -20,7 +20,6 @@ if "--floor" in sys.argv:
     import typer._adapters  # noqa: F401
 
 from openai import OpenAI
-
 from plain_loop import run_workflow
 
 client = OpenAI(api_key="sk-benchmark", base_url=sys.argv[1], max_retries=0)

@@ -22,18 +22,20 @@ def get_order_status(order_id: str) -> dict:
     return {"order_id": order_id, "status": ORDERS.get(order_id, "不存在")}
 
 
-TOOLS = [{
-    "type": "function",
-    "name": "get_order_status",
-    "description": "查询订单状态，只能用于用户明确提供订单号的只读查询。",
-    "parameters": {
-        "type": "object",
-        "properties": {"order_id": {"type": "string"}},
-        "required": ["order_id"],
-        "additionalProperties": False,
-    },
-    "strict": True,
-}]
+TOOLS = [
+    {
+        "type": "function",
+        "name": "get_order_status",
+        "description": "查询订单状态，只能用于用户明确提供订单号的只读查询。",
+        "parameters": {
+            "type": "object",
+            "properties": {"order_id": {"type": "string"}},
+            "required": ["order_id"],
+            "additionalProperties": False,
+        },
+        "strict": True,
+    }
+]
 
 DISPATCH = {"get_order_status": get_order_status}
 
@@ -77,19 +79,17 @@ def two_turn_script() -> list[_Response]:
 def run_workflow(client: ScriptedClient, user_text: str, model: str = "gpt-4o-mini") -> str:
     items = [{"role": "user", "content": user_text}]
 
-    for step in range(1, MAX_STEPS + 1):
+    for _step in range(1, MAX_STEPS + 1):
         response = client.responses.create(
             model=model,
             instructions=(
-                "你是订单查询助手。只能查询订单，不能修改数据。"
-                "如果缺少订单号，直接向用户询问；完成查询后给出简洁答案。"
+                "你是订单查询助手。只能查询订单，不能修改数据。如果缺少订单号，直接向用户询问；完成查询后给出简洁答案。"
             ),
             tools=TOOLS,
             input=items,
         )
 
-        calls = [item for item in response.output
-                 if item.type == "function_call"]
+        calls = [item for item in response.output if item.type == "function_call"]
         if not calls:
             return response.output_text
 
@@ -105,11 +105,13 @@ def run_workflow(client: ScriptedClient, user_text: str, model: str = "gpt-4o-mi
                 except (json.JSONDecodeError, TypeError, ValueError) as exc:
                     result = {"ok": False, "error": str(exc)}
 
-            outputs.append({
-                "type": "function_call_output",
-                "call_id": call.call_id,
-                "output": json.dumps(result, ensure_ascii=False),
-            })
+            outputs.append(
+                {
+                    "type": "function_call_output",
+                    "call_id": call.call_id,
+                    "output": json.dumps(result, ensure_ascii=False),
+                }
+            )
 
         items = items + response.output + outputs
 

@@ -66,6 +66,7 @@ def median(values: list[float]) -> float:
 def loop_overhead(quick: bool) -> list[Figure]:
     """orderbot's Engine vs the article's run_workflow, same scenario, same scripted turns."""
     import plain_loop
+
     from orderbot.engine import Engine, Limits, RunState, StopReason
     from orderbot.models.scripted import ScriptedModel, call, calls, text
     from orderbot.orders import SAMPLE_PATH, OrderStore, order_tools
@@ -106,9 +107,17 @@ def loop_overhead(quick: bool) -> list[Figure]:
             plain_run()
         b = (time.perf_counter() - began) / batch
         ours.append(a), theirs.append(b), ratios.append(a / b)
-    return [Figure("loop", "two-turn run, in-process", f"{median(ours) * 1e6:.0f} µs",
-                   f"{median(theirs) * 1e6:.1f} µs", median(ratios), 10.0,
-                   f"{rounds} rounds × {batch} runs each")]
+    return [
+        Figure(
+            "loop",
+            "two-turn run, in-process",
+            f"{median(ours) * 1e6:.0f} µs",
+            f"{median(theirs) * 1e6:.1f} µs",
+            median(ratios),
+            10.0,
+            f"{rounds} rounds × {batch} runs each",
+        )
+    ]
 
 
 # ---- 2. cold start ----------------------------------------------------------------------
@@ -130,7 +139,7 @@ def _wall(command: list[str], *, env: dict, cwd: Path, expect: int = 0) -> float
 
 def _interleaved(variants: dict[str, list[str]], rounds: int, *, env: dict, cwd: Path) -> dict[str, list[float]]:
     times: dict[str, list[float]] = {name: [] for name in variants}
-    for name, command in variants.items():  # one untimed run each: file caches, .pyc
+    for command in variants.values():  # one untimed run each: file caches, .pyc
         _wall(command, env=env, cwd=cwd)
     for _ in range(rounds):
         for name, command in variants.items():
@@ -140,8 +149,10 @@ def _interleaved(variants: dict[str, list[str]], rounds: int, *, env: dict, cwd:
 
 # The libraries an offline run cannot do without, loaded as orderbot loads them, with
 # Typer's runtime option parsing and one pydantic model: no orderbot code at all.
-FLOOR = ("import typer, typer._adapters, rich.console, rich.table, rich.live, rich.panel, pydantic_settings\n"
-         "from pydantic import BaseModel\nclass M(BaseModel):\n    x: int\n")
+FLOOR = (
+    "import typer, typer._adapters, rich.console, rich.table, rich.live, rich.panel, pydantic_settings\n"
+    "from pydantic import BaseModel\nclass M(BaseModel):\n    x: int\n"
+)
 
 
 def cold_start(quick: bool, tmp: Path) -> tuple[list[Figure], float]:
@@ -153,11 +164,15 @@ def cold_start(quick: bool, tmp: Path) -> tuple[list[Figure], float]:
     bare = work / "bare_app.py"
     bare.write_text(generate(), encoding="utf-8")
     env = {k: v for k, v in os.environ.items() if not k.startswith(("ORDERBOT_", "OPENAI_")) and k != "MODEL_NAME"}
-    env |= {"NO_COLOR": "1", "ORDERBOT_STATE_DIR": str(work / "state"), "PYTHONPATH": str(HERE),
-            # Bytecode cached, as for any installed program (the warm-up run fills the cache):
-            # with PYTHONDONTWRITEBYTECODE, as some sandboxes set, every run would recompile
-            # orderbot's sources (an editable install has no .pyc of its own).
-            "PYTHONPYCACHEPREFIX": str(work / "pycache")}
+    env |= {
+        "NO_COLOR": "1",
+        "ORDERBOT_STATE_DIR": str(work / "state"),
+        "PYTHONPATH": str(HERE),
+        # Bytecode cached, as for any installed program (the warm-up run fills the cache):
+        # with PYTHONDONTWRITEBYTECODE, as some sandboxes set, every run would recompile
+        # orderbot's sources (an editable install has no .pyc of its own).
+        "PYTHONPYCACHEPREFIX": str(work / "pycache"),
+    }
     env.pop("PYTHONDONTWRITEBYTECODE", None)
     orderbot, py = _orderbot_command(), sys.executable
     rounds = 7 if quick else 15
@@ -165,8 +180,12 @@ def cold_start(quick: bool, tmp: Path) -> tuple[list[Figure], float]:
         env_openai = env | {"OPENAI_API_KEY": "sk-benchmark"}
         # The --help pair is cheap and its gap small: twice the rounds, so load from other
         # work on a shared machine does not decide the verdict.
-        t = _interleaved({"orderbot --help": [*orderbot, "--help"], "bare --help": [py, str(bare), "--help"]},
-                         2 * rounds, env=env, cwd=work)
+        t = _interleaved(
+            {"orderbot --help": [*orderbot, "--help"], "bare --help": [py, str(bare), "--help"]},
+            2 * rounds,
+            env=env,
+            cwd=work,
+        )
         variants = {
             "orderbot offline": [*orderbot, "ask", "--provider", "offline", "查询 ORD-1001"],
             "import typer, rich, pydantic": [py, "-c", "import typer, rich, pydantic"],
@@ -182,26 +201,66 @@ def cold_start(quick: bool, tmp: Path) -> tuple[list[Figure], float]:
     ms = {name: median(values) * 1000 for name, values in t.items()}
 
     def fig(name: str, ours: str, base: str, target: float | None, note: str) -> Figure:
-        ratios = [a / b for a, b in zip(t[ours], t[base])]
+        ratios = [a / b for a, b in zip(t[ours], t[base], strict=False)]
         return Figure("cold", name, f"{ms[ours]:.0f} ms", f"{ms[base]:.0f} ms", median(ratios), target, note)
 
     figures = [
-        fig("orderbot --help", "orderbot --help", "bare --help", 1.2,
-            f"vs a bare Typer app with the same commands; {2 * rounds} rounds"),
-        fig("ask --provider offline", "orderbot offline", "import typer, rich, pydantic", 2.5,
-            f'vs python -c "import typer, rich, pydantic"; {rounds} rounds'),
-        fig("  share: bare Typer app, same ask options", "bare ask", "import typer, rich, pydantic", None,
-            "Typer parses the options, the command does nothing"),
-        fig("  share: dependency floor", "dependency floor", "import typer, rich, pydantic", None,
-            "the above + pydantic-settings, Rich table/live/panel, one model"),
-        fig("  orderbot offline vs the floor", "orderbot offline", "dependency floor", None,
-            "what orderbot itself adds on top of its libraries"),
-        fig("ask --provider openai (loopback)", "orderbot openai", "import openai + requests", 1.2,
-            "vs import openai + the same 2 requests"),
-        fig("  share: + Typer, Rich, pydantic-settings", "openai floor", "import openai + requests", None,
-            "the baseline with orderbot's command-line libraries loaded first"),
-        fig("  orderbot openai vs that floor", "orderbot openai", "openai floor", None,
-            "what orderbot itself adds on top of its libraries"),
+        fig(
+            "orderbot --help",
+            "orderbot --help",
+            "bare --help",
+            1.2,
+            f"vs a bare Typer app with the same commands; {2 * rounds} rounds",
+        ),
+        fig(
+            "ask --provider offline",
+            "orderbot offline",
+            "import typer, rich, pydantic",
+            2.5,
+            f'vs python -c "import typer, rich, pydantic"; {rounds} rounds',
+        ),
+        fig(
+            "  share: bare Typer app, same ask options",
+            "bare ask",
+            "import typer, rich, pydantic",
+            None,
+            "Typer parses the options, the command does nothing",
+        ),
+        fig(
+            "  share: dependency floor",
+            "dependency floor",
+            "import typer, rich, pydantic",
+            None,
+            "the above + pydantic-settings, Rich table/live/panel, one model",
+        ),
+        fig(
+            "  orderbot offline vs the floor",
+            "orderbot offline",
+            "dependency floor",
+            None,
+            "what orderbot itself adds on top of its libraries",
+        ),
+        fig(
+            "ask --provider openai (loopback)",
+            "orderbot openai",
+            "import openai + requests",
+            1.2,
+            "vs import openai + the same 2 requests",
+        ),
+        fig(
+            "  share: + Typer, Rich, pydantic-settings",
+            "openai floor",
+            "import openai + requests",
+            None,
+            "the baseline with orderbot's command-line libraries loaded first",
+        ),
+        fig(
+            "  orderbot openai vs that floor",
+            "orderbot openai",
+            "openai floor",
+            None,
+            "what orderbot itself adds on top of its libraries",
+        ),
     ]
     return figures, ms["orderbot offline"] / 1000
 
@@ -230,23 +289,55 @@ def order_files(quick: bool, tmp: Path) -> list[Figure]:
             ours.append(_worker("orderbot", str(path)))
         label = f"{size // 1000}k" if size < 1_000_000 else f"{size // 1_000_000}M"
         mb = path.stat().st_size / 1e6
-        t_ratio = median([o["seconds"] / b["seconds"] for o, b in zip(ours, base)])
-        m_ratio = median([o["peak_bytes"] / b["peak_bytes"] for o, b in zip(ours, base)])
-        figures.append(Figure("orders", f"load {label} orders ({mb:.0f} MB)",
-                              f"{median([o['seconds'] for o in ours]):.2f} s",
-                              f"{median([b['seconds'] for b in base]):.2f} s", t_ratio, 1.5,
-                              f"validated vs json.load + dict by id; {rounds} round(s)"))
-        figures.append(Figure("orders", f"peak memory {label}",
-                              f"{median([o['peak_bytes'] for o in ours]) / 2**20:.0f} MiB",
-                              f"{median([b['peak_bytes'] for b in base]) / 2**20:.0f} MiB", m_ratio, 2.0,
-                              "rise of the resident-set high-water mark during the load"))
-        figures.append(Figure("orders", f"lookup by id {label}", f"{median([o['lookup_us'] for o in ours]):.2f} µs",
-                              "", None, None, "store.get(order_id)"))
+        t_ratio = median([o["seconds"] / b["seconds"] for o, b in zip(ours, base, strict=False)])
+        m_ratio = median([o["peak_bytes"] / b["peak_bytes"] for o, b in zip(ours, base, strict=False)])
+        figures.append(
+            Figure(
+                "orders",
+                f"load {label} orders ({mb:.0f} MB)",
+                f"{median([o['seconds'] for o in ours]):.2f} s",
+                f"{median([b['seconds'] for b in base]):.2f} s",
+                t_ratio,
+                1.5,
+                f"validated vs json.load + dict by id; {rounds} round(s)",
+            )
+        )
+        figures.append(
+            Figure(
+                "orders",
+                f"peak memory {label}",
+                f"{median([o['peak_bytes'] for o in ours]) / 2**20:.0f} MiB",
+                f"{median([b['peak_bytes'] for b in base]) / 2**20:.0f} MiB",
+                m_ratio,
+                2.0,
+                "rise of the resident-set high-water mark during the load",
+            )
+        )
+        figures.append(
+            Figure(
+                "orders",
+                f"lookup by id {label}",
+                f"{median([o['lookup_us'] for o in ours]):.2f} µs",
+                "",
+                None,
+                None,
+                "store.get(order_id)",
+            )
+        )
         copy = tmp / f"cancel-{size}.json"
         shutil.copyfile(path, copy)
         cancel = _worker("cancel", str(copy))
-        figures.append(Figure("orders", f"one cancellation {label}", f"{cancel['seconds'] * 1000:.0f} ms", "", None,
-                              None, cancel["how"]))
+        figures.append(
+            Figure(
+                "orders",
+                f"one cancellation {label}",
+                f"{cancel['seconds'] * 1000:.0f} ms",
+                "",
+                None,
+                None,
+                cancel["how"],
+            )
+        )
         for leftover in (copy, path):
             leftover.unlink(missing_ok=True)
     return figures
@@ -263,12 +354,13 @@ def run_records(quick: bool, tmp: Path, offline_wall: float | None) -> list[Figu
         return [Figure("records", "run record per transition", "n/a", "", None, None, "orderbot.runs is missing")]
     from io import StringIO
 
+    from rich.console import Console
+
     from orderbot.engine import Engine, Limits, RunState
     from orderbot.models.offline import OfflineModel
     from orderbot.orders import SAMPLE_PATH, OrderStore, order_tools
     from orderbot.render import TransitionView, print_outcome
     from orderbot.tools import Toolbox
-    from rich.console import Console
 
     toolbox = Toolbox(order_tools(OrderStore.load(SAMPLE_PATH)))
     limits = Limits()
@@ -283,8 +375,9 @@ def run_records(quick: bool, tmp: Path, offline_wall: float | None) -> list[Figu
         observers = [view]
         recorder = None
         if record:
-            recorder = Recorder.start(store, state, provider="offline", model=model.name, toolbox=toolbox,
-                                      limits=limits, orders=SAMPLE_PATH)
+            recorder = Recorder.start(
+                store, state, provider="offline", model=model.name, toolbox=toolbox, limits=limits, orders=SAMPLE_PATH
+            )
             observers.append(recorder)
             model = recorder.wrap(model)
         Engine(model, toolbox, limits, observers=observers).run(state)
@@ -302,15 +395,30 @@ def run_records(quick: bool, tmp: Path, offline_wall: float | None) -> list[Figu
             for _ in range(batch):
                 offline_run(flag)
             sink.append((time.perf_counter() - began) / batch)
-    added = median([a - b for a, b in zip(with_record, without)])
-    figures = [Figure("records", "offline run in-process, with record", f"{median(with_record) * 1000:.2f} ms",
-                      f"{median(without) * 1000:.2f} ms", median([a / b for a, b in zip(with_record, without)]),
-                      None, "engine + rendering only: the record's fsyncs dominate a sub-ms run")]
+    added = median([a - b for a, b in zip(with_record, without, strict=False)])
+    figures = [
+        Figure(
+            "records",
+            "offline run in-process, with record",
+            f"{median(with_record) * 1000:.2f} ms",
+            f"{median(without) * 1000:.2f} ms",
+            median([a / b for a, b in zip(with_record, without, strict=False)]),
+            None,
+            "engine + rendering only: the record's fsyncs dominate a sub-ms run",
+        )
+    ]
     if offline_wall:
-        figures.append(Figure("records", "offline run (whole process), record added",
-                              f"+{added * 1000:.1f} ms", f"{offline_wall * 1000:.0f} ms",
-                              (offline_wall + added) / offline_wall, 1.2,
-                              "the in-process cost of the record against `orderbot ask --provider offline`"))
+        figures.append(
+            Figure(
+                "records",
+                "offline run (whole process), record added",
+                f"+{added * 1000:.1f} ms",
+                f"{offline_wall * 1000:.0f} ms",
+                (offline_wall + added) / offline_wall,
+                1.2,
+                "the in-process cost of the record against `orderbot ask --provider offline`",
+            )
+        )
     return figures
 
 
@@ -320,11 +428,21 @@ def run_records(quick: bool, tmp: Path, offline_wall: float | None) -> list[Figu
 def print_table(figures: list[Figure]) -> None:
     rows = [("section", "figure", "orderbot", "baseline", "ratio", "target", "", "note")]
     for f in figures:
-        rows.append((f.section, f.name, f.measured, f.baseline, "" if f.ratio is None else f"{f.ratio:.2f}×",
-                     "" if f.target is None else f"≤ {f.target:g}×", f.verdict, f.note))
+        rows.append(
+            (
+                f.section,
+                f.name,
+                f.measured,
+                f.baseline,
+                "" if f.ratio is None else f"{f.ratio:.2f}×",
+                "" if f.target is None else f"≤ {f.target:g}×",
+                f.verdict,
+                f.note,
+            )
+        )
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     for index, row in enumerate(rows):
-        print("  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip())
+        print("  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=False)).rstrip())
         if index == 0:
             print("  ".join("-" * width for width in widths))
 
@@ -334,8 +452,10 @@ def progress(what: str) -> None:
 
 
 def machine() -> str:
-    return (f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())} · {os.cpu_count()} CPUs · "
-            f"Python {platform.python_version()} · {platform.system()} {platform.machine()}")
+    return (
+        f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())} · {os.cpu_count()} CPUs · "
+        f"Python {platform.python_version()} · {platform.system()} {platform.machine()}"
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -367,9 +487,19 @@ def main(argv: list[str] | None = None) -> int:
     print()
     print_table(figures)
     if args.json:
-        args.json.write_text(json.dumps({"machine": stamp, "quick": args.quick,
-                                         "figures": [f.__dict__ | {"verdict": f.verdict} for f in figures]},
-                                        ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
+        args.json.write_text(
+            json.dumps(
+                {
+                    "machine": stamp,
+                    "quick": args.quick,
+                    "figures": [f.__dict__ | {"verdict": f.verdict} for f in figures],
+                },
+                ensure_ascii=False,
+                indent=2,
+            )
+            + "\n",
+            encoding="utf-8",
+        )
     return 0
 
 

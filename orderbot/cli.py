@@ -43,7 +43,9 @@ def _version(value: bool) -> None:
 
 @app.callback()
 def root(
-    version: bool = typer.Option(False, "--version", help="Show the version and exit.", callback=_version, is_eager=True),
+    version: bool = typer.Option(
+        False, "--version", help="Show the version and exit.", callback=_version, is_eager=True
+    ),
 ) -> None:
     """Ask about orders from the terminal. A language model proposes each step; orderbot owns the loop."""
 

@@ -40,7 +40,7 @@ class Conversation:
         """The newest turns that fit the budget, oldest first."""
         chosen: list[list[Item]] = []
         total = 0
-        for turn in reversed(self.turns[-self.max_turns:]):
+        for turn in reversed(self.turns[-self.max_turns :]):
             size = sum(map(text_chars, turn))
             if total + size > self.max_chars:
                 break
@@ -60,9 +60,7 @@ def carry(items: list[Item], max_output_chars: int = MAX_OUTPUT_CHARS) -> list[I
     complete = called & answered
     kept: list[Item] = []
     for item in items:
-        if isinstance(item, Message):
-            kept.append(item)
-        elif isinstance(item, FunctionCall) and item.call_id in complete:
+        if isinstance(item, Message) or isinstance(item, FunctionCall) and item.call_id in complete:
             kept.append(item)
         elif isinstance(item, FunctionCallOutput) and item.call_id in complete:
             kept.append(shorten(item, max_output_chars))
@@ -78,11 +76,18 @@ def shorten(output: FunctionCallOutput, limit: int) -> FunctionCallOutput:
 # ---- /limits --------------------------------------------------------------------------
 
 LIMIT_KEYS = {
-    "steps": "max_steps", "max_steps": "max_steps", "max-steps": "max_steps",
-    "timeout": "timeout", "time": "timeout",
-    "calls": "max_tool_calls", "max_tool_calls": "max_tool_calls", "max-tool-calls": "max_tool_calls",
-    "per_step": "max_calls_per_step", "per-step": "max_calls_per_step",
-    "max_calls_per_step": "max_calls_per_step", "max-calls-per-step": "max_calls_per_step",
+    "steps": "max_steps",
+    "max_steps": "max_steps",
+    "max-steps": "max_steps",
+    "timeout": "timeout",
+    "time": "timeout",
+    "calls": "max_tool_calls",
+    "max_tool_calls": "max_tool_calls",
+    "max-tool-calls": "max_tool_calls",
+    "per_step": "max_calls_per_step",
+    "per-step": "max_calls_per_step",
+    "max_calls_per_step": "max_calls_per_step",
+    "max-calls-per-step": "max_calls_per_step",
 }
 LIMIT_NAMES = {"max_steps": "steps", "timeout": "timeout", "max_tool_calls": "calls", "max_calls_per_step": "per-step"}
 _PAIR = re.compile(r"^([a-z_-]+)=(\S+)$")
@@ -116,5 +121,7 @@ def _ceiling(name: str) -> float:
 
 
 def format_limits_short(limits: Limits) -> str:
-    return (f"steps={limits.max_steps} timeout={limits.timeout:g} calls={limits.max_tool_calls} "
-            f"per-step={limits.max_calls_per_step}")
+    return (
+        f"steps={limits.max_steps} timeout={limits.timeout:g} calls={limits.max_tool_calls} "
+        f"per-step={limits.max_calls_per_step}"
+    )

@@ -17,9 +17,10 @@ from __future__ import annotations
 import json
 import os
 import time
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any, Callable, Iterable
+from typing import Any
 
 from pydantic import BaseModel, Field
 
@@ -151,8 +152,12 @@ class RunState(BaseModel):
     output_tokens: int = 0
 
     @classmethod
-    def start(cls, question: str, *, user: str | None = None, history: Iterable[Item] = (), run_id: str | None = None) -> "RunState":
-        return cls(run_id=run_id or new_run_id(), question=question, user=user, items=[*history, user_message(question)])
+    def start(
+        cls, question: str, *, user: str | None = None, history: Iterable[Item] = (), run_id: str | None = None
+    ) -> RunState:
+        return cls(
+            run_id=run_id or new_run_id(), question=question, user=user, items=[*history, user_message(question)]
+        )
 
     @property
     def observed(self) -> list[CallRecord]:
@@ -276,20 +281,28 @@ class Engine:
             raise _Stop(StopReason.TIME_LIMIT, f"the {limits.timeout:g} s time limit passed before the next request")
         step = state.steps + 1
         request = ModelRequest(self.instructions, tuple(state.items), self.toolbox.specs, remaining)
-        sent = {"items": len(request.items), "chars": sum(map(text_chars, request.items)), "tools": [t["name"] for t in request.tools]}
+        sent = {
+            "items": len(request.items),
+            "chars": sum(map(text_chars, request.items)),
+            "tools": [t["name"] for t in request.tools],
+        }
         began = self.clock()
         try:
             turn = self.model.respond(request)
         except ModelTimeout as exc:
             state.steps, self._steps = step, self._steps + 1
             why = f" (last error: {exc.cause})" if exc.cause else ""
-            raise _Stop(StopReason.TIME_LIMIT, f"the model did not answer within the {limits.timeout:g} s time limit{why}")
+            raise _Stop(
+                StopReason.TIME_LIMIT, f"the model did not answer within the {limits.timeout:g} s time limit{why}"
+            ) from None
         except ModelError as exc:
             state.steps, self._steps = step, self._steps + 1
-            raise _Stop(StopReason.MODEL_ERROR, str(exc))
+            raise _Stop(StopReason.MODEL_ERROR, str(exc)) from None
         except Exception as exc:  # noqa: BLE001 - a provider that broke its contract still stops cleanly
             state.steps, self._steps = step, self._steps + 1
-            raise _Stop(StopReason.MODEL_ERROR, f"the model provider failed unexpectedly ({type(exc).__name__})")
+            raise _Stop(
+                StopReason.MODEL_ERROR, f"the model provider failed unexpectedly ({type(exc).__name__})"
+            ) from None
         state.steps, self._steps = step, self._steps + 1
         request_ms = round((self.clock() - began) * 1000, 1)
         if turn.usage is not None:
@@ -298,7 +311,9 @@ class Engine:
         data = {
             "sent": sent,
             "request_ms": request_ms,
-            "usage": None if turn.usage is None else {"input_tokens": turn.usage.input_tokens, "output_tokens": turn.usage.output_tokens},
+            "usage": None
+            if turn.usage is None
+            else {"input_tokens": turn.usage.input_tokens, "output_tokens": turn.usage.output_tokens},
             "proposed": [_call_data(c) for c in turn.calls],
             "text": turn.text[:2000] or None,
         }
@@ -314,8 +329,14 @@ class Engine:
             state.answer = turn.text
             raise _Stop(StopReason.ANSWERED, _one_line(turn.text), data)
         self._check_call_budget(step, turn, data)
-        self._emit(step, Phase.PLAN, Phase.ACT, f"proposed {_n(len(turn.calls), 'call')}",
-                   "; ".join(describe_call(c.name, c.arguments) for c in turn.calls), data)
+        self._emit(
+            step,
+            Phase.PLAN,
+            Phase.ACT,
+            f"proposed {_n(len(turn.calls), 'call')}",
+            "; ".join(describe_call(c.name, c.arguments) for c in turn.calls),
+            data,
+        )
         self._calls += len(turn.calls)
         state.tool_calls += len(turn.calls)
         self._act(step, turn.calls)
@@ -335,7 +356,8 @@ class Engine:
             self._not_executed(step, calls)
             raise _Stop(
                 StopReason.TOOL_CALL_LIMIT,
-                f"the model asked for {len(calls)} tool calls in one step, over the cap of {limits.max_calls_per_step}; none were executed",
+                f"the model asked for {len(calls)} tool calls in one step, "
+                f"over the cap of {limits.max_calls_per_step}; none were executed",
                 data,
             )
         if self._calls + len(calls) > limits.max_tool_calls:
@@ -373,8 +395,14 @@ class Engine:
         if waiting:
             state.pending = waiting
             names = ", ".join(f"{p.name}({p.arguments})" for p in waiting)
-            self._emit(step, Phase.ACT, Phase.AWAITING, "approval needed", names,
-                       {"pending": [p.model_dump() for p in waiting]})
+            self._emit(
+                step,
+                Phase.ACT,
+                Phase.AWAITING,
+                "approval needed",
+                names,
+                {"pending": [p.model_dump() for p in waiting]},
+            )
             raise _Stop(StopReason.AWAITING_APPROVAL, "; ".join(p.description for p in waiting))
         self._emit(step, Phase.OBSERVE, Phase.PLAN, "returned", _results_text(outputs))
 
@@ -395,7 +423,9 @@ class Engine:
             call = FunctionCall(call_id=pending.call_id, name=pending.name, arguments=pending.arguments)
             prepared = self.toolbox.prepare(call, ctx)
             if isinstance(prepared, Refused):
-                outputs.append(self._observe(pending.step, call, prepared.decision, prepared.envelope, prepared.decision))
+                outputs.append(
+                    self._observe(pending.step, call, prepared.decision, prepared.envelope, prepared.decision)
+                )
             else:
                 outputs.append(self._decide(pending.step, prepared, ctx, approve))
         state.pending = []
@@ -408,8 +438,11 @@ class Engine:
         state = self._state
         answered = {i.call_id for i in state.items if isinstance(i, FunctionCallOutput)}
         waiting = {p.call_id for p in state.pending}
-        missing = [i for i in state.items
-                   if isinstance(i, FunctionCall) and i.call_id not in answered and i.call_id not in waiting]
+        missing = [
+            i
+            for i in state.items
+            if isinstance(i, FunctionCall) and i.call_id not in answered and i.call_id not in waiting
+        ]
         if not missing:
             return  # the usual case; fail() sanitizes its message, which is not free
         envelope = fail("not_executed", "this call was not executed: the run stopped at a limit before it ran")
@@ -421,31 +454,63 @@ class Engine:
         envelope = fail("rejected", "the person did not approve this action; nothing was done")
         return self._observe(step, prepared.call, "rejected", envelope, "rejected by the person")
 
-    def _run_call(self, step: int, prepared: Prepared, ctx: ToolContext, *, decision: str = "executed",
-                  event: str = "executed") -> FunctionCallOutput:
+    def _run_call(
+        self, step: int, prepared: Prepared, ctx: ToolContext, *, decision: str = "executed", event: str = "executed"
+    ) -> FunctionCallOutput:
         began = self.clock()
         envelope = self.toolbox.execute(prepared, ctx)
         return self._observe(step, prepared.call, decision, envelope, event, round((self.clock() - began) * 1000, 1))
 
-    def _observe(self, step: int, call: FunctionCall, decision: str, envelope: dict, event: str,
-                 ms: float | None = None) -> FunctionCallOutput:
-        self._state.calls.append(CallRecord(step=step, call_id=call.call_id, name=call.name,
-                                            arguments=call.arguments[:2000], decision=decision, result=envelope))
-        self._emit(step, Phase.ACT, Phase.OBSERVE, event, f"{describe_call(call.name, call.arguments)} → {summarize_result(envelope)}",
-                   {"call": _call_data(call), "decision": decision, "result": envelope, "ms": ms})
+    def _observe(
+        self, step: int, call: FunctionCall, decision: str, envelope: dict, event: str, ms: float | None = None
+    ) -> FunctionCallOutput:
+        self._state.calls.append(
+            CallRecord(
+                step=step,
+                call_id=call.call_id,
+                name=call.name,
+                arguments=call.arguments[:2000],
+                decision=decision,
+                result=envelope,
+            )
+        )
+        self._emit(
+            step,
+            Phase.ACT,
+            Phase.OBSERVE,
+            event,
+            f"{describe_call(call.name, call.arguments)} → {summarize_result(envelope)}",
+            {"call": _call_data(call), "decision": decision, "result": envelope, "ms": ms},
+        )
         return FunctionCallOutput(call_id=call.call_id, output=envelope_text(envelope))
 
     def _pending(self, step: int, prepared: Prepared, ctx: ToolContext) -> PendingCall:
         tool = prepared.tool
-        description = tool.describe(prepared.args, ctx) if tool.describe else f"{tool.name}({prepared.canonical_arguments})"
-        return PendingCall(step=step, call_id=prepared.call.call_id, name=tool.name, version=tool.version,
-                           arguments=prepared.canonical_arguments, user=ctx.user, description=description,
-                           requested_at=self.wall_clock())
+        description = (
+            tool.describe(prepared.args, ctx) if tool.describe else f"{tool.name}({prepared.canonical_arguments})"
+        )
+        return PendingCall(
+            step=step,
+            call_id=prepared.call.call_id,
+            name=tool.name,
+            version=tool.version,
+            arguments=prepared.canonical_arguments,
+            user=ctx.user,
+            description=description,
+            requested_at=self.wall_clock(),
+        )
 
     def _not_executed(self, step: int, calls: Iterable[FunctionCall]) -> None:
         for call in calls:
-            self._state.calls.append(CallRecord(step=step, call_id=call.call_id, name=call.name,
-                                                arguments=call.arguments[:2000], decision="not_executed"))
+            self._state.calls.append(
+                CallRecord(
+                    step=step,
+                    call_id=call.call_id,
+                    name=call.name,
+                    arguments=call.arguments[:2000],
+                    decision="not_executed",
+                )
+            )
 
     def _finish(self, reason: StopReason, detail: str, data: dict | None = None) -> None:
         state = self._state
@@ -463,8 +528,9 @@ class Engine:
     def _emit(self, step: int, from_: Phase, to: Phase, event: str, detail: str, data: dict | None = None) -> None:
         if data is not None:
             data = {**data, "budget_left": self._budget_left()}
-        transition = Transition(step, from_, to, event, detail, self.clock() - self._started,
-                                self._steps, self._calls, data)
+        transition = Transition(
+            step, from_, to, event, detail, self.clock() - self._started, self._steps, self._calls, data
+        )
         for observer in self.observers:
             observer(transition, self._state)
 

@@ -6,7 +6,7 @@ as plain JSON and resumed with any provider.
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal, Union
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
@@ -42,7 +42,7 @@ class ProviderItem(_Item):
     data: dict[str, Any]
 
 
-Item = Annotated[Union[Message, FunctionCall, FunctionCallOutput, ProviderItem], Field(discriminator="type")]
+Item = Annotated[Message | FunctionCall | FunctionCallOutput | ProviderItem, Field(discriminator="type")]
 ITEMS = TypeAdapter(list[Item])
 
 

@@ -12,16 +12,17 @@ Who may do what (identity always comes from the session, never from the model):
 
 from __future__ import annotations
 
+import dataclasses
 import gc
 import heapq
-import dataclasses
 import json
 import logging
 import unicodedata
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
-from typing import Annotated, Callable, Iterator, Literal
+from typing import Annotated, Literal
 
 from filelock import FileLock, Timeout
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
@@ -47,8 +48,10 @@ LOCK_TIMEOUT = 10.0  # seconds to wait for another orderbot writing the same fil
 # One message for "someone else's order" and "no such order": a refusal must not tell a
 # stranger whether an order id exists.
 NO_ACCESS = "no order with this id belongs to the signed-in customer; nothing about it can be shown or changed"
-READ_ONLY = ("the orders bundled with orderbot are a read-only sample; nothing was changed. "
-             "Pass --orders with your own orders file to make changes")
+READ_ONLY = (
+    "the orders bundled with orderbot are a read-only sample; nothing was changed. "
+    "Pass --orders with your own orders file to make changes"
+)
 CURRENCY_SYMBOLS = {"CNY": "¥"}
 
 SAMPLE_PATH = Path(__file__).with_name("sample_orders.json")
@@ -115,7 +118,9 @@ def _check_order_id(value: str) -> str:
     return value
 
 
-OrderId = Annotated[str, Field(max_length=32, description="The order id, e.g. ORD-1001."), AfterValidator(_check_order_id)]
+OrderId = Annotated[
+    str, Field(max_length=32, description="The order id, e.g. ORD-1001."), AfterValidator(_check_order_id)
+]
 
 
 def _check_reason(value: str) -> str:
@@ -127,8 +132,11 @@ def _check_reason(value: str) -> str:
     return value
 
 
-Reason = Annotated[str, Field(max_length=MAX_REASON_CHARS, description="Why the customer wants to cancel, in their words."),
-                   AfterValidator(_check_reason)]
+Reason = Annotated[
+    str,
+    Field(max_length=MAX_REASON_CHARS, description="Why the customer wants to cancel, in their words."),
+    AfterValidator(_check_reason),
+]
 
 
 class OrderIdArgs(_Strict):
@@ -147,9 +155,15 @@ class CancelArgs(_Strict):
 class OrderStore:
     """Orders by id, loaded and validated in one pass from a JSON file."""
 
-    def __init__(self, path: Path, orders: dict[str, Order], *, writable: bool = True,
-                 now: Callable[[], datetime] = lambda: datetime.now().astimezone().replace(microsecond=0),
-                 lock_timeout: float = LOCK_TIMEOUT) -> None:
+    def __init__(
+        self,
+        path: Path,
+        orders: dict[str, Order],
+        *,
+        writable: bool = True,
+        now: Callable[[], datetime] = lambda: datetime.now().astimezone().replace(microsecond=0),
+        lock_timeout: float = LOCK_TIMEOUT,
+    ) -> None:
         self.path = path
         self.orders = orders
         # The sample packaged with orderbot is never written, whatever the caller says.
@@ -158,7 +172,7 @@ class OrderStore:
         self.lock_timeout = lock_timeout
 
     @classmethod
-    def load(cls, path: Path, *, writable: bool = True) -> "OrderStore":
+    def load(cls, path: Path, *, writable: bool = True) -> OrderStore:
         try:
             raw = path.read_bytes()
         except FileNotFoundError:
@@ -196,8 +210,13 @@ class OrderStore:
                     return cancel_result(order)
                 ensure_cancellable(order)
                 now = self.now()
-                changes = {"status": CANCELLED, "updated_at": now, "cancelled_at": now,
-                           "cancel_reason": reason, "cancelled_by": call_id}
+                changes = {
+                    "status": CANCELLED,
+                    "updated_at": now,
+                    "cancelled_at": now,
+                    "cancel_reason": reason,
+                    "cancelled_by": call_id,
+                }
                 updated = dataclasses.replace(order, **changes)
                 document = json.loads(raw)  # edit only this order; the rest of the file stays as it was
                 for entry in document["orders"]:
@@ -210,10 +229,14 @@ class OrderStore:
                 self.orders = orders
                 return cancel_result(updated)
         except Timeout:
-            raise ToolError("the orders file is busy with another change; nothing was changed, try again", "busy") from None
+            raise ToolError(
+                "the orders file is busy with another change; nothing was changed, try again", "busy"
+            ) from None
         except OrdersFileError as exc:
             log.error("cancel %s: %s", order_id, exc)
-            raise ToolError("the orders file cannot be read right now; nothing was changed", "store_unavailable") from None
+            raise ToolError(
+                "the orders file cannot be read right now; nothing was changed", "store_unavailable"
+            ) from None
         except OSError:
             log.exception("cancel %s: writing %s failed", order_id, self.path)
             raise ToolError("the change could not be saved; nothing was changed", "write_failed") from None
@@ -276,9 +299,9 @@ def describe_load_error(path: Path, raw: bytes, exc: ValidationError) -> str:
         return f"{path}: not valid JSON: {detail}"
     loc = first["loc"]
     if not loc:
-        return f"{path}: expected an object like {{\"orders\": [...]}}, {first['msg'].lower()}{tail}"
+        return f'{path}: expected an object like {{"orders": [...]}}, {first["msg"].lower()}{tail}'
     if loc[0] != "orders" or len(loc) == 1:
-        return f"{path}: expected {{\"orders\": [...]}}: {'.'.join(map(str, loc))}: {first['msg']}{tail}"
+        return f'{path}: expected {{"orders": [...]}}: {".".join(map(str, loc))}: {first["msg"]}{tail}'
     index = loc[1]
     where = f"order #{index + 1}" if isinstance(index, int) else "orders"
     if isinstance(index, int):
@@ -307,8 +330,10 @@ def owned_order(store: OrderStore, order_id: str, user: str | None) -> Order:
 def ensure_cancellable(order: Order) -> None:
     if order.status not in CANCELLABLE:
         allowed = " or ".join(sorted(CANCELLABLE))
-        raise ToolError(f"order {order.order_id} is {order.status}; only orders that are {allowed} can be cancelled",
-                        "not_cancellable")
+        raise ToolError(
+            f"order {order.order_id} is {order.status}; only orders that are {allowed} can be cancelled",
+            "not_cancellable",
+        )
 
 
 def cancel_key(ctx: ToolContext) -> str:
@@ -328,15 +353,24 @@ def order_details(order: Order) -> dict:
 
 
 def order_summary(order: Order) -> dict:
-    return {"order_id": order.order_id, "status": order.status, "total": order.total,
-            "currency": order.currency, "created_at": order.created_at.isoformat()}
+    return {
+        "order_id": order.order_id,
+        "status": order.status,
+        "total": order.total,
+        "currency": order.currency,
+        "created_at": order.created_at.isoformat(),
+    }
 
 
 def cancel_result(order: Order) -> dict:
     """Built only from what is stored, so a repeated call gets exactly the first answer."""
     data = ORDER.dump_python(order, mode="json", include={"order_id", "status", "cancelled_at", "cancel_reason"})
-    return {"order_id": data["order_id"], "status": data["status"], "cancelled_at": data["cancelled_at"],
-            "reason": data["cancel_reason"]}
+    return {
+        "order_id": data["order_id"],
+        "status": data["status"],
+        "cancelled_at": data["cancelled_at"],
+        "reason": data["cancel_reason"],
+    }
 
 
 # ---- tools --------------------------------------------------------------------------
@@ -382,7 +416,8 @@ def order_tools(store: OrderStore) -> list[Tool]:
     return [
         Tool(
             name="get_order_status",
-            description="查询订单状态，只能用于用户明确提供订单号的只读查询。Look up an order's status by its exact id.",
+            description="查询订单状态，只能用于用户明确提供订单号的只读查询。"
+            "Look up an order's status by its exact id.",
             args=OrderIdArgs,
             run=get_order_status,
         ),

@@ -8,8 +8,8 @@ set. Nothing here decides anything about a run.
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Iterator
 
 from rich import box
 from rich.console import Console, Group
@@ -101,11 +101,14 @@ def format_stop(state: RunState) -> str:
 
 def format_observed(state: RunState) -> list[str]:
     """Results gathered before a stop: the person still gets what was found."""
-    return [f"{describe_call(c.name, c.arguments, 200)} → {summarize_result(c.result or {}, 200)}" for c in state.observed]
+    return [
+        f"{describe_call(c.name, c.arguments, 200)} → {summarize_result(c.result or {}, 200)}" for c in state.observed
+    ]
 
 
-def json_document(state: RunState, transitions: list[Transition], *, provider: str, model: str,
-                  limits: Limits, trace: bool = False) -> dict:
+def json_document(
+    state: RunState, transitions: list[Transition], *, provider: str, model: str, limits: Limits, trace: bool = False
+) -> dict:
     doc = {
         "run_id": state.run_id,
         "stop_reason": str(state.stop_reason) if state.stop_reason else None,
@@ -152,8 +155,9 @@ class TransitionView:
             return
         if self.console.is_terminal:
             if self._live is None:
-                self._live = Live(self._table(self._live_from), console=self.console, auto_refresh=False,
-                                  transient=False)
+                self._live = Live(
+                    self._table(self._live_from), console=self.console, auto_refresh=False, transient=False
+                )
                 self._live.start()
             self._live.update(self._table(self._live_from), refresh=True)
 
@@ -189,8 +193,15 @@ def print_header(console: Console, state: RunState, provider_text: str) -> None:
 
 def print_outcome(console: Console, state: RunState, *, resume_hint: str | None = None) -> None:
     if state.stop_reason is StopReason.ANSWERED:
-        console.print(Panel(Text(state.answer or ""), title="Answer", title_align="left", border_style=STYLE_OK,
-                            box=box.ROUNDED if console.is_terminal else box.ASCII))
+        console.print(
+            Panel(
+                Text(state.answer or ""),
+                title="Answer",
+                title_align="left",
+                border_style=STYLE_OK,
+                box=box.ROUNDED if console.is_terminal else box.ASCII,
+            )
+        )
         return
     style = STYLE_WARN if state.stop_reason is StopReason.AWAITING_APPROVAL else STYLE_ERROR
     console.print(Text(format_stop(state), style=style))

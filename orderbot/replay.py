@@ -12,11 +12,11 @@ from __future__ import annotations
 
 import shutil
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta, timezone
 from itertools import zip_longest
 from pathlib import Path
-from typing import Callable
 
 from orderbot.engine import Engine, Limits, RunState, StopReason, Transition, summarize_result
 from orderbot.errors import ModelError, ModelResponseError, ModelTimeout, RecordError
@@ -72,8 +72,9 @@ def playback_model(record: RunRecord) -> ScriptedModel:
     return model
 
 
-def replay(record: RunRecord, toolbox: Toolbox, *, observers: tuple = (),
-           set_time: Callable[[datetime], None] | None = None) -> ReplayReport:
+def replay(
+    record: RunRecord, toolbox: Toolbox, *, observers: tuple = (), set_time: Callable[[datetime], None] | None = None
+) -> ReplayReport:
     """Re-run `record` against `toolbox` (give it scratch data) and compare. `set_time`, if
     given, is called with each segment's recorded start, so data the tools stamp with the
     time (a cancellation) matches the record."""
@@ -88,12 +89,14 @@ def replay(record: RunRecord, toolbox: Toolbox, *, observers: tuple = (),
         if index and state.stop_reason is StopReason.ANSWERED:
             break  # it answered earlier than recorded: the comparison says so
         if set_time is not None:
-            started = datetime.strptime(segment.started_at, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=timezone.utc)
+            started = datetime.strptime(segment.started_at, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC)
             # In the recording machine's time zone: the store stamps local time.
             zone = None if segment.utc_offset is None else timezone(timedelta(seconds=segment.utc_offset))
             set_time(started.astimezone(zone))
         decisions = dict(record.approvals)
-        approver = (lambda pending: decisions.get(pending.call_id, False)) if segment.approver else None
+        approver = (
+            (lambda pending, decisions=decisions: decisions.get(pending.call_id, False)) if segment.approver else None
+        )
         collect = (lambda i: lambda t, s: seen.append((i, t)))(index)
         engine = Engine(model, toolbox, Limits(**segment.limits), observers=[collect, *observers], approver=approver)
         engine.run(state, approve_pending=segment.approve if index else None)
@@ -130,7 +133,9 @@ def compare(record: RunRecord, state: RunState, seen: list[tuple[int, Transition
     # The transitions in order: only the first that differs, the rest follow from it; and
     # only when no call difference already explains it.
     if not record.dropped.get("transitions"):
-        old_rows = [(t.get("segment", 0), t["step"], t["from"], t["to"], t["event"], t["detail"]) for t in record.transitions]
+        old_rows = [
+            (t.get("segment", 0), t["step"], t["from"], t["to"], t["event"], t["detail"]) for t in record.transitions
+        ]
         new_rows = [(i, t.step, str(t.from_), str(t.to), t.event, t.detail) for i, t in seen]
         for old_row, new_row in zip_longest(old_rows, new_rows):
             if old_row != new_row:

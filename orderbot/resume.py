@@ -9,7 +9,7 @@ then does the engine continue it, with a fresh budget, appending to the same rec
 from __future__ import annotations
 
 import time
-from typing import Callable
+from collections.abc import Callable
 
 from orderbot.engine import LIMIT_STOPS, Approver, Engine, Limits, Observer, PendingCall, RunState, StopReason
 from orderbot.errors import RecordError
@@ -18,19 +18,21 @@ from orderbot.models.base import Model
 from orderbot.runs import COMMITTED, EXECUTING, Recorder, RunRecord, RunStore
 from orderbot.tools import Refused, Toolbox, ToolContext
 
-
 RESUMABLE = LIMIT_STOPS | {StopReason.AWAITING_APPROVAL, StopReason.MODEL_ERROR, StopReason.CANCELLED}
 
 
-def check_resume(record: RunRecord, toolbox: Toolbox, *, user: str | None, approve: bool | None,
-                 now: float, ttl_hours: float) -> None:
+def check_resume(
+    record: RunRecord, toolbox: Toolbox, *, user: str | None, approve: bool | None, now: float, ttl_hours: float
+) -> None:
     """Every re-check before a stored run is trusted again; the first failure is raised
     as a RecordError that names it. Nothing runs before all of them pass."""
     state, rid = record.state, record.run_id
     unsure = [c for c, s in record.side_effects.items() if s == EXECUTING]
     if unsure:
-        raise RecordError(f"run {rid} stopped while an approved call ({unsure[0]}) was being carried out; it may "
-                          "have been done. Check the order; this run will not be resumed")
+        raise RecordError(
+            f"run {rid} stopped while an approved call ({unsure[0]}) was being carried out; it may "
+            "have been done. Check the order; this run will not be resumed"
+        )
     reason = state.stop_reason
     if reason is None:
         raise RecordError(f"run {rid} did not finish cleanly (the process was killed); start a new run")
@@ -41,19 +43,23 @@ def check_resume(record: RunRecord, toolbox: Toolbox, *, user: str | None, appro
     if state.user != user:
         owner = f"user {state.user}" if state.user else "an anonymous session"
         hint = " (pass --user)" if user is None else ""
-        raise RecordError(f"run {rid} belongs to {owner}, not to {f'user {user}' if user else 'an anonymous session'}"
-                          f"{hint}; nothing was executed")
+        raise RecordError(
+            f"run {rid} belongs to {owner}, not to {f'user {user}' if user else 'an anonymous session'}"
+            f"{hint}; nothing was executed"
+        )
     for name, version in record.tool_versions.items():
         current = toolbox.versions.get(name)
         if current is None:
             raise RecordError(f"run {rid} used the tool {name}, which is no longer available")
         if current != version:
-            raise RecordError(f"the tool {name} changed since run {rid} (version {version} → {current}); "
-                              "the run will not be resumed")
+            raise RecordError(
+                f"the tool {name} changed since run {rid} (version {version} → {current}); the run will not be resumed"
+            )
     if reason is not StopReason.AWAITING_APPROVAL:
         if approve is not None:
-            raise RecordError(f"run {rid} is not waiting for approval (it stopped with {reason}); "
-                              "drop --approve/--reject")
+            raise RecordError(
+                f"run {rid} is not waiting for approval (it stopped with {reason}); drop --approve/--reject"
+            )
         return
     if approve is None:
         raise RecordError(f"run {rid} is waiting for approval: pass --approve or --reject")
@@ -61,35 +67,50 @@ def check_resume(record: RunRecord, toolbox: Toolbox, *, user: str | None, appro
         _check_pending(rid, record, pending, toolbox, now, ttl_hours, approve)
 
 
-def _check_pending(rid: str, record: RunRecord, pending: PendingCall, toolbox: Toolbox, now: float,
-                   ttl_hours: float, approve: bool) -> None:
+def _check_pending(
+    rid: str, record: RunRecord, pending: PendingCall, toolbox: Toolbox, now: float, ttl_hours: float, approve: bool
+) -> None:
     if record.side_effects.get(pending.call_id) == COMMITTED:
-        raise RecordError(f"{pending.name} ({pending.call_id}) of run {rid} was already carried out; "
-                          "it will not run again")
+        raise RecordError(
+            f"{pending.name} ({pending.call_id}) of run {rid} was already carried out; it will not run again"
+        )
     tool = toolbox.get(pending.name)
     if tool is None or tool.version != pending.version:
-        raise RecordError(f"the tool {pending.name} changed since the approval was requested; "
-                          "the run will not be resumed")
+        raise RecordError(
+            f"the tool {pending.name} changed since the approval was requested; the run will not be resumed"
+        )
     age = now - pending.requested_at
     if age > ttl_hours * 3600:
-        raise RecordError(f"the approval request of run {rid} expired: it was made {age / 3600:.1f} h ago "
-                          f"and approvals last {ttl_hours:g} h; ask again")
+        raise RecordError(
+            f"the approval request of run {rid} expired: it was made {age / 3600:.1f} h ago "
+            f"and approvals last {ttl_hours:g} h; ask again"
+        )
     if not approve:
         return  # saying no needs no preconditions: nothing will run
     call = FunctionCall(call_id=pending.call_id, name=pending.name, arguments=pending.arguments)
     prepared = toolbox.prepare(call, ToolContext(user=record.state.user, run_id=rid))
     if isinstance(prepared, Refused):
-        raise RecordError(f"{pending.description} can no longer be done: {prepared.envelope.get('error')}; "
-                          "nothing was executed")
+        raise RecordError(
+            f"{pending.description} can no longer be done: {prepared.envelope.get('error')}; nothing was executed"
+        )
     if prepared.canonical_arguments != pending.arguments:
         raise RecordError(f"the approval of run {rid} no longer matches its call; nothing was executed")
 
 
-def resume_run(store: RunStore, record: RunRecord, model: Model, toolbox: Toolbox, limits: Limits, *,
-               approve: bool | None = None, observers: list[Observer] | tuple = (),
-               approver: Approver | None = None, kind: str = "resume",
-               clock: Callable[[], float] = time.monotonic,
-               wall_clock: Callable[[], float] = time.time) -> RunState:
+def resume_run(
+    store: RunStore,
+    record: RunRecord,
+    model: Model,
+    toolbox: Toolbox,
+    limits: Limits,
+    *,
+    approve: bool | None = None,
+    observers: list[Observer] | tuple = (),
+    approver: Approver | None = None,
+    kind: str = "resume",
+    clock: Callable[[], float] = time.monotonic,
+    wall_clock: Callable[[], float] = time.time,
+) -> RunState:
     """Continue a checked record (see `check_resume`) with a fresh budget, appending its
     transitions to the same record. Approved side effects are noted `executing` on disk
     before they run."""
@@ -97,8 +118,15 @@ def resume_run(store: RunStore, record: RunRecord, model: Model, toolbox: Toolbo
     record.begin(kind, limits, approve=approve, approver=approver is not None, now=wall_clock())
     if approve:
         recorder.mark_executing([p.call_id for p in record.state.pending])
-    engine = Engine(recorder.wrap(model), toolbox, limits, clock=clock, wall_clock=wall_clock,
-                    observers=[*observers, recorder], approver=recorder.guard(approver))
+    engine = Engine(
+        recorder.wrap(model),
+        toolbox,
+        limits,
+        clock=clock,
+        wall_clock=wall_clock,
+        observers=[*observers, recorder],
+        approver=recorder.guard(approver),
+    )
     try:
         engine.run(record.state, approve_pending=approve)
     finally:

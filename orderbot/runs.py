@@ -19,13 +19,15 @@ the model (to keep each turn for replay) and the approver (to note a side effect
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
 import time
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterator, Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ValidationError
 
@@ -122,18 +124,44 @@ class RunRecord:
     _calls: list[tuple[Any, Any]] = field(default_factory=list, repr=False)
 
     @classmethod
-    def new(cls, state: RunState, *, provider: str, model: str, toolbox: Toolbox, orders: Path | str | None = None,
-            now: float | None = None) -> "RunRecord":
+    def new(
+        cls,
+        state: RunState,
+        *,
+        provider: str,
+        model: str,
+        toolbox: Toolbox,
+        orders: Path | str | None = None,
+        now: float | None = None,
+    ) -> RunRecord:
         stamp = utc_iso(time.time() if now is None else now)
-        return cls(run_id=state.run_id, created_at=stamp, updated_at=stamp, provider=provider, model=model,
-                   orders=None if orders is None else str(Path(orders).resolve()), tool_versions=dict(toolbox.versions), state=state)
+        return cls(
+            run_id=state.run_id,
+            created_at=stamp,
+            updated_at=stamp,
+            provider=provider,
+            model=model,
+            orders=None if orders is None else str(Path(orders).resolve()),
+            tool_versions=dict(toolbox.versions),
+            state=state,
+        )
 
     @classmethod
-    def from_file(cls, doc: RecordFile) -> "RunRecord":
-        record = cls(run_id=doc.run_id, created_at=doc.created_at, updated_at=doc.updated_at, provider=doc.provider,
-                     model=doc.model, orders=doc.orders, tool_versions=doc.tool_versions, state=doc.state,
-                     segments=doc.segments, side_effects=doc.side_effects, approvals=doc.approvals,
-                     dropped=doc.dropped)
+    def from_file(cls, doc: RecordFile) -> RunRecord:
+        record = cls(
+            run_id=doc.run_id,
+            created_at=doc.created_at,
+            updated_at=doc.updated_at,
+            provider=doc.provider,
+            model=doc.model,
+            orders=doc.orders,
+            tool_versions=doc.tool_versions,
+            state=doc.state,
+            segments=doc.segments,
+            side_effects=doc.side_effects,
+            approvals=doc.approvals,
+            dropped=doc.dropped,
+        )
         record.turn_texts = [_dumps(t) for t in doc.turns]
         record.transition_texts = [_dumps(t) for t in doc.transitions]
         return record
@@ -159,11 +187,26 @@ class RunRecord:
 
     # -- what the recorder adds --
 
-    def begin(self, kind: str, limits: Limits, *, approve: bool | None = None, approver: bool = False,
-              now: float | None = None) -> None:
+    def begin(
+        self,
+        kind: str,
+        limits: Limits,
+        *,
+        approve: bool | None = None,
+        approver: bool = False,
+        now: float | None = None,
+    ) -> None:
         wall = time.time() if now is None else now
-        self.segments.append(Segment(kind=kind, started_at=utc_iso(wall), limits=limits.model_dump(), approve=approve,
-                                     approver=approver, utc_offset=time.localtime(wall).tm_gmtoff))
+        self.segments.append(
+            Segment(
+                kind=kind,
+                started_at=utc_iso(wall),
+                limits=limits.model_dump(),
+                approve=approve,
+                approver=approver,
+                utc_offset=time.localtime(wall).tm_gmtoff,
+            )
+        )
 
     def add_transition(self, transition: Transition) -> None:
         doc = transition.as_dict()
@@ -202,23 +245,40 @@ class RunRecord:
     def to_json(self, now: float | None = None) -> str:
         self.updated_at = utc_iso(time.time() if now is None else now)
         head = {
-            "format": FORMAT, "version": VERSION, "run_id": self.run_id,
-            "created_at": self.created_at, "updated_at": self.updated_at,
-            "provider": self.provider, "model": self.model, "orders": self.orders,
-            "tool_versions": self.tool_versions, "segments": [s.model_dump() for s in self.segments],
-            "side_effects": self.side_effects, "approvals": self.approvals, "dropped": self.dropped,
+            "format": FORMAT,
+            "version": VERSION,
+            "run_id": self.run_id,
+            "created_at": self.created_at,
+            "updated_at": self.updated_at,
+            "provider": self.provider,
+            "model": self.model,
+            "orders": self.orders,
+            "tool_versions": self.tool_versions,
+            "segments": [s.model_dump() for s in self.segments],
+            "side_effects": self.side_effects,
+            "approvals": self.approvals,
+            "dropped": self.dropped,
         }
         state = self.state
-        bounded = state.model_copy(update={
-            "question": shorten(state.question, MAX_QUESTION),
-            "answer": None if state.answer is None else shorten(state.answer, MAX_ANSWER),
-            "stop_detail": shorten(state.stop_detail, 1000),
-            "items": self._bounded_items(state.items),
-            "calls": self._bounded_calls(state.calls),
-        })
-        return (_dumps(head)[:-1] + ',"state":' + bounded.model_dump_json()
-                + ',"turns":[' + ",".join(self.turn_texts) + '],"transitions":['
-                + ",".join(self.transition_texts) + "]}")
+        bounded = state.model_copy(
+            update={
+                "question": shorten(state.question, MAX_QUESTION),
+                "answer": None if state.answer is None else shorten(state.answer, MAX_ANSWER),
+                "stop_detail": shorten(state.stop_detail, 1000),
+                "items": self._bounded_items(state.items),
+                "calls": self._bounded_calls(state.calls),
+            }
+        )
+        return (
+            _dumps(head)[:-1]
+            + ',"state":'
+            + bounded.model_dump_json()
+            + ',"turns":['
+            + ",".join(self.turn_texts)
+            + '],"transitions":['
+            + ",".join(self.transition_texts)
+            + "]}"
+        )
 
     def _bounded_items(self, items: list[Item]) -> list[Item]:
         out = _bounded_prefix(self._items, items, bound_item)
@@ -288,9 +348,17 @@ def _append_bounded(texts: list[str], text: str, cap: int, dropped: dict[str, in
 
 def transition_from_dict(doc: dict) -> Transition:
     """A recorded transition back as the engine's value, for the renderers."""
-    return Transition(doc["step"], Phase(doc["from"]), Phase(doc["to"]), doc["event"], doc["detail"],
-                      doc.get("elapsed", doc.get("elapsed_ms", 0.0) / 1000), doc.get("steps_used", 0), doc.get("calls_used", 0),
-                      doc.get("data"))
+    return Transition(
+        doc["step"],
+        Phase(doc["from"]),
+        Phase(doc["to"]),
+        doc["event"],
+        doc["detail"],
+        doc.get("elapsed", doc.get("elapsed_ms", 0.0) / 1000),
+        doc.get("steps_used", 0),
+        doc.get("calls_used", 0),
+        doc.get("data"),
+    )
 
 
 def _dumps(value: Any) -> str:
@@ -380,10 +448,16 @@ class RunStore:
                 if not isinstance(doc, dict) or doc.get("format") != FORMAT:
                     raise ValueError("not an orderbot run record")
                 state = doc["state"]
-                yield RunSummary(run_id=run_id, created_at=str(doc["created_at"]), user=state.get("user"),
-                                 status=state.get("stop_reason") or "incomplete", steps=int(state["steps"]),
-                                 tool_calls=int(state["tool_calls"]), question=str(state["question"]),
-                                 history=tuple(str(s.get("stop_reason") or "incomplete") for s in doc["segments"]))
+                yield RunSummary(
+                    run_id=run_id,
+                    created_at=str(doc["created_at"]),
+                    user=state.get("user"),
+                    status=state.get("stop_reason") or "incomplete",
+                    steps=int(state["steps"]),
+                    tool_calls=int(state["tool_calls"]),
+                    question=str(state["question"]),
+                    history=tuple(str(s.get("stop_reason") or "incomplete") for s in doc["segments"]),
+                )
             except FileNotFoundError:
                 continue  # pruned by another process meanwhile
             except (OSError, ValueError, KeyError, TypeError) as exc:
@@ -395,14 +469,12 @@ class RunStore:
         ids = self.ids()
         if len(ids) <= self.keep:
             return []
-        doomed = [i for i in ids[self.keep:] if i != keep_id]
+        doomed = [i for i in ids[self.keep :] if i != keep_id]
         for run_id in doomed:
             leftovers = list(self.dir.glob(f".{run_id}.*.tmp"))  # from a process killed mid-write
             for path in (self.path(run_id), self.dir / f"{run_id}.lock", *leftovers):
-                try:
+                with contextlib.suppress(OSError):
                     path.unlink(missing_ok=True)
-                except OSError:
-                    pass
         return doomed
 
     def lock(self, run_id: str):
@@ -428,7 +500,9 @@ def read_record(path: Path) -> RunRecord:
     if not isinstance(doc, dict) or doc.get("format") != FORMAT:
         raise RecordError(f"{path}: not an orderbot run record")
     if doc.get("version") != VERSION:
-        raise RecordError(f"{path}: run record version {doc.get('version')!r} is not supported (this orderbot reads {VERSION})")
+        raise RecordError(
+            f"{path}: run record version {doc.get('version')!r} is not supported (this orderbot reads {VERSION})"
+        )
     try:
         checked = RecordFile.model_validate(doc)
     except ValidationError as exc:
@@ -457,9 +531,20 @@ class Recorder:
         self.wall_clock = wall_clock
 
     @classmethod
-    def start(cls, store: RunStore, state: RunState, *, provider: str, model: str, toolbox: Toolbox,
-              limits: Limits, orders: Path | str | None = None, kind: str = "ask", interactive: bool = False,
-              wall_clock: Callable[[], float] = time.time) -> "Recorder":
+    def start(
+        cls,
+        store: RunStore,
+        state: RunState,
+        *,
+        provider: str,
+        model: str,
+        toolbox: Toolbox,
+        limits: Limits,
+        orders: Path | str | None = None,
+        kind: str = "ask",
+        interactive: bool = False,
+        wall_clock: Callable[[], float] = time.time,
+    ) -> Recorder:
         record = RunRecord.new(state, provider=provider, model=model, toolbox=toolbox, orders=orders, now=wall_clock())
         record.begin(kind, limits, approver=interactive, now=wall_clock())
         return cls(store, record, wall_clock=wall_clock)

@@ -29,7 +29,9 @@ class Settings(BaseSettings):
     provider: str = "auto"  # checked against the provider registry when the model is created
     model: str = Field("gpt-4o-mini", validation_alias=AliasChoices("model", "ORDERBOT_MODEL", "MODEL_NAME"))
     api_key: SecretStr | None = Field(None, validation_alias=AliasChoices("api_key", "OPENAI_API_KEY"))
-    base_url: str | None = Field(None, validation_alias=AliasChoices("base_url", "ORDERBOT_BASE_URL", "OPENAI_BASE_URL"))
+    base_url: str | None = Field(
+        None, validation_alias=AliasChoices("base_url", "ORDERBOT_BASE_URL", "OPENAI_BASE_URL")
+    )
     orders: Path | None = None
     user: str | None = Field(None, max_length=64)
     state_dir: Path | None = None
@@ -52,7 +54,9 @@ class Settings(BaseSettings):
     @classmethod
     def _plain_user_id(cls, value: str | None) -> str | None:
         if value is not None and not USER_ID.fullmatch(value):
-            raise PydanticCustomError("user_id", "use 1 to 64 letters, digits or . _ - @, starting with a letter or digit (e.g. C001)")
+            raise PydanticCustomError(
+                "user_id", "use 1 to 64 letters, digits or . _ - @, starting with a letter or digit (e.g. C001)"
+            )
         return value
 
     @property
@@ -89,7 +93,9 @@ FLAG_NAMES = {
 def describe_settings_error(exc: ValidationError) -> str:
     error = exc.errors(include_url=False, include_input=False)[0]
     field = str(error["loc"][0]) if error["loc"] else "settings"
-    name = FLAG_NAMES.get(field, f"ORDERBOT_{field.upper()}" if field not in ("api_key", "model", "base_url") else field)
+    name = FLAG_NAMES.get(
+        field, f"ORDERBOT_{field.upper()}" if field not in ("api_key", "model", "base_url") else field
+    )
     return f"invalid value for {name}: {error['msg'][0].lower()}{error['msg'][1:]}"
 
 

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import os
 import sys
-from contextlib import contextmanager
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
 from pathlib import Path
-from typing import Iterator
 
 HISTORY_LINES = 1000
 
@@ -63,10 +63,8 @@ def line_history(path: Path, *, enabled: bool) -> Iterator[None]:
     if readline is not None:
         readline.set_auto_history(False)  # approval answers are not worth recalling
         readline.set_history_length(HISTORY_LINES)
-        try:
+        with suppress(OSError):
             readline.read_history_file(path)
-        except OSError:
-            pass
     try:
         yield
     finally:

@@ -13,8 +13,9 @@ import json
 import logging
 import re
 import unicodedata
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from typing import Any, Callable
+from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
@@ -27,8 +28,21 @@ log = logging.getLogger("orderbot")
 # model, so a tool that asks the model for one is refused when it is registered. Names are
 # compared without case, "_" or "-", so customerId and customer_id both count.
 IDENTITY_WORDS = (
-    "user", "customer", "account", "owner", "member", "identity", "login", "session", "principal",
-    "tenant", "buyer", "caller", "requester", "email", "phone",
+    "user",
+    "customer",
+    "account",
+    "owner",
+    "member",
+    "identity",
+    "login",
+    "session",
+    "principal",
+    "tenant",
+    "buyer",
+    "caller",
+    "requester",
+    "email",
+    "phone",
 )
 IDENTITY_TOKENS = frozenset({"uid", "cid", "who", "me"})  # whole words only: "guide" is not "uid"
 
@@ -143,20 +157,46 @@ _REDACTIONS: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"\b[a-z][a-z0-9+.-]*://\S+", re.I), "<url>"),
     (re.compile(r"\b(bearer)(\s+)[^\s,;]+", re.I), r"\1\2<redacted>"),
     (re.compile(r"\b(authorization|token|basic|cookie)(\s*[:=]\s*)[^\s,;]+", re.I), r"\1\2<redacted>"),
-    (re.compile(r"\b(password|passwd|pwd|secret|api[_-]?key|access[_-]?key|private[_-]?key|credentials?)(\s*[=:]\s*)[^\s,;]+",
-                re.I), r"\1\2<redacted>"),
+    (
+        re.compile(
+            r"\b(password|passwd|pwd|secret|api[_-]?key|access[_-]?key|private[_-]?key|credentials?)(\s*[=:]\s*)[^\s,;]+",
+            re.I,
+        ),
+        r"\1\2<redacted>",
+    ),
     (re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+"), "<email>"),
     (re.compile(r"\b\d{1,3}(?:\.\d{1,3}){3}(?::\d+)?\b"), "<address>"),
-    (re.compile(r"\[[0-9a-f:.%]*:[0-9a-f:.%]*\w*\](?::\d+)?"
-                r"|(?<![\w:])(?:[0-9a-f]{1,4}:){7}[0-9a-f]{1,4}(?![\w:])"
-                r"|(?<![\w:])(?:[0-9a-f]{1,4}(?::[0-9a-f]{1,4})*::(?:[0-9a-f]{1,4}(?::[0-9a-f]{1,4})*)?"
-                r"|::[0-9a-f]{1,4}(?::[0-9a-f]{1,4})*)(?:%\w+)?(?![\w:])", re.I), "<address>"),
-    (re.compile(r"\b(?:localhost|[\w-]+(?:\.[\w-]+)*\.(?:internal|local|localdomain|lan|corp|intranet|home|private|svc|cluster))"
-                r"(?::\d+)?\b|\b[a-z0-9-]+(?:\.[a-z0-9-]+)+:\d{2,5}\b", re.I), "<host>"),
+    (
+        re.compile(
+            r"\[[0-9a-f:.%]*:[0-9a-f:.%]*\w*\](?::\d+)?"
+            r"|(?<![\w:])(?:[0-9a-f]{1,4}:){7}[0-9a-f]{1,4}(?![\w:])"
+            r"|(?<![\w:])(?:[0-9a-f]{1,4}(?::[0-9a-f]{1,4})*::(?:[0-9a-f]{1,4}(?::[0-9a-f]{1,4})*)?"
+            r"|::[0-9a-f]{1,4}(?::[0-9a-f]{1,4})*)(?:%\w+)?(?![\w:])",
+            re.I,
+        ),
+        "<address>",
+    ),
+    (
+        re.compile(
+            r"\b(?:localhost|[\w-]+(?:\.[\w-]+)*\.(?:internal|local|localdomain|lan|corp|intranet|home|private|svc|cluster))"
+            r"(?::\d+)?\b|\b[a-z0-9-]+(?:\.[a-z0-9-]+)+:\d{2,5}\b",
+            re.I,
+        ),
+        "<host>",
+    ),
     (re.compile(r"(?:\b[A-Za-z]:|\\\\[\w.$-]+)\\(?:[^\\/:*?\"<>|\r\n]+\\)*[^\\/:*?\"<>|\s]*"), "<path>"),
-    (re.compile(r"(?<![\w.~-])~?/(?:[\w.~@+%-]+/)*[\w.~@+%-]+/?|\b(?:[\w.-]+[/\\])+[\w.-]+\.[A-Za-z]\w{0,5}\b"), "<path>"),
-    (re.compile(r"\b(?:sk|pk|rk|api|key|tok|ghp|gho|ghs|github_pat|glpat|xox[a-z]?)[-_][A-Za-z0-9_-]{6,}"
-                r"|\bAKIA[0-9A-Z]{12,}|\beyJ[\w-]+\.[\w-]+(?:\.[\w-]+)?|[A-Za-z0-9_+/=-]{32,}", re.I), "<redacted>"),
+    (
+        re.compile(r"(?<![\w.~-])~?/(?:[\w.~@+%-]+/)*[\w.~@+%-]+/?|\b(?:[\w.-]+[/\\])+[\w.-]+\.[A-Za-z]\w{0,5}\b"),
+        "<path>",
+    ),
+    (
+        re.compile(
+            r"\b(?:sk|pk|rk|api|key|tok|ghp|gho|ghs|github_pat|glpat|xox[a-z]?)[-_][A-Za-z0-9_-]{6,}"
+            r"|\bAKIA[0-9A-Z]{12,}|\beyJ[\w-]+\.[\w-]+(?:\.[\w-]+)?|[A-Za-z0-9_+/=-]{32,}",
+            re.I,
+        ),
+        "<redacted>",
+    ),
 )
 # Characters that are not text: C0/C1 controls, format characters (bidi overrides,
 # zero-width), private use, surrogates, line and paragraph separators.

@@ -11,8 +11,8 @@ Nothing here decides anything about a run.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Iterator
 
 from rich import box
 from rich.console import Console
@@ -38,8 +38,13 @@ DECISION_TEXT = {
     "needs_approval": "needs approval: waiting for a person",
     "not_executed": "not executed",
 }
-SHORT_DECISIONS = {"executed": "executed", "approved": "approved, executed", "rejected": "rejected",
-                   "needs_approval": "awaiting approval", "not_executed": "not executed"}
+SHORT_DECISIONS = {
+    "executed": "executed",
+    "approved": "approved, executed",
+    "rejected": "rejected",
+    "needs_approval": "awaiting approval",
+    "not_executed": "not executed",
+}
 
 # ---- transitions -> step records (pure) -----------------------------------------------
 
@@ -66,9 +71,22 @@ def trace_steps(transitions: list[Transition]) -> list[dict]:
 
 
 def _new_step(step: int) -> dict:
-    return {"step": step, "sent": None, "request_ms": None, "usage": None, "proposed": [], "text": None,
-            "outcomes": [], "calls": [], "stop": None, "budget_left": None, "ms": None,
-            "steps_used": 0, "calls_used": 0, "elapsed": 0.0}
+    return {
+        "step": step,
+        "sent": None,
+        "request_ms": None,
+        "usage": None,
+        "proposed": [],
+        "text": None,
+        "outcomes": [],
+        "calls": [],
+        "stop": None,
+        "budget_left": None,
+        "ms": None,
+        "steps_used": 0,
+        "calls_used": 0,
+        "elapsed": 0.0,
+    }
 
 
 def _absorb(rec: dict, t: Transition) -> None:
@@ -81,13 +99,28 @@ def _absorb(rec: dict, t: Transition) -> None:
     rec["steps_used"], rec["calls_used"], rec["elapsed"] = t.steps_used, t.calls_used, round(t.elapsed, 3)
     if t.to == Phase.OBSERVE and "call" in data:
         decision = "approved" if t.event == "approved and executed" else data.get("decision", "")
-        rec["outcomes"].append({**data["call"], "decision": decision, "why": _why(decision, data.get("result")),
-                                "result": data.get("result"), "ms": data.get("ms")})
+        rec["outcomes"].append(
+            {
+                **data["call"],
+                "decision": decision,
+                "why": _why(decision, data.get("result")),
+                "result": data.get("result"),
+                "ms": data.get("ms"),
+            }
+        )
     elif t.to == Phase.AWAITING:
         for pending in data.get("pending", []):
-            rec["outcomes"].append({"call_id": pending["call_id"], "name": pending["name"],
-                                    "arguments": _loads(pending["arguments"]), "decision": "needs_approval",
-                                    "why": pending.get("description", ""), "result": None, "ms": None})
+            rec["outcomes"].append(
+                {
+                    "call_id": pending["call_id"],
+                    "name": pending["name"],
+                    "arguments": _loads(pending["arguments"]),
+                    "decision": "needs_approval",
+                    "why": pending.get("description", ""),
+                    "result": None,
+                    "ms": None,
+                }
+            )
     elif t.to == Phase.FINISH:
         rec["stop"] = {"reason": t.event, "detail": t.detail}
 
@@ -225,10 +258,15 @@ def format_step_line(rec: dict, limits: Limits) -> Text:
     if stop:
         reason = stop["reason"]
         line.append(" · ")
-        line.append(reason if reason == StopReason.ANSWERED else f"stopped: {reason}",
-                    style=STYLE_OK if reason == StopReason.ANSWERED else STYLE_ERROR)
-    line.append(f"  [{rec['steps_used']}/{limits.max_steps} steps · {rec['calls_used']}/{limits.max_tool_calls} calls"
-                f" · {rec['elapsed']:.1f}s]", style=STYLE_DIM)
+        line.append(
+            reason if reason == StopReason.ANSWERED else f"stopped: {reason}",
+            style=STYLE_OK if reason == StopReason.ANSWERED else STYLE_ERROR,
+        )
+    line.append(
+        f"  [{rec['steps_used']}/{limits.max_steps} steps · {rec['calls_used']}/{limits.max_tool_calls} calls"
+        f" · {rec['elapsed']:.1f}s]",
+        style=STYLE_DIM,
+    )
     return line
 
 
@@ -263,13 +301,20 @@ def format_step_panel(rec: dict, *, plain: bool = False) -> Panel:
             grid.add_row("finish", Text(f"{stop['reason']}: {stop['detail']}", style=STYLE_ERROR))
     grid.add_row("time", Text(format_times(rec)))
     grid.add_row("budget left", Text(format_budget_left(rec.get("budget_left"))))
-    return Panel(grid, title=step_label(rec), title_align="left", box=box.ASCII if plain else box.ROUNDED,
-                 border_style="" if plain else STYLE_PHASE)
+    return Panel(
+        grid,
+        title=step_label(rec),
+        title_align="left",
+        box=box.ASCII if plain else box.ROUNDED,
+        border_style="" if plain else STYLE_PHASE,
+    )
 
 
 def format_limits(limits: Limits) -> str:
-    return (f"limits: {_n(limits.max_steps, 'step')} · {_n(limits.max_tool_calls, 'tool call')} "
-            f"({limits.max_calls_per_step} per step) · {limits.timeout:g} s")
+    return (
+        f"limits: {_n(limits.max_steps, 'step')} · {_n(limits.max_tool_calls, 'tool call')} "
+        f"({limits.max_calls_per_step} per step) · {limits.timeout:g} s"
+    )
 
 
 # ---- observers ------------------------------------------------------------------------
@@ -290,7 +335,7 @@ class _StepPrinter:
             self.started(transition)
         elif _ends_step(transition):
             steps = trace_steps(self.transitions)
-            for rec in steps[self._printed:]:
+            for rec in steps[self._printed :]:
                 self.print_step(rec)
             self._printed = len(steps)
 

@@ -33,10 +33,11 @@ import socket
 import struct
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from itertools import count
-from typing import Any, Callable, Union
+from typing import Any
 
 ROUTES = {"/v1/responses": "responses", "/v1/chat/completions": "chat"}
 
@@ -71,7 +72,7 @@ class Request:
             return None
 
 
-Script = Union[Reply, dict, Callable[[Request], Union[Reply, dict]]]
+Script = Reply | dict | Callable[[Request], Reply | dict]
 
 
 def reply(body: dict | list, status: int = 200, headers: dict[str, str] | None = None) -> Reply:
@@ -84,14 +85,25 @@ def raw(body: bytes | str, status: int = 200, content_type: str = "text/html") -
     return Reply(status, data, {}, content_type)
 
 
-ERROR_TYPES = {400: "invalid_request_error", 401: "invalid_request_error", 403: "permission_denied",
-               404: "invalid_request_error", 429: "rate_limit_exceeded"}
+ERROR_TYPES = {
+    400: "invalid_request_error",
+    401: "invalid_request_error",
+    403: "permission_denied",
+    404: "invalid_request_error",
+    429: "rate_limit_exceeded",
+}
 
 
 def error(status: int, message: str = "", *, code: str | None = None, headers: dict[str, str] | None = None) -> Reply:
     """The API's error envelope: {"error": {"message", "type", "param", "code"}}."""
-    body = {"error": {"message": message or f"error {status}", "type": ERROR_TYPES.get(status, "server_error"),
-                      "param": None, "code": code}}
+    body = {
+        "error": {
+            "message": message or f"error {status}",
+            "type": ERROR_TYPES.get(status, "server_error"),
+            "param": None,
+            "code": code,
+        }
+    }
     return reply(body, status, headers)
 
 
@@ -130,33 +142,68 @@ def _id(prefix: str) -> str:
 
 def message(text: str) -> dict:
     """A Responses API output message."""
-    return {"id": _id("msg"), "type": "message", "role": "assistant", "status": "completed",
-            "content": [{"type": "output_text", "text": text, "annotations": []}]}
+    return {
+        "id": _id("msg"),
+        "type": "message",
+        "role": "assistant",
+        "status": "completed",
+        "content": [{"type": "output_text", "text": text, "annotations": []}],
+    }
 
 
 def function_call(name: str, arguments: dict | str, call_id: str | None = None) -> dict:
     """A Responses API function_call output item; `arguments` may be raw (broken) text."""
     args = arguments if isinstance(arguments, str) else json.dumps(arguments, ensure_ascii=False)
-    return {"id": _id("fc"), "type": "function_call", "status": "completed", "call_id": call_id or _id("call"),
-            "name": name, "arguments": args}
+    return {
+        "id": _id("fc"),
+        "type": "function_call",
+        "status": "completed",
+        "call_id": call_id or _id("call"),
+        "name": name,
+        "arguments": args,
+    }
 
 
 def reasoning(summary: str = "") -> dict:
-    return {"id": _id("rs"), "type": "reasoning",
-            "summary": [{"type": "summary_text", "text": summary}] if summary else []}
+    return {
+        "id": _id("rs"),
+        "type": "reasoning",
+        "summary": [{"type": "summary_text", "text": summary}] if summary else [],
+    }
 
 
-def response(*output: dict, input_tokens: int = 120, output_tokens: int = 20, model: str = "gpt-4o-mini",
-             status: str = "completed") -> dict:
+def response(
+    *output: dict,
+    input_tokens: int = 120,
+    output_tokens: int = 20,
+    model: str = "gpt-4o-mini",
+    status: str = "completed",
+) -> dict:
     """A whole Responses API `Response` object."""
     return {
-        "id": _id("resp"), "object": "response", "created_at": 1_760_000_000, "status": status, "model": model,
-        "output": list(output), "parallel_tool_calls": True, "tool_choice": "auto", "tools": [],
-        "error": None, "incomplete_details": None, "instructions": None, "metadata": {},
-        "temperature": 1.0, "top_p": 1.0, "text": {"format": {"type": "text"}},
-        "usage": {"input_tokens": input_tokens, "input_tokens_details": {"cached_tokens": 0, "cache_write_tokens": 0},
-                  "output_tokens": output_tokens, "output_tokens_details": {"reasoning_tokens": 0},
-                  "total_tokens": input_tokens + output_tokens},
+        "id": _id("resp"),
+        "object": "response",
+        "created_at": 1_760_000_000,
+        "status": status,
+        "model": model,
+        "output": list(output),
+        "parallel_tool_calls": True,
+        "tool_choice": "auto",
+        "tools": [],
+        "error": None,
+        "incomplete_details": None,
+        "instructions": None,
+        "metadata": {},
+        "temperature": 1.0,
+        "top_p": 1.0,
+        "text": {"format": {"type": "text"}},
+        "usage": {
+            "input_tokens": input_tokens,
+            "input_tokens_details": {"cached_tokens": 0, "cache_write_tokens": 0},
+            "output_tokens": output_tokens,
+            "output_tokens_details": {"reasoning_tokens": 0},
+            "total_tokens": input_tokens + output_tokens,
+        },
     }
 
 
@@ -166,18 +213,31 @@ def tool_call(name: str, arguments: dict | str, call_id: str | None = None) -> d
     return {"id": call_id or _id("call"), "type": "function", "function": {"name": name, "arguments": args}}
 
 
-def completion(content: str | None = None, tool_calls: list[dict] | None = None, *, prompt_tokens: int = 100,
-               completion_tokens: int = 15, model: str = "gpt-4o-mini") -> dict:
+def completion(
+    content: str | None = None,
+    tool_calls: list[dict] | None = None,
+    *,
+    prompt_tokens: int = 100,
+    completion_tokens: int = 15,
+    model: str = "gpt-4o-mini",
+) -> dict:
     """A whole Chat Completions `ChatCompletion` object."""
     msg: dict[str, Any] = {"role": "assistant", "content": content, "refusal": None, "annotations": []}
     if tool_calls:
         msg["tool_calls"] = tool_calls
     return {
-        "id": _id("chatcmpl"), "object": "chat.completion", "created": 1_760_000_000, "model": model,
-        "choices": [{"index": 0, "message": msg, "logprobs": None,
-                     "finish_reason": "tool_calls" if tool_calls else "stop"}],
-        "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
-                  "total_tokens": prompt_tokens + completion_tokens},
+        "id": _id("chatcmpl"),
+        "object": "chat.completion",
+        "created": 1_760_000_000,
+        "model": model,
+        "choices": [
+            {"index": 0, "message": msg, "logprobs": None, "finish_reason": "tool_calls" if tool_calls else "stop"}
+        ],
+        "usage": {
+            "prompt_tokens": prompt_tokens,
+            "completion_tokens": completion_tokens,
+            "total_tokens": prompt_tokens + completion_tokens,
+        },
     }
 
 
@@ -193,8 +253,9 @@ class Wire:
 
 
 def _responses_outputs(request: Request) -> dict[str, Any]:
-    return {i["call_id"]: json.loads(i["output"]) for i in request.body["input"]
-            if i.get("type") == "function_call_output"}
+    return {
+        i["call_id"]: json.loads(i["output"]) for i in request.body["input"] if i.get("type") == "function_call_output"
+    }
 
 
 def _chat_outputs(request: Request) -> dict[str, Any]:
@@ -202,10 +263,20 @@ def _chat_outputs(request: Request) -> dict[str, Any]:
 
 
 WIRES = {
-    "openai": Wire("openai", "responses", lambda *c: response(*(function_call(n, a) for n, a in c)),
-                   lambda t: response(message(t)), _responses_outputs),
-    "chat": Wire("chat", "chat", lambda *c: completion(None, [tool_call(n, a) for n, a in c]),
-                 lambda t: completion(t), _chat_outputs),
+    "openai": Wire(
+        "openai",
+        "responses",
+        lambda *c: response(*(function_call(n, a) for n, a in c)),
+        lambda t: response(message(t)),
+        _responses_outputs,
+    ),
+    "chat": Wire(
+        "chat",
+        "chat",
+        lambda *c: completion(None, [tool_call(n, a) for n, a in c]),
+        lambda t: completion(t),
+        _chat_outputs,
+    ),
 }
 
 
@@ -230,7 +301,7 @@ class FakeAPI:
     def url(self) -> str:
         return f"http://127.0.0.1:{self._server.server_address[1]}/v1"
 
-    def enqueue(self, route: str, *scripts: Script) -> "FakeAPI":
+    def enqueue(self, route: str, *scripts: Script) -> FakeAPI:
         with self._lock:
             self.queues[route].extend(scripts)
         return self
@@ -241,7 +312,7 @@ class FakeAPI:
     def pending(self, route: str) -> int:
         return len(self.queues[route])
 
-    def start(self) -> "FakeAPI":
+    def start(self) -> FakeAPI:
         self._thread.start()
         return self
 
@@ -251,7 +322,7 @@ class FakeAPI:
         self._server.server_close()
         self._thread.join(timeout=5)
 
-    def __enter__(self) -> "FakeAPI":
+    def __enter__(self) -> FakeAPI:
         return self.start()
 
     def __exit__(self, *exc: object) -> None:
@@ -274,8 +345,13 @@ def _handler(api: FakeAPI) -> type[BaseHTTPRequestHandler]:
         def do_POST(self) -> None:  # noqa: N802 - the stdlib's name
             length = int(self.headers.get("content-length") or 0)
             body = self.rfile.read(length)
-            request = Request(ROUTES.get(self.path, self.path), self.path,
-                              {k.lower(): v for k, v in self.headers.items()}, body, time.monotonic())
+            request = Request(
+                ROUTES.get(self.path, self.path),
+                self.path,
+                {k.lower(): v for k, v in self.headers.items()},
+                body,
+                time.monotonic(),
+            )
             answer = api._next(request)
             if answer.behaviour == "hang":
                 api._release.wait()

@@ -56,8 +56,9 @@ def test_piped_ask_pauses_with_exit_4_and_writes_nothing(orders_file):
 
 def test_piped_json_holds_the_pending_call_and_the_resume_command(orders_file):
     before = orders_file.read_bytes()
-    result = runner.invoke(app, ["ask", "--user", "C001", "--orders", str(orders_file), "--json",
-                                 "取消订单 ORD-1002，不想要了"])
+    result = runner.invoke(
+        app, ["ask", "--user", "C001", "--orders", str(orders_file), "--json", "取消订单 ORD-1002，不想要了"]
+    )
     assert result.exit_code == 4
     doc = json.loads(result.output)
     assert doc["stop_reason"] == "awaiting_approval" and doc["exit_code"] == 4
@@ -73,8 +74,9 @@ def test_piped_json_holds_the_pending_call_and_the_resume_command(orders_file):
 def test_a_scripted_model_asking_to_cancel_pauses_the_real_cli(orders_file, use_model):
     before = orders_file.read_bytes()
     use_model(ScriptedModel([calls(call("cancel_order", CANCEL))]))
-    result = runner.invoke(app, ["ask", "--provider", "scripted", "--user", "C001", "--orders", str(orders_file),
-                                 "--json", "cancel it"])
+    result = runner.invoke(
+        app, ["ask", "--provider", "scripted", "--user", "C001", "--orders", str(orders_file), "--json", "cancel it"]
+    )
     assert result.exit_code == 4
     assert [p["name"] for p in json.loads(result.output)["pending"]] == ["cancel_order"]
     assert orders_file.read_bytes() == before
@@ -110,7 +112,8 @@ def test_rejected_approval_writes_nothing_and_the_model_is_told(orders_file, too
     assert [p.description for p in asked] == [DESCRIPTION]
     assert state.stop_reason is StopReason.ANSWERED and state.answer == "好的，没有取消。"
     assert results_sent(model.requests[1]) == [
-        {"ok": False, "error": "the person did not approve this action; nothing was done", "code": "rejected"}]
+        {"ok": False, "error": "the person did not approve this action; nothing was done", "code": "rejected"}
+    ]
     assert orders_file.read_bytes() == before
 
 
@@ -138,16 +141,19 @@ def test_time_spent_deciding_does_not_count_against_the_time_limit(orders_file, 
 
 def test_resuming_the_same_paused_run_twice_cancels_once(orders_file, toolbox):
     paused = Engine(ScriptedModel([calls(call("cancel_order", CANCEL))]), toolbox, Limits()).run(
-        RunState.start("取消订单 ORD-1002", user="C001"))
+        RunState.start("取消订单 ORD-1002", user="C001")
+    )
     assert paused.stop_reason is StopReason.AWAITING_APPROVAL
     saved = paused.model_dump_json()  # what the run record holds
     first_copy, second_copy = RunState.model_validate_json(saved), RunState.model_validate_json(saved)
 
     first = Engine(ScriptedModel([text("已取消。")]), fresh_toolbox(orders_file), Limits()).run(
-        first_copy, approve_pending=True)
+        first_copy, approve_pending=True
+    )
     written, inode = orders_file.read_bytes(), orders_file.stat().st_ino
     second = Engine(ScriptedModel([text("已取消。")]), fresh_toolbox(orders_file), Limits()).run(
-        second_copy, approve_pending=True)
+        second_copy, approve_pending=True
+    )
 
     assert first.stop_reason is second.stop_reason is StopReason.ANSWERED
     assert [c.decision for c in first.calls] == [c.decision for c in second.calls] == ["executed"]
@@ -159,7 +165,8 @@ def test_resuming_the_same_paused_run_twice_cancels_once(orders_file, toolbox):
 def test_resuming_with_a_rejection_writes_nothing(orders_file, toolbox):
     before = orders_file.read_bytes()
     paused = Engine(ScriptedModel([calls(call("cancel_order", CANCEL))]), toolbox, Limits()).run(
-        RunState.start("q", user="C001"))
+        RunState.start("q", user="C001")
+    )
     model = ScriptedModel([text("没有取消。")])
     state = Engine(model, fresh_toolbox(orders_file), Limits()).run(paused, approve_pending=False)
     assert [c.decision for c in state.calls] == ["rejected"]
@@ -169,12 +176,14 @@ def test_resuming_with_a_rejection_writes_nothing(orders_file, toolbox):
 
 def test_an_approval_is_checked_again_when_it_is_settled(orders_file, toolbox):
     paused = Engine(ScriptedModel([calls(call("cancel_order", CANCEL))]), toolbox, Limits()).run(
-        RunState.start("q", user="C001"))
+        RunState.start("q", user="C001")
+    )
     # Meanwhile the order was cancelled by someone else (another run, another call).
     OrderStore.load(orders_file).cancel("ORD-1002", "电话取消", "other-run/call_9", user="C001")
     before = orders_file.read_bytes()
     state = Engine(ScriptedModel([text("已经取消过了。")]), fresh_toolbox(orders_file), Limits()).run(
-        paused, approve_pending=True)
+        paused, approve_pending=True
+    )
     assert [c.decision for c in state.calls] == ["not_cancellable"]
     assert orders_file.read_bytes() == before
 
@@ -182,7 +191,8 @@ def test_an_approval_is_checked_again_when_it_is_settled(orders_file, toolbox):
 def test_resuming_without_a_decision_stays_paused(orders_file, toolbox):
     before = orders_file.read_bytes()
     paused = Engine(ScriptedModel([calls(call("cancel_order", CANCEL))]), toolbox, Limits()).run(
-        RunState.start("q", user="C001"))
+        RunState.start("q", user="C001")
+    )
     model = ScriptedModel([])
     state = Engine(model, toolbox, Limits(), approver=lambda p: True).run(paused)
     assert state.stop_reason is StopReason.AWAITING_APPROVAL and model.requests == []
@@ -197,15 +207,33 @@ def prompt(monkeypatch, reply: str, description: str = DESCRIPTION) -> tuple[boo
     out = io.StringIO()
     console = Console(file=out, width=200, color_system=None)
     approve = _terminal_approver(TransitionView(console, Limits()), console)
-    pending = PendingCall(step=1, call_id="c", name="cancel_order", version="v", arguments="{}", user="C001",
-                          description=description, requested_at=0.0)
+    pending = PendingCall(
+        step=1,
+        call_id="c",
+        name="cancel_order",
+        version="v",
+        arguments="{}",
+        user="C001",
+        description=description,
+        requested_at=0.0,
+    )
     return approve(pending), out.getvalue()
 
 
-@pytest.mark.parametrize("reply, approved", [
-    ("y\n", True), ("Y\n", True), ("yes\n", True), (" 是 \n", True),
-    ("n\n", False), ("\n", False), ("no\n", False), ("yes please\n", False), ("", False),  # "" is end of input
-])
+@pytest.mark.parametrize(
+    "reply, approved",
+    [
+        ("y\n", True),
+        ("Y\n", True),
+        ("yes\n", True),
+        (" 是 \n", True),
+        ("n\n", False),
+        ("\n", False),
+        ("no\n", False),
+        ("yes please\n", False),
+        ("", False),  # "" is end of input
+    ],
+)
 def test_only_yes_approves(monkeypatch, reply, approved):
     decision, shown = prompt(monkeypatch, reply)
     assert decision is approved
@@ -219,8 +247,14 @@ def test_the_prompt_shows_model_text_literally(monkeypatch):
 
 def spawn_ask(orders_file: Path, question: str) -> pexpect.spawn:
     env = {**os.environ, "COLUMNS": "120", "TERM": "xterm"}
-    return pexpect.spawn(sys.executable, ["-m", "orderbot", "ask", "--user", "C001", "--orders", str(orders_file),
-                                          question], env=env, encoding="utf-8", timeout=30, dimensions=(50, 120))
+    return pexpect.spawn(
+        sys.executable,
+        ["-m", "orderbot", "ask", "--user", "C001", "--orders", str(orders_file), question],
+        env=env,
+        encoding="utf-8",
+        timeout=30,
+        dimensions=(50, 120),
+    )
 
 
 def test_in_a_terminal_ask_asks_first_and_cancels_on_yes(orders_file):

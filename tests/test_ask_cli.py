@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 
 from orderbot.cli import app
 from orderbot.errors import ModelError
-from orderbot.models.scripted import ScriptedModel, call, calls, text
+from orderbot.models.scripted import ScriptedModel, call, calls
 
 ANSI = re.compile(r"\x1b\[")
 runner = CliRunner()
@@ -89,8 +89,14 @@ def test_cancelled_exits_130(use_model):
 
 
 def test_limit_stop_still_shows_what_was_observed(use_model):
-    use_model(ScriptedModel([calls(call("get_order_status", {"order_id": "ORD-1001"})),
-                             calls(call("get_order_status", {"order_id": "ORD-1002"}))]))
+    use_model(
+        ScriptedModel(
+            [
+                calls(call("get_order_status", {"order_id": "ORD-1001"})),
+                calls(call("get_order_status", {"order_id": "ORD-1002"})),
+            ]
+        )
+    )
     result = ask("--provider", "scripted", "--max-steps", "2", "查询")
     assert result.exit_code == 3
     observed = result.output.split("Observed before the stop:")[1]
@@ -128,14 +134,20 @@ def test_usage_error_exits_2():
 
 
 def _run(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, *args], capture_output=True, text=True, timeout=60,
-                          env={**os.environ, **(env or {})})
+    return subprocess.run(
+        [sys.executable, *args], capture_output=True, text=True, timeout=60, env={**os.environ, **(env or {})}
+    )
 
 
 def test_piped_output_has_no_ansi_even_without_no_color():
     env = {k: v for k, v in os.environ.items() if k != "NO_COLOR"}
-    result = subprocess.run([sys.executable, "-m", "orderbot", "ask", "查询 ORD-1001"], capture_output=True,
-                            text=True, timeout=60, env={**env, "TERM": "xterm-256color"})
+    result = subprocess.run(
+        [sys.executable, "-m", "orderbot", "ask", "查询 ORD-1001"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**env, "TERM": "xterm-256color"},
+    )
     assert result.returncode == 0
     assert not ANSI.search(result.stdout) and "已发货" in result.stdout
 

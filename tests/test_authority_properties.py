@@ -25,8 +25,16 @@ from orderbot.tools import Toolbox
 SAMPLE = OrderStore.load(SAMPLE_PATH)
 ORDER_IDS = sorted(SAMPLE.orders) + ["ORD-9999", "ord-1002", "", "ORD-" + "9" * 40, "1002"]
 USERS = [None, "C001", "C002", "C003", "C999"]
-TOOL_NAMES = ["get_order_status", "get_order_details", "list_my_orders", "cancel_order",
-              "delete_order", "cancel_orders", "CANCEL_ORDER", "__import__"]
+TOOL_NAMES = [
+    "get_order_status",
+    "get_order_details",
+    "list_my_orders",
+    "cancel_order",
+    "delete_order",
+    "cancel_orders",
+    "CANCEL_ORDER",
+    "__import__",
+]
 
 
 def private_strings(customer: str) -> set[str]:
@@ -57,7 +65,9 @@ CANCELLABLE_IDS = sorted(o.order_id for o in SAMPLE.orders.values() if o.status 
 
 
 def plausible_arguments(name: str) -> st.SearchStrategy[dict]:
-    order_ids = st.one_of(st.sampled_from(CANCELLABLE_IDS), st.sampled_from(CANCELLABLE_IDS), st.sampled_from(ORDER_IDS))
+    order_ids = st.one_of(
+        st.sampled_from(CANCELLABLE_IDS), st.sampled_from(CANCELLABLE_IDS), st.sampled_from(ORDER_IDS)
+    )
     fields = {} if name == "list_my_orders" else {"order_id": order_ids}
     if name == "cancel_order":
         fields["reason"] = st.sampled_from(["不想要了", "不想要了", "x", " ", "a" * 300])
@@ -67,7 +77,8 @@ def plausible_arguments(name: str) -> st.SearchStrategy[dict]:
 
 
 plausible_calls = st.sampled_from(TOOL_NAMES[:4] + ["cancel_order"] * 2).flatmap(
-    lambda name: plausible_arguments(name).map(lambda args: (name, json.dumps(args, ensure_ascii=False))))
+    lambda name: plausible_arguments(name).map(lambda args: (name, json.dumps(args, ensure_ascii=False)))
+)
 # ... and calls that do not: any name, any JSON, or no JSON at all.
 wild_calls = st.tuples(
     st.one_of(st.sampled_from(TOOL_NAMES), st.text(max_size=20)),
@@ -82,8 +93,11 @@ tool_turns = st.lists(function_calls, min_size=1, max_size=3).map(lambda cs: Tur
 turns = st.lists(st.one_of(tool_turns, tool_turns, tool_turns, st.text(max_size=20).map(text)), min_size=1, max_size=5)
 
 
-sessions = dict(user=st.sampled_from(USERS + ["C001", "C002", "C003"]), can_ask=st.booleans(),
-                answers=st.lists(st.booleans(), max_size=8))
+sessions = dict(
+    user=st.sampled_from(USERS + ["C001", "C002", "C003"]),
+    can_ask=st.booleans(),
+    answers=st.lists(st.booleans(), max_size=8),
+)
 
 
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -95,15 +109,25 @@ def test_no_side_effect_without_approval_and_no_foreign_data(turns, user, can_as
 # The same property where every call is a cancel, mostly of the user's own open orders:
 # approvals, rejections, pauses and repeated call ids are then common, not rare corners.
 @settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(data=st.data(), user=st.sampled_from(["C001", "C002", "C003"]), can_ask=st.booleans(),
-       answers=st.lists(st.booleans(), min_size=8, max_size=8))
+@given(
+    data=st.data(),
+    user=st.sampled_from(["C001", "C002", "C003"]),
+    can_ask=st.booleans(),
+    answers=st.lists(st.booleans(), min_size=8, max_size=8),
+)
 def test_cancels_happen_only_when_approved(data, user, can_ask, answers):
     own = [oid for oid in CANCELLABLE_IDS if SAMPLE.orders[oid].customer_id == user]
     order_ids = st.one_of(st.sampled_from(own), st.sampled_from(own), st.sampled_from(ORDER_IDS))
-    arguments = st.builds(lambda oid, reason: json.dumps({"order_id": oid, "reason": reason}, ensure_ascii=False),
-                          order_ids, st.sampled_from(["不想要了", "x", " "]))
-    turn = st.lists(arguments, min_size=1, max_size=3).map(lambda args: Turn(tuple(
-        FunctionCall(call_id=f"call_{i}", name="cancel_order", arguments=a) for i, a in enumerate(args))))
+    arguments = st.builds(
+        lambda oid, reason: json.dumps({"order_id": oid, "reason": reason}, ensure_ascii=False),
+        order_ids,
+        st.sampled_from(["不想要了", "x", " "]),
+    )
+    turn = st.lists(arguments, min_size=1, max_size=3).map(
+        lambda args: Turn(
+            tuple(FunctionCall(call_id=f"call_{i}", name="cancel_order", arguments=a) for i, a in enumerate(args))
+        )
+    )
     check_authority(data.draw(st.lists(turn, min_size=1, max_size=4)), user, can_ask, answers)
 
 
@@ -119,9 +143,14 @@ def check_authority(turns: list[Turn], user: str | None, can_ask: bool, answers:
                 approved.append(pending)
             return yes
 
-        engine = Engine(ScriptedModel(turns), Toolbox(order_tools(OrderStore.load(path))),
-                        Limits(max_steps=6, max_tool_calls=20), clock=lambda: 0.0, wall_clock=lambda: 0.0,
-                        approver=approver if can_ask else None)
+        engine = Engine(
+            ScriptedModel(turns),
+            Toolbox(order_tools(OrderStore.load(path))),
+            Limits(max_steps=6, max_tool_calls=20),
+            clock=lambda: 0.0,
+            wall_clock=lambda: 0.0,
+            approver=approver if can_ask else None,
+        )
         state = engine.run(RunState.start("q", user=user))
         after = OrderStore.load(path)
 

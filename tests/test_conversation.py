@@ -11,16 +11,23 @@ from orderbot.items import FunctionCall, FunctionCallOutput, ProviderItem, assis
 
 
 def turn(question: str, answer: str, output: str = '{"ok":true}', call_id: str = "c1") -> list:
-    return [user(question), FunctionCall(call_id=call_id, name="get_order_status", arguments='{"order_id":"ORD-1001"}'),
-            FunctionCallOutput(call_id=call_id, output=output), assistant(answer)]
+    return [
+        user(question),
+        FunctionCall(call_id=call_id, name="get_order_status", arguments='{"order_id":"ORD-1001"}'),
+        FunctionCallOutput(call_id=call_id, output=output),
+        assistant(answer),
+    ]
 
 
 def test_carry_keeps_complete_pairs_and_drops_calls_without_results():
-    items = [user("q"), ProviderItem(provider="openai", data={"type": "reasoning"}),
-             FunctionCall(call_id="done", name="get_order_status", arguments="{}"),
-             FunctionCall(call_id="cut", name="get_order_status", arguments="{}"),  # a limit or Ctrl-C stopped it
-             FunctionCallOutput(call_id="done", output='{"ok":true}'),
-             FunctionCallOutput(call_id="stray", output='{"ok":true}')]
+    items = [
+        user("q"),
+        ProviderItem(provider="openai", data={"type": "reasoning"}),
+        FunctionCall(call_id="done", name="get_order_status", arguments="{}"),
+        FunctionCall(call_id="cut", name="get_order_status", arguments="{}"),  # a limit or Ctrl-C stopped it
+        FunctionCallOutput(call_id="done", output='{"ok":true}'),
+        FunctionCallOutput(call_id="stray", output='{"ok":true}'),
+    ]
     kept = carry(items)
     assert [getattr(i, "call_id", i.type) for i in kept] == ["message", "done", "done"]
 
@@ -53,19 +60,27 @@ def test_parse_limits_changes_only_what_is_named():
     assert limits.max_response_chars == 500
 
 
-@pytest.mark.parametrize("text, message", [
-    ("steps=0", "invalid value for steps: input should be greater than or equal to 1"),
-    ("timeout=abc", "invalid value for timeout"),
-    ("speed=3", "'speed=3' is not a limit"),
-    ("steps", "'steps' is not a limit"),
-])
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ("steps=0", "invalid value for steps: input should be greater than or equal to 1"),
+        ("timeout=abc", "invalid value for timeout"),
+        ("speed=3", "'speed=3' is not a limit"),
+        ("steps", "'steps' is not a limit"),
+    ],
+)
 def test_parse_limits_refuses_bad_input_with_one_sentence(text, message):
     with pytest.raises(ConfigError, match=message):
         parse_limits(text, Limits())
 
 
 def test_bigger_limits_double_within_the_bounds():
-    assert bigger_limits(Limits()).model_dump() == {**Limits().model_dump(), "max_steps": 6, "timeout": 60.0,
-                                                    "max_tool_calls": 12, "max_calls_per_step": 6}
+    assert bigger_limits(Limits()).model_dump() == {
+        **Limits().model_dump(),
+        "max_steps": 6,
+        "timeout": 60.0,
+        "max_tool_calls": 12,
+        "max_calls_per_step": 6,
+    }
     top = bigger_limits(Limits(max_steps=80, timeout=3000, max_tool_calls=0))
     assert (top.max_steps, top.timeout, top.max_tool_calls) == (100, 3600, 1)

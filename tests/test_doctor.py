@@ -5,9 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from fakeapi import WIRES, FakeAPI, error, hang
 from typer.testing import CliRunner
 
-from fakeapi import WIRES, FakeAPI, error, hang
 from orderbot.cli import app
 
 KEY = "sk-test-SECRET-doctor-0123456789"
@@ -61,7 +61,9 @@ def test_a_base_url_without_a_provider_is_pointed_out():
     code, lines, _ = doctor("--base-url", "http://localhost:11434/v1")
 
     assert code == 0 and lines["provider"] == "offline (auto: no OPENAI_API_KEY)"
-    assert lines["base URL"] == "http://localhost:11434/v1 (not used by the offline model: pass --provider chat to use it)"
+    assert (
+        lines["base URL"] == "http://localhost:11434/v1 (not used by the offline model: pass --provider chat to use it)"
+    )
 
 
 def test_unusable_provider_and_orders_exit_6(tmp_path: Path):

@@ -11,8 +11,8 @@ from orderbot.errors import ModelError, ModelTimeout
 from orderbot.items import FunctionCallOutput
 from orderbot.models.base import ModelRequest, Turn
 from orderbot.models.scripted import ScriptedModel, call, calls, text
-from orderbot.tools import Tool, Toolbox
 from orderbot.orders import OrderIdArgs
+from orderbot.tools import Tool, Toolbox
 
 
 def run(model, toolbox, limits=None, **kwargs) -> tuple[RunState, list]:
@@ -33,8 +33,11 @@ def test_article_round_trip_answers(toolbox):
     assert state.answer == "已发货"
     assert outputs(state) == [{"ok": True, "data": {"order_id": "ORD-1001", "status": "已发货"}}]
     assert [(t.from_, t.to) for t in seen] == [
-        (Phase.START, Phase.PLAN), (Phase.PLAN, Phase.ACT), (Phase.ACT, Phase.OBSERVE),
-        (Phase.OBSERVE, Phase.PLAN), (Phase.PLAN, Phase.FINISH),
+        (Phase.START, Phase.PLAN),
+        (Phase.PLAN, Phase.ACT),
+        (Phase.ACT, Phase.OBSERVE),
+        (Phase.OBSERVE, Phase.PLAN),
+        (Phase.PLAN, Phase.FINISH),
     ]
     # The second request carried the call and its result back to the model.
     second = model.requests[1].items
@@ -65,10 +68,12 @@ def test_call_at_the_last_step_is_not_executed(toolbox):
 
 
 def test_limit_stop_keeps_what_was_observed(toolbox):
-    model = ScriptedModel([
-        calls(call("get_order_status", {"order_id": "ORD-1001"})),
-        calls(call("get_order_status", {"order_id": "ORD-1002"})),
-    ])
+    model = ScriptedModel(
+        [
+            calls(call("get_order_status", {"order_id": "ORD-1001"})),
+            calls(call("get_order_status", {"order_id": "ORD-1002"})),
+        ]
+    )
     state, _ = run(model, toolbox, Limits(max_steps=2))
     assert state.stop_reason is StopReason.STEP_LIMIT
     assert [c.result["data"]["status"] for c in state.observed] == ["已发货"]
@@ -121,7 +126,11 @@ def test_per_step_call_cap(toolbox):
 
 
 def test_total_call_cap(toolbox):
-    two = lambda: calls(call("get_order_status", {"order_id": "ORD-1001"}), call("get_order_status", {"order_id": "ORD-1002"}))  # noqa: E731
+    def two():
+        return calls(
+            call("get_order_status", {"order_id": "ORD-1001"}), call("get_order_status", {"order_id": "ORD-1002"})
+        )
+
     model = ScriptedModel([two(), two(), text("never")])
     state, _ = run(model, toolbox, Limits(max_steps=5, max_tool_calls=3))
     assert state.stop_reason is StopReason.TOOL_CALL_LIMIT
@@ -187,7 +196,9 @@ def test_no_tool_outside_the_whitelist_ever_runs(toolbox):
 
 def test_unexpected_tool_exception_becomes_internal_error_without_details(toolbox, caplog):
     def explode(args, ctx):
-        raise RuntimeError("connection to db.internal:5432 failed at /srv/app/secrets.py with key sk-live-abcdefgh12345678")
+        raise RuntimeError(
+            "connection to db.internal:5432 failed at /srv/app/secrets.py with key sk-live-abcdefgh12345678"
+        )
 
     boom = Tool("boom", "fails", OrderIdArgs, explode)
     model = ScriptedModel([calls(call("boom", {"order_id": "ORD-1"})), text("sorry")])

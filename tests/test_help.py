@@ -47,8 +47,19 @@ def test_root_help_lists_commands_in_the_order_a_newcomer_needs_them():
 
 def test_repl_help_shows_its_flags_and_example():
     output = CliRunner().invoke(app, ["repl", "--help"], env={"COLUMNS": "200"}).output
-    for flag in ("--max-steps", "--timeout", "--max-tool-calls", "--max-calls-per-step", "--orders", "--user",
-                 "--provider", "--model", "--base-url", "--state-dir", "--trace"):
+    for flag in (
+        "--max-steps",
+        "--timeout",
+        "--max-tool-calls",
+        "--max-calls-per-step",
+        "--orders",
+        "--user",
+        "--provider",
+        "--model",
+        "--base-url",
+        "--state-dir",
+        "--trace",
+    ):
         assert flag in output
     assert "Example: orderbot repl --user C001" in output
 
@@ -56,8 +67,12 @@ def test_repl_help_shows_its_flags_and_example():
 def complete(words: str) -> list[str]:
     """What bash completion offers, asked the way the installed completion script asks."""
     script = Path(sys.executable).with_name("orderbot")
-    env = {**os.environ, "_ORDERBOT_COMPLETE": "complete_bash", "COMP_WORDS": words,
-           "COMP_CWORD": str(len(words.split()) - 1)}
+    env = {
+        **os.environ,
+        "_ORDERBOT_COMPLETE": "complete_bash",
+        "COMP_WORDS": words,
+        "COMP_CWORD": str(len(words.split()) - 1),
+    }
     result = subprocess.run([str(script)], env=env, capture_output=True, text=True, timeout=30)
     return result.stdout.split()
 

@@ -22,7 +22,8 @@ def test_chinese_question_gets_a_chinese_answer(toolbox):
 def test_two_ids_give_two_calls_in_one_step(toolbox):
     state = ask(toolbox, "查询 ORD-1001 和 ORD-1002")
     assert [(c.step, c.name, json.loads(c.arguments)["order_id"]) for c in state.calls] == [
-        (1, "get_order_status", "ORD-1001"), (1, "get_order_status", "ORD-1002"),
+        (1, "get_order_status", "ORD-1001"),
+        (1, "get_order_status", "ORD-1002"),
     ]
     assert "已发货" in state.answer and "处理中" in state.answer
 

@@ -44,9 +44,9 @@ def test_not_json_names_line_and_column(tmp_path):
     assert str(path) in message and "not valid JSON" in message and "line 2" in message
 
 
-@pytest.mark.parametrize("content", ['[]', '{"order": []}', '{"orders": {}}', '"orders"'])
+@pytest.mark.parametrize("content", ["[]", '{"order": []}', '{"orders": {}}', '"orders"'])
 def test_wrong_shape(tmp_path, content):
-    with pytest.raises(OrdersFileError, match=r'expected .*orders'):
+    with pytest.raises(OrdersFileError, match=r"expected .*orders"):
         OrderStore.load(write(tmp_path, content))
 
 

@@ -14,8 +14,8 @@ from orderbot.engine import Engine, Limits, RunState, StopReason
 from orderbot.errors import ConfigError
 from orderbot.items import FunctionCall
 from orderbot.models.scripted import ScriptedModel, call, calls, text
-from orderbot.orders import MAX_LISTED, NO_ACCESS, SAMPLE_PATH, OrderIdArgs, OrderStore, order_tools
-from orderbot.tools import Prepared, Refused, Tool, ToolContext, Toolbox
+from orderbot.orders import MAX_LISTED, NO_ACCESS, SAMPLE_PATH, OrderStore, order_tools
+from orderbot.tools import Prepared, Refused, Tool, Toolbox, ToolContext
 
 runner = CliRunner()
 
@@ -47,7 +47,9 @@ def secrets_of(store: OrderStore, order_id: str) -> list[str]:
 @pytest.mark.parametrize("user", [None, "C001", "C002"])
 def test_status_is_public_and_reveals_only_the_status(toolbox, user):
     assert dispatch(toolbox, "get_order_status", {"order_id": "ORD-1001"}, user) == {
-        "ok": True, "data": {"order_id": "ORD-1001", "status": "已发货"}}
+        "ok": True,
+        "data": {"order_id": "ORD-1001", "status": "已发货"},
+    }
     assert dispatch(toolbox, "get_order_status", {"order_id": "ORD-9999"}, user)["data"]["status"] == "不存在"
 
 
@@ -101,8 +103,10 @@ def test_list_shows_only_own_orders_newest_first(toolbox, store, user):
 
 def test_list_is_bounded_and_says_when_more_exist(tmp_path):
     sample = json.loads(SAMPLE_PATH.read_text(encoding="utf-8"))["orders"][0]
-    orders = [{**sample, "order_id": f"ORD-{2000 + n}", "created_at": f"2026-10-{1 + n:02d}T08:00:00+08:00"}
-              for n in range(MAX_LISTED + 5)]
+    orders = [
+        {**sample, "order_id": f"ORD-{2000 + n}", "created_at": f"2026-10-{1 + n:02d}T08:00:00+08:00"}
+        for n in range(MAX_LISTED + 5)
+    ]
     path = tmp_path / "many.json"
     path.write_text(json.dumps({"orders": orders}, ensure_ascii=False), encoding="utf-8")
     toolbox = Toolbox(order_tools(OrderStore.load(path)))
@@ -117,8 +121,10 @@ def test_list_is_bounded_and_says_when_more_exist(tmp_path):
 
 def prepare_cancel(toolbox: Toolbox, order_id: str, user: str | None) -> Prepared | Refused:
     arguments = json.dumps({"order_id": order_id, "reason": "不想要了"}, ensure_ascii=False)
-    return toolbox.prepare(FunctionCall(call_id="call_1", name="cancel_order", arguments=arguments),
-                           ToolContext(user=user, run_id="run-test"))
+    return toolbox.prepare(
+        FunctionCall(call_id="call_1", name="cancel_order", arguments=arguments),
+        ToolContext(user=user, run_id="run-test"),
+    )
 
 
 def test_cancel_anonymous_must_sign_in(toolbox):
@@ -160,16 +166,19 @@ class _Nested(BaseModel):
     customer_id: str
 
 
-@pytest.mark.parametrize("fields", [
-    {"customer_id": (str, ...)},
-    {"user": (str, ...)},
-    {"userId": (str, ...)},
-    {"account_no": (str, ...)},
-    {"owner": (str, ...)},
-    {"uid": (str, ...)},
-    {"x": (str, Field(..., alias="customerId"))},
-    {"filter": (_Nested, ...)},
-])
+@pytest.mark.parametrize(
+    "fields",
+    [
+        {"customer_id": (str, ...)},
+        {"user": (str, ...)},
+        {"userId": (str, ...)},
+        {"account_no": (str, ...)},
+        {"owner": (str, ...)},
+        {"uid": (str, ...)},
+        {"x": (str, Field(..., alias="customerId"))},
+        {"filter": (_Nested, ...)},
+    ],
+)
 def test_a_tool_asking_the_model_for_identity_fails_at_registration(fields):
     from pydantic import create_model
 
@@ -185,12 +194,15 @@ def test_ordinary_argument_names_are_allowed():
     assert Tool("fine", "no identity", args, lambda a, c: None).name == "fine"
 
 
-@pytest.mark.parametrize("name, arguments", [
-    ("get_order_details", {"order_id": "ORD-1003", "customer_id": "C002"}),
-    ("list_my_orders", {"customer_id": "C002"}),
-    ("cancel_order", {"order_id": "ORD-1004", "reason": "x", "customer_id": "C002"}),
-    ("get_order_status", {"order_id": "ORD-1003", "user": "C002"}),
-])
+@pytest.mark.parametrize(
+    "name, arguments",
+    [
+        ("get_order_details", {"order_id": "ORD-1003", "customer_id": "C002"}),
+        ("list_my_orders", {"customer_id": "C002"}),
+        ("cancel_order", {"order_id": "ORD-1004", "reason": "x", "customer_id": "C002"}),
+        ("get_order_status", {"order_id": "ORD-1003", "user": "C002"}),
+    ],
+)
 def test_a_model_passing_identity_in_arguments_is_rejected_by_the_schema(toolbox, orders_file, name, arguments):
     before = orders_file.read_bytes()
     model = ScriptedModel([calls(call(name, arguments)), text("done")])
@@ -199,8 +211,11 @@ def test_a_model_passing_identity_in_arguments_is_rejected_by_the_schema(toolbox
     [record] = state.calls
     extra = next(key for key in arguments if key not in ("order_id", "reason"))
     assert record.decision == "invalid_arguments"
-    assert record.result == {"ok": False, "code": "invalid_arguments",
-                             "error": f"{extra}: Extra inputs are not permitted"}
+    assert record.result == {
+        "ok": False,
+        "code": "invalid_arguments",
+        "error": f"{extra}: Extra inputs are not permitted",
+    }
     assert orders_file.read_bytes() == before
     assert all(spec["parameters"]["additionalProperties"] is False for spec in toolbox.specs)
 

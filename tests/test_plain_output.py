@@ -26,13 +26,26 @@ def clean_env(**extra: str) -> dict[str, str]:
 
 
 def orderbot_piped(*args: str, stdin: str = "", **env: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "orderbot", *args], input=stdin, capture_output=True,
-                          text=True, encoding="utf-8", env=clean_env(**env), timeout=60)
+    return subprocess.run(
+        [sys.executable, "-m", "orderbot", *args],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        encoding="utf-8",
+        env=clean_env(**env),
+        timeout=60,
+    )
 
 
 def orderbot_in_terminal(*args: str, **env: str) -> str:
-    child = pexpect.spawn(sys.executable, ["-m", "orderbot", *args], env=clean_env(TERM="xterm-256color", **env),
-                          encoding="utf-8", dimensions=(40, 120), timeout=30)
+    child = pexpect.spawn(
+        sys.executable,
+        ["-m", "orderbot", *args],
+        env=clean_env(TERM="xterm-256color", **env),
+        encoding="utf-8",
+        dimensions=(40, 120),
+        timeout=30,
+    )
     child.expect(pexpect.EOF)
     child.close()
     assert child.exitstatus == 0, child.before
@@ -52,7 +65,7 @@ def test_piped_repl_reads_lines_and_prints_plain_text():
     result = orderbot_piped("repl", stdin="查询 ORD-1001\n/exit\n")
     assert result.returncode == 0, result.stderr
     assert ESC not in result.stdout
-    assert "step 1 · get_order_status(order_id=\"ORD-1001\") → executed" in result.stdout
+    assert 'step 1 · get_order_status(order_id="ORD-1001") → executed' in result.stdout
     assert "订单 ORD-1001 的状态是：已发货。" in result.stdout
 
 

@@ -9,12 +9,24 @@ import time
 from pathlib import Path
 
 import pytest
+from fakeapi import (
+    WIRES,
+    FakeAPI,
+    completion,
+    error,
+    function_call,
+    hang,
+    message,
+    raw,
+    reasoning,
+    reply,
+    reset,
+    response,
+    tool_call,
+    trickle,
+)
 from typer.testing import CliRunner
 
-from fakeapi import (
-    WIRES, FakeAPI, completion, error, function_call, hang, message, raw, reasoning, reply, reset, response,
-    tool_call, trickle,
-)
 from orderbot.cli import app
 
 KEY = "sk-test-SECRET-abc123def456ghi789"
@@ -44,8 +56,9 @@ def ask(api: FakeAPI, wire, *args: str, question: str = QUESTION, key: str | Non
     """`orderbot ask --provider P --base-url URL ...`, then the key-leak check on everything."""
     env = {"OPENAI_API_KEY": key} if key else {}
     began = time.monotonic()
-    result = CliRunner().invoke(app, ["ask", "--provider", wire.provider, "--base-url", api.url, *args, question],
-                                env=env)
+    result = CliRunner().invoke(
+        app, ["ask", "--provider", wire.provider, "--base-url", api.url, *args, question], env=env
+    )
     run = Run(result, time.monotonic() - began)
     assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
     assert "Traceback" not in run.stdout + run.stderr
@@ -135,9 +148,11 @@ def test_chat_request_shape(api):
 
 @BOTH
 def test_two_calls_in_one_turn(api, wire):
-    api.enqueue(wire.route,
-                wire.calls(("get_order_status", {"order_id": "ORD-1001"}), ("get_order_status", {"order_id": "ORD-1002"})),
-                status_answer(wire))
+    api.enqueue(
+        wire.route,
+        wire.calls(("get_order_status", {"order_id": "ORD-1001"}), ("get_order_status", {"order_id": "ORD-1002"})),
+        status_answer(wire),
+    )
 
     run = ask(api, wire, "--json", question="ORD-1001 和 ORD-1002 的状态？")
 
@@ -251,8 +266,12 @@ def test_trickling_server_stops_on_time(api, wire):
 
 @BOTH
 def test_bad_key_is_one_request_and_exit_5(api, wire):
-    api.fallback[wire.route] = error(401, f"Incorrect API key provided: {KEY}. You can find your API key at "
-                                          "https://platform.openai.com/account/api-keys.", code="invalid_api_key")
+    api.fallback[wire.route] = error(
+        401,
+        f"Incorrect API key provided: {KEY}. You can find your API key at "
+        "https://platform.openai.com/account/api-keys.",
+        code="invalid_api_key",
+    )
 
     run = ask(api, wire, "--json")
 
@@ -263,10 +282,15 @@ def test_bad_key_is_one_request_and_exit_5(api, wire):
 
 
 @BOTH
-@pytest.mark.parametrize("body", [raw("<html><body>502 Bad Gateway</body></html>"),
-                                  raw('{"id": "resp_1", "output": [', content_type="application/json"),
-                                  reply(["not", "an", "object"])],
-                         ids=["html", "truncated-json", "json-array"])
+@pytest.mark.parametrize(
+    "body",
+    [
+        raw("<html><body>502 Bad Gateway</body></html>"),
+        raw('{"id": "resp_1", "output": [', content_type="application/json"),
+        reply(["not", "an", "object"]),
+    ],
+    ids=["html", "truncated-json", "json-array"],
+)
 def test_body_that_is_not_a_response_is_a_model_error(api, wire, body):
     api.enqueue(wire.route, body)
 
@@ -285,7 +309,9 @@ def test_bad_request_shows_the_servers_reason_without_the_key(api, wire):
     run = ask(api, wire, "--json")
 
     assert run.code == 5 and len(api.requests) == 1
-    assert run.doc["stop_detail"].startswith("the model service refused the request (HTTP 400): Invalid value for 'model'")
+    assert run.doc["stop_detail"].startswith(
+        "the model service refused the request (HTTP 400): Invalid value for 'model'"
+    )
 
 
 def test_responses_not_found_suggests_the_chat_provider(api):
@@ -350,10 +376,13 @@ def test_reasoning_of_unknown_provenance_is_dropped_with_the_ids():
     from orderbot.items import FunctionCall, FunctionCallOutput, ProviderItem, user
     from orderbot.models.openai import to_input
 
-    items = [user("q"), ProviderItem(provider="openai", data=reasoning("x")),
-             FunctionCall(call_id="c1", name="get_order_status", arguments="{}"),
-             FunctionCallOutput(call_id="c1", output='{"ok":true}'),
-             ProviderItem(provider="someone-else", data={"type": "thing"})]
+    items = [
+        user("q"),
+        ProviderItem(provider="openai", data=reasoning("x")),
+        FunctionCall(call_id="c1", name="get_order_status", arguments="{}"),
+        FunctionCallOutput(call_id="c1", output='{"ok":true}'),
+        ProviderItem(provider="someone-else", data={"type": "thing"}),
+    ]
 
     assert to_input(items) == [
         {"type": "message", "role": "user", "content": "q"},
@@ -367,10 +396,15 @@ def test_openai_output_items_become_project_items():
     from orderbot.models.openai import to_turn
 
     thought = reasoning("x")
-    turn, originals = to_turn(response(thought, message("先查一下"), function_call("get_order_status", {"order_id": "A"}, "c9")))
+    turn, originals = to_turn(
+        response(thought, message("先查一下"), function_call("get_order_status", {"order_id": "A"}, "c9"))
+    )
 
-    assert turn.items == (ProviderItem(provider="openai", data=thought), Message(role="assistant", content="先查一下"),
-                          FunctionCall(call_id="c9", name="get_order_status", arguments='{"order_id": "A"}'))
+    assert turn.items == (
+        ProviderItem(provider="openai", data=thought),
+        Message(role="assistant", content="先查一下"),
+        FunctionCall(call_id="c9", name="get_order_status", arguments='{"order_id": "A"}'),
+    )
     assert originals[0] is thought
 
 
@@ -386,9 +420,15 @@ def test_chat_messages_join_a_turns_text_and_calls():
     from orderbot.items import FunctionCall, FunctionCallOutput, assistant, user
     from orderbot.models.chat import to_messages
 
-    items = [user("q"), assistant("let me look"), FunctionCall(call_id="a", name="f", arguments="{}"),
-             FunctionCall(call_id="b", name="f", arguments="{}"), FunctionCallOutput(call_id="a", output="1"),
-             FunctionCallOutput(call_id="b", output="2"), assistant("done")]
+    items = [
+        user("q"),
+        assistant("let me look"),
+        FunctionCall(call_id="a", name="f", arguments="{}"),
+        FunctionCall(call_id="b", name="f", arguments="{}"),
+        FunctionCallOutput(call_id="a", output="1"),
+        FunctionCallOutput(call_id="b", output="2"),
+        assistant("done"),
+    ]
 
     messages = to_messages("sys", items)
 
@@ -423,7 +463,8 @@ def test_help_offline_runs_and_doctor_never_import_the_sdk(tmp_path):
         "print('openai' in sys.modules)\n"
     )
     env = {k: v for k, v in os.environ.items() if k != "OPENAI_API_KEY"}
-    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=60,
-                         cwd=tmp_path)
+    out = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=60, cwd=tmp_path
+    )
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "False"

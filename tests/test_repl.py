@@ -15,7 +15,6 @@ from pathlib import Path
 
 import pexpect
 import pytest
-
 from fakeapi import FakeAPI, completion, hang
 
 PROMPT = "orderbot C001> "
@@ -27,8 +26,15 @@ def spawn(tmp_path: Path, orders_file: Path):
     children: list[pexpect.spawn] = []
 
     def start(*args: str, user: str | None = "C001") -> pexpect.spawn:
-        env = {**os.environ, "ORDERBOT_STATE_DIR": str(tmp_path / "state"), "NO_COLOR": "1", "TERM": "dumb",
-               "COLUMNS": "120", "LINES": "40", "HOME": str(tmp_path)}
+        env = {
+            **os.environ,
+            "ORDERBOT_STATE_DIR": str(tmp_path / "state"),
+            "NO_COLOR": "1",
+            "TERM": "dumb",
+            "COLUMNS": "120",
+            "LINES": "40",
+            "HOME": str(tmp_path),
+        }
         argv = ["-m", "orderbot", "repl", "--orders", str(orders_file), *(["--user", user] if user else []), *args]
         child = pexpect.spawn(sys.executable, argv, env=env, encoding="utf-8", dimensions=(40, 120), timeout=WAIT)
         children.append(child)
@@ -113,7 +119,7 @@ def test_limits_change_what_the_next_run_obeys_and_a_stopped_run_can_continue(sp
     assert "stopped: step_limit" in out and "[1/1 steps" in out and "not executed" in out
     child.send("c")  # one key, no Enter
     child.expect_exact(PROMPT)
-    assert "step 2 · get_order_status(order_id=\"ORD-1001\") → executed" in child.before
+    assert 'step 2 · get_order_status(order_id="ORD-1001") → executed' in child.before
     assert "订单 ORD-1001 的状态是：已发货。" in child.before
     child.sendline("查询 ORD-1002")
     child.expect_exact("Press c to continue")

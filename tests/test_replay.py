@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+from datetime import UTC
 from pathlib import Path
 
 import pytest
@@ -69,8 +70,10 @@ def test_replay_reports_the_step_whose_tool_output_changed(store):
     def get_order_details_v2(args, ctx):  # today's tool says something else
         return {"order_id": args.order_id, "status": "已签收"}
 
-    tools = [dataclasses.replace(t, run=get_order_details_v2) if t.name == "get_order_details" else t
-             for t in order_tools(store)]
+    tools = [
+        dataclasses.replace(t, run=get_order_details_v2) if t.name == "get_order_details" else t
+        for t in order_tools(store)
+    ]
     report = replay(record, Toolbox(tools))
     assert not report.identical
     [diff] = report.differences
@@ -115,26 +118,40 @@ def test_a_record_that_dropped_turns_cannot_be_replayed(toolbox):
 
 
 def test_an_inline_approval_is_recorded_and_replayed_the_same_way(orders_file, tmp_path):
-    from datetime import datetime, timezone
+    from datetime import datetime
 
     from orderbot.engine import Engine, Limits, RunState
     from orderbot.models.scripted import ScriptedModel, call, calls, text
     from orderbot.orders import OrderStore
     from orderbot.runs import COMMITTED, Recorder, RunStore
 
-    noon = datetime(2026, 11, 30, 12, 0, 0, tzinfo=timezone.utc)
+    noon = datetime(2026, 11, 30, 12, 0, 0, tzinfo=UTC)
     store = OrderStore.load(orders_file)
     store.now = lambda: noon  # the store stamps the cancellation with this time
     toolbox = Toolbox(order_tools(store))
     runs = RunStore(tmp_path / "state")
-    model = ScriptedModel([calls(call("cancel_order", {"order_id": "ORD-1002", "reason": "不要了"}, call_id="c1")),
-                           text("已取消")])
+    model = ScriptedModel(
+        [calls(call("cancel_order", {"order_id": "ORD-1002", "reason": "不要了"}, call_id="c1")), text("已取消")]
+    )
     state = RunState.start("取消订单 ORD-1002", user="C001")
-    recorder = Recorder.start(runs, state, provider="scripted", model="m", toolbox=toolbox, limits=Limits(),
-                              interactive=True, wall_clock=noon.timestamp)
+    recorder = Recorder.start(
+        runs,
+        state,
+        provider="scripted",
+        model="m",
+        toolbox=toolbox,
+        limits=Limits(),
+        interactive=True,
+        wall_clock=noon.timestamp,
+    )
     asked = []
-    engine = Engine(recorder.wrap(model), toolbox, Limits(), observers=[recorder],
-                    approver=recorder.guard(lambda pending: asked.append(pending.call_id) or True))
+    engine = Engine(
+        recorder.wrap(model),
+        toolbox,
+        Limits(),
+        observers=[recorder],
+        approver=recorder.guard(lambda pending: asked.append(pending.call_id) or True),
+    )
     engine.run(state)
     recorder.close()
     assert asked == ["c1"] and state.answer == "已取消"

@@ -117,8 +117,10 @@ def test_resume_after_a_tool_changed_is_refused(orders_file, monkeypatch):
     run_id = paused_cancel(orders_file)
 
     def upgraded_tools(store):  # as if a new orderbot changed cancel_order's schema
-        return [dataclasses.replace(t, description=t.description + " (v2)") if t.name == "cancel_order" else t
-                for t in order_tools(store)]
+        return [
+            dataclasses.replace(t, description=t.description + " (v2)") if t.name == "cancel_order" else t
+            for t in order_tools(store)
+        ]
 
     monkeypatch.setattr("orderbot.session.order_tools", upgraded_tools)
     result = cli("resume", run_id, "--approve", "--user", "C001")
@@ -146,8 +148,9 @@ def test_resume_when_the_order_no_longer_qualifies_is_refused(orders_file):
 def pause(toolbox: Toolbox, runs: RunStore, wall) -> RunState:
     model = ScriptedModel([calls(call("cancel_order", {"order_id": "ORD-1002", "reason": "不要了"}, call_id="c1"))])
     state = RunState.start(CANCEL, user="C001")
-    recorder = Recorder.start(runs, state, provider="scripted", model="m", toolbox=toolbox, limits=Limits(),
-                              wall_clock=wall)
+    recorder = Recorder.start(
+        runs, state, provider="scripted", model="m", toolbox=toolbox, limits=Limits(), wall_clock=wall
+    )
     Engine(recorder.wrap(model), toolbox, Limits(), wall_clock=wall, observers=[recorder]).run(state)
     recorder.close()
     assert state.stop_reason is StopReason.AWAITING_APPROVAL
@@ -220,9 +223,14 @@ def test_a_limit_stopped_run_resumed_with_more_steps_answers(orders_file):
 
 
 def test_a_resumed_run_that_stops_again_keeps_its_exit_code(use_model, orders_file):
-    model = ScriptedModel([calls(call("get_order_status", {"order_id": "ORD-1001"})),
-                           calls(call("get_order_status", {"order_id": "ORD-1001"})),
-                           calls(call("get_order_status", {"order_id": "ORD-1001"})), text("好了")])
+    model = ScriptedModel(
+        [
+            calls(call("get_order_status", {"order_id": "ORD-1001"})),
+            calls(call("get_order_status", {"order_id": "ORD-1001"})),
+            calls(call("get_order_status", {"order_id": "ORD-1001"})),
+            text("好了"),
+        ]
+    )
     use_model(model)
     assert cli("ask", "--provider", "scripted", "--max-steps", "1", "查询 ORD-1001").exit_code == 3
     [path] = runs_dir().glob("*.json")
@@ -247,8 +255,13 @@ def test_a_side_effect_tool_of_the_test_is_settled_like_cancel(tmp_path, clock):
         note: str
 
     sent: list[str] = []
-    tool = Tool(name="send_note", description="send a note", args=Args, side_effect=True,
-                run=lambda args, ctx: sent.append(args.note) or {"sent": True})
+    tool = Tool(
+        name="send_note",
+        description="send a note",
+        args=Args,
+        side_effect=True,
+        run=lambda args, ctx: sent.append(args.note) or {"sent": True},
+    )
     toolbox = Toolbox([tool])
     runs = RunStore(tmp_path / "state")
     model = ScriptedModel([calls(call("send_note", {"note": "hi"}, call_id="n1")), text("sent")])

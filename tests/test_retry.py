@@ -4,8 +4,8 @@ waiting. How SDK exceptions are classified is checked against the loopback serve
 from __future__ import annotations
 
 import pytest
-
 from fakeapi import FakeAPI, error, raw
+
 from orderbot.errors import ModelError, ModelResponseError, ModelTimeout
 from orderbot.models._http import Classifier, Failure, RetryPolicy, call_within, public_url, retry_after
 
@@ -135,23 +135,26 @@ def test_no_time_left_means_no_request(clock, policy, slept):
     assert send.timeouts == []
 
 
-@pytest.mark.parametrize("headers, seconds", [
-    ({"retry-after": "2"}, 2.0),
-    ({"retry-after": "0.25"}, 0.25),
-    ({"retry-after-ms": "150", "retry-after": "9"}, 0.15),
-    ({"retry-after": "soon"}, None),
-    ({"retry-after": "120"}, None),  # longer than anyone should wait: treated as noise
-    ({"retry-after": "-1"}, None),
-    ({}, None),
-])
+@pytest.mark.parametrize(
+    "headers, seconds",
+    [
+        ({"retry-after": "2"}, 2.0),
+        ({"retry-after": "0.25"}, 0.25),
+        ({"retry-after-ms": "150", "retry-after": "9"}, 0.15),
+        ({"retry-after": "soon"}, None),
+        ({"retry-after": "120"}, None),  # longer than anyone should wait: treated as noise
+        ({"retry-after": "-1"}, None),
+        ({}, None),
+    ],
+)
 def test_retry_after_header(headers, seconds):
     assert retry_after(headers) == seconds
 
 
 def test_retry_after_http_date():
     assert retry_after({"retry-after": "Wed, 21 Oct 2015 07:28:00 GMT"}) is None  # in the past
-    from email.utils import formatdate
     import time
+    from email.utils import formatdate
 
     assert 8 <= retry_after({"retry-after": formatdate(time.time() + 10, usegmt=True)}) <= 10
 
@@ -163,19 +166,22 @@ def test_public_url_drops_credentials_and_query():
 # ---- classification of what the real SDK raises -----------------------------------------
 
 
-@pytest.mark.parametrize("answer, retryable, error, words", [
-    (error(400, "Invalid value for 'model'"), False, ModelError, "refused the request (HTTP 400): Invalid value"),
-    (error(401, "Incorrect API key"), False, ModelError, "authentication failed (HTTP 401): check OPENAI_API_KEY"),
-    (error(403, "no access"), False, ModelError, "permission denied (HTTP 403)"),
-    (error(404, "Not Found"), False, ModelError, "try --provider chat"),
-    (error(422, "bad"), False, ModelError, "HTTP 422"),
-    (error(429, "slow down", headers={"retry-after": "1.5"}), True, ModelError, "rate limited (HTTP 429)"),
-    (error(429, "quota", code="insufficient_quota"), False, ModelError, "quota is used up"),
-    (error(500, "oops"), True, ModelError, "failed (HTTP 500)"),
-    (raw("<h1>Bad Gateway</h1>", status=502), True, ModelError, "failed (HTTP 502)"),
-    (error(503, "overloaded"), True, ModelError, "failed (HTTP 503)"),
-    (raw("{not json", content_type="application/json"), False, ModelResponseError, "not valid JSON"),
-])
+@pytest.mark.parametrize(
+    "answer, retryable, error, words",
+    [
+        (error(400, "Invalid value for 'model'"), False, ModelError, "refused the request (HTTP 400): Invalid value"),
+        (error(401, "Incorrect API key"), False, ModelError, "authentication failed (HTTP 401): check OPENAI_API_KEY"),
+        (error(403, "no access"), False, ModelError, "permission denied (HTTP 403)"),
+        (error(404, "Not Found"), False, ModelError, "try --provider chat"),
+        (error(422, "bad"), False, ModelError, "HTTP 422"),
+        (error(429, "slow down", headers={"retry-after": "1.5"}), True, ModelError, "rate limited (HTTP 429)"),
+        (error(429, "quota", code="insufficient_quota"), False, ModelError, "quota is used up"),
+        (error(500, "oops"), True, ModelError, "failed (HTTP 500)"),
+        (raw("<h1>Bad Gateway</h1>", status=502), True, ModelError, "failed (HTTP 502)"),
+        (error(503, "overloaded"), True, ModelError, "failed (HTTP 503)"),
+        (raw("{not json", content_type="application/json"), False, ModelResponseError, "not valid JSON"),
+    ],
+)
 def test_sdk_exceptions_are_classified(answer, retryable, error, words):
     from openai import OpenAI
 

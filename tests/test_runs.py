@@ -17,7 +17,7 @@ from orderbot.cli import app
 from orderbot.engine import Engine, Limits, RunState, new_run_id
 from orderbot.errors import RecordError
 from orderbot.models.scripted import ScriptedModel, call, calls, text
-from orderbot.runs import MAX_RESULT, MAX_TEXT, FORMAT, Recorder, RunStore, read_record
+from orderbot.runs import FORMAT, MAX_RESULT, MAX_TEXT, Recorder, RunStore, read_record
 
 runner = CliRunner()
 
@@ -40,8 +40,16 @@ def only_record() -> dict:
 
 
 def test_ask_writes_one_record_with_what_is_needed_to_inspect_it(orders_file):
-    result = cli("ask", "--json", "--user", "C001", "--orders", str(orders_file), "查询 ORD-1001 和 ORD-1002",
-                 env={"OPENAI_API_KEY": "sk-test-secret-key-1234567890", "ORDERBOT_PROVIDER": "offline"})
+    result = cli(
+        "ask",
+        "--json",
+        "--user",
+        "C001",
+        "--orders",
+        str(orders_file),
+        "查询 ORD-1001 和 ORD-1002",
+        env={"OPENAI_API_KEY": "sk-test-secret-key-1234567890", "ORDERBOT_PROVIDER": "offline"},
+    )
     assert result.exit_code == 0, result.output
     shown = json.loads(result.output)
     doc = only_record()
@@ -63,8 +71,9 @@ def test_record_is_bounded_when_tools_return_huge_results(toolbox, store, tmp_pa
     model = ScriptedModel([calls(call("get_order_status", {"order_id": "ORD-1001"})), text(huge)])
     runs = RunStore(tmp_path / "state")
     state = RunState.start("查询 ORD-1001 " + "很长" * 5000)
-    recorder = Recorder.start(runs, state, provider="scripted", model="m", toolbox=toolbox,
-                              limits=Limits(max_response_chars=100_000))
+    recorder = Recorder.start(
+        runs, state, provider="scripted", model="m", toolbox=toolbox, limits=Limits(max_response_chars=100_000)
+    )
     Engine(recorder.wrap(model), toolbox, Limits(max_response_chars=100_000), observers=[recorder]).run(state)
     recorder.close()
     size = runs.path(state.run_id).stat().st_size
@@ -80,8 +89,9 @@ def test_long_results_are_shortened_in_the_record(toolbox, tmp_path):
     from orderbot.engine import CallRecord
     from orderbot.runs import bound_call
 
-    big = CallRecord(step=1, call_id="c", name="n", arguments="{}", decision="executed",
-                     result={"ok": True, "data": ["row"] * 2000})
+    big = CallRecord(
+        step=1, call_id="c", name="n", arguments="{}", decision="executed", result={"ok": True, "data": ["row"] * 2000}
+    )
     small = bound_call(big)
     assert small.result["truncated"] is True and len(small.result["preview"]) <= MAX_RESULT
     assert big.result["data"] == ["row"] * 2000  # the run's own copy is not changed
@@ -111,8 +121,9 @@ CHILD = textwrap.dedent("""
 
 def test_a_run_killed_mid_way_leaves_a_readable_record(orders_file):
     run_id = new_run_id()
-    child = subprocess.Popen([sys.executable, "-c", CHILD, str(orders_file), str(state_dir()), run_id],
-                             stdout=subprocess.PIPE, text=True)
+    child = subprocess.Popen(
+        [sys.executable, "-c", CHILD, str(orders_file), str(state_dir()), run_id], stdout=subprocess.PIPE, text=True
+    )
     try:
         assert child.stdout.readline().strip() == "waiting"  # blocked inside the second model request
     finally:

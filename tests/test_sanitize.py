@@ -69,13 +69,16 @@ def assert_safe_shape(clean: str) -> None:
     assert not any(unicodedata.category(ch) in ("Cc", "Cf") for ch in clean)
 
 
-@pytest.mark.parametrize("message", [
-    "order ORD-1002 is 已发货; only orders that are 处理中 or 待付款 can be cancelled",
-    "order_id: String should have at most 32 characters",
-    "customer_id: Extra inputs are not permitted",
-    "this needs a signed-in user: sign in with --user",
-    "at 10:15:00 the std::vector and/or 1/2 of it",
-])
+@pytest.mark.parametrize(
+    "message",
+    [
+        "order ORD-1002 is 已发货; only orders that are 处理中 or 待付款 can be cancelled",
+        "order_id: String should have at most 32 characters",
+        "customer_id: Extra inputs are not permitted",
+        "this needs a signed-in user: sign in with --user",
+        "at 10:15:00 the std::vector and/or 1/2 of it",
+    ],
+)
 def test_ordinary_messages_pass_unchanged(message):
     assert sanitize(message) == message
 
@@ -130,8 +133,11 @@ def test_an_unexpected_exception_reaches_the_model_only_as_internal_error(caplog
 
     with caplog.at_level(logging.ERROR, logger="orderbot"):
         envelope = run_tool(tool)
-    assert envelope == {"ok": False, "error": "the tool failed unexpectedly; the error was logged",
-                        "code": "internal_error"}
+    assert envelope == {
+        "ok": False,
+        "error": "the tool failed unexpectedly; the error was logged",
+        "code": "internal_error",
+    }
     assert "run-x" in caplog.text and "hunter2" in caplog.text  # the details are logged locally, not sent
 
 
@@ -141,14 +147,17 @@ def test_a_broken_permission_check_refuses_instead_of_crashing(caplog):
 
     toolbox = Toolbox([Tool("t", "test tool", Args, lambda a, c: "ran", check=check)])
     with caplog.at_level(logging.ERROR, logger="orderbot"):
-        refused = toolbox.prepare(FunctionCall(call_id="c1", name="t", arguments='{"order_id": "ORD-1"}'),
-                                  ToolContext(user="C001", run_id="run-x"))
+        refused = toolbox.prepare(
+            FunctionCall(call_id="c1", name="t", arguments='{"order_id": "ORD-1"}'),
+            ToolContext(user="C001", run_id="run-x"),
+        )
     assert refused.envelope["code"] == "internal_error" and "acl" not in json.dumps(refused.envelope)
     assert "acl.json" in caplog.text
 
 
 def test_an_unknown_tool_name_is_sanitized_and_bounded():
     toolbox = Toolbox([])
-    refused = toolbox.prepare(FunctionCall(call_id="c1", name="/home/x/" + "A" * 100, arguments="{}"),
-                              ToolContext(user=None, run_id="r"))
+    refused = toolbox.prepare(
+        FunctionCall(call_id="c1", name="/home/x/" + "A" * 100, arguments="{}"), ToolContext(user=None, run_id="r")
+    )
     assert refused.envelope["code"] == "unknown_tool" and "/home/x" not in refused.envelope["error"]

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 
 import pytest
-
 from typer.testing import CliRunner
 
 from orderbot.cli import app
@@ -29,22 +28,36 @@ def ask(*args: str):
 
 def two_step_script() -> ScriptedModel:
     """Step 1: one good call and three refused ones; step 2: a call at the last step."""
-    return ScriptedModel([
-        calls(
-            call("get_order_status", {"order_id": "ORD-1001"}, "c_ok"),
-            call("delete_order", {"order_id": "ORD-1001"}, "c_unknown"),
-            call("get_order_status", {"order_id": "1001"}, "c_invalid"),
-            call("get_order_details", {"order_id": "ORD-1003"}, "c_foreign"),
-            usage=Usage(input_tokens=321, output_tokens=45),
-        ),
-        calls(call("get_order_status", {"order_id": "ORD-1002"}, "c_late")),
-    ])
+    return ScriptedModel(
+        [
+            calls(
+                call("get_order_status", {"order_id": "ORD-1001"}, "c_ok"),
+                call("delete_order", {"order_id": "ORD-1001"}, "c_unknown"),
+                call("get_order_status", {"order_id": "1001"}, "c_invalid"),
+                call("get_order_details", {"order_id": "ORD-1003"}, "c_foreign"),
+                usage=Usage(input_tokens=321, output_tokens=45),
+            ),
+            calls(call("get_order_status", {"order_id": "ORD-1002"}, "c_late")),
+        ]
+    )
 
 
 def test_trace_shows_every_decision_of_a_two_step_run(use_model, orders_file):
     use_model(two_step_script())
-    result = ask("--provider", "scripted", "--trace", "--user", "C001", "--orders", str(orders_file),
-                 "--max-steps", "2", "--max-calls-per-step", "4", "查询 ORD-1001")
+    result = ask(
+        "--provider",
+        "scripted",
+        "--trace",
+        "--user",
+        "C001",
+        "--orders",
+        str(orders_file),
+        "--max-steps",
+        "2",
+        "--max-calls-per-step",
+        "4",
+        "查询 ORD-1001",
+    )
     out = result.output
     assert result.exit_code == 3, out
     assert out.count("step 1") >= 1 and "step 2" in out
@@ -89,14 +102,30 @@ def test_without_trace_there_are_no_panels():
 
 def test_json_trace_carries_the_same_detail(use_model, orders_file):
     use_model(two_step_script())
-    result = ask("--provider", "scripted", "--trace", "--json", "--user", "C001", "--orders", str(orders_file),
-                 "--max-steps", "2", "--max-calls-per-step", "4", "查询 ORD-1001")
+    result = ask(
+        "--provider",
+        "scripted",
+        "--trace",
+        "--json",
+        "--user",
+        "C001",
+        "--orders",
+        str(orders_file),
+        "--max-steps",
+        "2",
+        "--max-calls-per-step",
+        "4",
+        "查询 ORD-1001",
+    )
     doc = json.loads(result.output)
     steps = doc["trace"]
     assert [s["step"] for s in steps] == [1, 2]
     assert [(c["call_id"], c["decision"]) for s in steps for c in s["calls"]] == [
-        ("c_ok", "executed"), ("c_unknown", "unknown_tool"), ("c_invalid", "invalid_arguments"),
-        ("c_foreign", "no_access"), ("c_late", "not_executed"),
+        ("c_ok", "executed"),
+        ("c_unknown", "unknown_tool"),
+        ("c_invalid", "invalid_arguments"),
+        ("c_foreign", "no_access"),
+        ("c_late", "not_executed"),
     ]
     assert steps[0]["calls"][0]["arguments"] == {"order_id": "ORD-1001"}  # parsed, not raw text
     assert steps[0]["usage"] == {"input_tokens": 321, "output_tokens": 45}
@@ -155,8 +184,15 @@ def test_an_answer_step_has_its_text_and_no_calls(toolbox, clock):
 def test_a_record_cut_off_mid_step_still_lists_its_calls(toolbox, clock):
     seen = []
     state = RunState.start("查询", run_id="r2")
-    model = ScriptedModel([calls(call("get_order_status", {"order_id": "ORD-1001"}, "a"),
-                                 call("get_order_status", {"order_id": "ORD-1002"}, "b")), text("ok")])
+    model = ScriptedModel(
+        [
+            calls(
+                call("get_order_status", {"order_id": "ORD-1001"}, "a"),
+                call("get_order_status", {"order_id": "ORD-1002"}, "b"),
+            ),
+            text("ok"),
+        ]
+    )
     Engine(model, toolbox, Limits(), clock=clock, observers=[lambda t, s: seen.append(t)]).run(state)
     cut = seen[:3]  # started, proposed, the first call's result: then the process died
     (step,) = trace_steps(cut)

@@ -7,7 +7,7 @@ import json
 import multiprocessing
 import os
 import signal
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -16,7 +16,7 @@ from filelock import FileLock
 from orderbot.errors import ToolError
 from orderbot.orders import SAMPLE_PATH, OrderStore, lock_path
 
-FIXED_NOW = datetime(2026, 11, 30, 12, 0, tzinfo=timezone.utc)
+FIXED_NOW = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
 
 
 def load(path: Path, **kwargs) -> OrderStore:
@@ -35,12 +35,21 @@ def test_cancel_changes_only_that_order_and_records_who_did_it(orders_file):
     before = orders_in(orders_file)
     store = load(orders_file)
     result = store.cancel("ORD-1002", "不想要了", "run-1/call_1", user="C001")
-    assert result == {"order_id": "ORD-1002", "status": "已取消", "cancelled_at": "2026-11-30T12:00:00Z",
-                      "reason": "不想要了"}
+    assert result == {
+        "order_id": "ORD-1002",
+        "status": "已取消",
+        "cancelled_at": "2026-11-30T12:00:00Z",
+        "reason": "不想要了",
+    }
     after = orders_in(orders_file)
-    assert after["ORD-1002"] == {**before["ORD-1002"], "status": "已取消", "updated_at": "2026-11-30T12:00:00Z",
-                                 "cancelled_at": "2026-11-30T12:00:00Z", "cancel_reason": "不想要了",
-                                 "cancelled_by": "run-1/call_1"}
+    assert after["ORD-1002"] == {
+        **before["ORD-1002"],
+        "status": "已取消",
+        "updated_at": "2026-11-30T12:00:00Z",
+        "cancelled_at": "2026-11-30T12:00:00Z",
+        "cancel_reason": "不想要了",
+        "cancelled_by": "run-1/call_1",
+    }
     assert {k: v for k, v in after.items() if k != "ORD-1002"} == {k: v for k, v in before.items() if k != "ORD-1002"}
     assert store.get("ORD-1002").status == "已取消"  # the in-memory view follows the file
     assert OrderStore.load(orders_file).get("ORD-1002").cancelled_by == "run-1/call_1"  # still loads
@@ -92,8 +101,10 @@ def _cancel_after_barrier(path: str, order_id: str, user: str, barrier, results)
 def test_two_processes_cancelling_different_orders_both_land(orders_file):
     context = multiprocessing.get_context("fork")
     barrier, results = context.Barrier(2), context.Queue()
-    workers = [context.Process(target=_cancel_after_barrier, args=(str(orders_file), oid, user, barrier, results))
-               for oid, user in (("ORD-1002", "C001"), ("ORD-1008", "C002"))]
+    workers = [
+        context.Process(target=_cancel_after_barrier, args=(str(orders_file), oid, user, barrier, results))
+        for oid, user in (("ORD-1002", "C001"), ("ORD-1008", "C002"))
+    ]
     for worker in workers:
         worker.start()
     for worker in workers:
@@ -147,9 +158,8 @@ def test_a_failed_write_leaves_file_memory_and_folder_as_they_were(orders_file, 
 
 def test_a_held_lock_makes_the_cancel_busy_not_lost(orders_file):
     before = orders_file.read_bytes()
-    with FileLock(lock_path(orders_file)):
-        with pytest.raises(ToolError) as raised:
-            load(orders_file, lock_timeout=0.05).cancel("ORD-1002", "x", "run-1/call_1", user="C001")
+    with FileLock(lock_path(orders_file)), pytest.raises(ToolError) as raised:
+        load(orders_file, lock_timeout=0.05).cancel("ORD-1002", "x", "run-1/call_1", user="C001")
     assert raised.value.code == "busy"
     assert orders_file.read_bytes() == before
 

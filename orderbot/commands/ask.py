@@ -9,8 +9,20 @@ from typing import Annotated
 import typer
 
 from orderbot.commands.common import (
-    BaseUrl, Json, MaxCallsPerStep, MaxSteps, MaxToolCalls, Model, Orders, Provider, StateDir, Timeout, Trace, User,
-    errors_to_exit_codes, setup_logging,
+    BaseUrl,
+    Json,
+    MaxCallsPerStep,
+    MaxSteps,
+    MaxToolCalls,
+    Model,
+    Orders,
+    Provider,
+    StateDir,
+    Timeout,
+    Trace,
+    User,
+    errors_to_exit_codes,
+    setup_logging,
 )
 
 HELP = "Ask one question about orders: one bounded plan → act → observe → finish run."
@@ -43,12 +55,20 @@ def ask(
         from orderbot.settings import load_settings
 
         if not question.strip():
-            raise ConfigError("the question is empty: say what you want to know, e.g. \"查询 ORD-1001\"")
+            raise ConfigError('the question is empty: say what you want to know, e.g. "查询 ORD-1001"')
         if len(question) > MAX_QUESTION_CHARS:
             raise ConfigError(f"the question is {len(question):,} characters long; the limit is {MAX_QUESTION_CHARS:,}")
         settings = load_settings(
-            max_steps=max_steps, timeout=timeout, max_tool_calls=max_tool_calls, max_calls_per_step=max_calls_per_step,
-            orders=orders, user=user, provider=provider, model=model, base_url=base_url, state_dir=state_dir,
+            max_steps=max_steps,
+            timeout=timeout,
+            max_tool_calls=max_tool_calls,
+            max_calls_per_step=max_calls_per_step,
+            orders=orders,
+            user=user,
+            provider=provider,
+            model=model,
+            base_url=base_url,
+            state_dir=state_dir,
         )
         limits = settings.limits
         setup_logging(settings.resolved_state_dir())
@@ -67,11 +87,23 @@ def ask(
         interactive = not json_out and console.is_terminal and sys.stdin.isatty()
         approver = _terminal_approver(view, console) if interactive else None
         # The record is written after every transition (first observer: disk before screen).
-        recorder = Recorder.start(RunStore(settings.resolved_state_dir(), keep=settings.keep_runs), state,
-                                  provider=chosen, model=llm.name, toolbox=session.toolbox, limits=limits,
-                                  orders=session.store.path, interactive=approver is not None)
-        engine = Engine(recorder.wrap(llm), session.toolbox, limits, observers=[recorder, *observers],
-                        approver=recorder.guard(approver))
+        recorder = Recorder.start(
+            RunStore(settings.resolved_state_dir(), keep=settings.keep_runs),
+            state,
+            provider=chosen,
+            model=llm.name,
+            toolbox=session.toolbox,
+            limits=limits,
+            orders=session.store.path,
+            interactive=approver is not None,
+        )
+        engine = Engine(
+            recorder.wrap(llm),
+            session.toolbox,
+            limits,
+            observers=[recorder, *observers],
+            approver=recorder.guard(approver),
+        )
 
         if not json_out:
             print_header(console, state, provider_text(settings.provider, chosen, llm.name))
@@ -90,10 +122,7 @@ def ask(
 
 
 def provider_text(requested: str, chosen: str, model_name: str) -> str:
-    if chosen == "offline":
-        text = "model: offline (built-in planner, no network)"
-    else:
-        text = f"model: {chosen}/{model_name}"
+    text = "model: offline (built-in planner, no network)" if chosen == "offline" else f"model: {chosen}/{model_name}"
     if requested == "auto":
         text += " [auto: OPENAI_API_KEY is set]" if chosen == "openai" else " [auto: no OPENAI_API_KEY]"
     return text

@@ -6,26 +6,85 @@ Kept free of heavy imports: these run when `orderbot --help` builds its help tex
 from __future__ import annotations
 
 import sys
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated, Iterator, Optional
+from typing import Annotated
 
 import typer
 
 CONFIG_EXIT = 6
 
-MaxSteps = Annotated[Optional[int], typer.Option("--max-steps", help="Most model requests in one run \\[default: 3].", show_default=False)]
-Timeout = Annotated[Optional[float], typer.Option("--timeout", help="Wall-clock limit for one run, in seconds \\[default: 30].", show_default=False)]
-MaxToolCalls = Annotated[Optional[int], typer.Option("--max-tool-calls", help="Most tool calls in one run \\[default: 6].", show_default=False)]
-MaxCallsPerStep = Annotated[Optional[int], typer.Option("--max-calls-per-step", help="Most tool calls the model may ask for in one step \\[default: 3].", show_default=False)]
-Orders = Annotated[Optional[Path], typer.Option("--orders", help="Orders JSON file \\[default: $ORDERBOT_ORDERS, else ./orders.json, else the bundled sample, read-only].", show_default=False)]
-User = Annotated[Optional[str], typer.Option("--user", help="Who is asking (a customer id such as C001) \\[default: $ORDERBOT_USER, else anonymous].", show_default=False)]
-Provider = Annotated[Optional[str], typer.Option("--provider", help="auto, offline, openai (Responses API) or chat (Chat Completions) \\[default: auto: openai when OPENAI_API_KEY is set, else offline].", show_default=False)]
-Model = Annotated[Optional[str], typer.Option("--model", help="Model name \\[default: $MODEL_NAME, else gpt-4o-mini].", show_default=False)]
-BaseUrl = Annotated[Optional[str], typer.Option("--base-url", help="OpenAI-compatible API base URL, e.g. http://127.0.0.1:11434/v1 \\[default: $OPENAI_BASE_URL].", show_default=False)]
-StateDir = Annotated[Optional[Path], typer.Option("--state-dir", help="Where run records and logs are kept \\[default: $ORDERBOT_STATE_DIR, else $XDG_STATE_HOME/orderbot].", show_default=False)]
+MaxSteps = Annotated[
+    int | None, typer.Option("--max-steps", help="Most model requests in one run \\[default: 3].", show_default=False)
+]
+Timeout = Annotated[
+    float | None,
+    typer.Option("--timeout", help="Wall-clock limit for one run, in seconds \\[default: 30].", show_default=False),
+]
+MaxToolCalls = Annotated[
+    int | None, typer.Option("--max-tool-calls", help="Most tool calls in one run \\[default: 6].", show_default=False)
+]
+MaxCallsPerStep = Annotated[
+    int | None,
+    typer.Option(
+        "--max-calls-per-step",
+        help="Most tool calls the model may ask for in one step \\[default: 3].",
+        show_default=False,
+    ),
+]
+Orders = Annotated[
+    Path | None,
+    typer.Option(
+        "--orders",
+        help="Orders JSON file \\[default: $ORDERBOT_ORDERS, else ./orders.json, else the bundled sample, read-only].",
+        show_default=False,
+    ),
+]
+User = Annotated[
+    str | None,
+    typer.Option(
+        "--user",
+        help="Who is asking (a customer id such as C001) \\[default: $ORDERBOT_USER, else anonymous].",
+        show_default=False,
+    ),
+]
+Provider = Annotated[
+    str | None,
+    typer.Option(
+        "--provider",
+        help="auto, offline, openai (Responses API) or chat (Chat Completions) "
+        "\\[default: auto: openai when OPENAI_API_KEY is set, else offline].",
+        show_default=False,
+    ),
+]
+Model = Annotated[
+    str | None,
+    typer.Option("--model", help="Model name \\[default: $MODEL_NAME, else gpt-4o-mini].", show_default=False),
+]
+BaseUrl = Annotated[
+    str | None,
+    typer.Option(
+        "--base-url",
+        help="OpenAI-compatible API base URL, e.g. http://127.0.0.1:11434/v1 \\[default: $OPENAI_BASE_URL].",
+        show_default=False,
+    ),
+]
+StateDir = Annotated[
+    Path | None,
+    typer.Option(
+        "--state-dir",
+        help="Where run records and logs are kept \\[default: $ORDERBOT_STATE_DIR, else $XDG_STATE_HOME/orderbot].",
+        show_default=False,
+    ),
+]
 Json = Annotated[bool, typer.Option("--json", help="Print one JSON document instead of tables.")]
-Trace = Annotated[bool, typer.Option("--trace", help="Show the full debugging view: what was sent, proposed, decided and returned, per step.")]
+Trace = Annotated[
+    bool,
+    typer.Option(
+        "--trace", help="Show the full debugging view: what was sent, proposed, decided and returned, per step."
+    ),
+]
 
 
 @contextmanager

@@ -13,7 +13,15 @@ from typing import Annotated
 import typer
 
 from orderbot.commands.common import (
-    CONFIG_EXIT, BaseUrl, Model, Orders, Provider, StateDir, Timeout, errors_to_exit_codes, setup_logging,
+    CONFIG_EXIT,
+    BaseUrl,
+    Model,
+    Orders,
+    Provider,
+    StateDir,
+    Timeout,
+    errors_to_exit_codes,
+    setup_logging,
 )
 
 HELP = "Show the provider, model, base URL, orders file and state directory orderbot would use."
@@ -39,8 +47,9 @@ def doctor(
         from orderbot.models import create, resolve_provider
         from orderbot.settings import load_settings
 
-        settings = load_settings(provider=provider, model=model, base_url=base_url, orders=orders,
-                                 state_dir=state_dir, timeout=timeout)
+        settings = load_settings(
+            provider=provider, model=model, base_url=base_url, orders=orders, state_dir=state_dir, timeout=timeout
+        )
         setup_logging(settings.resolved_state_dir())  # retries are logged there, not shown
         exit_code = 0
         chosen = resolve_provider(settings)

@@ -15,8 +15,19 @@ import sys
 import typer
 
 from orderbot.commands.common import (
-    BaseUrl, MaxCallsPerStep, MaxSteps, MaxToolCalls, Model, Orders, Provider, StateDir, Timeout, Trace, User,
-    errors_to_exit_codes, setup_logging,
+    BaseUrl,
+    MaxCallsPerStep,
+    MaxSteps,
+    MaxToolCalls,
+    Model,
+    Orders,
+    Provider,
+    StateDir,
+    Timeout,
+    Trace,
+    User,
+    errors_to_exit_codes,
+    setup_logging,
 )
 
 HELP = "Hold a conversation: each message is one bounded run; earlier turns carry over as context."
@@ -55,8 +66,16 @@ def repl(
         from orderbot.settings import load_settings
 
         settings = load_settings(
-            max_steps=max_steps, timeout=timeout, max_tool_calls=max_tool_calls, max_calls_per_step=max_calls_per_step,
-            orders=orders, user=user, provider=provider, model=model, base_url=base_url, state_dir=state_dir,
+            max_steps=max_steps,
+            timeout=timeout,
+            max_tool_calls=max_tool_calls,
+            max_calls_per_step=max_calls_per_step,
+            orders=orders,
+            user=user,
+            provider=provider,
+            model=model,
+            base_url=base_url,
+            state_dir=state_dir,
         )
         setup_logging(settings.resolved_state_dir())
         Repl(settings, open_session(settings), create(settings), trace=trace).loop()
@@ -120,7 +139,7 @@ class Repl:
             self.say("Cancelled.")
         except OrderbotError as exc:  # e.g. the run record cannot be written: say so, keep the session
             self.say(f"orderbot: {exc}")
-        self.conversation.add(state.items[len(history):])
+        self.conversation.add(state.items[len(history) :])
 
     def run(self, state, limits, record=None):
         """One engine run over `state`, recorded on disk; `record` continues an earlier one."""
@@ -133,14 +152,27 @@ class Repl:
         view = (TraceView if self.trace else StepLines)(self.console, limits)
         approver = _terminal_approver(view, self.console) if self.interactive else None
         if record is None:
-            recorder = Recorder.start(self.store, state, provider=self.provider, model=self.llm.name,
-                                      toolbox=self.session.toolbox, limits=limits, orders=self.session.store.path,
-                                      kind="repl", interactive=approver is not None)
+            recorder = Recorder.start(
+                self.store,
+                state,
+                provider=self.provider,
+                model=self.llm.name,
+                toolbox=self.session.toolbox,
+                limits=limits,
+                orders=self.session.store.path,
+                kind="repl",
+                interactive=approver is not None,
+            )
         else:
             recorder = Recorder(self.store, record)
             record.begin("resume", limits, approver=approver is not None)
-        engine = Engine(recorder.wrap(self.llm), self.session.toolbox, limits, observers=[recorder, view],
-                        approver=recorder.guard(approver))
+        engine = Engine(
+            recorder.wrap(self.llm),
+            self.session.toolbox,
+            limits,
+            observers=[recorder, view],
+            approver=recorder.guard(approver),
+        )
         engine.run(state)
         recorder.close()
         print_outcome(self.console, state, resume_hint=resume_hint(state))
@@ -154,8 +186,9 @@ class Repl:
         if not self.interactive:
             return False
         more = format_limits_short(bigger_limits(self.limits))
-        self.console.print(f"Press c to continue this run with a larger budget ({more}), any other key to go on.",
-                           markup=False)
+        self.console.print(
+            f"Press c to continue this run with a larger budget ({more}), any other key to go on.", markup=False
+        )
         key = read_key()
         self.console.print()
         return key.lower() == "c"
@@ -167,8 +200,12 @@ class Repl:
         name, _, arg = line.partition(" ")
         arg = arg.strip()
         handler = {
-            "/help": self.help, "/trace": self.set_trace, "/limits": self.set_limits, "/user": self.set_user,
-            "/reset": self.reset, "/runs": self.show_runs,
+            "/help": self.help,
+            "/trace": self.set_trace,
+            "/limits": self.set_limits,
+            "/user": self.set_user,
+            "/reset": self.reset,
+            "/runs": self.show_runs,
         }.get(name.lower())
         if name.lower() in ("/exit", "/quit"):
             return False

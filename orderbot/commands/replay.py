@@ -12,16 +12,28 @@ import json
 import sys
 import tempfile
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 
 from orderbot.commands.common import Json, StateDir, errors_to_exit_codes
 
-HELP = "Replay a recorded run against today's tools and engine (model turns played back) and report any step that differs."
-EPILOG = ("Example: orderbot replay 261130-050026-1a2b --orders orders.json   "
-          "(exit 0: identical, 1: differs, 6: record unusable)")
-Orders = Annotated[Optional[Path], typer.Option("--orders", help="Orders JSON file to copy for the replay \\[default: $ORDERBOT_ORDERS, else the file the run used, else as for ask].", show_default=False)]
+HELP = (
+    "Replay a recorded run against today's tools and engine (model turns played back) and report any step that differs."
+)
+EPILOG = (
+    "Example: orderbot replay 261130-050026-1a2b --orders orders.json   "
+    "(exit 0: identical, 1: differs, 6: record unusable)"
+)
+Orders = Annotated[
+    Path | None,
+    typer.Option(
+        "--orders",
+        help="Orders JSON file to copy for the replay "
+        "\\[default: $ORDERBOT_ORDERS, else the file the run used, else as for ask].",
+        show_default=False,
+    ),
+]
 
 
 def replay(
@@ -32,7 +44,8 @@ def replay(
 ) -> None:
     with errors_to_exit_codes():
         from orderbot.render import STYLE_DIM, STYLE_OK, STYLE_WARN, make_console
-        from orderbot.replay import DIFFERS_EXIT, pin_time, replay as replay_record, scratch_session
+        from orderbot.replay import DIFFERS_EXIT, pin_time, scratch_session
+        from orderbot.replay import replay as replay_record
         from orderbot.runs import RunStore
         from orderbot.session import orders_path
         from orderbot.settings import load_settings
@@ -46,8 +59,11 @@ def replay(
             report = replay_record(record, session.toolbox, set_time=pin_time(session))
         if json_out:
             doc = {
-                "run_id": record.run_id, "identical": report.identical, "orders": str(source),
-                "recorded_stop_reason": record.status, "replayed_stop_reason": str(report.state.stop_reason),
+                "run_id": record.run_id,
+                "identical": report.identical,
+                "orders": str(source),
+                "recorded_stop_reason": record.status,
+                "replayed_stop_reason": str(report.state.stop_reason),
                 "differences": [{"step": d.step, "text": d.text} for d in report.differences],
                 "notes": report.notes,
             }
@@ -56,13 +72,20 @@ def replay(
             from rich.text import Text
 
             console = make_console()
-            console.print(Text(f"replay · run {record.run_id} · {len(record.turn_texts)} recorded model turns · "
-                               f"today's tools over a scratch copy of {source}", style=STYLE_DIM), soft_wrap=True)
+            console.print(
+                Text(
+                    f"replay · run {record.run_id} · {len(record.turn_texts)} recorded model turns · "
+                    f"today's tools over a scratch copy of {source}",
+                    style=STYLE_DIM,
+                ),
+                soft_wrap=True,
+            )
             for note in report.notes:
                 console.print(Text(f"note: {note}", style=STYLE_DIM))
             if report.identical:
-                console.print(Text(f"No difference: every step matches the record (stop reason {record.status}).",
-                                   style=STYLE_OK))
+                console.print(
+                    Text(f"No difference: every step matches the record (stop reason {record.status}).", style=STYLE_OK)
+                )
             else:
                 count = len(report.differences)
                 console.print(Text(f"{count} difference{'s' if count > 1 else ''} from the record:", style=STYLE_WARN))

@@ -12,26 +12,53 @@ import json
 import sys
 import time
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 
 from orderbot.commands.common import (
-    BaseUrl, Json, MaxCallsPerStep, MaxSteps, MaxToolCalls, Model, StateDir, Timeout, User, errors_to_exit_codes,
+    BaseUrl,
+    Json,
+    MaxCallsPerStep,
+    MaxSteps,
+    MaxToolCalls,
+    Model,
+    StateDir,
+    Timeout,
+    User,
+    errors_to_exit_codes,
     setup_logging,
 )
 
 HELP = "Resume a stored run: approve or reject its waiting action, or continue it with a fresh budget."
-EPILOG = ("Examples: orderbot resume 261130-050026-1a2b --approve --user C001 · "
-          "orderbot resume 261130-050026-1a2b --max-steps 5")
-Orders = Annotated[Optional[Path], typer.Option("--orders", help="Orders JSON file \\[default: $ORDERBOT_ORDERS, else the file the run used].", show_default=False)]
-Provider = Annotated[Optional[str], typer.Option("--provider", help="auto, offline, openai or chat \\[default: $ORDERBOT_PROVIDER, else the provider the run used].", show_default=False)]
+EPILOG = (
+    "Examples: orderbot resume 261130-050026-1a2b --approve --user C001 · "
+    "orderbot resume 261130-050026-1a2b --max-steps 5"
+)
+Orders = Annotated[
+    Path | None,
+    typer.Option(
+        "--orders",
+        help="Orders JSON file \\[default: $ORDERBOT_ORDERS, else the file the run used].",
+        show_default=False,
+    ),
+]
+Provider = Annotated[
+    str | None,
+    typer.Option(
+        "--provider",
+        help="auto, offline, openai or chat \\[default: $ORDERBOT_PROVIDER, else the provider the run used].",
+        show_default=False,
+    ),
+]
 
 
 def resume(
     run_id: Annotated[str, typer.Argument(help="The run id (or a unique prefix of it).", show_default=False)],
     approve: Annotated[bool, typer.Option("--approve", help="Carry out the action the run is waiting for.")] = False,
-    reject: Annotated[bool, typer.Option("--reject", help="Refuse the action the run is waiting for; the model is told.")] = False,
+    reject: Annotated[
+        bool, typer.Option("--reject", help="Refuse the action the run is waiting for; the model is told.")
+    ] = False,
     max_steps: MaxSteps = None,
     timeout: Timeout = None,
     max_tool_calls: MaxToolCalls = None,
@@ -61,8 +88,16 @@ def resume(
         from orderbot.settings import load_settings
 
         settings = load_settings(
-            max_steps=max_steps, timeout=timeout, max_tool_calls=max_tool_calls, max_calls_per_step=max_calls_per_step,
-            orders=orders, user=user, provider=provider, model=model, base_url=base_url, state_dir=state_dir,
+            max_steps=max_steps,
+            timeout=timeout,
+            max_tool_calls=max_tool_calls,
+            max_calls_per_step=max_calls_per_step,
+            orders=orders,
+            user=user,
+            provider=provider,
+            model=model,
+            base_url=base_url,
+            state_dir=state_dir,
         )
         limits = settings.limits
         setup_logging(settings.resolved_state_dir())
@@ -74,24 +109,45 @@ def resume(
                 record = store.load(run_id)
                 settings = _defaults_from_record(settings, record, FACTORIES, SAMPLE_PATH)
                 session = open_session(settings)
-                check_resume(record, session.toolbox, user=settings.user, approve=decision, now=time.time(),
-                             ttl_hours=settings.approval_ttl_hours)
+                check_resume(
+                    record,
+                    session.toolbox,
+                    user=settings.user,
+                    approve=decision,
+                    now=time.time(),
+                    ttl_hours=settings.approval_ttl_hours,
+                )
                 llm = create(settings)
                 console = make_console()
                 view = TransitionView(console, limits, enabled=not json_out)
                 interactive = not json_out and console.is_terminal and sys.stdin.isatty()
                 if not json_out:
-                    print_header(console, record.state,
-                                 "resumed · " + provider_text(settings.provider, resolve_provider(settings), llm.name))
+                    print_header(
+                        console,
+                        record.state,
+                        "resumed · " + provider_text(settings.provider, resolve_provider(settings), llm.name),
+                    )
                 try:
-                    state = resume_run(store, record, llm, session.toolbox, limits, approve=decision, observers=[view],
-                                       approver=_terminal_approver(view, console) if interactive else None)
+                    state = resume_run(
+                        store,
+                        record,
+                        llm,
+                        session.toolbox,
+                        limits,
+                        approve=decision,
+                        observers=[view],
+                        approver=_terminal_approver(view, console) if interactive else None,
+                    )
                 finally:
                     view.close()
         except LockTimeout:
-            raise RecordError(f"run {run_id} is being resumed by another orderbot process; try again when it ends") from None
+            raise RecordError(
+                f"run {run_id} is being resumed by another orderbot process; try again when it ends"
+            ) from None
         if json_out:
-            doc = json_document(state, view.transitions, provider=resolve_provider(settings), model=llm.name, limits=limits)
+            doc = json_document(
+                state, view.transitions, provider=resolve_provider(settings), model=llm.name, limits=limits
+            )
             doc["resumed"] = True
             sys.stdout.write(json.dumps(doc, ensure_ascii=False, indent=2) + "\n")
         else:
@@ -103,8 +159,12 @@ def _defaults_from_record(settings, record, factories, sample_path: Path):
     """Unless told otherwise, a run continues with the orders file and the model it used."""
     update: dict = {}
     recorded = Path(record.orders) if record.orders else None
-    if "orders" not in settings.model_fields_set and recorded is not None and recorded.is_file() \
-            and recorded.resolve() != sample_path.resolve():
+    if (
+        "orders" not in settings.model_fields_set
+        and recorded is not None
+        and recorded.is_file()
+        and recorded.resolve() != sample_path.resolve()
+    ):
         update["orders"] = recorded
     if "provider" not in settings.model_fields_set and record.provider in factories:
         update["provider"] = record.provider

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 import sys
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 
@@ -17,7 +17,9 @@ SHOW_HELP = "Show one run from its record: the transitions table and the answer 
 SHOW_EPILOG = "Example: orderbot runs show 261130-050026-1a2b --trace"
 QUESTION_CHARS = 28
 
-RunId = Annotated[str, typer.Argument(help="The run id (or a unique prefix of it, 6 characters or more).", show_default=False)]
+RunId = Annotated[
+    str, typer.Argument(help="The run id (or a unique prefix of it, 6 characters or more).", show_default=False)
+]
 
 app = typer.Typer(help=HELP, epilog=EPILOG, no_args_is_help=False, rich_markup_mode="rich")
 
@@ -25,8 +27,15 @@ app = typer.Typer(help=HELP, epilog=EPILOG, no_args_is_help=False, rich_markup_m
 @app.callback(invoke_without_command=True)
 def list_runs(
     ctx: typer.Context,
-    user: Annotated[Optional[str], typer.Option("--user", help="Only runs of this user.", show_default=False)] = None,
-    stop_reason: Annotated[Optional[str], typer.Option("--stop-reason", help="Only runs that stopped with this reason (e.g. answered, awaiting_approval, step_limit, incomplete).", show_default=False)] = None,
+    user: Annotated[str | None, typer.Option("--user", help="Only runs of this user.", show_default=False)] = None,
+    stop_reason: Annotated[
+        str | None,
+        typer.Option(
+            "--stop-reason",
+            help="Only runs that stopped with this reason (e.g. answered, awaiting_approval, step_limit, incomplete).",
+            show_default=False,
+        ),
+    ] = None,
     limit: Annotated[int, typer.Option("--limit", min=1, help="Show at most this many runs.")] = 20,
     json_out: Json = False,
     state_dir: StateDir = None,
@@ -39,8 +48,9 @@ def list_runs(
         store = _store(state_dir)
         rows = []
         for summary in store.summaries():
-            if summary.error is None and (user is not None and summary.user != user
-                                          or stop_reason is not None and summary.status != stop_reason):
+            if summary.error is None and (
+                user is not None and summary.user != user or stop_reason is not None and summary.status != stop_reason
+            ):
                 continue
             if summary.error is not None and (user is not None or stop_reason is not None):
                 continue  # an unreadable record matches no filter
@@ -52,8 +62,10 @@ def list_runs(
             return
         console = make_console()
         if not rows:
-            console.print(f"No runs recorded in {store.dir}." if user is None and stop_reason is None
-                          else "No runs match.", markup=False)
+            console.print(
+                f"No runs recorded in {store.dir}." if user is None and stop_reason is None else "No runs match.",
+                markup=False,
+            )
             return
         console.print(format_runs(rows, plain=not console.is_terminal))
 
@@ -65,24 +77,43 @@ def format_runs(rows, *, plain: bool):
 
     from orderbot.render import STYLE_ERROR, STYLE_OK, STYLE_WARN
 
-    table = Table(box=box.SIMPLE if plain else box.ROUNDED, show_edge=not plain, pad_edge=not plain,
-                  header_style="" if plain else "bold")
-    for name, justify in (("id", "left"), ("started (UTC)", "left"), ("user", "left"), ("stop reason", "left"),
-                          ("steps", "right"), ("calls", "right")):
+    table = Table(
+        box=box.SIMPLE if plain else box.ROUNDED,
+        show_edge=not plain,
+        pad_edge=not plain,
+        header_style="" if plain else "bold",
+    )
+    for name, justify in (
+        ("id", "left"),
+        ("started (UTC)", "left"),
+        ("user", "left"),
+        ("stop reason", "left"),
+        ("steps", "right"),
+        ("calls", "right"),
+    ):
         table.add_column(name, justify=justify, no_wrap=True, min_width=len(name))
     table.add_column("question", no_wrap=True, overflow="ellipsis", max_width=QUESTION_CHARS)
     for row in rows:
         if row.error is not None:
-            table.add_row(row.run_id, "", "", Text("unreadable", style=STYLE_ERROR), "", "",
-                          Text(row.error, style=STYLE_ERROR))
+            table.add_row(
+                row.run_id, "", "", Text("unreadable", style=STYLE_ERROR), "", "", Text(row.error, style=STYLE_ERROR)
+            )
             continue
-        style = STYLE_OK if row.status == "answered" else STYLE_WARN if row.status == "awaiting_approval" else STYLE_ERROR
+        style = (
+            STYLE_OK if row.status == "answered" else STYLE_WARN if row.status == "awaiting_approval" else STYLE_ERROR
+        )
         question = " ".join(row.question.split())
         if len(question) > QUESTION_CHARS:
             question = question[: QUESTION_CHARS - 1] + "…"
-        table.add_row(row.run_id, row.created_at.replace("T", " ")[:16], row.user or "-",
-                      Text(" → ".join(row.history) if len(row.history) > 1 else row.status, style=style),
-                      str(row.steps), str(row.tool_calls), question)
+        table.add_row(
+            row.run_id,
+            row.created_at.replace("T", " ")[:16],
+            row.user or "-",
+            Text(" → ".join(row.history) if len(row.history) > 1 else row.status, style=style),
+            str(row.steps),
+            str(row.tool_calls),
+            question,
+        )
     return table
 
 
@@ -116,8 +147,13 @@ def print_record(console, record, *, trace: bool = False) -> None:
     from orderbot.runs import transition_from_dict
 
     state = record.state
-    console.print(Text(f"orderbot · run {record.run_id} · model: {record.provider}/{record.model} · "
-                       f"user {state.user or 'anonymous'} · started {record.created_at}", style=STYLE_DIM))
+    console.print(
+        Text(
+            f"orderbot · run {record.run_id} · model: {record.provider}/{record.model} · "
+            f"user {state.user or 'anonymous'} · started {record.created_at}",
+            style=STYLE_DIM,
+        )
+    )
     by_segment: dict[int, list] = {}
     for doc in record.transitions:
         by_segment.setdefault(doc.get("segment", 0), []).append(transition_from_dict(doc))
@@ -134,11 +170,19 @@ def print_record(console, record, *, trace: bool = False) -> None:
 
             print_trace(console, transitions)
     if record.dropped.get("transitions"):
-        console.print(Text(f"({record.dropped['transitions']} older transitions were dropped to keep the record small)",
-                           style=STYLE_DIM))
+        console.print(
+            Text(
+                f"({record.dropped['transitions']} older transitions were dropped to keep the record small)",
+                style=STYLE_DIM,
+            )
+        )
     if state.stop_reason is None:
-        console.print(Text("The run did not finish: the process ended (killed or crashed) after the last "
-                           "transition shown.", style=STYLE_ERROR))
+        console.print(
+            Text(
+                "The run did not finish: the process ended (killed or crashed) after the last transition shown.",
+                style=STYLE_ERROR,
+            )
+        )
         return
     print_outcome(console, state, resume_hint=resume_hint(state))
 

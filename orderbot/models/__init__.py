@@ -7,7 +7,8 @@ scripted provider to it and then drive the real command line.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Callable
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from orderbot.errors import ConfigError
 
@@ -16,35 +17,35 @@ if TYPE_CHECKING:
     from orderbot.settings import Settings
 
 
-def _offline(settings: "Settings") -> "Model":
+def _offline(settings: Settings) -> Model:
     from orderbot.models.offline import OfflineModel
 
     return OfflineModel()
 
 
-def _openai(settings: "Settings") -> "Model":
+def _openai(settings: Settings) -> Model:
     from orderbot.models.openai import ResponsesModel
 
     return ResponsesModel.from_settings(settings)
 
 
-def _chat(settings: "Settings") -> "Model":
+def _chat(settings: Settings) -> Model:
     from orderbot.models.chat import ChatModel
 
     return ChatModel.from_settings(settings)
 
 
-FACTORIES: dict[str, Callable[["Settings"], "Model"]] = {"offline": _offline, "openai": _openai, "chat": _chat}
+FACTORIES: dict[str, Callable[[Settings], Model]] = {"offline": _offline, "openai": _openai, "chat": _chat}
 
 
-def resolve_provider(settings: "Settings") -> str:
+def resolve_provider(settings: Settings) -> str:
     """`auto` means openai when an API key is configured, else the offline model."""
     if settings.provider != "auto":
         return settings.provider
     return "openai" if settings.api_key is not None else "offline"
 
 
-def create(settings: "Settings") -> "Model":
+def create(settings: Settings) -> Model:
     provider = resolve_provider(settings)
     factory = FACTORIES.get(provider)
     if factory is None:

@@ -26,8 +26,9 @@ import logging
 import random
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Callable, TypeVar
+from typing import TYPE_CHECKING, TypeVar
 from urllib.parse import urlsplit, urlunsplit
 
 from orderbot.errors import ConfigError, ModelError, ModelResponseError, ModelTimeout
@@ -52,7 +53,7 @@ MAX_RETRY_AFTER = 60.0  # a longer Retry-After is treated as noise, like the SDK
 # ---- the client -------------------------------------------------------------------------
 
 
-def make_client(settings: "Settings", provider: str) -> "OpenAI":
+def make_client(settings: Settings, provider: str) -> OpenAI:
     """The SDK client for `provider`; ConfigError when it cannot work as configured."""
     key = settings.api_key.get_secret_value() if settings.api_key is not None else None
     if key is None and settings.base_url is None:
@@ -115,8 +116,12 @@ class RetryPolicy:
         return step / 2 + self.random() * step / 2
 
 
-def call_within(send: Callable[[float], T], timeout: float, classify: Callable[[Exception], Failure],
-                policy: RetryPolicy = RetryPolicy()) -> T:
+def call_within(
+    send: Callable[[float], T],
+    timeout: float,
+    classify: Callable[[Exception], Failure],
+    policy: RetryPolicy = RetryPolicy(),
+) -> T:
     """`send(seconds_left)` until it succeeds, fails for good, or the time is up.
 
     Raises ModelTimeout when the deadline passes or the next wait would pass it, and the
@@ -141,8 +146,9 @@ def call_within(send: Callable[[float], T], timeout: float, classify: Callable[[
             raise ModelError(f"{failure.message}; gave up after {attempt} attempts") from None
         wait = policy.delay(attempt, failure.retry_after)
         if policy.clock() + wait >= deadline:
-            raise ModelTimeout(f"{failure.message}; no time left to retry within {timeout:g} s",
-                               cause=failure.message) from None
+            raise ModelTimeout(
+                f"{failure.message}; no time left to retry within {timeout:g} s", cause=failure.message
+            ) from None
         log.warning("model request failed: %s; retrying in %.2f s (attempt %d)", failure.message, wait, attempt)
         policy.sleep(wait)
 
@@ -216,8 +222,9 @@ class Classifier:
             return Failure(f"could not reach the model service at {self.where}", retryable=True)
         if isinstance(exc, (openai.APIResponseValidationError, ValueError)):
             # The SDK lets a JSON decoding error through when a body claims to be JSON.
-            return Failure("the model service sent a reply that is not valid JSON", retryable=False,
-                           error=ModelResponseError)
+            return Failure(
+                "the model service sent a reply that is not valid JSON", retryable=False, error=ModelResponseError
+            )
         # Anything else came out of the SDK call too; the details go to the log, not the screen.
         log.error("model request failed unexpectedly", exc_info=exc)
         return Failure(f"the model request failed unexpectedly ({type(exc).__name__})", retryable=False)
@@ -230,25 +237,29 @@ class Classifier:
         detail = self._server_message(body)
         code = _error_field(body, "code")
         if status == 429 and code == "insufficient_quota":
-            return Failure("the API quota is used up (HTTP 429): check the plan and billing for OPENAI_API_KEY",
-                           retryable=False)
+            return Failure(
+                "the API quota is used up (HTTP 429): check the plan and billing for OPENAI_API_KEY", retryable=False
+            )
         if status == 429:
             return Failure("rate limited (HTTP 429)", retryable=True, retry_after=retry_after(headers))
         if status >= 500 or status in (408, 409):
-            return Failure(f"the model service failed (HTTP {status})", retryable=True,
-                           retry_after=retry_after(headers))
+            return Failure(
+                f"the model service failed (HTTP {status})", retryable=True, retry_after=retry_after(headers)
+            )
         if status == 401:
             return Failure("authentication failed (HTTP 401): check OPENAI_API_KEY", retryable=False)
         if status == 403:
-            return Failure("permission denied (HTTP 403): the API key may not use this model or endpoint",
-                           retryable=False)
+            return Failure(
+                "permission denied (HTTP 403): the API key may not use this model or endpoint", retryable=False
+            )
         if status == 404:
             hint = "check --model and --base-url"
             if self.provider == "openai":
                 hint += "; many local servers lack the Responses API: try --provider chat"
             return Failure(f"not found (HTTP 404){': ' + detail if detail else ''}; {hint}", retryable=False)
-        return Failure(f"the model service refused the request (HTTP {status}){': ' + detail if detail else ''}",
-                       retryable=False)
+        return Failure(
+            f"the model service refused the request (HTTP {status}){': ' + detail if detail else ''}", retryable=False
+        )
 
     def _server_message(self, body: object) -> str:
         """The server's own short explanation, scrubbed of the key and anything key-like."""

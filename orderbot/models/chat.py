@@ -14,8 +14,9 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Sequence
 from itertools import count
-from typing import Any, Sequence
+from typing import Any
 
 from orderbot.errors import ModelResponseError
 from orderbot.items import FunctionCall, FunctionCallOutput, Item, Message
@@ -37,7 +38,7 @@ class ChatModel:
         self._ids = count(1)  # for servers that leave tool call ids out
 
     @classmethod
-    def from_settings(cls, settings) -> "ChatModel":
+    def from_settings(cls, settings) -> ChatModel:
         client = make_client(settings, cls.provider)
         client.chat.completions  # noqa: B018 - the SDK imports this lazily; do it before the run's clock starts
         secret = settings.api_key.get_secret_value() if settings.api_key is not None else ""
@@ -47,8 +48,12 @@ class ChatModel:
         body: dict[str, Any] = {"model": self.name, "messages": to_messages(request.instructions, request.items)}
         if request.tools:  # an empty list upsets some servers
             body["tools"] = [chat_tool(spec) for spec in request.tools]
-        response = call_within(lambda left: self.client.chat.completions.create(**body, timeout=left),
-                               request.timeout, self.classify, self.retry)
+        response = call_within(
+            lambda left: self.client.chat.completions.create(**body, timeout=left),
+            request.timeout,
+            self.classify,
+            self.retry,
+        )
         return to_turn(as_dict(response), lambda: f"call_chat_{next(self._ids)}")
 
 
@@ -64,8 +69,11 @@ def to_messages(instructions: str, items: Sequence[Item]) -> list[dict]:
         if isinstance(item, Message):
             messages.append({"role": item.role, "content": item.content})
         elif isinstance(item, FunctionCall):
-            call = {"id": item.call_id, "type": "function",
-                    "function": {"name": item.name, "arguments": item.arguments}}
+            call = {
+                "id": item.call_id,
+                "type": "function",
+                "function": {"name": item.name, "arguments": item.arguments},
+            }
             last = messages[-1]
             if last["role"] == "assistant":  # the same turn's text or calls: one message holds them all
                 last.setdefault("tool_calls", []).append(call)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Sequence
+from collections.abc import Sequence
 
 from orderbot.items import FunctionCall, FunctionCallOutput, Item, Message, assistant
 from orderbot.models.base import ModelRequest, Turn
@@ -24,9 +24,16 @@ TRAILING_REASON = re.compile(r"ORD-[A-Za-z0-9_-]+\s*[，,；;：:]\s*(.+)$", re.
 
 INTENTS = (  # first match wins; each needs the tool to be offered
     ("cancel_order", re.compile(r"取消|退掉|不要了|\bcancel", re.I)),
-    ("get_order_details", re.compile(r"详情|详细|明细|物流|快递|运单|内容|买了什么|\bdetails?\b|\btracking\b|\bshipping\b|\bitems?\b", re.I)),
+    (
+        "get_order_details",
+        re.compile(
+            r"详情|详细|明细|物流|快递|运单|内容|买了什么|\bdetails?\b|\btracking\b|\bshipping\b|\bitems?\b", re.I
+        ),
+    ),
 )
-LIST_INTENT = re.compile(r"我的(?:所有)?订单|所有订单|哪些订单|订单列表|\bmy orders\b|\blist\b.*\borders?\b|\ball (?:of )?my\b", re.I)
+LIST_INTENT = re.compile(
+    r"我的(?:所有)?订单|所有订单|哪些订单|订单列表|\bmy orders\b|\blist\b.*\borders?\b|\ball (?:of )?my\b", re.I
+)
 
 STATUS_EN = {
     "待付款": "awaiting payment",
@@ -62,8 +69,9 @@ class OfflineModel:
 
     def _call(self, name: str, args: dict) -> FunctionCall:
         self._counter += 1
-        return FunctionCall(call_id=f"call_offline_{self._counter}", name=name,
-                            arguments=json.dumps(args, ensure_ascii=False))
+        return FunctionCall(
+            call_id=f"call_offline_{self._counter}", name=name, arguments=json.dumps(args, ensure_ascii=False)
+        )
 
 
 def plan(question: str, history: Sequence[Item], offered: set[str]) -> list[tuple[str, dict]]:
@@ -138,7 +146,9 @@ def _success(name: str, target: str, data: object, zh: bool) -> str:
         status = str(data.get("status", ""))
         if status == "不存在":
             return f"没有找到订单 {oid}。" if zh else f"Order {oid} was not found."
-        return f"订单 {oid} 的状态是：{status}。" if zh else f"Order {oid} is {STATUS_EN.get(status, status)} ({status})."
+        return (
+            f"订单 {oid} 的状态是：{status}。" if zh else f"Order {oid} is {STATUS_EN.get(status, status)} ({status})."
+        )
     if name == "get_order_details":
         return _details(data, zh)
     if name == "list_my_orders":
@@ -169,8 +179,12 @@ def _listing(data: dict, zh: bool) -> str:
     orders = [o for o in data.get("orders") or [] if isinstance(o, dict)]
     if not orders:
         return "你目前没有订单。" if zh else "You have no orders."
-    rows = [f"{o.get('order_id')}：{o.get('status')}" if zh else
-            f"{o.get('order_id')}: {STATUS_EN.get(str(o.get('status')), o.get('status'))}" for o in orders]
+    rows = [
+        f"{o.get('order_id')}：{o.get('status')}"
+        if zh
+        else f"{o.get('order_id')}: {STATUS_EN.get(str(o.get('status')), o.get('status'))}"
+        for o in orders
+    ]
     head = f"你的订单（{len(orders)} 个）：" if zh else f"Your orders ({len(orders)}):"
     tail = ""
     if data.get("more"):
@@ -197,7 +211,9 @@ FAILURES_EN = {
     "sign_in_required": "This needs you to sign in: pass your user id with --user.",
     "rejected": "You did not approve, so nothing was done to order {t}.",
     "not_cancellable": "Order {t} cannot be cancelled now: {e}",
-    "read_only": "Order {t} was not cancelled: these are orderbot's read-only sample orders; pass --orders with your own file.",
+    "read_only": (
+        "Order {t} was not cancelled: these are orderbot's read-only sample orders; pass --orders with your own file."
+    ),
     "busy": "Order {t} was not cancelled: the orders file is busy with another change; please try again.",
     "write_failed": "Order {t} was not cancelled: the change could not be saved; please try again.",
     "store_unavailable": "Order {t} was not cancelled: the orders file cannot be read right now.",

@@ -14,7 +14,8 @@ when they came from elsewhere (a resumed run, another provider), without their r
 from __future__ import annotations
 
 import json
-from typing import Any, Iterable, Sequence
+from collections.abc import Iterable, Sequence
+from typing import Any
 
 from orderbot.errors import ModelResponseError
 from orderbot.items import FunctionCall, FunctionCallOutput, Item, Message, ProviderItem
@@ -36,7 +37,7 @@ class ResponsesModel:
         self._sent: dict[int, tuple[Item, dict]] = {}
 
     @classmethod
-    def from_settings(cls, settings) -> "ResponsesModel":
+    def from_settings(cls, settings) -> ResponsesModel:
         client = make_client(settings, cls.provider)
         client.responses  # noqa: B018 - the SDK imports this lazily; do it before the run's clock starts
         secret = settings.api_key.get_secret_value() if settings.api_key is not None else ""
@@ -50,10 +51,11 @@ class ResponsesModel:
         }
         if request.tools:
             body["tools"] = list(request.tools)  # already Responses-shaped, strict
-        response = call_within(lambda left: self.client.responses.create(**body, timeout=left),
-                               request.timeout, self.classify, self.retry)
+        response = call_within(
+            lambda left: self.client.responses.create(**body, timeout=left), request.timeout, self.classify, self.retry
+        )
         turn, originals = to_turn(as_dict(response))
-        for item, original in zip(turn.items, originals):
+        for item, original in zip(turn.items, originals, strict=False):
             self._sent[id(item)] = (item, original)
         return turn
 

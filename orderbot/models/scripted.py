@@ -7,14 +7,14 @@ Turn (to advance a fake clock, or to look at what was sent).
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Iterable
 from itertools import count
-from typing import Callable, Iterable, Union
 
 from orderbot.errors import ModelResponseError
 from orderbot.items import FunctionCall, assistant
 from orderbot.models.base import ModelRequest, Turn, Usage
 
-Step = Union[Turn, BaseException, Callable[[ModelRequest], Turn]]
+Step = Turn | BaseException | Callable[[ModelRequest], Turn]
 
 _ids = count(1)
 

@@ -32,8 +32,16 @@ class Caps:
     timeout: float = 5.0
 
     def flags(self) -> list[str]:
-        return ["--max-steps", str(self.max_steps), "--max-tool-calls", str(self.max_tool_calls),
-                "--max-calls-per-step", str(self.max_calls_per_step), "--timeout", f"{self.timeout:g}"]
+        return [
+            "--max-steps",
+            str(self.max_steps),
+            "--max-tool-calls",
+            str(self.max_tool_calls),
+            "--max-calls-per-step",
+            str(self.max_calls_per_step),
+            "--timeout",
+            f"{self.timeout:g}",
+        ]
 
 
 @dataclass
@@ -57,8 +65,17 @@ class Outcome:
         return [(c.get("result") or {}).get("code") for c in self.calls]
 
 
-def run(question: str, *, orders: Path, caps: Caps = Caps(), provider: str = "scripted", user: str | None = "C001",
-        json_out: bool = True, extra: tuple[str, ...] = (), env: dict | None = None) -> Outcome:
+def run(
+    question: str,
+    *,
+    orders: Path,
+    caps: Caps = Caps(),
+    provider: str = "scripted",
+    user: str | None = "C001",
+    json_out: bool = True,
+    extra: tuple[str, ...] = (),
+    env: dict | None = None,
+) -> Outcome:
     args = ["ask", "--provider", provider, "--orders", str(orders), *caps.flags(), *extra]
     if user:
         args += ["--user", user]

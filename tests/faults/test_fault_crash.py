@@ -30,7 +30,8 @@ from typer.testing import CliRunner
 
 from orderbot.cli import app
 from orderbot.orders import ORDER, SAMPLE_PATH, OrderStore
-from orderbot.runs import RUN_ID as RUN_ID_FORMAT, RunStore, read_record
+from orderbot.runs import RUN_ID as RUN_ID_FORMAT
+from orderbot.runs import RunStore, read_record
 
 ROUNDS = 10
 USER = "C001"
@@ -52,8 +53,12 @@ def orders_with_cancellable(path: Path, count: int) -> None:
 
 def orderbot(*args: str) -> subprocess.Popen:
     # Unbuffered, so the header line arrives the moment it is printed.
-    return subprocess.Popen([sys.executable, "-m", "orderbot", *args], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, env=os.environ | {"NO_COLOR": "1", "PYTHONUNBUFFERED": "1"})
+    return subprocess.Popen(
+        [sys.executable, "-m", "orderbot", *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=os.environ | {"NO_COLOR": "1", "PYTHONUNBUFFERED": "1"},
+    )
 
 
 def started(proc: subprocess.Popen) -> str:

@@ -42,9 +42,19 @@ def fuzz_store(tmp_path_factory):
     shutil.copyfile(SAMPLE_PATH, path)
     return path, path.read_bytes(), Toolbox(order_tools(OrderStore.load(path)))
 
+
 IDS = sorted(STORE.orders) + ["ORD-9999", "ord-1001", "", "ORD-" + "9" * 40, "ORD-1001\x00\x1b[2J"]
-NAMES = ["get_order_status", "get_order_details", "list_my_orders", "cancel_order", "delete_order", "",
-         "get_order_status ", "__import__('os')", "x" * 300]
+NAMES = [
+    "get_order_status",
+    "get_order_details",
+    "list_my_orders",
+    "cancel_order",
+    "delete_order",
+    "",
+    "get_order_status ",
+    "__import__('os')",
+    "x" * 300,
+]
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=10),
     lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner, max_size=3),
@@ -52,8 +62,12 @@ json_values = st.recursive(
 )
 plausible = st.fixed_dictionaries(
     {"order_id": st.sampled_from(IDS)},
-    optional={"reason": st.text(max_size=20), "customer_id": st.sampled_from(["C001", "C002"]),
-              "user": st.just("C002"), "force": st.booleans()},
+    optional={
+        "reason": st.text(max_size=20),
+        "customer_id": st.sampled_from(["C001", "C002"]),
+        "user": st.just("C002"),
+        "force": st.booleans(),
+    },
 )
 arguments = st.one_of(
     plausible.map(lambda d: json.dumps(d, ensure_ascii=False)),
@@ -62,27 +76,50 @@ arguments = st.one_of(
     st.sampled_from(['{"order_id": "ORD-1001"', "null", "[]", '{"order_id": ' + '"9' * 3000 + '"}']),
 )
 _ids = count()
-call = st.builds(lambda name, args, reuse: FunctionCall(call_id="call_dup" if reuse else f"call_{next(_ids)}",
-                                                        name=name, arguments=args),
-                 st.sampled_from(NAMES), arguments, st.sampled_from([False] * 9 + [True]))
+call = st.builds(
+    lambda name, args, reuse: FunctionCall(
+        call_id="call_dup" if reuse else f"call_{next(_ids)}", name=name, arguments=args
+    ),
+    st.sampled_from(NAMES),
+    arguments,
+    st.sampled_from([False] * 9 + [True]),
+)
 CANCELLABLE = sorted(o.order_id for o in STORE.orders.values() if o.status in ("待付款", "处理中"))
 cancel = st.sampled_from(CANCELLABLE).map(
-    lambda oid: FunctionCall(call_id=f"call_{next(_ids)}", name="cancel_order",
-                             arguments=json.dumps({"order_id": oid, "reason": "不要了"}, ensure_ascii=False)))
+    lambda oid: FunctionCall(
+        call_id=f"call_{next(_ids)}",
+        name="cancel_order",
+        arguments=json.dumps({"order_id": oid, "reason": "不要了"}, ensure_ascii=False),
+    )
+)
 turn = st.one_of(
     st.lists(cancel, min_size=1, max_size=2).map(lambda cs: Turn(tuple(cs))),
     st.text(max_size=40).map(lambda t: Turn((assistant(t),))),
     st.lists(call, min_size=1, max_size=6).map(lambda cs: Turn(tuple(cs))),
     st.tuples(st.text(max_size=10), st.lists(call, min_size=1, max_size=3)).map(
-        lambda p: Turn((assistant(p[0]), *p[1]))),
-    st.integers(20, 30).map(lambda n: Turn(tuple(FunctionCall(call_id=f"flood_{i}", name="get_order_status",
-                                                              arguments='{"order_id": "ORD-1001"}')
-                                                 for i in range(n)))),
+        lambda p: Turn((assistant(p[0]), *p[1]))
+    ),
+    st.integers(20, 30).map(
+        lambda n: Turn(
+            tuple(
+                FunctionCall(call_id=f"flood_{i}", name="get_order_status", arguments='{"order_id": "ORD-1001"}')
+                for i in range(n)
+            )
+        )
+    ),
     st.just(Turn((assistant("很长" * 12_000),))),
 )
-move = st.tuples(st.sampled_from([0.0, 0.0, 0.0, 0.01, 0.5, 3.0, 40.0]), st.sampled_from(["turn"] * 8 + ["error", "timeout"]), turn)
-limits = st.builds(Limits, max_steps=st.integers(1, 5), timeout=st.floats(1, 30), max_tool_calls=st.integers(0, 8),
-                   max_calls_per_step=st.integers(1, 5), max_response_chars=st.sampled_from([100, 2000, 16_000]))
+move = st.tuples(
+    st.sampled_from([0.0, 0.0, 0.0, 0.01, 0.5, 3.0, 40.0]), st.sampled_from(["turn"] * 8 + ["error", "timeout"]), turn
+)
+limits = st.builds(
+    Limits,
+    max_steps=st.integers(1, 5),
+    timeout=st.floats(1, 30),
+    max_tool_calls=st.integers(0, 8),
+    max_calls_per_step=st.integers(1, 5),
+    max_response_chars=st.sampled_from([100, 2000, 16_000]),
+)
 
 
 class Clock:
@@ -122,16 +159,26 @@ class Adversary:
 
 
 @settings(settings.get_profile("orderbot-faults"))
-@given(moves=st.lists(move, min_size=1, max_size=6), limits=limits,
-       user=st.sampled_from([None, "C001", "C002"]), approver=st.sampled_from([None, "reject"]))
+@given(
+    moves=st.lists(move, min_size=1, max_size=6),
+    limits=limits,
+    user=st.sampled_from([None, "C001", "C002"]),
+    approver=st.sampled_from([None, "reject"]),
+)
 def test_any_model_ends_in_a_clean_bounded_stop(fuzz_store, moves, limits, user, approver):
     orders, before, toolbox = fuzz_store
     clock = Clock()
     model = Adversary(moves, clock, limits.max_steps)
     seen = []
-    engine = Engine(model, toolbox, limits, clock=clock, wall_clock=clock,
-                    observers=[lambda t, s: seen.append(t)],
-                    approver=None if approver is None else (lambda pending: False))
+    engine = Engine(
+        model,
+        toolbox,
+        limits,
+        clock=clock,
+        wall_clock=clock,
+        observers=[lambda t, s: seen.append(t)],
+        approver=None if approver is None else (lambda pending: False),
+    )
 
     state = engine.run(RunState.start("查询订单", user=user))
 
@@ -169,8 +216,10 @@ def test_any_model_ends_in_a_clean_bounded_stop(fuzz_store, moves, limits, user,
         assert last is not None and not last.calls and state.answer == last.text
     if state.stop_reason is StopReason.STEP_LIMIT:
         assert state.steps == limits.max_steps and last is not None and last.calls
-    if state.stop_reason in (StopReason.STEP_LIMIT, StopReason.RESPONSE_TOO_LARGE, StopReason.TOOL_CALL_LIMIT) \
-            and last is not None:
+    if (
+        state.stop_reason in (StopReason.STEP_LIMIT, StopReason.RESPONSE_TOO_LARGE, StopReason.TOOL_CALL_LIMIT)
+        and last is not None
+    ):
         ids = {c.call_id for c in last.calls}
         assert not [c for c in state.calls if c.step == state.steps and c.call_id in ids and c.executed]
     if state.stop_reason is StopReason.AWAITING_APPROVAL:

@@ -11,9 +11,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
 from fakeapi import FakeAPI, error, function_call, hang, message, raw, reset, response, stall
 from faultkit import KEY, Caps, check, run
+
 from orderbot.engine import StopReason
 
 CAPS = Caps(timeout=1.0)
@@ -24,15 +24,20 @@ FAULTS = {
     "hangs": (lambda: hang(), StopReason.TIME_LIMIT),
     "stalls mid-body": (lambda: stall(b'{"id": "resp_1", "output": ['), StopReason.TIME_LIMIT),
     "resets the connection": (lambda: reset(), StopReason.TIME_LIMIT),
-    "429 with retry-after 0": (lambda: error(429, "Rate limit reached", headers={"retry-after": "0"}),
-                               StopReason.MODEL_ERROR),
+    "429 with retry-after 0": (
+        lambda: error(429, "Rate limit reached", headers={"retry-after": "0"}),
+        StopReason.MODEL_ERROR,
+    ),
     "429 without retry-after": (lambda: error(429, "Rate limit reached"), StopReason.TIME_LIMIT),
     "500": (lambda: error(500, "The server had an error"), StopReason.TIME_LIMIT),
     "401 echoing the key": (lambda: error(401, f"Incorrect API key provided: {KEY}."), StopReason.MODEL_ERROR),
-    "html instead of json": (lambda: raw("<html><body><h1>502 Bad Gateway</h1></body></html>"),
-                             StopReason.MODEL_ERROR),
-    "truncated json": (lambda: raw('{"id": "resp_1", "object": "response", "output": [{"type": "func',
-                                   content_type="application/json"), StopReason.MODEL_ERROR),
+    "html instead of json": (lambda: raw("<html><body><h1>502 Bad Gateway</h1></body></html>"), StopReason.MODEL_ERROR),
+    "truncated json": (
+        lambda: raw(
+            '{"id": "resp_1", "object": "response", "output": [{"type": "func', content_type="application/json"
+        ),
+        StopReason.MODEL_ERROR,
+    ),
 }
 
 
@@ -87,8 +92,11 @@ def test_server_fault_after_a_tool_call_keeps_the_result(api, orders, fault):
 
 def test_server_that_proposes_a_cancel_then_dies_writes_nothing(api, orders):
     path, before = orders
-    api.enqueue("responses", response(function_call("cancel_order", {"order_id": "ORD-1002", "reason": "x"})),
-                response(message("已取消。")))
+    api.enqueue(
+        "responses",
+        response(function_call("cancel_order", {"order_id": "ORD-1002", "reason": "x"})),
+        response(message("已取消。")),
+    )
 
     outcome = run("取消 ORD-1002", orders=path, caps=CAPS, provider="openai", extra=("--base-url", api.url))
 
