@@ -19,13 +19,9 @@ from rich.table import Table
 from rich.text import Text
 
 from orderbot.engine import EXIT_CODES, Limits, RunState, StopReason, Transition, describe_call, summarize_result
+from orderbot.styles import STYLE_DIM, STYLE_ERROR, STYLE_OK, STYLE_PHASE, STYLE_WARN
 
 PIPED_WIDTH = 120
-STYLE_PHASE = "cyan"
-STYLE_OK = "green"
-STYLE_WARN = "yellow"
-STYLE_ERROR = "red"
-STYLE_DIM = "dim"
 
 STOP_SENTENCES = {
     StopReason.STEP_LIMIT: "Stopped: the step limit was reached.",
@@ -38,11 +34,11 @@ STOP_SENTENCES = {
 }
 
 
-def make_console(*, stderr: bool = False) -> Console:
+def make_console() -> Console:
     # Rich's own NO_COLOR handling drops colours but keeps bold and dim; no styles at all is
     # what people who set it expect.
     plain = os.environ.get("NO_COLOR", "") != ""
-    console = Console(stderr=stderr, highlight=False, soft_wrap=False, color_system=None if plain else "auto")
+    console = Console(highlight=False, soft_wrap=False, color_system=None if plain else "auto")
     if not console.is_terminal and "COLUMNS" not in os.environ:
         console.width = PIPED_WIDTH  # piped: wide enough that rows stay on one line
     return console
@@ -171,10 +167,7 @@ class TransitionView:
             self._live.stop()
             self._live = None
             self._live_from = len(self.transitions)  # the stopped table stays printed: continue below it
-        try:
-            yield
-        finally:
-            pass
+        yield  # the next transition starts a new live table below the prompt
 
     def close(self) -> None:
         if not self.enabled:

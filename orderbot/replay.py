@@ -18,12 +18,14 @@ from datetime import UTC, datetime, timedelta, timezone
 from itertools import zip_longest
 from pathlib import Path
 
-from orderbot.engine import Engine, Limits, RunState, StopReason, Transition, summarize_result
+from orderbot.engine import Limits, RunState, StopReason, Transition, summarize_result
 from orderbot.errors import ModelError, ModelResponseError, ModelTimeout, RecordError
 from orderbot.items import ITEMS, Message
 from orderbot.models.base import Turn, Usage
 from orderbot.models.scripted import ScriptedModel
+from orderbot.runner import Runner
 from orderbot.runs import RunRecord, bound_call, read_record, shorten
+from orderbot.session import Session, session_over
 from orderbot.tools import Toolbox
 
 ERRORS = {"ModelTimeout": ModelTimeout, "ModelResponseError": ModelResponseError}
@@ -82,7 +84,7 @@ def replay(
         raise RecordError(f"run {record.run_id} dropped some model turns to stay bounded; it cannot be replayed")
     if not record.segments:
         raise RecordError(f"run {record.run_id} has no recorded segments; it cannot be replayed")
-    model = playback_model(record)
+    runner = Runner(toolbox, playback_model(record))
     state = RunState.start(record.state.question, user=record.state.user, run_id=record.run_id)
     seen: list[tuple[int, Transition]] = []
     for index, segment in enumerate(record.segments):
@@ -98,8 +100,13 @@ def replay(
             (lambda pending, decisions=decisions: decisions.get(pending.call_id, False)) if segment.approver else None
         )
         collect = (lambda i: lambda t, s: seen.append((i, t)))(index)
-        engine = Engine(model, toolbox, Limits(**segment.limits), observers=[collect, *observers], approver=approver)
-        engine.run(state, approve_pending=segment.approve if index else None)
+        runner.unrecorded(
+            state,
+            Limits(**segment.limits),
+            views=[collect, *observers],
+            approver=approver,
+            approve_pending=segment.approve if index else None,
+        )
     report = ReplayReport(record.run_id, state, seen)
     report.notes = version_notes(record, toolbox)
     report.differences = compare(record, state, seen)
@@ -164,17 +171,14 @@ def _row(row) -> str:
     return f"'{row[2]} → {row[3]} {row[4]}: {shorten(row[5], 100)}'"
 
 
-def scratch_session(orders: Path, workdir: Path):
+def scratch_session(orders: Path, workdir: Path) -> Session:
     """Today's tools over a throwaway copy of the orders file: replay never writes real data."""
-    from orderbot.session import open_session
-    from orderbot.settings import load_settings
-
     copy = Path(workdir) / "orders.json"
     shutil.copyfile(orders, copy)
-    return open_session(load_settings(orders=copy))
+    return session_over(copy, writable=True)
 
 
-def pin_time(session) -> Callable[[datetime], None]:
+def pin_time(session: Session) -> Callable[[datetime], None]:
     """A `set_time` for `replay` that fixes the scratch store's clock."""
 
     def set_time(when: datetime) -> None:

@@ -3,19 +3,15 @@
 A record on disk is old state. Before it continues, the session user must be the run's,
 every tool must be the version the run used, an approval must not have expired, the
 action must still be possible, and no approved call may have been left half-done. Only
-then does the engine continue it, with a fresh budget, appending to the same record.
+then does orderbot.runner continue it, with a fresh budget, appending to the same record.
 """
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable
-
-from orderbot.engine import LIMIT_STOPS, Approver, Engine, Limits, Observer, PendingCall, RunState, StopReason
+from orderbot.engine import LIMIT_STOPS, PendingCall, StopReason
 from orderbot.errors import RecordError
 from orderbot.items import FunctionCall
-from orderbot.models.base import Model
-from orderbot.runs import COMMITTED, EXECUTING, Recorder, RunRecord, RunStore
+from orderbot.runs import COMMITTED, EXECUTING, RunRecord
 from orderbot.tools import Refused, Toolbox, ToolContext
 
 RESUMABLE = LIMIT_STOPS | {StopReason.AWAITING_APPROVAL, StopReason.MODEL_ERROR, StopReason.CANCELLED}
@@ -95,40 +91,3 @@ def _check_pending(
         )
     if prepared.canonical_arguments != pending.arguments:
         raise RecordError(f"the approval of run {rid} no longer matches its call; nothing was executed")
-
-
-def resume_run(
-    store: RunStore,
-    record: RunRecord,
-    model: Model,
-    toolbox: Toolbox,
-    limits: Limits,
-    *,
-    approve: bool | None = None,
-    observers: list[Observer] | tuple = (),
-    approver: Approver | None = None,
-    kind: str = "resume",
-    clock: Callable[[], float] = time.monotonic,
-    wall_clock: Callable[[], float] = time.time,
-) -> RunState:
-    """Continue a checked record (see `check_resume`) with a fresh budget, appending its
-    transitions to the same record. Approved side effects are noted `executing` on disk
-    before they run."""
-    recorder = Recorder(store, record, wall_clock=wall_clock)
-    record.begin(kind, limits, approve=approve, approver=approver is not None, now=wall_clock())
-    if approve:
-        recorder.mark_executing([p.call_id for p in record.state.pending])
-    engine = Engine(
-        recorder.wrap(model),
-        toolbox,
-        limits,
-        clock=clock,
-        wall_clock=wall_clock,
-        observers=[*observers, recorder],
-        approver=recorder.guard(approver),
-    )
-    try:
-        engine.run(record.state, approve_pending=approve)
-    finally:
-        recorder.close()
-    return record.state

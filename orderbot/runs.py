@@ -518,12 +518,7 @@ def read_record(path: Path) -> RunRecord:
 class Recorder:
     """Keeps a run's record on disk current: an engine observer, plus wrappers for the
     model (to keep each turn) and the approver (to note side effects around the call).
-
-        recorder = Recorder.start(store, state, provider=..., model=llm.name, toolbox=..., limits=...)
-        engine = Engine(recorder.wrap(llm), toolbox, limits, observers=[view, recorder],
-                        approver=recorder.guard(approver))
-        engine.run(state); recorder.close()
-    """
+    orderbot.runner wires all three into the engine; nothing else should."""
 
     def __init__(self, store: RunStore, record: RunRecord, *, wall_clock: Callable[[], float] = time.time) -> None:
         self.store = store

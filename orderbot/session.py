@@ -4,10 +4,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from orderbot.orders import SAMPLE_PATH, OrderStore, order_tools
-from orderbot.settings import Settings
 from orderbot.tools import Toolbox
+
+if TYPE_CHECKING:
+    from orderbot.settings import Settings
 
 
 def orders_path(settings: Settings) -> tuple[Path, bool]:
@@ -23,16 +26,19 @@ def orders_path(settings: Settings) -> tuple[Path, bool]:
 
 @dataclass
 class Session:
-    settings: Settings
+    """The orders a run works on, the tools over them, and who is asking."""
+
     store: OrderStore
     toolbox: Toolbox
-
-    @property
-    def user(self) -> str | None:
-        return self.settings.user
+    user: str | None = None
 
 
 def open_session(settings: Settings) -> Session:
     path, writable = orders_path(settings)
+    return session_over(path, writable=writable, user=settings.user)
+
+
+def session_over(path: Path, *, writable: bool, user: str | None = None) -> Session:
+    """A session over one orders file, with no settings read (replay uses a scratch copy)."""
     store = OrderStore.load(path, writable=writable)
-    return Session(settings=settings, store=store, toolbox=Toolbox(order_tools(store)))
+    return Session(store=store, toolbox=Toolbox(order_tools(store)), user=user)

@@ -21,7 +21,7 @@ from rich.table import Table
 from rich.text import Text
 
 from orderbot.engine import Limits, Phase, RunState, StopReason, Transition, describe_call
-from orderbot.render import STYLE_DIM, STYLE_ERROR, STYLE_OK, STYLE_PHASE, STYLE_WARN
+from orderbot.styles import STYLE_DIM, STYLE_ERROR, STYLE_OK, STYLE_PHASE, STYLE_WARN
 
 MAX_SHOWN_CHARS = 1500  # of one pretty-printed argument or result block
 ONE_LINE_CHARS = 80  # shorter JSON stays on one line

@@ -15,11 +15,11 @@ from rich.console import Console
 from typer.testing import CliRunner
 
 from orderbot.cli import app
-from orderbot.commands.ask import _terminal_approver
 from orderbot.engine import Engine, Limits, PendingCall, RunState, StopReason
 from orderbot.items import FunctionCallOutput
 from orderbot.models.scripted import ScriptedModel, call, calls, text
 from orderbot.orders import OrderStore, order_tools
+from orderbot.presentation import terminal_approver
 from orderbot.render import TransitionView
 from orderbot.tools import Toolbox
 
@@ -206,7 +206,7 @@ def prompt(monkeypatch, reply: str, description: str = DESCRIPTION) -> tuple[boo
     monkeypatch.setattr(sys, "stdin", io.StringIO(reply))
     out = io.StringIO()
     console = Console(file=out, width=200, color_system=None)
-    approve = _terminal_approver(TransitionView(console, Limits()), console)
+    approve = terminal_approver(TransitionView(console, Limits()), console)
     pending = PendingCall(
         step=1,
         call_id="c",

@@ -13,12 +13,13 @@ import pytest
 from typer.testing import CliRunner
 
 from orderbot.cli import app
-from orderbot.engine import Engine, Limits, RunState, StopReason
+from orderbot.engine import Limits, RunState, StopReason
 from orderbot.errors import RecordError
 from orderbot.models.scripted import ScriptedModel, call, calls, text
 from orderbot.orders import OrderStore, order_tools
-from orderbot.resume import check_resume, resume_run
-from orderbot.runs import COMMITTED, EXECUTING, Recorder, RunStore
+from orderbot.resume import check_resume
+from orderbot.runner import Runner
+from orderbot.runs import COMMITTED, EXECUTING, RunStore
 from orderbot.tools import Tool, Toolbox
 
 runner = CliRunner()
@@ -148,11 +149,7 @@ def test_resume_when_the_order_no_longer_qualifies_is_refused(orders_file):
 def pause(toolbox: Toolbox, runs: RunStore, wall) -> RunState:
     model = ScriptedModel([calls(call("cancel_order", {"order_id": "ORD-1002", "reason": "不要了"}, call_id="c1"))])
     state = RunState.start(CANCEL, user="C001")
-    recorder = Recorder.start(
-        runs, state, provider="scripted", model="m", toolbox=toolbox, limits=Limits(), wall_clock=wall
-    )
-    Engine(recorder.wrap(model), toolbox, Limits(), wall_clock=wall, observers=[recorder]).run(state)
-    recorder.close()
+    Runner(toolbox, model, runs, provider="scripted", wall_clock=wall).start(state, Limits())
     assert state.stop_reason is StopReason.AWAITING_APPROVAL
     return state
 
@@ -182,7 +179,7 @@ def test_a_call_interrupted_while_executing_is_never_run_again(store, tmp_path, 
     state = pause(toolbox, runs, clock)
     stored = runs.load(state.run_id)
     check_resume(stored, toolbox, user="C001", approve=True, now=clock(), ttl_hours=24)
-    resume_run(runs, stored, ScriptedModel([]), toolbox, Limits(), approve=True, wall_clock=clock)
+    Runner(toolbox, ScriptedModel([]), runs, wall_clock=clock).resume(stored, Limits(), approve=True)
     assert ran == ["c1"] and stored.state.stop_reason is StopReason.CANCELLED
     again = runs.load(state.run_id)
     assert again.side_effects == {"c1": EXECUTING}
@@ -266,11 +263,10 @@ def test_a_side_effect_tool_of_the_test_is_settled_like_cancel(tmp_path, clock):
     runs = RunStore(tmp_path / "state")
     model = ScriptedModel([calls(call("send_note", {"note": "hi"}, call_id="n1")), text("sent")])
     state = RunState.start("send hi", user="C001")
-    recorder = Recorder.start(runs, state, provider="scripted", model="m", toolbox=toolbox, limits=Limits())
-    Engine(recorder.wrap(model), toolbox, Limits(), observers=[recorder]).run(state)
-    recorder.close()
+    runner = Runner(toolbox, model, runs, provider="scripted")
+    runner.start(state, Limits())
     assert sent == [] and state.stop_reason is StopReason.AWAITING_APPROVAL
     stored = runs.load(state.run_id)
     check_resume(stored, toolbox, user="C001", approve=True, now=clock(), ttl_hours=24)
-    resume_run(runs, stored, model, toolbox, Limits(), approve=True)
+    runner.resume(stored, Limits(), approve=True)
     assert sent == ["hi"] and runs.load(state.run_id).side_effects == {"n1": COMMITTED}

@@ -46,11 +46,13 @@ def ask(
     trace: Trace = False,
 ) -> None:
     with errors_to_exit_codes():
-        from orderbot.engine import EXIT_CODES, Engine, RunState
+        from orderbot.engine import EXIT_CODES, RunState
         from orderbot.errors import ConfigError
         from orderbot.models import create, resolve_provider
+        from orderbot.presentation import provider_text, resume_command, resume_hint, terminal_approver
         from orderbot.render import TransitionView, json_document, make_console, print_header, print_outcome
-        from orderbot.runs import Recorder, RunStore
+        from orderbot.runner import Runner
+        from orderbot.runs import RunStore
         from orderbot.session import open_session
         from orderbot.settings import load_settings
 
@@ -78,38 +80,21 @@ def ask(
 
         console = make_console()
         view = TransitionView(console, limits, enabled=not json_out and not trace)
-        observers = [view]
+        views = [view]
         if trace and not json_out:
             from orderbot.trace import TraceView  # only with --trace: a plain run skips its import
 
-            observers.append(TraceView(console, limits))
+            views.append(TraceView(console, limits))
         state = RunState.start(question.strip(), user=settings.user)
         interactive = not json_out and console.is_terminal and sys.stdin.isatty()
-        approver = _terminal_approver(view, console) if interactive else None
-        # The record is written after every transition (first observer: disk before screen).
-        recorder = Recorder.start(
-            RunStore(settings.resolved_state_dir(), keep=settings.keep_runs),
-            state,
-            provider=chosen,
-            model=llm.name,
-            toolbox=session.toolbox,
-            limits=limits,
-            orders=session.store.path,
-            interactive=approver is not None,
-        )
-        engine = Engine(
-            recorder.wrap(llm),
-            session.toolbox,
-            limits,
-            observers=[recorder, *observers],
-            approver=recorder.guard(approver),
-        )
+        approver = terminal_approver(view, console) if interactive else None
+        store = RunStore(settings.resolved_state_dir(), keep=settings.keep_runs)
+        runner = Runner.for_session(session, llm, store, provider=chosen)
 
         if not json_out:
             print_header(console, state, provider_text(settings.provider, chosen, llm.name))
         try:
-            engine.run(state)
-            recorder.close()
+            runner.start(state, limits, views=views, approver=approver)
         finally:
             view.close()
         if json_out:
@@ -119,42 +104,3 @@ def ask(
         else:
             print_outcome(console, state, resume_hint=resume_hint(state))
         raise typer.Exit(EXIT_CODES[state.stop_reason])
-
-
-def provider_text(requested: str, chosen: str, model_name: str) -> str:
-    text = "model: offline (built-in planner, no network)" if chosen == "offline" else f"model: {chosen}/{model_name}"
-    if requested == "auto":
-        text += " [auto: OPENAI_API_KEY is set]" if chosen == "openai" else " [auto: no OPENAI_API_KEY]"
-    return text
-
-
-def resume_command(state) -> str | None:
-    """The exact command that approves a paused run (the same with --reject refuses it)."""
-    import shlex
-
-    from orderbot.engine import StopReason
-
-    if state.stop_reason is not StopReason.AWAITING_APPROVAL:
-        return None
-    user = f" --user {shlex.quote(state.user)}" if state.user else ""
-    return f"orderbot resume {state.run_id} --approve{user}"
-
-
-def resume_hint(state) -> str | None:
-    command = resume_command(state)
-    return f"{command}   (or --reject)" if command else None
-
-
-def _terminal_approver(view, console):
-    """Ask the person at the keyboard; anything but yes is a no."""
-    from rich.markup import escape  # the description holds text the model wrote: never markup
-
-    def approve(pending) -> bool:
-        with view.paused():
-            try:
-                reply = console.input(f"[bold yellow]{escape(pending.description)}?[/] {escape('[y/N]')} ")
-            except EOFError:
-                return False
-        return reply.strip().lower() in ("y", "yes", "是", "好")
-
-    return approve

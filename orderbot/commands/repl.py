@@ -4,7 +4,7 @@ The loop reads a line, hands it to the engine with the earlier turns as history,
 prints what the engine's observers and the render functions produce. Everything else
 lives elsewhere: carrying context and parsing /limits in orderbot.conversation, the
 per-step views in orderbot.trace, line editing in orderbot.terminal, the approval
-prompt in commands.ask.
+prompt in orderbot.presentation, the wiring of each run in orderbot.runner.
 """
 
 from __future__ import annotations
@@ -87,6 +87,7 @@ class Repl:
         from orderbot.conversation import Conversation
         from orderbot.models import resolve_provider
         from orderbot.render import make_console
+        from orderbot.runner import Runner
         from orderbot.runs import RunStore
 
         self.settings, self.session, self.llm = settings, session, llm
@@ -96,13 +97,14 @@ class Repl:
         self.conversation = Conversation()
         self.provider = resolve_provider(settings)
         self.store = RunStore(settings.resolved_state_dir(), keep=settings.keep_runs)  # each run is recorded
+        self.runner = Runner.for_session(session, llm, self.store, provider=self.provider)
         self.console = make_console()
         self.interactive = self.console.is_terminal and sys.stdin.isatty()
 
     # ---- the loop -------------------------------------------------------------------
 
     def loop(self) -> None:
-        from orderbot.commands.ask import provider_text
+        from orderbot.presentation import provider_text
         from orderbot.terminal import line_history, read_line
         from orderbot.trace import format_limits
 
@@ -142,41 +144,19 @@ class Repl:
         self.conversation.add(state.items[len(history) :])
 
     def run(self, state, limits, record=None):
-        """One engine run over `state`, recorded on disk; `record` continues an earlier one."""
-        from orderbot.commands.ask import _terminal_approver, resume_hint
-        from orderbot.engine import Engine
+        """One recorded run over `state`; `record` continues an earlier one."""
+        from orderbot.presentation import resume_hint, terminal_approver
         from orderbot.render import print_outcome
-        from orderbot.runs import Recorder
         from orderbot.trace import StepLines, TraceView
 
         view = (TraceView if self.trace else StepLines)(self.console, limits)
-        approver = _terminal_approver(view, self.console) if self.interactive else None
+        approver = terminal_approver(view, self.console) if self.interactive else None
         if record is None:
-            recorder = Recorder.start(
-                self.store,
-                state,
-                provider=self.provider,
-                model=self.llm.name,
-                toolbox=self.session.toolbox,
-                limits=limits,
-                orders=self.session.store.path,
-                kind="repl",
-                interactive=approver is not None,
-            )
+            record = self.runner.start(state, limits, kind="repl", views=[view], approver=approver)
         else:
-            recorder = Recorder(self.store, record)
-            record.begin("resume", limits, approver=approver is not None)
-        engine = Engine(
-            recorder.wrap(self.llm),
-            self.session.toolbox,
-            limits,
-            observers=[recorder, view],
-            approver=recorder.guard(approver),
-        )
-        engine.run(state)
-        recorder.close()
+            self.runner.resume(record, limits, views=[view], approver=approver)
         print_outcome(self.console, state, resume_hint=resume_hint(state))
-        return recorder.record
+        return record
 
     def offer_more(self) -> bool:
         """One keypress: c continues the stopped run with a larger budget."""
@@ -259,7 +239,7 @@ class Repl:
     def show_runs(self, arg: str) -> None:
         from itertools import islice
 
-        from orderbot.commands.runs import format_runs
+        from orderbot.presentation import format_runs
 
         rows = list(islice(self.store.summaries(), RUNS_SHOWN))
         if not rows:

@@ -43,7 +43,7 @@ def replay(
     json_out: Json = False,
 ) -> None:
     with errors_to_exit_codes():
-        from orderbot.render import STYLE_DIM, STYLE_OK, STYLE_WARN, make_console
+        from orderbot.render import make_console
         from orderbot.replay import DIFFERS_EXIT, pin_time, scratch_session
         from orderbot.replay import replay as replay_record
         from orderbot.runs import RunStore
@@ -70,6 +70,8 @@ def replay(
             sys.stdout.write(json.dumps(doc, ensure_ascii=False, indent=2) + "\n")
         else:
             from rich.text import Text
+
+            from orderbot.styles import STYLE_DIM, STYLE_OK, STYLE_WARN
 
             console = make_console()
             console.print(

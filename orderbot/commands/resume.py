@@ -76,13 +76,14 @@ def resume(
     with errors_to_exit_codes():
         from filelock import Timeout as LockTimeout
 
-        from orderbot.commands.ask import _terminal_approver, provider_text, resume_hint
         from orderbot.engine import EXIT_CODES
         from orderbot.errors import RecordError
         from orderbot.models import FACTORIES, create, resolve_provider
         from orderbot.orders import SAMPLE_PATH
+        from orderbot.presentation import provider_text, resume_hint, terminal_approver
         from orderbot.render import TransitionView, json_document, make_console, print_header, print_outcome
-        from orderbot.resume import check_resume, resume_run
+        from orderbot.resume import check_resume
+        from orderbot.runner import Runner
         from orderbot.runs import RunStore
         from orderbot.session import open_session
         from orderbot.settings import load_settings
@@ -118,25 +119,22 @@ def resume(
                     ttl_hours=settings.approval_ttl_hours,
                 )
                 llm = create(settings)
+                chosen = resolve_provider(settings)
+                runner = Runner.for_session(session, llm, store, provider=chosen)
                 console = make_console()
                 view = TransitionView(console, limits, enabled=not json_out)
                 interactive = not json_out and console.is_terminal and sys.stdin.isatty()
                 if not json_out:
                     print_header(
-                        console,
-                        record.state,
-                        "resumed · " + provider_text(settings.provider, resolve_provider(settings), llm.name),
+                        console, record.state, "resumed · " + provider_text(settings.provider, chosen, llm.name)
                     )
                 try:
-                    state = resume_run(
-                        store,
+                    state = runner.resume(
                         record,
-                        llm,
-                        session.toolbox,
                         limits,
                         approve=decision,
-                        observers=[view],
-                        approver=_terminal_approver(view, console) if interactive else None,
+                        views=[view],
+                        approver=terminal_approver(view, console) if interactive else None,
                     )
                 finally:
                     view.close()
@@ -145,9 +143,7 @@ def resume(
                 f"run {run_id} is being resumed by another orderbot process; try again when it ends"
             ) from None
         if json_out:
-            doc = json_document(
-                state, view.transitions, provider=resolve_provider(settings), model=llm.name, limits=limits
-            )
+            doc = json_document(state, view.transitions, provider=chosen, model=llm.name, limits=limits)
             doc["resumed"] = True
             sys.stdout.write(json.dumps(doc, ensure_ascii=False, indent=2) + "\n")
         else:

@@ -15,7 +15,6 @@ HELP = "List recent runs, newest first; `orderbot runs show ID` shows one."
 EPILOG = "Examples: orderbot runs --user C001 --stop-reason awaiting_approval · orderbot runs show 261130-050026-1a2b"
 SHOW_HELP = "Show one run from its record: the transitions table and the answer (or why it stopped)."
 SHOW_EPILOG = "Example: orderbot runs show 261130-050026-1a2b --trace"
-QUESTION_CHARS = 28
 
 RunId = Annotated[
     str, typer.Argument(help="The run id (or a unique prefix of it, 6 characters or more).", show_default=False)
@@ -43,6 +42,7 @@ def list_runs(
     if ctx.invoked_subcommand is not None:
         return  # `runs show ...`: the subcommand does the work
     with errors_to_exit_codes():
+        from orderbot.presentation import format_runs
         from orderbot.render import make_console
 
         store = _store(state_dir)
@@ -70,53 +70,6 @@ def list_runs(
         console.print(format_runs(rows, plain=not console.is_terminal))
 
 
-def format_runs(rows, *, plain: bool):
-    from rich import box
-    from rich.table import Table
-    from rich.text import Text
-
-    from orderbot.render import STYLE_ERROR, STYLE_OK, STYLE_WARN
-
-    table = Table(
-        box=box.SIMPLE if plain else box.ROUNDED,
-        show_edge=not plain,
-        pad_edge=not plain,
-        header_style="" if plain else "bold",
-    )
-    for name, justify in (
-        ("id", "left"),
-        ("started (UTC)", "left"),
-        ("user", "left"),
-        ("stop reason", "left"),
-        ("steps", "right"),
-        ("calls", "right"),
-    ):
-        table.add_column(name, justify=justify, no_wrap=True, min_width=len(name))
-    table.add_column("question", no_wrap=True, overflow="ellipsis", max_width=QUESTION_CHARS)
-    for row in rows:
-        if row.error is not None:
-            table.add_row(
-                row.run_id, "", "", Text("unreadable", style=STYLE_ERROR), "", "", Text(row.error, style=STYLE_ERROR)
-            )
-            continue
-        style = (
-            STYLE_OK if row.status == "answered" else STYLE_WARN if row.status == "awaiting_approval" else STYLE_ERROR
-        )
-        question = " ".join(row.question.split())
-        if len(question) > QUESTION_CHARS:
-            question = question[: QUESTION_CHARS - 1] + "…"
-        table.add_row(
-            row.run_id,
-            row.created_at.replace("T", " ")[:16],
-            row.user or "-",
-            Text(" → ".join(row.history) if len(row.history) > 1 else row.status, style=style),
-            str(row.steps),
-            str(row.tool_calls),
-            question,
-        )
-    return table
-
-
 @app.command("show", help=SHOW_HELP, epilog=SHOW_EPILOG)
 def show(
     run_id: RunId,
@@ -141,10 +94,11 @@ def print_record(console, record, *, trace: bool = False) -> None:
     run, then each resumption), the trace if asked, and the outcome."""
     from rich.text import Text
 
-    from orderbot.commands.ask import resume_hint
     from orderbot.engine import Limits
-    from orderbot.render import STYLE_DIM, STYLE_ERROR, format_transitions, print_outcome
+    from orderbot.presentation import resume_hint
+    from orderbot.render import format_transitions, print_outcome
     from orderbot.runs import transition_from_dict
+    from orderbot.styles import STYLE_DIM, STYLE_ERROR
 
     state = record.state
     console.print(

@@ -1,0 +1,101 @@
+"""What the commands show around a run, shared by all of them: the model line of the
+header, the resume hint, the approval prompt at the terminal, and the table of runs.
+
+render.py draws a run (its transitions, its outcome) and trace.py its steps; this module
+holds the pieces several commands need besides. Nothing here decides anything about a run.
+"""
+
+from __future__ import annotations
+
+import shlex
+
+from rich import box
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+from rich.text import Text
+
+from orderbot.engine import Approver, PendingCall, RunState, StopReason
+from orderbot.styles import STYLE_ERROR, STYLE_OK, STYLE_WARN
+
+QUESTION_CHARS = 28  # of the question, in the table of runs
+YES = ("y", "yes", "是", "好")
+
+
+def provider_text(requested: str, chosen: str, model_name: str) -> str:
+    """`model: ...` for the header: which model answers, and why when it was chosen for you."""
+    text = "model: offline (built-in planner, no network)" if chosen == "offline" else f"model: {chosen}/{model_name}"
+    if requested == "auto":
+        text += " [auto: OPENAI_API_KEY is set]" if chosen == "openai" else " [auto: no OPENAI_API_KEY]"
+    return text
+
+
+def resume_command(state: RunState) -> str | None:
+    """The exact command that approves a paused run (the same with --reject refuses it)."""
+    if state.stop_reason is not StopReason.AWAITING_APPROVAL:
+        return None
+    user = f" --user {shlex.quote(state.user)}" if state.user else ""
+    return f"orderbot resume {state.run_id} --approve{user}"
+
+
+def resume_hint(state: RunState) -> str | None:
+    command = resume_command(state)
+    return f"{command}   (or --reject)" if command else None
+
+
+def terminal_approver(view, console: Console) -> Approver:
+    """Ask the person at the keyboard; anything but yes is a no. `view` (an observer with
+    `paused()`) stops drawing while the question is on screen."""
+
+    def approve(pending: PendingCall) -> bool:
+        with view.paused():
+            try:
+                # The description holds text the model wrote: never markup.
+                reply = console.input(f"[bold yellow]{escape(pending.description)}?[/] {escape('[y/N]')} ")
+            except EOFError:
+                return False
+        return reply.strip().lower() in YES
+
+    return approve
+
+
+def format_runs(rows, *, plain: bool) -> Table:
+    """Recorded runs (orderbot.runs.RunSummary), one row each, newest first."""
+    table = Table(
+        box=box.SIMPLE if plain else box.ROUNDED,
+        show_edge=not plain,
+        pad_edge=not plain,
+        header_style="" if plain else "bold",
+    )
+    for name, justify in (
+        ("id", "left"),
+        ("started (UTC)", "left"),
+        ("user", "left"),
+        ("stop reason", "left"),
+        ("steps", "right"),
+        ("calls", "right"),
+    ):
+        table.add_column(name, justify=justify, no_wrap=True, min_width=len(name))
+    table.add_column("question", no_wrap=True, overflow="ellipsis", max_width=QUESTION_CHARS)
+    for row in rows:
+        if row.error is not None:
+            table.add_row(
+                row.run_id, "", "", Text("unreadable", style=STYLE_ERROR), "", "", Text(row.error, style=STYLE_ERROR)
+            )
+            continue
+        style = (
+            STYLE_OK if row.status == "answered" else STYLE_WARN if row.status == "awaiting_approval" else STYLE_ERROR
+        )
+        question = " ".join(row.question.split())
+        if len(question) > QUESTION_CHARS:
+            question = question[: QUESTION_CHARS - 1] + "…"
+        table.add_row(
+            row.run_id,
+            row.created_at.replace("T", " ")[:16],
+            row.user or "-",
+            Text(" → ".join(row.history) if len(row.history) > 1 else row.status, style=style),
+            str(row.steps),
+            str(row.tool_calls),
+            question,
+        )
+    return table

@@ -1,0 +1,145 @@
+"""The one place that composes a run: every command that runs the engine comes through here.
+
+A run is wired in this order, and only here:
+
+1. the session: the orders source, its tools, the user, the settings (orderbot.session);
+2. the model, wrapped by the recorder, which keeps each turn for replay;
+3. the approver, guarded by the recorder, which notes a side effect as `executing` on disk
+   before a yes is carried out (so a crash mid-call can never lead to running it twice);
+4. the observers, in one fixed order (see `observers`):
+     a. the recorder (disk): the record is current before anything is shown;
+     b. the views (screen: the transitions table, the trace, the REPL's step lines),
+        in the order the command gives them;
+5. the Engine, which runs the loop and calls the observers after each transition.
+
+`Runner.start` begins a recorded run, `Runner.resume` continues a recorded one (a paused
+approval or a limit stop, from `orderbot resume` or the REPL's "continue"), and
+`Runner.unrecorded` runs without a record (replay plays a record back; it must not write
+one). Commands shrink to: flags → settings → runner → render → exit code.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from orderbot.engine import Approver, Engine, Limits, Observer, RunState
+from orderbot.models.base import Model
+from orderbot.runs import Recorder, RunRecord, RunStore
+from orderbot.tools import Toolbox
+
+
+def observers(recorder: Recorder | None, views: Iterable[Observer] = ()) -> list[Observer]:
+    """The observers of a run, in their one fixed order: disk before screen. An observer
+    that is added later (telemetry, say) goes here, between the two, for every command."""
+    return [*([recorder] if recorder is not None else []), *views]
+
+
+@dataclass
+class Runner:
+    """What every run of one command shares: the tools, the model, where records go."""
+
+    toolbox: Toolbox
+    model: Model
+    store: RunStore | None = None  # None: runs are not recorded (replay)
+    provider: str = ""
+    orders: Path | str | None = None  # the orders file, named in each record
+    clock: Callable[[], float] = time.monotonic
+    wall_clock: Callable[[], float] = time.time
+
+    @classmethod
+    def for_session(cls, session, model: Model, store: RunStore, *, provider: str) -> Runner:
+        """A runner over a session (orderbot.session.Session): its tools and its orders file."""
+        return cls(session.toolbox, model, store, provider=provider, orders=session.store.path)
+
+    def engine(
+        self,
+        limits: Limits,
+        *,
+        recorder: Recorder | None = None,
+        views: Sequence[Observer] = (),
+        approver: Approver | None = None,
+    ) -> Engine:
+        """The only construction of an Engine outside the tests."""
+        model = recorder.wrap(self.model) if recorder is not None else self.model
+        return Engine(
+            model,
+            self.toolbox,
+            limits,
+            clock=self.clock,
+            wall_clock=self.wall_clock,
+            observers=observers(recorder, views),
+            approver=recorder.guard(approver) if recorder is not None else approver,
+        )
+
+    def start(
+        self,
+        state: RunState,
+        limits: Limits,
+        *,
+        kind: str = "ask",
+        views: Sequence[Observer] = (),
+        approver: Approver | None = None,
+    ) -> RunRecord:
+        """Run a new `state` to its stop, recording it from the first transition."""
+        recorder = Recorder.start(
+            self._store(),
+            state,
+            provider=self.provider,
+            model=self.model.name,
+            toolbox=self.toolbox,
+            limits=limits,
+            orders=self.orders,
+            kind=kind,
+            interactive=approver is not None,
+            wall_clock=self.wall_clock,
+        )
+        self._run(recorder, state, limits, views=views, approver=approver)
+        return recorder.record
+
+    def resume(
+        self,
+        record: RunRecord,
+        limits: Limits,
+        *,
+        approve: bool | None = None,
+        kind: str = "resume",
+        views: Sequence[Observer] = (),
+        approver: Approver | None = None,
+    ) -> RunState:
+        """Continue a stored run with a fresh budget, appending to its record. Whoever calls
+        this has re-checked the record (orderbot.resume.check_resume) when it came from disk.
+        `approve` settles the calls the run is waiting for; approved ones are noted
+        `executing` on disk before they run."""
+        recorder = Recorder(self._store(), record, wall_clock=self.wall_clock)
+        record.begin(kind, limits, approve=approve, approver=approver is not None, now=self.wall_clock())
+        if approve:
+            recorder.mark_executing([p.call_id for p in record.state.pending])
+        self._run(recorder, record.state, limits, views=views, approver=approver, approve_pending=approve)
+        return record.state
+
+    def unrecorded(
+        self,
+        state: RunState,
+        limits: Limits,
+        *,
+        views: Sequence[Observer] = (),
+        approver: Approver | None = None,
+        approve_pending: bool | None = None,
+    ) -> RunState:
+        """Run `state` with no record written (replay plays a record back)."""
+        return self.engine(limits, views=views, approver=approver).run(state, approve_pending=approve_pending)
+
+    def _run(self, recorder: Recorder, state: RunState, limits: Limits, *, views, approver, approve_pending=None):
+        engine = self.engine(limits, recorder=recorder, views=views, approver=approver)
+        try:
+            engine.run(state, approve_pending=approve_pending)
+        finally:
+            recorder.close()  # the final write: a pause's stop reason comes after its last transition
+
+    def _store(self) -> RunStore:
+        if self.store is None:
+            raise ValueError("this runner records nothing: it was made without a RunStore")
+        return self.store

@@ -1,0 +1,75 @@
+"""orderbot.runner: the one place a run is wired (recorder, approver, observers, engine)."""
+
+from __future__ import annotations
+
+import ast
+import dataclasses
+from pathlib import Path
+
+from orderbot.engine import Limits, RunState, StopReason
+from orderbot.models.scripted import ScriptedModel, call, calls, text
+from orderbot.orders import order_tools
+from orderbot.runner import Runner
+from orderbot.runs import COMMITTED, EXECUTING, RunStore, read_record
+from orderbot.tools import Toolbox
+
+PACKAGE = Path(__file__).resolve().parents[1] / "orderbot"
+CANCEL = {"order_id": "ORD-1002", "reason": "不要了"}
+
+
+def test_the_record_is_on_disk_before_any_view_sees_a_transition(toolbox, tmp_path):
+    runs = RunStore(tmp_path / "state")
+    model = ScriptedModel([calls(call("get_order", {"order_id": "ORD-1001"})), text("已发货")])
+    state = RunState.start("查询 ORD-1001", user="C001")
+    on_disk_when_shown = []
+
+    def view(transition, state):
+        record = read_record(runs.path(state.run_id))
+        on_disk_when_shown.append(record.transitions[-1]["event"] == transition.event)
+
+    Runner(toolbox, model, runs, provider="scripted").start(state, Limits(), views=[view])
+    assert state.stop_reason is StopReason.ANSWERED
+    assert on_disk_when_shown and all(on_disk_when_shown)
+
+
+def test_an_approved_call_is_noted_on_disk_before_it_runs_and_committed_after(store, tmp_path):
+    runs = RunStore(tmp_path / "state")
+    model = ScriptedModel([calls(call("cancel_order", CANCEL, call_id="c1")), text("已取消")])
+    state = RunState.start("取消 ORD-1002", user="C001")
+    on_disk_while_running = []
+
+    tools = order_tools(store)
+    real_cancel = next(t for t in tools if t.name == "cancel_order").run
+
+    def cancel(args, ctx):
+        on_disk_while_running.append(read_record(runs.path(state.run_id)).side_effects)
+        return real_cancel(args, ctx)
+
+    tools = [t if t.name != "cancel_order" else dataclasses.replace(t, run=cancel) for t in tools]
+    record = Runner(Toolbox(tools), model, runs, provider="scripted").start(state, Limits(), approver=lambda p: True)
+    assert state.answer == "已取消" and record.approvals == {"c1": True}
+    assert on_disk_while_running == [{"c1": EXECUTING}]
+    assert runs.load(state.run_id).side_effects == {"c1": COMMITTED}
+    model.assert_complete()
+
+
+def test_a_paused_run_resumes_through_the_runner_and_appends_to_its_record(toolbox, tmp_path):
+    runs = RunStore(tmp_path / "state")
+    state = RunState.start("取消 ORD-1002", user="C001")
+    Runner(toolbox, ScriptedModel([calls(call("cancel_order", CANCEL, call_id="c1"))]), runs).start(state, Limits())
+    assert state.stop_reason is StopReason.AWAITING_APPROVAL
+    stored = runs.load(state.run_id)
+    resumed = Runner(toolbox, ScriptedModel([text("已取消")]), runs).resume(stored, Limits(), approve=True)
+    assert resumed.answer == "已取消"
+    again = runs.load(state.run_id)
+    assert [s.kind for s in again.segments] == ["ask", "resume"] and again.side_effects == {"c1": COMMITTED}
+
+
+def test_no_command_builds_an_engine_itself():
+    """The runner is the only place outside the tests that constructs an Engine."""
+    builders = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "Engine":
+                builders.append(path.relative_to(PACKAGE).as_posix())
+    assert builders == ["runner.py"]
