@@ -41,10 +41,33 @@ def _version(value: bool) -> None:
         raise typer.Exit()
 
 
+def _language(value: str | None) -> str | None:
+    """--lang, else ORDERBOT_LANG, else the locale: fixed before any command prints a word."""
+    import os
+
+    from orderbot import i18n
+
+    try:
+        i18n.set_language(i18n.language_from(os.environ, value))
+    except ValueError as exc:
+        source = "--lang" if value else "ORDERBOT_LANG"
+        raise typer.BadParameter(i18n.t("error.bad_lang", value=str(exc), source=source)) from None
+    return value
+
+
 @app.callback()
 def root(
     version: bool = typer.Option(
         False, "--version", help="Show the version and exit.", callback=_version, is_eager=True
+    ),
+    lang: str | None = typer.Option(
+        None,
+        "--lang",
+        help="Language of what orderbot prints: zh or en \\[default: $ORDERBOT_LANG, else the locale "
+        "(LC_ALL, LC_MESSAGES, LANG), else en]. --json, stop reasons and exit codes do not change.",
+        callback=_language,
+        is_eager=True,
+        show_default=False,
     ),
 ) -> None:
     """Ask about orders from the terminal. A language model proposes each step; orderbot owns the loop."""

@@ -29,6 +29,13 @@ def isolated(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
     monkeypatch.chdir(work)
     monkeypatch.setenv("ORDERBOT_STATE_DIR", str(tmp_path / "state"))
     monkeypatch.setenv("NO_COLOR", "1")
+    # English unless a test asks for Chinese, whatever the developer's locale is.
+    for name in ("LC_ALL", "LC_MESSAGES"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("LANG", "C.UTF-8")
+    from orderbot import i18n
+
+    i18n.set_language(None)
     return work
 
 
