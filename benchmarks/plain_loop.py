@@ -1,9 +1,12 @@
 """The article's `run_workflow`, as written there, with a scripted model instead of the API.
 
-This is the baseline of the loop-overhead benchmark: no framework, no validation beyond
-what the article does, no limits other than MAX_STEPS. The scripted "client" hands back
-pre-built response objects shaped like the Responses API's (`.output`, `.output_text`),
-so both loops pay the same (near zero) for the model itself.
+This is the baseline of the loop-overhead benchmark: the article's minimal hand loop (a
+for-loop over steps, dict dispatch, `json.loads` of the arguments, chat-shaped message
+dicts, no validation beyond the tool's own checks, no limit but MAX_STEPS). The scripted
+"client" plays back response objects shaped like the Responses API's (`.output`,
+`.output_text`); the benchmark builds them afresh for every run (`two_turn_script()`), as
+orderbot's side builds its turns afresh, so both loops pay the same (near zero) for the
+model itself.
 """
 
 from __future__ import annotations
@@ -11,6 +14,8 @@ from __future__ import annotations
 import json
 
 MAX_STEPS = 3
+ARGUMENTS = '{"order_id": "ORD-1001"}'
+ANSWER = "订单 ORD-1001 的状态是：已发货。"
 ORDERS = {"ORD-1001": "已发货", "ORD-1002": "处理中"}
 
 
@@ -71,8 +76,8 @@ class ScriptedClient:
 def two_turn_script() -> list[_Response]:
     """The article's scenario: one get_order_status call, then the answer."""
     return [
-        _Response([_Item("function_call", "call_1", "get_order_status", '{"order_id": "ORD-1001"}')]),
-        _Response([_Item("message")], "订单 ORD-1001 的状态是：已发货。"),
+        _Response([_Item("function_call", "call_1", "get_order_status", ARGUMENTS)]),
+        _Response([_Item("message")], ANSWER),
     ]
 
 
