@@ -7,6 +7,7 @@
     ├── ModelError                the model service failed for good; the run stops as model_error
     │   ├── ModelTimeout          the request outlived the run's deadline; the run stops as time_limit
     │   └── ModelResponseError    the service answered with something that is not a valid turn
+    │       └── EmptyReply        ...with nothing at all (retried once)
     └── ToolError                 an expected business failure inside a tool; its message is safe
                                   to show the model and comes back as {"ok": false, ...}
 
@@ -51,6 +52,10 @@ class ModelTimeout(ModelError):
 
 class ModelResponseError(ModelError):
     """The model service answered, but not with a usable turn."""
+
+
+class EmptyReply(ModelResponseError):
+    """The service answered HTTP 200 with no text and no tool call: worth one more try."""
 
 
 class ToolError(OrderbotError):

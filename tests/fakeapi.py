@@ -107,6 +107,19 @@ def error(status: int, message: str = "", *, code: str | None = None, headers: d
     return reply(body, status, headers)
 
 
+def llama_cpp_error(message: str, status: int = 500) -> Reply:
+    """llama.cpp's server error body: {"error": {"code": 500, "message": ..., "type": "server_error"}}."""
+    return reply({"error": {"code": status, "message": message, "type": "server_error"}}, status)
+
+
+# What llama.cpp answers (on both APIs) to a request whose history holds a tool call whose
+# arguments are not JSON.
+LLAMA_CPP_BAD_ARGUMENTS = (
+    "Failed to parse tool call arguments as JSON: [json.exception.parse_error.101] parse error at line 1, "
+    "column 18: syntax error while parsing value - invalid string: missing closing quote; last read: '\"}} # 2. …'"
+)
+
+
 def hang() -> Reply:
     """Read the request and never answer."""
     return Reply(behaviour="hang")
@@ -178,8 +191,9 @@ def response(
     output_tokens: int = 20,
     model: str = "gpt-4o-mini",
     status: str = "completed",
+    incomplete: str | None = None,
 ) -> dict:
-    """A whole Responses API `Response` object."""
+    """A whole Responses API `Response` object; `incomplete` is the reason of an incomplete one."""
     return {
         "id": _id("resp"),
         "object": "response",
@@ -191,7 +205,7 @@ def response(
         "tool_choice": "auto",
         "tools": [],
         "error": None,
-        "incomplete_details": None,
+        "incomplete_details": {"reason": incomplete} if incomplete else None,
         "instructions": None,
         "metadata": {},
         "temperature": 1.0,
@@ -220,6 +234,8 @@ def completion(
     prompt_tokens: int = 100,
     completion_tokens: int = 15,
     model: str = "gpt-4o-mini",
+    finish_reason: str | None = None,
+    system_fingerprint: str | None = None,
 ) -> dict:
     """A whole Chat Completions `ChatCompletion` object."""
     msg: dict[str, Any] = {"role": "assistant", "content": content, "refusal": None, "annotations": []}
@@ -230,8 +246,14 @@ def completion(
         "object": "chat.completion",
         "created": 1_760_000_000,
         "model": model,
+        "system_fingerprint": system_fingerprint,
         "choices": [
-            {"index": 0, "message": msg, "logprobs": None, "finish_reason": "tool_calls" if tool_calls else "stop"}
+            {
+                "index": 0,
+                "message": msg,
+                "logprobs": None,
+                "finish_reason": finish_reason or ("tool_calls" if tool_calls else "stop"),
+            }
         ],
         "usage": {
             "prompt_tokens": prompt_tokens,
@@ -250,6 +272,9 @@ class Wire:
     calls: Callable[..., dict]  # calls(("get_order_status", {"order_id": "ORD-1001"}), ...)
     text: Callable[[str], dict]
     outputs: Callable[[Request], dict[str, Any]]  # call_id -> the tool's envelope, as sent
+    arguments: Callable[[Request], list[str]]  # the arguments of every call in the request's history
+    empty: Callable[[], dict]  # HTTP 200 with nothing in it: "" and no calls, or output: []
+    cut: Callable[[str], dict]  # a reply that ended at the output-token limit, with this partial text
 
 
 def _responses_outputs(request: Request) -> dict[str, Any]:
@@ -262,6 +287,15 @@ def _chat_outputs(request: Request) -> dict[str, Any]:
     return {m["tool_call_id"]: json.loads(m["content"]) for m in request.body["messages"] if m["role"] == "tool"}
 
 
+def _responses_arguments(request: Request) -> list[str]:
+    return [i["arguments"] for i in request.body["input"] if i.get("type") == "function_call"]
+
+
+def _chat_arguments(request: Request) -> list[str]:
+    messages = request.body["messages"]
+    return [c["function"]["arguments"] for m in messages for c in m.get("tool_calls") or []]
+
+
 WIRES = {
     "openai": Wire(
         "openai",
@@ -269,6 +303,9 @@ WIRES = {
         lambda *c: response(*(function_call(n, a) for n, a in c)),
         lambda t: response(message(t)),
         _responses_outputs,
+        _responses_arguments,
+        lambda: response(),
+        lambda t: response(message(t), status="incomplete", incomplete="max_output_tokens"),
     ),
     "chat": Wire(
         "chat",
@@ -276,6 +313,9 @@ WIRES = {
         lambda *c: completion(None, [tool_call(n, a) for n, a in c]),
         lambda t: completion(t),
         _chat_outputs,
+        _chat_arguments,
+        lambda: completion(""),
+        lambda t: completion(t, finish_reason="length"),
     ),
 }
 

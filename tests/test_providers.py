@@ -237,7 +237,10 @@ def test_server_errors_until_the_deadline_stop_on_time(api, wire, tmp_path):
     assert len(api.requests_for(wire.route)) >= 2  # retried in between
     assert run.seconds < 1 + 1
     log = (tmp_path / "state" / "orderbot.log").read_text(encoding="utf-8")  # scanned for the key too
-    assert "model request failed: the model service failed (HTTP 500); retrying in" in log
+    assert (
+        "model request failed: the model service failed (HTTP 500): "
+        "The server had an error while processing your request.; retrying in"
+    ) in log
 
 
 @BOTH
@@ -408,12 +411,14 @@ def test_openai_output_items_become_project_items():
     assert originals[0] is thought
 
 
-def test_openai_empty_output_is_a_response_error():
-    from orderbot.errors import ModelResponseError
+def test_openai_empty_output_is_an_empty_reply_and_incomplete_is_truncated():
+    from orderbot.errors import EmptyReply
     from orderbot.models.openai import to_turn
 
-    with pytest.raises(ModelResponseError, match="neither text nor a tool call"):
-        to_turn(response(reasoning("thinking…"), status="incomplete"))
+    with pytest.raises(EmptyReply, match="returned nothing"):
+        to_turn(response(reasoning("thinking…")))
+    turn, _ = to_turn(response(reasoning("thinking…"), status="incomplete", incomplete="max_output_tokens"))
+    assert turn.truncated and not turn.text and not turn.calls
 
 
 def test_chat_messages_join_a_turns_text_and_calls():

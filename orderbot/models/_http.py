@@ -11,8 +11,11 @@ Three things live here, once:
   one sentence that holds no secret.
 
     not retried, run ends as model_error  400, 401, 403, 404, other 4xx, quota exhausted,
-                                          a body that is not JSON
-    retried while time is left            429, 5xx, timeouts, connection errors
+                                          a body that is not JSON, a reply that is not a turn
+    retried once                          a 5xx whose body says the request itself is bad
+                                          (a parse error, the context length exceeded);
+                                          an empty reply (HTTP 200 with nothing in it)
+    retried while time is left            429, other 5xx, timeouts, connection errors
     time runs out                         ModelTimeout (the run ends as time_limit)
     attempts run out                      ModelError (model_error)
 
@@ -24,6 +27,7 @@ from __future__ import annotations
 import email.utils
 import logging
 import random
+import re
 import threading
 import time
 from collections.abc import Callable
@@ -31,7 +35,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, TypeVar
 from urllib.parse import urlsplit, urlunsplit
 
-from orderbot.errors import ConfigError, ModelError, ModelResponseError, ModelTimeout
+from orderbot.errors import ConfigError, EmptyReply, ModelError, ModelResponseError, ModelTimeout
 from orderbot.tools import sanitize
 
 if TYPE_CHECKING:
@@ -48,6 +52,13 @@ NO_KEY = "not-needed"
 # How long past the deadline the watchdog waits for a request that ignores its timeout.
 WATCHDOG_GRACE = 0.1
 MAX_RETRY_AFTER = 60.0  # a longer Retry-After is treated as noise, like the SDK does
+MAX_REASON_CHARS = 200  # of a server's own explanation, kept in messages, the log and --trace
+# A 5xx whose reason says the request itself is at fault fails the same way every time
+# (llama.cpp: "Failed to parse tool call arguments as JSON", "the request exceeds the
+# available context size"; vLLM: "maximum context length is ..."): one retry at most.
+REQUEST_AT_FAULT = re.compile(
+    r"pars(e|ing)|invalid|malformed|context (length|size|window)|maximum context|too many tokens|exceed", re.I
+)
 
 
 # ---- the client -------------------------------------------------------------------------
@@ -96,6 +107,7 @@ class Failure:
     retryable: bool
     retry_after: float | None = None  # what the server asked for, in seconds
     error: type[ModelError] = ModelError  # raised when not retried
+    attempts: int | None = None  # at most this many attempts for a failure like this one
 
 
 @dataclass(frozen=True)
@@ -142,7 +154,7 @@ def call_within(
             failure = classify(exc)
         if not failure.retryable:
             raise failure.error(failure.message) from None
-        if attempt >= policy.max_attempts:
+        if attempt >= min(policy.max_attempts, failure.attempts or policy.max_attempts):
             raise ModelError(f"{failure.message}; gave up after {attempt} attempts") from None
         wait = policy.delay(attempt, failure.retry_after)
         if policy.clock() + wait >= deadline:
@@ -214,6 +226,10 @@ class Classifier:
     def __call__(self, exc: Exception) -> Failure:
         import openai
 
+        if isinstance(exc, EmptyReply):  # local servers do this now and then; the next try usually works
+            return Failure(str(exc), retryable=True, retry_after=0.0, attempts=2, error=EmptyReply)
+        if isinstance(exc, ModelError):  # the reply was read and is not a turn: asking again will not help
+            return Failure(str(exc), retryable=False, error=type(exc))
         if isinstance(exc, openai.APIStatusError):
             return self._status(exc.status_code, exc.body, exc.response.headers)
         if isinstance(exc, openai.APITimeoutError):
@@ -244,7 +260,10 @@ class Classifier:
             return Failure("rate limited (HTTP 429)", retryable=True, retry_after=retry_after(headers))
         if status >= 500 or status in (408, 409):
             return Failure(
-                f"the model service failed (HTTP {status})", retryable=True, retry_after=retry_after(headers)
+                f"the model service failed (HTTP {status}){': ' + detail if detail else ''}",
+                retryable=True,
+                retry_after=retry_after(headers),
+                attempts=2 if detail and REQUEST_AT_FAULT.search(detail) else None,
             )
         if status == 401:
             return Failure("authentication failed (HTTP 401): check OPENAI_API_KEY", retryable=False)
@@ -262,14 +281,18 @@ class Classifier:
         )
 
     def _server_message(self, body: object) -> str:
-        """The server's own short explanation, scrubbed of the key and anything key-like."""
-        message = _error_field(body, "message")
-        if not message:
+        """The first line of the server's own explanation (the error envelope's message, or
+        a body of plain text), scrubbed of the key and anything key-like, and bounded."""
+        message = _error_field(body, "message") if not isinstance(body, str) else _TAG.sub(" ", body)
+        if not message or not message.strip():
             return ""
         for secret in self.secrets:
             if secret:
                 message = message.replace(secret, "<redacted>")
-        return sanitize(message, 200)
+        return sanitize(message, MAX_REASON_CHARS)
+
+
+_TAG = re.compile(r"<[^>]{0,200}>")  # a proxy's HTML error page reads better without its tags
 
 
 def _error_field(body: object, name: str) -> str | None:

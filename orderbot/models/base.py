@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
@@ -15,6 +16,7 @@ class ModelRequest:
     items: Sequence[Item]
     tools: Sequence[dict]
     timeout: float  # seconds left in the run: the request, retries included, must fit in it
+    max_output_tokens: int | None = None  # sent to the server so that it stops generating
 
 
 @dataclass(frozen=True)
@@ -29,6 +31,9 @@ class Turn:
 
     items: tuple[Item, ...]
     usage: Usage | None = None
+    truncated: bool = False  # the server stopped at its output limit: text and calls may be cut
+    server_model: str | None = None  # the model name the server says answered
+    fingerprint: str | None = None  # Chat Completions' system_fingerprint, when sent
     calls: tuple[FunctionCall, ...] = field(init=False)
     text: str = field(init=False)
 
@@ -50,3 +55,18 @@ class Model(Protocol):
     def respond(self, request: ModelRequest) -> Turn:
         """One model request. Raises ModelError (or ModelTimeout) on failure, nothing else."""
         ...
+
+
+PLACEHOLDER_ARGUMENTS = "{}"
+
+
+def replayable(arguments: str) -> str:
+    """Arguments as they may go back to a provider in the history: a JSON object's text,
+    or `{}` when the model wrote something else. Servers such as llama.cpp refuse a whole
+    request whose history holds unparseable arguments; the original text stays in the run
+    record, and the model still gets the `invalid_json` result for that call."""
+    try:
+        parsed = json.loads(arguments)
+    except ValueError:
+        return PLACEHOLDER_ARGUMENTS
+    return arguments if isinstance(parsed, dict) else PLACEHOLDER_ARGUMENTS

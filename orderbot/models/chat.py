@@ -18,10 +18,10 @@ from collections.abc import Sequence
 from itertools import count
 from typing import Any
 
-from orderbot.errors import ModelResponseError
+from orderbot.errors import EmptyReply, ModelResponseError
 from orderbot.items import FunctionCall, FunctionCallOutput, Item, Message
 from orderbot.models._http import Classifier, RetryPolicy, as_dict, call_within, make_client
-from orderbot.models.base import ModelRequest, Turn, Usage
+from orderbot.models.base import ModelRequest, Turn, Usage, replayable
 
 # Some local reasoning models put their thinking inline before the answer.
 THINKING = re.compile(r"^\s*<think>.*?</think>\s*", re.S)
@@ -30,11 +30,22 @@ THINKING = re.compile(r"^\s*<think>.*?</think>\s*", re.S)
 class ChatModel:
     provider = "chat"
 
-    def __init__(self, client: Any, name: str, *, classify: Classifier, retry: RetryPolicy | None = None) -> None:
+    def __init__(
+        self,
+        client: Any,
+        name: str,
+        *,
+        classify: Classifier,
+        retry: RetryPolicy | None = None,
+        token_field: str = "max_tokens",
+    ) -> None:
         self.client = client
         self.name = name
         self.classify = classify
         self.retry = retry or RetryPolicy()
+        # OpenAI's own service wants max_completion_tokens (its reasoning models refuse
+        # max_tokens); llama.cpp, Ollama and vLLM all know max_tokens.
+        self.token_field = token_field
         self._ids = count(1)  # for servers that leave tool call ids out
 
     @classmethod
@@ -42,19 +53,25 @@ class ChatModel:
         client = make_client(settings, cls.provider)
         client.chat.completions  # noqa: B018 - the SDK imports this lazily; do it before the run's clock starts
         secret = settings.api_key.get_secret_value() if settings.api_key is not None else ""
-        return cls(client, settings.model, classify=Classifier(cls.provider, settings.base_url, (secret,)))
+        return cls(
+            client,
+            settings.model,
+            classify=Classifier(cls.provider, settings.base_url, (secret,)),
+            token_field="max_tokens" if settings.base_url else "max_completion_tokens",
+        )
 
     def respond(self, request: ModelRequest) -> Turn:
         body: dict[str, Any] = {"model": self.name, "messages": to_messages(request.instructions, request.items)}
         if request.tools:  # an empty list upsets some servers
             body["tools"] = [chat_tool(spec) for spec in request.tools]
-        response = call_within(
-            lambda left: self.client.chat.completions.create(**body, timeout=left),
-            request.timeout,
-            self.classify,
-            self.retry,
-        )
-        return to_turn(as_dict(response), lambda: f"call_chat_{next(self._ids)}")
+        if request.max_output_tokens:
+            body[self.token_field] = request.max_output_tokens
+
+        def send(left: float) -> Turn:  # parsed inside the retry loop: an empty reply is tried again
+            response = self.client.chat.completions.create(**body, timeout=left)
+            return to_turn(as_dict(response), lambda: f"call_chat_{next(self._ids)}")
+
+        return call_within(send, request.timeout, self.classify, self.retry)
 
 
 def chat_tool(spec: dict) -> dict:
@@ -72,7 +89,7 @@ def to_messages(instructions: str, items: Sequence[Item]) -> list[dict]:
             call = {
                 "id": item.call_id,
                 "type": "function",
-                "function": {"name": item.name, "arguments": item.arguments},
+                "function": {"name": item.name, "arguments": replayable(item.arguments)},
             }
             last = messages[-1]
             if last["role"] == "assistant":  # the same turn's text or calls: one message holds them all
@@ -107,11 +124,21 @@ def to_turn(response: dict, new_id=lambda: "call_chat") -> Turn:
             arguments = json.dumps(arguments if arguments is not None else {}, ensure_ascii=False)
         call_id = raw.get("id") if isinstance(raw.get("id"), str) and raw.get("id") else new_id()
         items.append(FunctionCall(call_id=call_id, name=function["name"], arguments=arguments))
-    if not items:
-        reason = choices[0].get("finish_reason")
-        cut = " (cut off: the length limit)" if reason == "length" else ""
-        raise ModelResponseError(f"the model returned neither text nor a tool call{cut}")
-    return Turn(tuple(items), _usage(response.get("usage")))
+    truncated = choices[0].get("finish_reason") == "length"
+    if not items and not truncated:
+        raise EmptyReply("the model returned nothing (an empty reply with no text and no tool call)")
+    return Turn(
+        tuple(items),
+        _usage(response.get("usage")),
+        truncated=truncated,
+        server_model=_short(response.get("model")),
+        fingerprint=_short(response.get("system_fingerprint")),
+    )
+
+
+def _short(value: object) -> str | None:
+    """A server-given name, kept only when it is a plain short string."""
+    return value[:200] if isinstance(value, str) and value.strip() else None
 
 
 def _usage(usage: object) -> Usage | None:

@@ -17,10 +17,10 @@ import json
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from orderbot.errors import ModelResponseError
+from orderbot.errors import EmptyReply, ModelResponseError
 from orderbot.items import FunctionCall, FunctionCallOutput, Item, Message, ProviderItem
 from orderbot.models._http import Classifier, RetryPolicy, as_dict, call_within, make_client
-from orderbot.models.base import ModelRequest, Turn, Usage
+from orderbot.models.base import ModelRequest, Turn, Usage, replayable
 
 OUTPUT_TYPES = (FunctionCall, ProviderItem)  # with assistant messages: what a response produces
 
@@ -51,10 +51,13 @@ class ResponsesModel:
         }
         if request.tools:
             body["tools"] = list(request.tools)  # already Responses-shaped, strict
-        response = call_within(
-            lambda left: self.client.responses.create(**body, timeout=left), request.timeout, self.classify, self.retry
-        )
-        turn, originals = to_turn(as_dict(response))
+        if request.max_output_tokens:
+            body["max_output_tokens"] = request.max_output_tokens
+
+        def send(left: float) -> tuple[Turn, list[dict]]:  # parsed inside the retry loop: an empty reply is tried again
+            return to_turn(as_dict(self.client.responses.create(**body, timeout=left)))
+
+        turn, originals = call_within(send, request.timeout, self.classify, self.retry)
         for item, original in zip(turn.items, originals, strict=False):
             self._sent[id(item)] = (item, original)
         return turn
@@ -76,17 +79,27 @@ def to_input(items: Sequence[Item], original=lambda item: None) -> list[dict]:
             continue
         sent = [original(item) for item in group]
         if all(s is not None for s in sent):
-            out.extend(sent)  # exactly as received: reasoning and its ids stay paired
+            out.extend(map(_replayable, sent))  # as received: reasoning and its ids stay paired
         else:  # provenance unknown: drop the provider's items, send ours without ids
             out.extend(_plain(item) for item in group if not isinstance(item, ProviderItem))
     return out
+
+
+def _replayable(raw: dict) -> dict:
+    """An output item as received, but a function call's arguments always a JSON object."""
+    if raw.get("type") == "function_call" and isinstance(raw.get("arguments"), str):
+        arguments = replayable(raw["arguments"])
+        if arguments is not raw["arguments"]:
+            return {**raw, "arguments": arguments}
+    return raw
 
 
 def _plain(item: Item) -> dict:
     if isinstance(item, Message):
         return {"type": "message", "role": item.role, "content": item.content}
     if isinstance(item, FunctionCall):
-        return {"type": "function_call", "call_id": item.call_id, "name": item.name, "arguments": item.arguments}
+        arguments = replayable(item.arguments)
+        return {"type": "function_call", "call_id": item.call_id, "name": item.name, "arguments": arguments}
     if isinstance(item, FunctionCallOutput):
         return {"type": "function_call_output", "call_id": item.call_id, "output": item.output}
     raise TypeError(f"not a plain item: {type(item).__name__}")
@@ -128,11 +141,16 @@ def to_turn(response: dict) -> tuple[Turn, list[dict]]:
             raise ModelResponseError("the model service sent an output item that is not an object")
         items.append(_item(raw))
         originals.append(raw)
-    turn = Turn(tuple(items), _usage(response.get("usage")))
-    if not turn.calls and not turn.text:
-        reason = (response.get("incomplete_details") or {}).get("reason")
-        cut = f" (cut off: {reason})" if reason else ""
-        raise ModelResponseError(f"the model returned neither text nor a tool call{cut}")
+    model = response.get("model")
+    turn = Turn(
+        tuple(items),
+        _usage(response.get("usage")),
+        # "incomplete": stopped by max_output_tokens (or a content filter) part way through
+        truncated=response.get("status") == "incomplete",
+        server_model=model[:200] if isinstance(model, str) and model.strip() else None,
+    )
+    if not turn.calls and not turn.text and not turn.truncated:
+        raise EmptyReply("the model returned nothing (an empty reply with no text and no tool call)")
     return turn, originals
 
 

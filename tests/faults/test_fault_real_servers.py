@@ -1,0 +1,182 @@
+"""What real model servers (llama.cpp, vLLM, Ollama) were seen to send, replayed by the
+loopback server (tests/fakeapi.py) to both providers through the real command line and
+the real openai SDK (issue 11). Each case sends exactly the bodies described there and
+is checked by faultkit.check like every fault run.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+from fakeapi import LLAMA_CPP_BAD_ARGUMENTS, WIRES, FakeAPI, Request, error, llama_cpp_error, raw
+from faultkit import Caps, check, run
+
+from orderbot.engine import StopReason
+
+CAPS = Caps(timeout=5.0)
+BOTH = pytest.mark.parametrize("wire", [WIRES["openai"], WIRES["chat"]], ids=["openai", "chat"])
+# What a small model really proposed: arguments that are not JSON.
+BROKEN = '{"order_id": "}} # 2. …'
+
+
+@pytest.fixture(scope="module", autouse=True)
+def sdk_imported():
+    import openai  # noqa: F401 - its import is not the run's time
+
+
+@pytest.fixture
+def api():
+    with FakeAPI() as server:
+        yield server
+
+
+def like_llama_cpp(wire, then):
+    """llama.cpp's rule: a request whose history holds a call with arguments that are not
+    JSON is refused with HTTP 500, on both APIs; otherwise `then` answers."""
+
+    def answer(request: Request):
+        for arguments in wire.arguments(request):
+            try:
+                json.loads(arguments)
+            except ValueError:
+                return llama_cpp_error(LLAMA_CPP_BAD_ARGUMENTS)
+        return then(request) if callable(then) else then
+
+    return answer
+
+
+def ask(api, wire, path, *extra: str, caps: Caps = CAPS):
+    return run("查询 ORD-1001", orders=path, caps=caps, provider=wire.provider, extra=("--base-url", api.url, *extra))
+
+
+def log_text() -> str:
+    log = Path(os.environ["ORDERBOT_STATE_DIR"]) / "orderbot.log"
+    return log.read_text(encoding="utf-8") if log.exists() else ""
+
+
+# ---- 1. a malformed call does not poison the conversation -------------------------------
+
+
+@BOTH
+def test_malformed_call_is_replayed_with_a_placeholder(api, orders, wire):
+    path, before = orders
+    api.enqueue(wire.route, wire.calls(("get_order_details", BROKEN)))
+    api.fallback[wire.route] = like_llama_cpp(wire, wire.text("请提供正确的订单号。"))
+
+    outcome = ask(api, wire, path)
+
+    check(outcome, stop=StopReason.ANSWERED, orders=path, before=before, requests=2)
+    first, second = api.requests_for(wire.route)
+    assert wire.arguments(second) == ["{}"]  # valid for the API...
+    (envelope,) = wire.outputs(second).values()
+    assert envelope["code"] == "invalid_json"  # ...and the model is still told what was wrong
+    assert outcome.calls[0]["arguments"] == BROKEN  # orderbot's own record keeps the original
+    assert outcome.codes() == ["invalid_json"]
+
+
+@BOTH
+def test_malformed_call_then_resume_is_not_refused(api, orders, wire):
+    """The run pauses on a cancel after the broken call; resuming sends valid history."""
+    path, before = orders
+    api.enqueue(
+        wire.route,
+        wire.calls(("get_order_details", BROKEN)),
+        like_llama_cpp(wire, wire.calls(("cancel_order", {"order_id": "ORD-1002", "reason": "不要了"}))),
+    )
+    api.fallback[wire.route] = like_llama_cpp(wire, wire.text("已取消。"))
+
+    outcome = ask(api, wire, path)
+
+    check(outcome, stop=StopReason.AWAITING_APPROVAL, orders=path, before=before, requests=2)
+    assert all(a != BROKEN for r in api.requests_for(wire.route)[1:] for a in wire.arguments(r))
+
+
+# ---- 2. the server's reason for a 5xx -------------------------------------------------
+
+
+@BOTH
+def test_llama_cpp_parse_error_is_shown_and_retried_at_most_once(api, orders, wire):
+    path, before = orders
+    api.fallback[wire.route] = llama_cpp_error(LLAMA_CPP_BAD_ARGUMENTS)
+
+    outcome = ask(api, wire, path, "--trace")
+
+    check(outcome, stop=StopReason.MODEL_ERROR, orders=path, before=before, requests=1)
+    assert len(api.requests_for(wire.route)) == 2  # the first try and one retry, not six
+    assert "Failed to parse tool call arguments as JSON" in outcome.doc["stop_detail"]
+    assert "HTTP 500" in outcome.doc["stop_detail"]
+    assert len(outcome.doc["stop_detail"]) <= 400  # bounded
+    finish = outcome.doc["transitions"][-1]
+    assert "Failed to parse tool call arguments as JSON" in finish["detail"]  # what --trace shows
+    assert "Failed to parse tool call arguments as JSON" in log_text()
+
+
+@BOTH
+def test_context_length_500_is_not_retried_six_times(api, orders, wire):
+    path, before = orders
+    api.fallback[wire.route] = llama_cpp_error(
+        "the request exceeds the available context size, try increasing the context size or enable context shift"
+    )
+
+    outcome = ask(api, wire, path)
+
+    check(outcome, stop=StopReason.MODEL_ERROR, orders=path, before=before, requests=1)
+    assert len(api.requests_for(wire.route)) == 2
+    assert "exceeds the available context size" in outcome.doc["stop_detail"]
+
+
+@BOTH
+def test_plain_text_500_keeps_its_first_line_only_sanitised(api, orders, wire):
+    path, before = orders
+    body = "upstream model crashed: CUDA out of memory \x1b[31m\nTraceback (most recent call last):\n  secret"
+    api.enqueue(wire.route, raw(body, status=500, content_type="text/plain"))
+    api.fallback[wire.route] = wire.text("好的。")
+
+    outcome = ask(api, wire, path)
+
+    check(outcome, stop=StopReason.ANSWERED, orders=path, before=before, requests=1)
+    assert len(api.requests_for(wire.route)) == 2  # a transient 5xx is still retried
+    log = log_text()
+    assert "upstream model crashed: CUDA out of memory" in log
+    assert "\x1b" not in log and "secret" not in log and "Traceback" not in log
+
+
+@BOTH
+def test_transient_500_until_the_deadline_names_the_reason(api, orders, wire):
+    path, before = orders
+    api.fallback[wire.route] = error(500, "The server is overloaded")
+
+    outcome = ask(api, wire, path, caps=Caps(timeout=1.0))
+
+    check(outcome, stop=StopReason.TIME_LIMIT, orders=path, before=before, requests=1)
+    assert "The server is overloaded" in outcome.doc["stop_detail"]
+
+
+# ---- 6. an empty reply ----------------------------------------------------------------
+
+
+@BOTH
+def test_empty_reply_is_retried_once(api, orders, wire):
+    path, before = orders
+    api.enqueue(wire.route, wire.empty(), wire.text("好的。"))
+
+    outcome = ask(api, wire, path)
+
+    check(outcome, stop=StopReason.ANSWERED, orders=path, before=before, requests=1)
+    assert len(api.requests_for(wire.route)) == 2
+    assert outcome.doc["answer"] == "好的。"
+
+
+@BOTH
+def test_empty_reply_twice_says_the_model_returned_nothing(api, orders, wire):
+    path, before = orders
+    api.fallback[wire.route] = wire.empty()
+
+    outcome = ask(api, wire, path)
+
+    check(outcome, stop=StopReason.MODEL_ERROR, orders=path, before=before, requests=1)
+    assert len(api.requests_for(wire.route)) == 2
+    assert "returned nothing" in outcome.doc["stop_detail"]
