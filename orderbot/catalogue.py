@@ -109,6 +109,7 @@ MESSAGES: dict[str, dict[str, str]] = {
     "header.model": {"en": "model: {provider}/{model}", "zh": "模型：{provider}/{model}"},
     "header.auto_key": {"en": "[auto: OPENAI_API_KEY is set]", "zh": "[auto：已设置 OPENAI_API_KEY]"},
     "header.auto_no_key": {"en": "[auto: no OPENAI_API_KEY]", "zh": "[auto：未设置 OPENAI_API_KEY]"},
+    "header.resumed": {"en": "resumed", "zh": "已继续"},
     "header.segment": {"en": "{kind}{settled} · {started}", "zh": "{kind}{settled} · {started}"},
     "header.approved": {"en": ", approved", "zh": "，已批准"},
     "header.rejected": {"en": ", rejected", "zh": "，已拒绝"},
@@ -207,14 +208,15 @@ MESSAGES: dict[str, dict[str, str]] = {
     "runs.approved": {"en": "approved", "zh": "已批准"},
     "runs.rejected": {"en": "rejected", "zh": "已拒绝"},
     # ---- orderbot doctor ---------------------------------------------------------------------------
-    "doctor.provider": {"en": "provider", "zh": "模型服务"},
-    "doctor.model": {"en": "model", "zh": "模型"},
-    "doctor.base_url": {"en": "base URL", "zh": "基础 URL"},
-    "doctor.api_key": {"en": "API key", "zh": "API 密钥"},
-    "doctor.orders": {"en": "orders", "zh": "订单"},
-    "doctor.state_dir": {"en": "state dir", "zh": "状态目录"},
-    "doctor.ping": {"en": "ping", "zh": "连通测试"},
+    "doctor.provider": {"en": "provider:", "zh": "模型服务："},
+    "doctor.model": {"en": "model:", "zh": "模型："},
+    "doctor.base_url": {"en": "base URL:", "zh": "基础 URL："},
+    "doctor.api_key": {"en": "API key:", "zh": "API 密钥："},
+    "doctor.orders": {"en": "orders:", "zh": "订单："},
+    "doctor.state_dir": {"en": "state dir:", "zh": "状态目录："},
+    "doctor.ping": {"en": "ping:", "zh": "连通测试："},
     "doctor.not_usable": {"en": "{what}: not usable: {error}", "zh": "{what}：不可用：{error}"},
+    "doctor.not_usable_short": {"en": "not usable: {error}", "zh": "不可用：{error}"},
     "doctor.built_in": {"en": "{name} (built in, no network)", "zh": "{name}（内置，不联网）"},
     "doctor.auto_key": {"en": " (auto: OPENAI_API_KEY is set)", "zh": "（auto：已设置 OPENAI_API_KEY）"},
     "doctor.auto_no_key": {"en": " (auto: no OPENAI_API_KEY)", "zh": "（auto：未设置 OPENAI_API_KEY）"},
@@ -227,11 +229,25 @@ MESSAGES: dict[str, dict[str, str]] = {
     "doctor.key_set": {"en": "set (not shown)", "zh": "已设置（不显示）"},
     "doctor.key_unset": {"en": "not set", "zh": "未设置"},
     "doctor.sample": {"en": "{path} (the bundled sample, read-only)", "zh": "{path}（自带示例，只读）"},
-    "doctor.order_count": {"en": "{where}: {count} order(s)", "zh": "{where}：{count} 个订单"},
+    "doctor.order_count": {"en": "{where}: {count} orders", "zh": "{where}：{count} 个订单"},
+    "doctor.order_count_one": {"en": "{where}: {count} order", "zh": "{where}：{count} 个订单"},
     "doctor.ping_skipped": {"en": "skipped: the provider is not usable", "zh": "跳过：模型服务不可用"},
     "doctor.ping_failed": {"en": "failed: {error}", "zh": "失败：{error}"},
     "doctor.ping_ok": {"en": "ok: answered in {ms:.0f} ms", "zh": "正常：{ms:.0f} 毫秒内回答"},
     "doctor.ping_tokens": {"en": ", {input} tokens in, {output} out", "zh": "，输入 {input} 个令牌，输出 {output} 个"},
+    # ---- orderbot replay -----------------------------------------------------------------------
+    "replay.header": {
+        "en": "replay · run {run_id} · {turns} recorded model turns · today's tools over a scratch copy of {source}",
+        "zh": "重放 · 运行 {run_id} · {turns} 个已记录的模型回合 · 用现在的工具处理 {source} 的临时副本",
+    },
+    "replay.note": {"en": "note: {note}", "zh": "注意：{note}"},
+    "replay.same": {
+        "en": "No difference: every step matches the record (stop reason {reason}).",
+        "zh": "没有差异：每一步都与记录一致（停止原因 {reason}）。",
+    },
+    "replay.differences": {"en": "{count} differences from the record:", "zh": "与记录有 {count} 处差异："},
+    "replay.differences_one": {"en": "{count} difference from the record:", "zh": "与记录有 {count} 处差异："},
+    "replay.difference": {"en": "  step {step}: {text}", "zh": "  第 {step} 步：{text}"},
     # ---- errors (after "orderbot: ") ---------------------------------------------------------------
     "error.prefix": {"en": "orderbot: {error}", "zh": "orderbot：{error}"},
     "error.question_empty": {
@@ -241,6 +257,14 @@ MESSAGES: dict[str, dict[str, str]] = {
     "error.question_too_long": {
         "en": "the question is {chars:,} characters long; the limit is {limit:,}",
         "zh": "问题有 {chars:,} 个字符，上限是 {limit:,}",
+    },
+    "error.resume_busy": {
+        "en": "run {run_id} is being resumed by another orderbot process; try again when it ends",
+        "zh": "运行 {run_id} 正被另一个 orderbot 进程继续执行；请等它结束后再试",
+    },
+    "error.approve_and_reject": {
+        "en": "--approve and --reject cannot be used together",
+        "zh": "--approve 和 --reject 不能同时使用",
     },
     "error.bad_lang": {
         "en": "unknown language {value!r} in {source}: use zh or en",

@@ -37,7 +37,7 @@ def _version(value: bool) -> None:
     if value:
         from orderbot import __version__
 
-        typer.echo(f"orderbot {__version__}")
+        typer.echo(f"orderbot {__version__}")  # untranslated: a name and a number
         raise typer.Exit()
 
 

@@ -10,12 +10,14 @@ from __future__ import annotations
 import shlex
 
 from rich import box
+from rich.cells import cell_len
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
 from orderbot.engine import Approver, PendingCall, RunState, StopReason
+from orderbot.i18n import t
 from orderbot.styles import STYLE_ERROR, STYLE_OK, STYLE_WARN
 
 QUESTION_CHARS = 28  # of the question, in the table of runs
@@ -24,9 +26,9 @@ YES = ("y", "yes", "是", "好")
 
 def provider_text(requested: str, chosen: str, model_name: str) -> str:
     """`model: ...` for the header: which model answers, and why when it was chosen for you."""
-    text = "model: offline (built-in planner, no network)" if chosen == "offline" else f"model: {chosen}/{model_name}"
+    text = t("header.offline") if chosen == "offline" else t("header.model", provider=chosen, model=model_name)
     if requested == "auto":
-        text += " [auto: OPENAI_API_KEY is set]" if chosen == "openai" else " [auto: no OPENAI_API_KEY]"
+        text += " " + t("header.auto_key" if chosen == "openai" else "header.auto_no_key")
     return text
 
 
@@ -40,7 +42,7 @@ def resume_command(state: RunState) -> str | None:
 
 def resume_hint(state: RunState) -> str | None:
     command = resume_command(state)
-    return f"{command}   (or --reject)" if command else None
+    return f"{command}   {t('outcome.or_reject')}" if command else None
 
 
 def terminal_approver(view, console: Console) -> Approver:
@@ -51,7 +53,8 @@ def terminal_approver(view, console: Console) -> Approver:
         with view.paused():
             try:
                 # The description holds text the model wrote: never markup.
-                reply = console.input(f"[bold yellow]{escape(pending.description)}?[/] {escape('[y/N]')} ")
+                question = t("approve.prompt", description=pending.description)
+                reply = console.input(f"[bold yellow]{escape(question)}[/] {escape(t('approve.choices'))} ")
             except EOFError:
                 return False
         return reply.strip().lower() in YES
@@ -68,19 +71,25 @@ def format_runs(rows, *, plain: bool) -> Table:
         header_style="" if plain else "bold",
     )
     for name, justify in (
-        ("id", "left"),
-        ("started (UTC)", "left"),
-        ("user", "left"),
-        ("stop reason", "left"),
-        ("steps", "right"),
-        ("calls", "right"),
+        (t("table.run_id"), "left"),
+        (t("table.started"), "left"),
+        (t("table.user"), "left"),
+        (t("table.stop_reason"), "left"),
+        (t("table.steps"), "right"),
+        (t("table.calls"), "right"),
     ):
-        table.add_column(name, justify=justify, no_wrap=True, min_width=len(name))
-    table.add_column("question", no_wrap=True, overflow="ellipsis", max_width=QUESTION_CHARS)
+        table.add_column(name, justify=justify, no_wrap=True, min_width=cell_len(name))
+    table.add_column(t("table.question"), no_wrap=True, overflow="ellipsis", max_width=QUESTION_CHARS)
     for row in rows:
         if row.error is not None:
             table.add_row(
-                row.run_id, "", "", Text("unreadable", style=STYLE_ERROR), "", "", Text(row.error, style=STYLE_ERROR)
+                row.run_id,
+                "",
+                "",
+                Text(t("table.unreadable"), style=STYLE_ERROR),
+                "",
+                "",
+                Text(row.error, style=STYLE_ERROR),
             )
             continue
         style = (

@@ -19,19 +19,10 @@ from rich.table import Table
 from rich.text import Text
 
 from orderbot.engine import EXIT_CODES, Limits, RunState, StopReason, Transition, describe_call, summarize_result
+from orderbot.i18n import t as _t
 from orderbot.styles import STYLE_DIM, STYLE_ERROR, STYLE_OK, STYLE_PHASE, STYLE_WARN
 
 PIPED_WIDTH = 120
-
-STOP_SENTENCES = {
-    StopReason.STEP_LIMIT: "Stopped: the step limit was reached.",
-    StopReason.TIME_LIMIT: "Stopped: the time limit was reached.",
-    StopReason.TOOL_CALL_LIMIT: "Stopped: the tool-call limit was reached.",
-    StopReason.RESPONSE_TOO_LARGE: "Stopped: the model's response was too large.",
-    StopReason.AWAITING_APPROVAL: "Paused: an action is waiting for your approval.",
-    StopReason.MODEL_ERROR: "Stopped: the model service failed.",
-    StopReason.CANCELLED: "Cancelled.",
-}
 
 
 def make_console() -> Console:
@@ -69,12 +60,12 @@ def format_transitions(transitions: list[Transition], limits: Limits, *, plain: 
         title=None,
         expand=False,
     )
-    table.add_column("step", justify="right")
-    table.add_column("from → to", no_wrap=True)
-    table.add_column("event", no_wrap=True)
-    table.add_column("detail", overflow="fold", ratio=1)
-    table.add_column("ms", justify="right", no_wrap=True)
-    table.add_column("steps calls time", no_wrap=True)
+    table.add_column(_t("table.step"), justify="right")
+    table.add_column(_t("table.transition"), no_wrap=True)
+    table.add_column(_t("table.event"), no_wrap=True)
+    table.add_column(_t("table.detail"), overflow="fold", ratio=1)
+    table.add_column(_t("table.ms"), justify="right", no_wrap=True)
+    table.add_column(_t("table.budget"), no_wrap=True)
     for t in transitions:
         table.add_row(
             str(t.step),
@@ -91,8 +82,9 @@ def format_stop(state: RunState) -> str:
     reason = state.stop_reason
     if reason is None or reason is StopReason.ANSWERED:
         return ""
+    sentence = _t(f"stop.{reason}")
     detail = state.stop_detail.rstrip(".")
-    return f"{STOP_SENTENCES[reason]} {detail[:1].upper()}{detail[1:]}." if detail else STOP_SENTENCES[reason]
+    return f"{sentence} {detail[:1].upper()}{detail[1:]}." if detail else sentence
 
 
 def format_observed(state: RunState) -> list[str]:
@@ -180,8 +172,8 @@ class TransitionView:
 
 
 def print_header(console: Console, state: RunState, provider_text: str) -> None:
-    who = state.user or "anonymous"
-    console.print(Text(f"orderbot · run {state.run_id} · {provider_text} · user {who}", style=STYLE_DIM))
+    who = state.user or _t("header.anonymous")
+    console.print(Text(_t("header.run", run_id=state.run_id, provider=provider_text, user=who), style=STYLE_DIM))
 
 
 def print_outcome(console: Console, state: RunState, *, resume_hint: str | None = None) -> None:
@@ -189,7 +181,7 @@ def print_outcome(console: Console, state: RunState, *, resume_hint: str | None 
         console.print(
             Panel(
                 Text(state.answer or ""),
-                title="Answer",
+                title=_t("outcome.answer"),
                 title_align="left",
                 border_style=STYLE_OK,
                 box=box.ROUNDED if console.is_terminal else box.ASCII,
@@ -200,9 +192,9 @@ def print_outcome(console: Console, state: RunState, *, resume_hint: str | None 
     console.print(Text(format_stop(state), style=style))
     observed = format_observed(state)
     if observed:
-        console.print("Observed before the stop:")
+        console.print(_t("outcome.observed"), markup=False)
         for line in observed:
             console.print(f"  {line}", markup=False)
-    console.print(f"stop reason: {state.stop_reason} · run id: {state.run_id}", markup=False)
+    console.print(_t("outcome.stop_line", reason=state.stop_reason, run_id=state.run_id), markup=False)
     if resume_hint:
-        console.print(Group(Text("To resume:"), Text(f"  {resume_hint}")))
+        console.print(Group(Text(_t("outcome.to_resume")), Text(f"  {resume_hint}")))

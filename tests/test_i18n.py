@@ -3,8 +3,11 @@ ORDERBOT_LANG or the locale; and no user-facing text written around the catalogu
 
 from __future__ import annotations
 
+import ast
 import json
+import re
 import string
+from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
@@ -80,3 +83,105 @@ def test_json_does_not_change_with_the_language(monkeypatch):
         documents.append({k: v for k, v in doc.items() if k not in ("run_id", "transitions", "resume_command")})
         assert [(t["event"], t["detail"]) for t in doc["transitions"]]
     assert documents[0] == documents[1]
+
+
+# ---- no user-facing text around the catalogue ----------------------------------------------
+
+ROOT = Path(__file__).resolve().parents[1] / "orderbot"
+# What is scanned: the modules that talk to the person. The engine, tools, stores and model
+# adapters produce data (records, --json, what the model reads), not sentences for a person.
+UI_MODULES = ("cli.py", "render.py", "presentation.py", "runner.py", "terminal.py", "status.py")
+SCANNED = sorted([*ROOT.glob("commands/*.py"), *(ROOT / name for name in UI_MODULES if (ROOT / name).exists())])
+# Calls whose arguments reach the person: printing, prompts, table headings and panel
+# titles, and the errors that become the one-sentence message on stderr.
+SINKS = {
+    "print", "echo", "secho", "say", "input", "Text", "Panel", "add_column", "add_row", "Status",
+    "ConfigError", "RecordError", "OrdersFileError", "OrderbotError", "ModelError", "BadParameter",
+}  # fmt: skip
+NOT_TEXT = {
+    "param_hint",
+    "style",
+    "justify",
+    "overflow",
+    "box",
+    "border_style",
+    "title_align",
+    "file",
+    "end",
+    "sep",
+    "spinner",
+}
+CATALOGUE_CALLS = {"t", "_t"}
+LETTERS = re.compile(r"[A-Za-z\u4e00-\u9fff]")
+MARKUP = re.compile(r"\[/?[a-z ]*\]")  # Rich styles such as [bold yellow]...[/] are not words
+PRAGMA = "# untranslated:"  # followed by why, on the line of a call that may print a fixed word
+
+
+def _name(func: ast.expr) -> str:
+    return func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+
+
+def _words(node: ast.AST) -> list[str]:
+    """The string literals with letters that end up in what is printed: literals, the literal
+    parts of f-strings, `+` and `a if c else b`, and the text arguments of a nested sink
+    (Text inside print). Calls to the catalogue, and strings handed to other calls (a
+    `.replace("T", " ")`, say), are not text for the person."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return [node.value] if LETTERS.search(MARKUP.sub("", node.value)) else []
+    if isinstance(node, ast.JoinedStr):
+        return [w for part in node.values for w in _words(part)]
+    if isinstance(node, ast.FormattedValue):
+        return _words(node.value)
+    if isinstance(node, ast.BinOp):
+        return _words(node.left) + _words(node.right)
+    if isinstance(node, ast.IfExp):
+        return _words(node.body) + _words(node.orelse)
+    if isinstance(node, ast.Call) and _name(node.func) in SINKS:
+        return [w for arg in _text_args(node) for w in _words(arg)]
+    return []
+
+
+def _text_args(call: ast.Call) -> list[ast.expr]:
+    return [*call.args, *(k.value for k in call.keywords if k.arg not in NOT_TEXT)]
+
+
+def bypasses(path: Path) -> list[str]:
+    source = path.read_text(encoding="utf-8")
+    lines = source.splitlines()
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if not isinstance(node, ast.Call) or _name(node.func) not in SINKS:
+            continue
+        if any(PRAGMA in lines[n - 1] for n in range(node.lineno, (node.end_lineno or node.lineno) + 1)):
+            continue
+        for words in filter(None, map(_words, _text_args(node))):
+            found.append(f"{path.relative_to(ROOT.parent)}:{node.lineno}: {_name(node.func)}(...) prints {words[0]!r}")
+    return found
+
+
+def test_no_user_facing_text_bypasses_the_catalogue():
+    found = [line for path in SCANNED for line in bypasses(path)]
+    assert not found, (
+        "These calls show a person text that is not in the message catalogue:\n  "
+        + "\n  ".join(found)
+        + "\nAdd each sentence to orderbot/catalogue.py with an id, in both en and zh, and print "
+        "t('the.id', name=value) from orderbot.i18n instead. A fixed word that is the same in every "
+        f"language (a command name, a flag) may stay: end that line with '{PRAGMA} <why>'."
+    )
+
+
+def test_the_scan_catches_a_literal_and_an_f_string(tmp_path):
+    sample = ROOT / "commands" / "_scan_sample.py"
+    sample.write_text(
+        'console.print(f"Stopped at step {n}")\nraise ConfigError("bad value")\n'
+        'console.print(t("stop.cancelled"))\nconsole.print(Text(f"  {x} → {y}", style="bold red"))\n',
+        encoding="utf-8",
+    )
+    try:
+        found = bypasses(sample)
+    finally:
+        sample.unlink()
+    assert [line.split(": ", 1)[1] for line in found] == [
+        "print(...) prints 'Stopped at step '",
+        "ConfigError(...) prints 'bad value'",
+    ]

@@ -48,6 +48,7 @@ def ask(
     with errors_to_exit_codes():
         from orderbot.engine import EXIT_CODES, RunState
         from orderbot.errors import ConfigError
+        from orderbot.i18n import t
         from orderbot.models import create, resolve_provider
         from orderbot.presentation import provider_text, resume_command, resume_hint, terminal_approver
         from orderbot.render import TransitionView, json_document, make_console, print_header, print_outcome
@@ -57,9 +58,9 @@ def ask(
         from orderbot.settings import load_settings
 
         if not question.strip():
-            raise ConfigError('the question is empty: say what you want to know, e.g. "查询 ORD-1001"')
+            raise ConfigError(t("error.question_empty"))
         if len(question) > MAX_QUESTION_CHARS:
-            raise ConfigError(f"the question is {len(question):,} characters long; the limit is {MAX_QUESTION_CHARS:,}")
+            raise ConfigError(t("error.question_too_long", chars=len(question), limit=MAX_QUESTION_CHARS))
         settings = load_settings(
             max_steps=max_steps,
             timeout=timeout,

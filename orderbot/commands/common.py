@@ -91,14 +91,15 @@ Trace = Annotated[
 def errors_to_exit_codes() -> Iterator[None]:
     """OrderbotError -> one sentence on stderr and its exit code; never a traceback."""
     from orderbot.errors import ConfigError, OrderbotError
+    from orderbot.i18n import t
 
     try:
         yield
     except ConfigError as exc:
-        print(f"orderbot: {exc}", file=sys.stderr)
+        print(t("error.prefix", error=exc), file=sys.stderr)
         raise typer.Exit(CONFIG_EXIT) from None
     except OrderbotError as exc:
-        print(f"orderbot: {exc}", file=sys.stderr)
+        print(t("error.prefix", error=exc), file=sys.stderr)
         raise typer.Exit(1) from None
 
 

@@ -23,11 +23,13 @@ from orderbot.commands.common import (
     errors_to_exit_codes,
     setup_logging,
 )
+from orderbot.i18n import t
 
 HELP = "Show the provider, model, base URL, orders file and state directory orderbot would use."
 EPILOG = "Example: orderbot doctor --provider chat --base-url http://localhost:11434/v1 --ping"
 MODEL_ERROR_EXIT = 5
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
+LABEL_CELLS = 11  # the values start in this column
 PING_INSTRUCTIONS = "This is a connectivity check. Reply with the single word: pong."
 
 Ping = Annotated[bool, typer.Option("--ping", help="Make one tiny model request and report its latency or the error.")]
@@ -58,19 +60,19 @@ def doctor(
         except ConfigError as exc:
             llm = None
             exit_code = CONFIG_EXIT
-            _line("provider", f"{chosen}{_auto(settings, chosen)}: not usable: {exc}")
+            _line("provider", t("doctor.not_usable", what=f"{chosen}{_auto(settings, chosen)}", error=exc))
         else:
             _line("provider", f"{llm.provider}{_auto(settings, chosen)}")
-            _line("model", llm.name if chosen != "offline" else f"{llm.name} (built in, no network)")
-        _line("base URL", _base_url(settings, chosen))
-        _line("API key", "set (not shown)" if settings.api_key is not None else "not set")
+            _line("model", llm.name if chosen != "offline" else t("doctor.built_in", name=llm.name))
+        _line("base_url", _base_url(settings, chosen))
+        _line("api_key", t("doctor.key_set") if settings.api_key is not None else t("doctor.key_unset"))
         orders_line, ok = _orders(settings)
         _line("orders", orders_line)
         exit_code = exit_code or (0 if ok else CONFIG_EXIT)
-        _line("state dir", str(settings.resolved_state_dir()))
+        _line("state_dir", str(settings.resolved_state_dir()))
         if ping:
             if llm is None:
-                _line("ping", "skipped: the provider is not usable")
+                _line("ping", t("doctor.ping_skipped"))
             else:
                 text, ok = _ping(llm, settings.timeout)
                 _line("ping", text)
@@ -78,14 +80,18 @@ def doctor(
     raise typer.Exit(exit_code)
 
 
-def _line(label: str, value: str) -> None:
-    typer.echo(f"{label + ':':<11}{value}")
+def _line(key: str, value: str) -> None:
+    """`label:   value`, the values aligned in one column whatever the language."""
+    from rich.cells import cell_len
+
+    label = t(f"doctor.{key}")
+    typer.echo(label + " " * max(1, LABEL_CELLS - cell_len(label)) + value)
 
 
 def _auto(settings, chosen: str) -> str:
     if settings.provider != "auto":
         return ""
-    return " (auto: OPENAI_API_KEY is set)" if chosen == "openai" else " (auto: no OPENAI_API_KEY)"
+    return t("doctor.auto_key") if chosen == "openai" else t("doctor.auto_no_key")
 
 
 def _base_url(settings, chosen: str) -> str:
@@ -93,10 +99,10 @@ def _base_url(settings, chosen: str) -> str:
 
     if chosen == "offline":
         if settings.base_url is not None:  # a likely slip: a local server set up, but auto chose offline
-            return f"{public_url(settings.base_url)} (not used by the offline model: pass --provider chat to use it)"
-        return "not used by the offline model"
+            return t("doctor.offline_url_unused", url=public_url(settings.base_url))
+        return t("doctor.url_unused")
     if settings.base_url is None:
-        return f"{DEFAULT_BASE_URL} (default)"
+        return t("doctor.url_default", url=DEFAULT_BASE_URL)
     return public_url(settings.base_url)
 
 
@@ -109,9 +115,10 @@ def _orders(settings) -> tuple[str, bool]:
     try:
         store = OrderStore.load(path, writable=writable)
     except ConfigError as exc:
-        return f"not usable: {exc}", False
-    where = f"{path} (the bundled sample, read-only)" if not writable else str(path)
-    return f"{where}: {len(store)} order{'' if len(store) == 1 else 's'}", True
+        return t("doctor.not_usable_short", error=exc), False
+    where = t("doctor.sample", path=path) if not writable else str(path)
+    count = "doctor.order_count_one" if len(store) == 1 else "doctor.order_count"
+    return t(count, where=where, count=len(store)), True
 
 
 def _ping(llm, timeout: float) -> tuple[str, bool]:
@@ -125,7 +132,9 @@ def _ping(llm, timeout: float) -> tuple[str, bool]:
     try:
         turn = llm.respond(request)
     except ModelError as exc:  # ModelTimeout included: its message says why time ran out
-        return f"failed: {exc}", False
+        return t("doctor.ping_failed", error=exc), False
     ms = (time.monotonic() - began) * 1000
-    usage = f", {turn.usage.input_tokens} tokens in, {turn.usage.output_tokens} out" if turn.usage else ""
-    return f"ok: answered in {ms:.0f} ms{usage}", True
+    usage = (
+        t("doctor.ping_tokens", input=turn.usage.input_tokens, output=turn.usage.output_tokens) if turn.usage else ""
+    )
+    return t("doctor.ping_ok", ms=ms) + usage, True

@@ -29,22 +29,12 @@ from orderbot.commands.common import (
     errors_to_exit_codes,
     setup_logging,
 )
+from orderbot.i18n import t
 
 HELP = "Hold a conversation: each message is one bounded run; earlier turns carry over as context."
 EPILOG = "Example: orderbot repl --user C001, then 查询 ORD-1001 · 那 ORD-1002 呢？ · 取消它 · Ctrl-D to leave."
 HISTORY_FILE = "repl_history"
 RUNS_SHOWN = 10
-COMMANDS = """\
-/help                 this list
-/trace on|off         per-step panels instead of one line per step
-/limits               show the limits of each run
-/limits steps=5 timeout=20 calls=4 per-step=2
-                      change them for the next runs
-/user [ID]            show who is asking, or switch (this starts a new conversation)
-/reset                forget the earlier turns
-/runs                 the latest recorded runs
-/exit                 leave (so do Ctrl-D, and Ctrl-C at an empty prompt)
-Ctrl-C during a run cancels that run."""
 
 
 def repl(
@@ -113,8 +103,8 @@ class Repl:
             # conversation still needs it: it cancels a run, and leaves at an empty prompt.
             signal.signal(signal.SIGINT, signal.default_int_handler)
         chosen = provider_text(self.settings.provider, self.provider, self.llm.name)
-        self.console.print(f"orderbot repl · {chosen} · user {self.user or 'anonymous'}", markup=False)
-        self.console.print(f"{format_limits(self.limits)} · /help for commands, Ctrl-D to leave", markup=False)
+        self.say(t("repl.banner", provider=chosen, user=self.user or t("header.anonymous")))
+        self.say(t("repl.banner_help", limits=format_limits(self.limits)))
         with line_history(self.settings.resolved_state_dir() / HISTORY_FILE, enabled=self.interactive):
             while True:
                 line = read_line(f"orderbot {self.user}> " if self.user else "orderbot> ", interactive=self.interactive)
@@ -138,9 +128,9 @@ class Repl:
             while state.stop_reason in LIMIT_STOPS and self.offer_more():
                 self.run(state, bigger_limits(self.limits), record)  # the same run, continued
         except KeyboardInterrupt:  # between runs or while printing: the engine had already stopped
-            self.say("Cancelled.")
+            self.say(t("repl.cancelled"))
         except OrderbotError as exc:  # e.g. the run record cannot be written: say so, keep the session
-            self.say(f"orderbot: {exc}")
+            self.say(t("error.prefix", error=exc))
         self.conversation.add(state.items[len(history) :])
 
     def run(self, state, limits, record=None):
@@ -166,9 +156,7 @@ class Repl:
         if not self.interactive:
             return False
         more = format_limits_short(bigger_limits(self.limits))
-        self.console.print(
-            f"Press c to continue this run with a larger budget ({more}), any other key to go on.", markup=False
-        )
+        self.say(t("repl.more", more=more))
         key = read_key()
         self.console.print()
         return key.lower() == "c"
@@ -190,20 +178,20 @@ class Repl:
         if name.lower() in ("/exit", "/quit"):
             return False
         if handler is None:
-            self.say(f"Unknown command {name}: /help lists the commands.")
+            self.say(t("repl.unknown", name=name))
         else:
             handler(arg)
         return True
 
     def help(self, arg: str) -> None:
-        self.say(COMMANDS)
+        self.say(t("repl.help"))
 
     def set_trace(self, arg: str) -> None:
         if arg.lower() not in ("on", "off"):
-            self.say(f"/trace on or /trace off (it is {'on' if self.trace else 'off'}).")
+            self.say(t("repl.trace_usage", state="on" if self.trace else "off"))
             return
         self.trace = arg.lower() == "on"
-        self.say(f"Trace is {arg.lower()}.")
+        self.say(t("repl.trace_set", state=arg.lower()))
 
     def set_limits(self, arg: str) -> None:
         from orderbot.conversation import parse_limits
@@ -214,27 +202,27 @@ class Repl:
             try:
                 self.limits = parse_limits(arg, self.limits)
             except ConfigError as exc:
-                self.say(f"{str(exc)[:1].upper()}{str(exc)[1:]}; the limits are unchanged.")
+                self.say(t("repl.limits_unchanged", error=f"{str(exc)[:1].upper()}{str(exc)[1:]}"))
                 return
-        self.say(f"Each run's {format_limits(self.limits)}.")
+        self.say(t("repl.limits", limits=format_limits(self.limits)))
 
     def set_user(self, arg: str) -> None:
         if not arg:
-            self.say(f"User: {self.user or 'anonymous'}.")
+            self.say(t("repl.user", user=self.user or t("header.anonymous")))
             return
         from orderbot.settings import USER_ID  # the same rule as --user
 
         if not USER_ID.fullmatch(arg):
-            self.say("A user id is 1 to 64 letters, digits or . _ - @, starting with a letter or digit, e.g. C001.")
+            self.say(t("repl.bad_user"))
             return
         # What one customer was told must not become context for another.
         self.user = arg
         self.conversation.reset()
-        self.say(f"User: {arg}. The conversation starts afresh.")
+        self.say(t("repl.user_switched", user=arg))
 
     def reset(self, arg: str) -> None:
         self.conversation.reset()
-        self.say("The earlier turns are forgotten.")
+        self.say(t("repl.reset"))
 
     def show_runs(self, arg: str) -> None:
         from itertools import islice
@@ -243,10 +231,10 @@ class Repl:
 
         rows = list(islice(self.store.summaries(), RUNS_SHOWN))
         if not rows:
-            self.say(f"No runs recorded in {self.store.dir}.")
+            self.say(t("runs.none", dir=self.store.dir))
             return
         self.console.print(format_runs(rows, plain=not self.console.is_terminal))
-        self.say("orderbot runs show ID shows one of them; orderbot resume ID continues it.")
+        self.say(t("repl.runs_hint"))
 
     def say(self, text: str) -> None:
         self.console.print(text, markup=False, highlight=False)

@@ -71,28 +71,31 @@ def replay(
         else:
             from rich.text import Text
 
+            from orderbot.i18n import t
             from orderbot.styles import STYLE_DIM, STYLE_OK, STYLE_WARN
 
             console = make_console()
             console.print(
                 Text(
-                    f"replay · run {record.run_id} · {len(record.turn_texts)} recorded model turns · "
-                    f"today's tools over a scratch copy of {source}",
+                    t("replay.header", run_id=record.run_id, turns=len(record.turn_texts), source=source),
                     style=STYLE_DIM,
                 ),
                 soft_wrap=True,
             )
             for note in report.notes:
-                console.print(Text(f"note: {note}", style=STYLE_DIM))
+                console.print(Text(t("replay.note", note=note), style=STYLE_DIM))
             if report.identical:
-                console.print(
-                    Text(f"No difference: every step matches the record (stop reason {record.status}).", style=STYLE_OK)
-                )
+                console.print(Text(t("replay.same", reason=record.status), style=STYLE_OK))
             else:
                 count = len(report.differences)
-                console.print(Text(f"{count} difference{'s' if count > 1 else ''} from the record:", style=STYLE_WARN))
+                console.print(
+                    Text(
+                        t("replay.differences_one" if count == 1 else "replay.differences", count=count),
+                        style=STYLE_WARN,
+                    )
+                )
                 for diff in report.differences:
-                    console.print(f"  step {diff.step}: {diff.text}", markup=False, soft_wrap=True)
+                    console.print(t("replay.difference", step=diff.step, text=diff.text), markup=False, soft_wrap=True)
         raise typer.Exit(0 if report.identical else DIFFERS_EXIT)
 
 

@@ -72,12 +72,15 @@ def resume(
     json_out: Json = False,
 ) -> None:
     if approve and reject:
-        raise typer.BadParameter("--approve and --reject cannot be used together", param_hint="--approve/--reject")
+        from orderbot.i18n import t
+
+        raise typer.BadParameter(t("error.approve_and_reject"), param_hint="--approve/--reject")
     with errors_to_exit_codes():
         from filelock import Timeout as LockTimeout
 
         from orderbot.engine import EXIT_CODES
         from orderbot.errors import RecordError
+        from orderbot.i18n import t
         from orderbot.models import FACTORIES, create, resolve_provider
         from orderbot.orders import SAMPLE_PATH
         from orderbot.presentation import provider_text, resume_hint, terminal_approver
@@ -126,7 +129,9 @@ def resume(
                 interactive = not json_out and console.is_terminal and sys.stdin.isatty()
                 if not json_out:
                     print_header(
-                        console, record.state, "resumed · " + provider_text(settings.provider, chosen, llm.name)
+                        console,
+                        record.state,
+                        t("header.resumed") + " · " + provider_text(settings.provider, chosen, llm.name),
                     )
                 try:
                     state = runner.resume(
@@ -139,9 +144,7 @@ def resume(
                 finally:
                     view.close()
         except LockTimeout:
-            raise RecordError(
-                f"run {run_id} is being resumed by another orderbot process; try again when it ends"
-            ) from None
+            raise RecordError(t("error.resume_busy", run_id=run_id)) from None
         if json_out:
             doc = json_document(state, view.transitions, provider=chosen, model=llm.name, limits=limits)
             doc["resumed"] = True

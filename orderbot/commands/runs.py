@@ -10,6 +10,7 @@ from typing import Annotated
 import typer
 
 from orderbot.commands.common import Json, StateDir, Trace, errors_to_exit_codes
+from orderbot.i18n import t
 
 HELP = "List recent runs, newest first; `orderbot runs show ID` shows one."
 EPILOG = "Examples: orderbot runs --user C001 --stop-reason awaiting_approval · orderbot runs show 261130-050026-1a2b"
@@ -63,7 +64,7 @@ def list_runs(
         console = make_console()
         if not rows:
             console.print(
-                f"No runs recorded in {store.dir}." if user is None and stop_reason is None else "No runs match.",
+                t("runs.none", dir=store.dir) if user is None and stop_reason is None else t("runs.no_match"),
                 markup=False,
             )
             return
@@ -103,8 +104,14 @@ def print_record(console, record, *, trace: bool = False) -> None:
     state = record.state
     console.print(
         Text(
-            f"orderbot · run {record.run_id} · model: {record.provider}/{record.model} · "
-            f"user {state.user or 'anonymous'} · started {record.created_at}",
+            t(
+                "header.record",
+                run_id=record.run_id,
+                provider=record.provider,
+                model=record.model,
+                user=state.user or t("header.anonymous"),
+                started=record.created_at,
+            ),
             style=STYLE_DIM,
         )
     )
@@ -114,8 +121,12 @@ def print_record(console, record, *, trace: bool = False) -> None:
     for index, segment in enumerate(record.segments):
         limits = Limits(**segment.limits)
         if index:
-            settled = {True: ", approved", False: ", rejected"}.get(segment.approve, "")
-            console.print(Text(f"{segment.kind}{settled} · {segment.started_at}", style=STYLE_DIM))
+            settled = {True: t("header.approved"), False: t("header.rejected")}.get(segment.approve, "")
+            console.print(
+                Text(
+                    t("header.segment", kind=segment.kind, settled=settled, started=segment.started_at), style=STYLE_DIM
+                )
+            )
         transitions = by_segment.get(index, [])
         if transitions:
             console.print(format_transitions(transitions, limits, plain=not console.is_terminal))
@@ -124,19 +135,9 @@ def print_record(console, record, *, trace: bool = False) -> None:
 
             print_trace(console, transitions)
     if record.dropped.get("transitions"):
-        console.print(
-            Text(
-                f"({record.dropped['transitions']} older transitions were dropped to keep the record small)",
-                style=STYLE_DIM,
-            )
-        )
+        console.print(Text(t("outcome.dropped", count=record.dropped["transitions"]), style=STYLE_DIM))
     if state.stop_reason is None:
-        console.print(
-            Text(
-                "The run did not finish: the process ended (killed or crashed) after the last transition shown.",
-                style=STYLE_ERROR,
-            )
-        )
+        console.print(Text(t("outcome.not_finished"), style=STYLE_ERROR))
         return
     print_outcome(console, state, resume_hint=resume_hint(state))
 
