@@ -1,0 +1,355 @@
+"""Every ```console block in README.md and docs/*.md is run, and its output must match.
+
+How a page is run
+  Each page (README.md, docs/<topic>.md) gets a scratch directory holding what a fresh
+  clone holds (the tracked files), its own HOME (so its own state dir), no .env and no
+  OPENAI_*/ORDERBOT_* variables: the offline model answers. The page's console blocks run
+  top to bottom in that one directory, as a reader following the page would run them, so
+  a block can use what an earlier block made (a copied orders file, a recorded run).
+  Output is piped (not a terminal), COLUMNS=100, LANG=C.UTF-8 (English messages).
+
+What a block looks like
+  A line starting with "$ " is a command; the lines after it, up to the next command or
+  the end of the block, are what it prints (stdout and stderr together). A block must
+  start with a command. A line holding only "…" stands for any number of output lines.
+
+Which commands
+  The command is run by bash, so pipes, redirections, `;` and `VAR=value` prefixes work.
+  Only these programs may appear: orderbot, cp, cat, echo, printf, head, python.
+  Keep examples simple: one command per line, no line continuations.
+
+Exit codes
+  A command that exits non-zero must be followed by `$ echo $?` showing its code (bash
+  sees the previous command's status there, as in a real shell). A non-zero exit that the
+  block does not show fails the test, so every failure a page shows says how it ends.
+
+Normalised before comparing (in both the page and the real output)
+  - run ids (261130-114943-3f2a) become RUNID; an id in a command is replaced by the
+    id the real run got at the same place in the earlier output, and so is a prefix of
+    one (`runs show 261130-114943`);
+  - timestamps (2026-11-30T05:18:14Z, 2026-11-30 05:18) become TIME;
+  - durations (0.0s, 18.8 ms, 30 s, 62 µs) keep their unit and lose their number (#s, # ms), and so
+    does the bare ms column of a step table (the number just before a budget like 1/3);
+  - absolute paths keep only their last part (/tmp/x/home/.local/state/orderbot → …/orderbot);
+  - trailing spaces are dropped.
+  If the words then agree but the layout does not (a duration one digit wider re-wraps a
+  table), the block passes: when the normalised texts differ, they are compared once more
+  without spacing, line breaks, panel sides, durations and budget counters (1/3).
+
+When an output changes on purpose
+  DOCS_UPDATE=1 python -m pytest tests/test_docs.py rewrites the blocks with what the
+  commands print now. Read the diff before committing it: a block that changed because of
+  a bug should be reported, not rewritten.
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+PROGRAMS = {"orderbot", "cp", "cat", "echo", "printf", "head", "python"}
+COLUMNS = "100"
+ELLIPSIS = "…"
+READER_HOME, READER_CLONE = "/home/you", "/home/you/orderbot"  # what DOCS_UPDATE writes for the scratch folders
+
+RUN_ID = re.compile(r"\b\d{6}-\d{6}-[0-9a-f]{4}\b")
+RUN_ID_PREFIX = re.compile(r"\b\d{6}-\d{6}(?:-[0-9a-f]{0,4})?\b")
+TIMESTAMP = re.compile(
+    r"\b\d{4}-\d{2}-\d{2}(?:T\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:?\d{2})?| \d{2}:\d{2}(?::\d{2})?)"
+)
+DURATION = re.compile(r"(?<![\w.])\+?\d+(?:\.\d+)?(\s?)(ms|µs|s)\b")
+MS_COLUMN = re.compile(r"(?<=\s)\d+(?=\s+\d+/\d+ \d+/\d+\b)")
+ABS_PATH = re.compile(r"(?<![\w.:/~…])/(?:[\w.@+-]+/)+(?=[\w.@+-])")
+
+
+@dataclass
+class Command:
+    line: int  # 1-based line of the page
+    text: str  # what follows "$ "
+    expected: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Block:
+    page: Path
+    line: int  # the line of the opening fence
+    end: int  # the line of the closing fence
+    commands: list[Command]
+
+
+def parse_page(page: Path) -> list[Block]:
+    lines = page.read_text(encoding="utf-8").splitlines()
+    blocks: list[Block] = []
+    i = 0
+    while i < len(lines):
+        if lines[i].strip() == "```console":
+            start, body = i, []
+            i += 1
+            while i < len(lines) and lines[i].strip() != "```":
+                body.append((i + 1, lines[i]))
+                i += 1
+            commands: list[Command] = []
+            for number, text in body:
+                if text.startswith("$ "):
+                    commands.append(Command(number, text[2:]))
+                elif not commands:
+                    raise ValueError(f"{page.name}:{number}: a console block must start with a `$ ` command")
+                else:
+                    commands[-1].expected.append(text)
+            blocks.append(Block(page, start + 1, i + 1, commands))
+        i += 1
+    return blocks
+
+
+def check_programs(command: str) -> None:
+    lexer = shlex.shlex(command, posix=True, punctuation_chars=True)
+    lexer.whitespace_split = True
+    expect_program = True
+    tokens = iter(lexer)
+    for token in tokens:
+        if token in {"|", "||", "&&", ";", "&"}:
+            expect_program = True
+        elif token in {">", ">>", "<", "2>", "2>&1"}:
+            next(tokens, None)  # the file redirected to or from
+        elif expect_program and not re.fullmatch(r"\w+=.*", token):
+            if token not in PROGRAMS:
+                raise AssertionError(
+                    f"`{token}` is not one of the programs a console block may run: {sorted(PROGRAMS)}"
+                )
+            expect_program = False
+
+
+def normalise(text: str) -> str:
+    text = RUN_ID.sub("RUNID", text)
+    text = TIMESTAMP.sub("TIME", text)
+    text = MS_COLUMN.sub("#", text)
+    text = DURATION.sub(r"#\1\2", text)
+    text = ABS_PATH.sub("…/", text)
+    return "\n".join(line.rstrip() for line in text.splitlines())
+
+
+def matches(expected: str, actual: str, squash) -> bool:
+    """`expected` (with "…" lines standing for any lines) against `actual`, both squashed."""
+    chunks = [squash(c) for c in re.split(rf"(?:^|\n){ELLIPSIS}(?=\n|$)", expected)]
+    target = squash(actual)
+    if len(chunks) == 1:
+        return chunks[0] == target
+    if not (target.startswith(chunks[0]) and target.endswith(chunks[-1])):
+        return False
+    position = len(chunks[0])
+    for chunk in chunks[1:-1]:
+        found = target.find(chunk, position)
+        if found < 0:
+            return False
+        position = found + len(chunk)
+    return position <= len(target) - len(chunks[-1])
+
+
+def strict(text: str) -> str:
+    return text.strip("\n")
+
+
+def loose(text: str) -> str:
+    """The words alone: no spacing, no line breaks, no panel sides, no durations or budget counters
+    (a wider duration moves where a table row wraps, so a row's parts come in another order)."""
+    return re.sub(r"\s+|[|│]|#(?: ?(?:ms|µs|s)\b)?|\b\d+/\d+\b", "", text)
+
+
+class Scratch:
+    """A fresh clone's files, a private HOME, and the page's run ids so far."""
+
+    def __init__(self, base: Path, pycache: Path) -> None:
+        self.clone = base / "orderbot"
+        self.home = base / "home"
+        self.home.mkdir(parents=True)
+        copy_tracked_files(self.clone)
+        self.ids: dict[str, str] = {}  # run id on the page -> run id of the real run
+        self.status = 0
+        self.env = {
+            "PATH": os.pathsep.join([str(Path(sys.executable).parent), "/usr/local/bin", "/usr/bin", "/bin"]),
+            "HOME": str(self.home),
+            "LANG": "C.UTF-8",
+            "PYTHONIOENCODING": "utf-8",
+            "PYTHONPYCACHEPREFIX": str(pycache),
+            "COLUMNS": COLUMNS,
+            "TERM": "dumb",
+        }
+
+    def substitute_ids(self, command: str) -> str:
+        def real(match: re.Match) -> str:
+            shown = match.group(0)
+            for page_id, real_id in self.ids.items():
+                if page_id.startswith(shown):
+                    return real_id[: len(shown)]
+            return shown
+
+        return RUN_ID_PREFIX.sub(real, command)
+
+    def learn_ids(self, expected: str, actual: str) -> None:
+        real_ids = list(dict.fromkeys(RUN_ID.findall(actual)))
+        page_ids = list(dict.fromkeys(RUN_ID.findall(expected)))
+        for page_id, real_id in zip(page_ids, real_ids, strict=False):
+            self.ids.setdefault(page_id, real_id)
+
+    def run(self, command: str) -> tuple[str, int]:
+        script = f"(exit {self.status}); {command}"
+        done = subprocess.run(
+            ["bash", "--noprofile", "--norc", "-c", script],
+            cwd=self.clone,
+            env=self.env,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            timeout=120,
+        )
+        self.status = done.returncode
+        return done.stdout.decode("utf-8", "replace"), done.returncode
+
+
+def copy_tracked_files(target: Path) -> None:
+    try:
+        listed = subprocess.run(
+            ["git", "ls-files", "-z"], cwd=ROOT, capture_output=True, check=True, timeout=30
+        ).stdout.decode()
+        names = [n for n in listed.split("\0") if n]
+    except (OSError, subprocess.CalledProcessError):
+        names = []
+    if not names:  # not a git checkout (an sdist): copy the tree without local state
+        shutil.copytree(ROOT, target, ignore=shutil.ignore_patterns(".git", ".venv", "*.pyc", "__pycache__", ".env"))
+        return
+    for name in names:
+        source = ROOT / name
+        if source.is_file():
+            (target / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(source, target / name)
+
+
+@dataclass
+class Outcome:
+    command: Command
+    ran: str
+    actual: str
+    status: int
+    status_shown: bool  # the next command is `echo $?`
+    problem: str = ""
+
+
+class PageRun:
+    """Runs a page's blocks in order, once each, so any block can be checked on its own."""
+
+    def __init__(self, page: Path, base: Path, pycache: Path) -> None:
+        self.blocks = parse_page(page)
+        self.scratch = Scratch(base, pycache)
+        self.results: dict[int, list[Outcome]] = {}
+
+    def block(self, index: int) -> list[Outcome]:
+        for i in range(len(self.results), index + 1):
+            self.results[i] = self._run(self.blocks[i])
+        return self.results[index]
+
+    def _run(self, block: Block) -> list[Outcome]:
+        outcomes = []
+        for position, command in enumerate(block.commands):
+            check_programs(command.text)
+            ran = self.scratch.substitute_ids(command.text)
+            actual, status = self.scratch.run(ran)
+            expected = "\n".join(command.expected)
+            self.scratch.learn_ids(expected, actual)
+            following = block.commands[position + 1].text.strip() if position + 1 < len(block.commands) else ""
+            outcome = Outcome(command, ran, actual, status, status_shown=following == "echo $?")
+            wanted, got = normalise(expected), normalise(actual)
+            if not matches(wanted, got, strict) and not matches(wanted, got, loose):
+                diff = difflib.unified_diff(
+                    wanted.splitlines(), got.splitlines(), "shown on the page", "printed now", lineterm=""
+                )
+                outcome.problem = "output differs (normalised; - page, + now):\n" + "\n".join(diff)
+            if status != 0 and not outcome.status_shown:
+                outcome.problem += f"\nexit code {status}, which the block does not show: follow it with `$ echo $?`"
+            outcomes.append(outcome)
+        return outcomes
+
+
+BLOCKS = [(page, index, block) for page in PAGES if page.exists() for index, block in enumerate(parse_page(page))]
+
+
+@pytest.fixture(scope="session")
+def page_runs(tmp_path_factory: pytest.TempPathFactory):
+    runs: dict[Path, PageRun] = {}
+    pycache = tmp_path_factory.mktemp("pycache")
+
+    def get(page: Path) -> PageRun:
+        if page not in runs:
+            runs[page] = PageRun(page, tmp_path_factory.mktemp(page.stem), pycache)
+        return runs[page]
+
+    yield get
+    if os.environ.get("DOCS_UPDATE"):
+        for run in runs.values():
+            rewrite(run)
+
+
+@pytest.mark.parametrize(
+    ("page", "index", "block"),
+    BLOCKS,
+    ids=[f"{page.relative_to(ROOT)}:{block.line}" for page, _, block in BLOCKS],
+)
+def test_console_block(page: Path, index: int, block: Block, page_runs) -> None:
+    outcomes = page_runs(page).block(index)
+    problems = [
+        f"{page.relative_to(ROOT)}:{o.command.line}: $ {o.ran}\n{o.problem.strip()}" for o in outcomes if o.problem
+    ]
+    assert not problems, "\n\n".join(problems)
+
+
+def rewrite(run: PageRun) -> None:
+    """DOCS_UPDATE=1: put what the commands print now into the page's blocks."""
+    page = run.blocks[0].page if run.blocks else None
+    if page is None:
+        return
+    lines = page.read_text(encoding="utf-8").splitlines()
+    for index in sorted(run.results, reverse=True):
+        block = run.blocks[index]
+        body = []
+        for outcome in run.results[index]:
+            if not outcome.problem:  # keep what the page shows, "…" lines included
+                body.append(f"$ {outcome.command.text}")
+                body.extend(outcome.command.expected)
+                continue
+            body.append(f"$ {outcome.command.text}")
+            body.extend(line.rstrip() for line in outcome.actual.rstrip("\n").splitlines())
+            if outcome.status and not outcome.status_shown:
+                body.extend(["$ echo $?", str(outcome.status)])
+        lines[block.line : block.end - 1] = body
+    # The new outputs show the ids of this run: make the rest of the page use them too; and
+    # show the scratch folders as a reader's would be.
+    text = run.scratch.substitute_ids("\n".join(lines) + "\n")
+    text = text.replace(str(run.scratch.clone), READER_CLONE).replace(str(run.scratch.home), READER_HOME)
+    page.write_text(text, encoding="utf-8")
+
+
+def test_the_normalisation_keeps_words_and_drops_what_varies() -> None:
+    shown = "run 261130-051809-5859 · 2026-11-30T05:18:14Z ·  0.0s\n   12   1/3 0/6 18.8 ms /root/.local/state/orderbot"
+    now = (
+        "run 261201-000000-abcd · 2026-12-01T00:00:00Z ·  1.5s\n  123   1/3 0/6 7 ms /tmp/p/home/.local/state/orderbot"
+    )
+    assert matches(normalise(shown), normalise(now), loose)
+    assert normalise("ORD-1001 已发货") != normalise("ORD-1001 已签收")
+    assert normalise("https://api.openai.com/v1") == "https://api.openai.com/v1"
+
+
+def test_an_ellipsis_line_stands_for_any_lines() -> None:
+    assert matches("first\n…\nlast", "first\na\nb\nlast", strict)
+    assert matches("first\n…", "first\nrest", strict)
+    assert not matches("first\n…\nlast", "first\na\nlost", strict)
+    assert not matches("first\nlast", "first\na\nlast", strict)
