@@ -13,9 +13,10 @@ from dataclasses import dataclass, field
 
 from pydantic import ValidationError
 
-from orderbot.engine import Limits
+from orderbot.budget import Limits
 from orderbot.errors import ConfigError
 from orderbot.items import FunctionCall, FunctionCallOutput, Item, Message, text_chars
+from orderbot.limits import LIMIT, LIMITS, REPL_WORDS
 
 MAX_HISTORY_CHARS = 12_000
 MAX_HISTORY_TURNS = 20
@@ -75,21 +76,8 @@ def shorten(output: FunctionCallOutput, limit: int) -> FunctionCallOutput:
 
 # ---- /limits --------------------------------------------------------------------------
 
-LIMIT_KEYS = {
-    "steps": "max_steps",
-    "max_steps": "max_steps",
-    "max-steps": "max_steps",
-    "timeout": "timeout",
-    "time": "timeout",
-    "calls": "max_tool_calls",
-    "max_tool_calls": "max_tool_calls",
-    "max-tool-calls": "max_tool_calls",
-    "per_step": "max_calls_per_step",
-    "per-step": "max_calls_per_step",
-    "max_calls_per_step": "max_calls_per_step",
-    "max-calls-per-step": "max_calls_per_step",
-}
-LIMIT_NAMES = {"max_steps": "steps", "timeout": "timeout", "max_tool_calls": "calls", "max_calls_per_step": "per-step"}
+# The limits /limits changes, by their REPL name (orderbot.limits' table).
+REPL_NAMES = {limit.name: limit.repl for limit in LIMITS if limit.repl}
 _PAIR = re.compile(r"^([a-z_-]+)=(\S+)$")
 
 
@@ -98,30 +86,23 @@ def parse_limits(text: str, current: Limits) -> Limits:
     changes: dict[str, str] = {}
     for word in text.split():
         match = _PAIR.match(word.lower())
-        if not match or match.group(1) not in LIMIT_KEYS:
+        if not match or match.group(1) not in REPL_WORDS:
             raise ConfigError(f"{word!r} is not a limit: use steps=N, timeout=SECONDS, calls=N or per-step=N")
-        changes[LIMIT_KEYS[match.group(1)]] = match.group(2)
+        changes[REPL_WORDS[match.group(1)]] = match.group(2)
     try:
         return Limits(**{**current.model_dump(), **changes})
     except ValidationError as exc:
         error = exc.errors(include_url=False, include_input=False)[0]
-        name = LIMIT_NAMES.get(str(error["loc"][0]), str(error["loc"][0])) if error["loc"] else "limits"
+        name = REPL_NAMES.get(str(error["loc"][0]), str(error["loc"][0])) if error["loc"] else "limits"
         raise ConfigError(f"invalid value for {name}: {error['msg'][0].lower()}{error['msg'][1:]}") from None
 
 
 def bigger_limits(limits: Limits) -> Limits:
     """The budget offered when a run stopped at a limit: each limit doubled, within bounds."""
-    doubled = {name: min(max(getattr(limits, name) * 2, 1), _ceiling(name)) for name in LIMIT_NAMES}
+    doubled = {name: min(max(getattr(limits, name) * 2, 1), LIMIT[name].bounds["le"]) for name in REPL_NAMES}
     return limits.model_copy(update=doubled)
 
 
-def _ceiling(name: str) -> float:
-    """The upper bound Limits declares for a field (its `le=`)."""
-    return next(m.le for m in Limits.model_fields[name].metadata if hasattr(m, "le"))
-
-
 def format_limits_short(limits: Limits) -> str:
-    return (
-        f"steps={limits.max_steps} timeout={limits.timeout:g} calls={limits.max_tool_calls} "
-        f"per-step={limits.max_calls_per_step}"
-    )
+    """`steps=3 timeout=30 calls=6 per-step=3`: what /limits takes."""
+    return " ".join(f"{repl}={getattr(limits, name):g}" for name, repl in REPL_NAMES.items())

@@ -18,7 +18,7 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from orderbot.engine import EXIT_CODES, Limits, RunState, StopReason, Transition, describe_call, summarize_result
+from orderbot.engine import Event, Limits, RunState, StopReason, Transition, describe_call, summarize_result
 from orderbot.i18n import t as _t
 from orderbot.styles import STYLE_DIM, STYLE_ERROR, STYLE_OK, STYLE_PHASE, STYLE_WARN
 
@@ -43,11 +43,9 @@ def format_budget(t: Transition, limits: Limits) -> str:
 
 
 def event_style(t: Transition) -> str:
-    if t.to == "finish":
-        return STYLE_OK if t.event == StopReason.ANSWERED else STYLE_ERROR
-    if t.to == "awaiting_approval" or t.event in ("not_executed", "rejected by the person"):
-        return STYLE_WARN
-    if t.to == "observe" and t.event != "executed" and "executed" not in t.event:
+    if t.kind is Event.FINISHED:
+        return STYLE_OK if t.stop_reason is StopReason.ANSWERED else STYLE_ERROR
+    if t.kind in (Event.AWAITING_APPROVAL, Event.REJECTED, Event.REFUSED):
         return STYLE_WARN
     return ""
 
@@ -95,13 +93,20 @@ def format_observed(state: RunState) -> list[str]:
 
 
 def json_document(
-    state: RunState, transitions: list[Transition], *, provider: str, model: str, limits: Limits, trace: bool = False
+    state: RunState,
+    transitions: list[Transition],
+    *,
+    provider: str,
+    model: str,
+    limits: Limits,
+    exit_code: int | None,
+    trace: bool = False,
 ) -> dict:
     doc = {
         "run_id": state.run_id,
         "stop_reason": str(state.stop_reason) if state.stop_reason else None,
         "stop_detail": state.stop_detail or None,
-        "exit_code": EXIT_CODES.get(state.stop_reason, 1) if state.stop_reason else None,
+        "exit_code": exit_code,
         "answer": state.answer,
         "question": state.question,
         "user": state.user,

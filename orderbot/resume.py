@@ -8,9 +8,10 @@ then does orderbot.runner continue it, with a fresh budget, appending to the sam
 
 from __future__ import annotations
 
-from orderbot.engine import LIMIT_STOPS, PendingCall, StopReason
+from orderbot.engine import PendingCall, StopReason
 from orderbot.errors import RecordError
 from orderbot.items import FunctionCall
+from orderbot.limits import LIMIT_STOPS
 from orderbot.runs import COMMITTED, EXECUTING, RunRecord
 from orderbot.tools import Refused, Toolbox, ToolContext
 

@@ -27,6 +27,7 @@ from pathlib import Path
 
 from orderbot.engine import Approver, Engine, Limits, Observer, RunState
 from orderbot.models.base import Model
+from orderbot.orders import INSTRUCTIONS
 from orderbot.runs import Recorder, RunRecord, RunStore
 from orderbot.tools import Toolbox
 
@@ -46,13 +47,21 @@ class Runner:
     store: RunStore | None = None  # None: runs are not recorded (replay)
     provider: str = ""
     orders: Path | str | None = None  # the orders file, named in each record
+    instructions: str = INSTRUCTIONS  # the system prompt, from the session's tools
     clock: Callable[[], float] = time.monotonic
     wall_clock: Callable[[], float] = time.time
 
     @classmethod
     def for_session(cls, session, model: Model, store: RunStore, *, provider: str) -> Runner:
         """A runner over a session (orderbot.session.Session): its tools and its orders file."""
-        return cls(session.toolbox, model, store, provider=provider, orders=session.store.path)
+        return cls(
+            session.toolbox,
+            model,
+            store,
+            provider=provider,
+            orders=session.store.path,
+            instructions=session.instructions,
+        )
 
     def engine(
         self,
@@ -72,6 +81,7 @@ class Runner:
             wall_clock=self.wall_clock,
             observers=observers(recorder, views),
             approver=recorder.guard(approver) if recorder is not None else approver,
+            instructions=self.instructions,
         )
 
     def start(

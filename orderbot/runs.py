@@ -32,7 +32,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ValidationError
 
 from orderbot.atomic import atomic_write
-from orderbot.engine import Approver, Limits, PendingCall, Phase, RunState, Transition
+from orderbot.engine import CALL_LABELS, Approver, Event, Limits, PendingCall, Phase, RunState, Transition
 from orderbot.errors import ModelError, RecordError
 from orderbot.items import FunctionCallOutput, Item, ProviderItem
 from orderbot.models.base import Model, ModelRequest, Turn
@@ -358,7 +358,26 @@ def transition_from_dict(doc: dict) -> Transition:
         doc.get("steps_used", 0),
         doc.get("calls_used", 0),
         doc.get("data"),
+        kind=Event(doc["kind"]) if "kind" in doc else _older_kind(doc),
     )
+
+
+def _older_kind(doc: dict) -> Event:
+    """The kind of a transition recorded before transitions carried it: from its phases,
+    and for a call's outcome from its label (the only place a label is read)."""
+    to, label = doc["to"], doc["event"]
+    if to == Phase.FINISH:
+        return Event.FINISHED
+    if to == Phase.AWAITING:
+        return Event.AWAITING_APPROVAL
+    if doc["from"] == Phase.START:
+        return Event.RESUMED if label == "resumed" else Event.STARTED
+    if to == Phase.ACT:
+        return Event.PROPOSED
+    if to == Phase.PLAN:
+        return Event.RETURNED
+    labels = {label: kind for kind, label in CALL_LABELS.items()}
+    return labels.get(label, Event.REFUSED)
 
 
 def _dumps(value: Any) -> str:

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from orderbot.orders import SAMPLE_PATH, OrderStore, order_tools
+from orderbot.orders import INSTRUCTIONS, SAMPLE_PATH, OrderStore, order_tools
 from orderbot.tools import Toolbox
 
 if TYPE_CHECKING:
@@ -26,11 +26,12 @@ def orders_path(settings: Settings) -> tuple[Path, bool]:
 
 @dataclass
 class Session:
-    """The orders a run works on, the tools over them, and who is asking."""
+    """The orders a run works on, the tools over them, what the model is told, and who is asking."""
 
     store: OrderStore
     toolbox: Toolbox
     user: str | None = None
+    instructions: str = INSTRUCTIONS
 
 
 def open_session(settings: Settings) -> Session:

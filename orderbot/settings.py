@@ -13,10 +13,10 @@ from pydantic import AliasChoices, Field, SecretStr, ValidationError, field_vali
 from pydantic_core import PydanticCustomError
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from orderbot.engine import Limits
+from orderbot.budget import Limits
 from orderbot.errors import ConfigError
+from orderbot.limits import LIMIT, LIMITS
 
-DEFAULTS = Limits()
 # A user id is short and plain: it is shown in prompts, records and the resume command.
 USER_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._@-]{0,63}")
 
@@ -36,11 +36,12 @@ class Settings(BaseSettings):
     user: str | None = Field(None, max_length=64)
     state_dir: Path | None = None
 
-    max_steps: int = DEFAULTS.max_steps
-    timeout: float = DEFAULTS.timeout
-    max_tool_calls: int = DEFAULTS.max_tool_calls
-    max_calls_per_step: int = DEFAULTS.max_calls_per_step
-    max_response_chars: int = DEFAULTS.max_response_chars
+    # The limits (orderbot.limits' table), checked when `limits` builds them.
+    max_steps: int = LIMIT["max_steps"].default
+    timeout: float = LIMIT["timeout"].default
+    max_tool_calls: int = LIMIT["max_tool_calls"].default
+    max_calls_per_step: int = LIMIT["max_calls_per_step"].default
+    max_response_chars: int = LIMIT["max_response_chars"].default
 
     keep_runs: int = Field(200, ge=1)
     approval_ttl_hours: float = Field(24.0, gt=0)
@@ -62,13 +63,7 @@ class Settings(BaseSettings):
     @property
     def limits(self) -> Limits:
         try:
-            return Limits(
-                max_steps=self.max_steps,
-                timeout=self.timeout,
-                max_tool_calls=self.max_tool_calls,
-                max_calls_per_step=self.max_calls_per_step,
-                max_response_chars=self.max_response_chars,
-            )
+            return Limits(**{limit.name: getattr(self, limit.name) for limit in LIMITS})
         except ValidationError as exc:
             raise ConfigError(describe_settings_error(exc)) from None
 
@@ -80,14 +75,8 @@ class Settings(BaseSettings):
         return Path(user_state_dir("orderbot", appauthor=False))
 
 
-FLAG_NAMES = {
-    "max_steps": "--max-steps",
-    "timeout": "--timeout",
-    "max_tool_calls": "--max-tool-calls",
-    "max_calls_per_step": "--max-calls-per-step",
-    "max_response_chars": "ORDERBOT_MAX_RESPONSE_CHARS",
-    "user": "--user / ORDERBOT_USER",
-}
+# How an error message names a setting: the limits by their flag (or environment variable).
+FLAG_NAMES = {limit.name: limit.shown for limit in LIMITS} | {"user": "--user / ORDERBOT_USER"}
 
 
 def describe_settings_error(exc: ValidationError) -> str:

@@ -20,7 +20,7 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from orderbot.engine import Limits, Phase, RunState, StopReason, Transition, describe_call
+from orderbot.engine import Event, Limits, Phase, RunState, StopReason, Transition, describe_call
 from orderbot.styles import STYLE_DIM, STYLE_ERROR, STYLE_OK, STYLE_PHASE, STYLE_WARN
 
 MAX_SHOWN_CHARS = 1500  # of one pretty-printed argument or result block
@@ -98,7 +98,7 @@ def _absorb(rec: dict, t: Transition) -> None:
         rec["budget_left"] = data["budget_left"]
     rec["steps_used"], rec["calls_used"], rec["elapsed"] = t.steps_used, t.calls_used, round(t.elapsed, 3)
     if t.to == Phase.OBSERVE and "call" in data:
-        decision = "approved" if t.event == "approved and executed" else data.get("decision", "")
+        decision = "approved" if t.kind is Event.APPROVED else data.get("decision", "")
         rec["outcomes"].append(
             {
                 **data["call"],

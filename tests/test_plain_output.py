@@ -13,7 +13,7 @@ import pytest
 from rich.cells import cell_len
 from rich.console import Console
 
-from orderbot.engine import Limits, Phase, Transition
+from orderbot.engine import Event, Limits, Phase, Transition
 from orderbot.render import format_transitions
 
 ESC = "\x1b"
@@ -78,11 +78,13 @@ def test_no_color_in_a_terminal_means_no_colour_or_styles():
 
 
 def chinese_transitions() -> list[Transition]:
+    question, call = "请查询订单 ORD-1001 的状态，谢谢", 'get_order_status(order_id="ORD-1001")'
+    answer = "订单 ORD-1001 的状态是：已发货。"
     return [
-        Transition(0, Phase.START, Phase.PLAN, "started", "请查询订单 ORD-1001 的状态，谢谢", 0.0, 0, 0),
-        Transition(1, Phase.PLAN, Phase.ACT, "proposed 1 call", 'get_order_status(order_id="ORD-1001")', 0.01, 1, 0),
-        Transition(1, Phase.ACT, Phase.OBSERVE, "executed", "→ ok 已发货 顺丰速运", 0.02, 1, 1),
-        Transition(2, Phase.PLAN, Phase.FINISH, "answered", "订单 ORD-1001 的状态是：已发货。", 0.03, 2, 1),
+        Transition(0, Phase.START, Phase.PLAN, "started", question, 0.0, 0, 0, kind=Event.STARTED),
+        Transition(1, Phase.PLAN, Phase.ACT, "proposed 1 call", call, 0.01, 1, 0, kind=Event.PROPOSED),
+        Transition(1, Phase.ACT, Phase.OBSERVE, "executed", "→ ok 已发货 顺丰速运", 0.02, 1, 1, kind=Event.EXECUTED),
+        Transition(2, Phase.PLAN, Phase.FINISH, "answered", answer, 0.03, 2, 1, kind=Event.FINISHED),
     ]
 
 

@@ -46,7 +46,8 @@ def ask(
     trace: Trace = False,
 ) -> None:
     with errors_to_exit_codes():
-        from orderbot.engine import EXIT_CODES, RunState
+        from orderbot.commands.common import EXIT_CODES
+        from orderbot.engine import RunState
         from orderbot.errors import ConfigError
         from orderbot.i18n import t
         from orderbot.models import create, resolve_provider
@@ -99,7 +100,15 @@ def ask(
         finally:
             view.close()
         if json_out:
-            doc = json_document(state, view.transitions, provider=chosen, model=llm.name, limits=limits, trace=trace)
+            doc = json_document(
+                state,
+                view.transitions,
+                provider=chosen,
+                model=llm.name,
+                limits=limits,
+                exit_code=EXIT_CODES[state.stop_reason],
+                trace=trace,
+            )
             doc["resume_command"] = resume_command(state)
             sys.stdout.write(json.dumps(doc, ensure_ascii=False, indent=2) + "\n")
         else:

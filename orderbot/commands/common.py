@@ -13,26 +13,35 @@ from typing import Annotated
 
 import typer
 
+from orderbot.limits import LIMIT, StopReason
+
+# How each way a run stops becomes the exit code; errors before a run are 1, bad input 6.
+EXIT_CODES: dict[StopReason, int] = {
+    StopReason.ANSWERED: 0,
+    StopReason.STEP_LIMIT: 3,
+    StopReason.TIME_LIMIT: 3,
+    StopReason.TOOL_CALL_LIMIT: 3,
+    StopReason.RESPONSE_TOO_LARGE: 3,
+    StopReason.AWAITING_APPROVAL: 4,
+    StopReason.MODEL_ERROR: 5,
+    StopReason.CANCELLED: 130,
+}
 CONFIG_EXIT = 6
 
-MaxSteps = Annotated[
-    int | None, typer.Option("--max-steps", help="Most model requests in one run \\[default: 3].", show_default=False)
-]
-Timeout = Annotated[
-    float | None,
-    typer.Option("--timeout", help="Wall-clock limit for one run, in seconds \\[default: 30].", show_default=False),
-]
-MaxToolCalls = Annotated[
-    int | None, typer.Option("--max-tool-calls", help="Most tool calls in one run \\[default: 6].", show_default=False)
-]
-MaxCallsPerStep = Annotated[
-    int | None,
-    typer.Option(
-        "--max-calls-per-step",
-        help="Most tool calls the model may ask for in one step \\[default: 3].",
-        show_default=False,
-    ),
-]
+
+def _limit_option(name: str):
+    """A limit's option, from the one table of limits (orderbot.limits)."""
+    limit = LIMIT[name]
+    return Annotated[
+        limit.type | None,
+        typer.Option(limit.flag, help=f"{limit.help[:-1]} \\[default: {limit.default:g}].", show_default=False),
+    ]
+
+
+MaxSteps = _limit_option("max_steps")
+Timeout = _limit_option("timeout")
+MaxToolCalls = _limit_option("max_tool_calls")
+MaxCallsPerStep = _limit_option("max_calls_per_step")
 Orders = Annotated[
     Path | None,
     typer.Option(

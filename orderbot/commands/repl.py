@@ -118,8 +118,9 @@ class Repl:
 
     def turn(self, question: str) -> None:
         from orderbot.conversation import bigger_limits
-        from orderbot.engine import LIMIT_STOPS, RunState
+        from orderbot.engine import RunState
         from orderbot.errors import OrderbotError
+        from orderbot.limits import LIMIT_STOPS
 
         history = self.conversation.history()
         state = RunState.start(question, user=self.user, history=history)

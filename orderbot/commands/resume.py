@@ -78,7 +78,7 @@ def resume(
     with errors_to_exit_codes():
         from filelock import Timeout as LockTimeout
 
-        from orderbot.engine import EXIT_CODES
+        from orderbot.commands.common import EXIT_CODES
         from orderbot.errors import RecordError
         from orderbot.i18n import t
         from orderbot.models import FACTORIES, create, resolve_provider
@@ -146,7 +146,14 @@ def resume(
         except LockTimeout:
             raise RecordError(t("error.resume_busy", run_id=run_id)) from None
         if json_out:
-            doc = json_document(state, view.transitions, provider=chosen, model=llm.name, limits=limits)
+            doc = json_document(
+                state,
+                view.transitions,
+                provider=chosen,
+                model=llm.name,
+                limits=limits,
+                exit_code=EXIT_CODES[state.stop_reason],
+            )
             doc["resumed"] = True
             sys.stdout.write(json.dumps(doc, ensure_ascii=False, indent=2) + "\n")
         else:

@@ -18,7 +18,8 @@ from pathlib import Path
 from typer.testing import CliRunner
 
 from orderbot.cli import app
-from orderbot.engine import EXIT_CODES, StopReason
+from orderbot.commands.common import EXIT_CODES
+from orderbot.engine import StopReason
 
 KEY = "sk-fault-KEY-0f1e2d3c4b5a69788796a5b4"
 SIDE_EFFECTS = frozenset({"cancel_order"})

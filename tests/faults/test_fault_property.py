@@ -23,7 +23,8 @@ import pytest
 from hypothesis import event, given, settings
 from hypothesis import strategies as st
 
-from orderbot.engine import EXIT_CODES, Engine, Limits, RunState, StopReason
+from orderbot.commands.common import EXIT_CODES
+from orderbot.engine import Engine, Limits, RunState, StopReason
 from orderbot.errors import ModelError, ModelTimeout
 from orderbot.items import FunctionCall, FunctionCallOutput, assistant
 from orderbot.models.base import ModelRequest, Turn
