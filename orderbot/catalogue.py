@@ -266,6 +266,10 @@ MESSAGES: dict[str, dict[str, str]] = {
         "en": "--approve and --reject cannot be used together",
         "zh": "--approve 和 --reject 不能同时使用",
     },
+    "error.bad_stop_reason": {
+        "en": "invalid value for --stop-reason: {value!r} is not a stop reason; use one of {valid}",
+        "zh": "--stop-reason 的值无效：{value!r} 不是停止原因；请用以下之一：{valid}",
+    },
     "error.bad_lang": {
         "en": "unknown language {value!r} in {source}: use zh or en",
         "zh": "{source} 中的语言 {value!r} 无法识别：请用 zh 或 en",

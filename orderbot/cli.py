@@ -2,14 +2,24 @@
 
 Only typer is imported here; every command imports what it needs when it runs, so
 `orderbot --help` stays fast and never imports the openai SDK.
+
+Conventions kept here for every command: `orderbot` alone prints help and exits 0; `-V` is
+`--version`; NO_COLOR=1 means no colour or style anywhere, help included; flags show no
+`<bool>` as if they took a value; a closed pipe (`orderbot ask ... | head -1`) ends quietly
+with exit code 141 (128 + SIGPIPE, as a shell reports for any program the pipe stopped),
+never 1, which `replay` uses for "differs".
 """
 
 from __future__ import annotations
 
+import os
+import sys
+
 import typer
-from typer.core import TyperGroup
+from typer.core import TyperGroup, TyperOption
 
 from orderbot.commands import ask, doctor, repl, replay, resume, runs
+from orderbot.terminal import end_quietly_on_closed_pipe
 
 # The order a newcomer needs the commands in (Typer would list sub-apps such as `runs` last).
 COMMAND_ORDER = ("ask", "repl", "runs", "resume", "replay", "doctor")
@@ -21,12 +31,46 @@ class OrderedGroup(TyperGroup):
         return sorted(names, key=lambda n: COMMAND_ORDER.index(n) if n in COMMAND_ORDER else len(COMMAND_ORDER))
 
 
+EPILOG = (
+    'Examples: orderbot ask "查询 ORD-1001" · orderbot repl --user C001 · orderbot runs · '
+    "orderbot resume last --approve · orderbot doctor --ping"
+)
+
+
+def _no_type_for_flags() -> None:
+    """Typer 0.2x labels every option with its type, flags included (`--json <bool>`), as
+    if a flag took a value. A flag takes none: show no type for it."""
+    shown = getattr(TyperOption, "display_type_rich", None)
+    if shown is None or getattr(shown, "orderbot_flags", False):
+        return
+
+    def display_type_rich(self, ctx):
+        return None if self.is_flag else shown(self, ctx)
+
+    display_type_rich.orderbot_flags = True  # type: ignore[attr-defined]
+    TyperOption.display_type_rich = display_type_rich  # type: ignore[method-assign]
+
+
+def _no_colour_in_help() -> None:
+    """Rich drops colours for NO_COLOR but keeps bold and dim; Typer's help console then
+    still styles its output. NO_COLOR means no styling at all."""
+    if os.environ.get("NO_COLOR", ""):
+        import typer.rich_utils
+
+        typer.rich_utils.COLOR_SYSTEM = None
+        typer.rich_utils.FORCE_TERMINAL = False
+
+
+_no_type_for_flags()
+_no_colour_in_help()
+
 app = typer.Typer(
     name="orderbot",
     cls=OrderedGroup,
     help="Ask about orders from the terminal. A language model proposes each step; orderbot owns the loop "
     "and its limits.",
-    no_args_is_help=True,
+    epilog=EPILOG,
+    no_args_is_help=False,
     add_completion=True,
     rich_markup_mode="rich",
     context_settings={"help_option_names": ["-h", "--help"]},
@@ -55,10 +99,11 @@ def _language(value: str | None) -> str | None:
     return value
 
 
-@app.callback()
+@app.callback(invoke_without_command=True)
 def root(
+    ctx: typer.Context,
     version: bool = typer.Option(
-        False, "--version", help="Show the version and exit.", callback=_version, is_eager=True
+        False, "--version", "-V", help="Show the version and exit.", callback=_version, is_eager=True
     ),
     lang: str | None = typer.Option(
         None,
@@ -71,6 +116,9 @@ def root(
     ),
 ) -> None:
     """Ask about orders from the terminal. A language model proposes each step; orderbot owns the loop."""
+    if ctx.invoked_subcommand is None:  # `orderbot` alone: the help, and no error
+        typer.echo(ctx.get_help())
+        raise typer.Exit(0)
 
 
 app.command("ask", help=ask.HELP, epilog=ask.EPILOG)(ask.ask)
@@ -82,4 +130,16 @@ app.command("doctor", help=doctor.HELP, epilog=doctor.EPILOG)(doctor.doctor)
 
 
 def main() -> None:
-    app()
+    try:
+        app()
+    finally:
+        _flush_or_end_quietly()
+
+
+def _flush_or_end_quietly() -> None:
+    """What is left in stdout's buffer is written at exit; when the reader has gone (`| head
+    -1`), say nothing about it and exit 141 instead of Python's BrokenPipeError message."""
+    try:
+        sys.stdout.flush()
+    except BrokenPipeError:
+        end_quietly_on_closed_pipe()

@@ -2,6 +2,7 @@
 
     OrderbotError                 anything orderbot raises on purpose
     ├── ConfigError               bad settings, flags or input files; exit 6 before a run
+    │   ├── UsageError            a flag given a value it may not take; exit 2, as for Typer's own
     │   ├── OrdersFileError       orders.json missing, not JSON, wrong shape, bad field
     │   └── RecordError           a run record that is corrupt, foreign or may not be resumed
     ├── ModelError                the model service failed for good; the run stops as model_error
@@ -24,6 +25,11 @@ class OrderbotError(Exception):
 
 class ConfigError(OrderbotError):
     """Settings, flags or input files are unusable; nothing has run yet."""
+
+
+class UsageError(ConfigError):
+    """A flag or argument on the command line has a value it may not take (exit 2, the
+    code Typer uses for the usage errors it finds itself)."""
 
 
 class OrdersFileError(ConfigError):

@@ -62,6 +62,13 @@ def terminal_approver(view, console: Console) -> Approver:
     return approve
 
 
+def _stop_text(row) -> str:
+    """How the run ended, through each resumption, and what a person decided on the way."""
+    text = " → ".join(row.history) if len(row.history) > 1 else row.status
+    decided = "/".join(t(f"runs.{word}") for word in row.decisions)
+    return f"{text} ({decided})" if decided else text
+
+
 def format_runs(rows, *, plain: bool) -> Table:
     """Recorded runs (orderbot.runs.RunSummary), one row each, newest first."""
     table = Table(
@@ -102,7 +109,7 @@ def format_runs(rows, *, plain: bool) -> Table:
             row.run_id,
             row.created_at.replace("T", " ")[:16],
             row.user or "-",
-            Text(" → ".join(row.history) if len(row.history) > 1 else row.status, style=style),
+            Text(_stop_text(row), style=style),
             str(row.steps),
             str(row.tool_calls),
             question,

@@ -21,6 +21,7 @@ from rich.text import Text
 from orderbot.engine import Event, Limits, RunState, StopReason, Transition, describe_call, summarize_result
 from orderbot.i18n import t as _t
 from orderbot.styles import STYLE_DIM, STYLE_ERROR, STYLE_OK, STYLE_PHASE, STYLE_WARN
+from orderbot.terminal import end_quietly_on_closed_pipe
 
 PIPED_WIDTH = 120
 
@@ -30,6 +31,7 @@ def make_console() -> Console:
     # what people who set it expect.
     plain = os.environ.get("NO_COLOR", "") != ""
     console = Console(highlight=False, soft_wrap=False, color_system=None if plain else "auto")
+    console.on_broken_pipe = end_quietly_on_closed_pipe  # Rich's own exits 1, which replay uses for "differs"
     if not console.is_terminal and "COLUMNS" not in os.environ:
         console.width = PIPED_WIDTH  # piped: wide enough that rows stay on one line
     return console

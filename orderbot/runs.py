@@ -399,12 +399,20 @@ class RunSummary:
     tool_calls: int = 0
     question: str = ""
     history: tuple[str, ...] = ()  # how each segment ended, when the run was resumed
+    decisions: tuple[str, ...] = ()  # "approved" and/or "rejected": what a person decided, if asked
     error: str | None = None
 
     def as_dict(self) -> dict:
         doc = {k: v for k, v in self.__dict__.items() if v is not None or k == "user"}
         doc["history"] = list(self.history)
+        doc["decisions"] = list(self.decisions)
         return doc
+
+
+def _decisions(doc: dict) -> tuple[str, ...]:
+    """What people decided in a run, at the prompt or with resume --approve/--reject."""
+    said = [s.get("approve") for s in doc["segments"]] + list((doc.get("approvals") or {}).values())
+    return tuple(word for word, value in (("approved", True), ("rejected", False)) if value in said)
 
 
 class RunStore:
@@ -443,6 +451,13 @@ class RunStore:
     def resolve(self, run_id: str) -> str:
         """A full run id from an id or a unique prefix of one (at least 6 characters)."""
         run_id = run_id.strip()
+        if run_id == "last":  # the run written most recently: the one a person just saw
+            ids = self.ids()
+            if not ids:
+                raise RecordError(f"no runs recorded in {self.dir}")
+            # Ids sort by the second they started in; two runs in one second need the clock of
+            # the file. A run resumed since was written since: it is the last one too.
+            return max(ids[:20], key=self._written_at)
         if RUN_ID.match(run_id):
             if not self.path(run_id).exists():
                 raise RecordError(f"no run {run_id} in {self.dir}")
@@ -455,6 +470,12 @@ class RunStore:
         if len(found) > 1:
             raise RecordError(f"{run_id} matches {len(found)} runs ({', '.join(found[:3])}, ...): give more of the id")
         return found[0]
+
+    def _written_at(self, run_id: str) -> int:
+        try:
+            return self.path(run_id).stat().st_mtime_ns
+        except OSError:  # pruned meanwhile
+            return 0
 
     def load(self, run_id: str) -> RunRecord:
         return read_record(self.path(self.resolve(run_id)))
@@ -476,6 +497,7 @@ class RunStore:
                     tool_calls=int(state["tool_calls"]),
                     question=str(state["question"]),
                     history=tuple(str(s.get("stop_reason") or "incomplete") for s in doc["segments"]),
+                    decisions=_decisions(doc),
                 )
             except FileNotFoundError:
                 continue  # pruned by another process meanwhile

@@ -13,6 +13,7 @@ from contextlib import contextmanager, suppress
 from pathlib import Path
 
 HISTORY_LINES = 1000
+PIPE_CLOSED_EXIT = 141  # 128 + SIGPIPE: what a shell reports for a program whose reader went away
 
 
 def read_line(prompt: str, *, interactive: bool = True) -> str | None:
@@ -94,3 +95,11 @@ def _remember(line: str) -> None:
     readline = sys.modules.get("readline")
     if readline is not None:
         readline.add_history(line)
+
+
+def end_quietly_on_closed_pipe() -> None:
+    """The reader of our output went away (`orderbot ask ... | head -1`): no traceback, no
+    BrokenPipeError message at exit, exit code 141 (not 1, which `replay` uses for "differs")."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())  # later writes, and the flush at exit, go nowhere
+    raise SystemExit(PIPE_CLOSED_EXIT)

@@ -31,7 +31,10 @@ MAX_QUESTION_CHARS = 4000
 
 
 def ask(
-    question: Annotated[str, typer.Argument(help="The question, in Chinese or English.", show_default=False)],
+    question: Annotated[
+        str,
+        typer.Argument(help="The question, in Chinese or English; - reads it from standard input.", show_default=False),
+    ],
     max_steps: MaxSteps = None,
     timeout: Timeout = None,
     max_tool_calls: MaxToolCalls = None,
@@ -58,6 +61,8 @@ def ask(
         from orderbot.session import open_session
         from orderbot.settings import load_settings
 
+        if question == "-":  # the question from standard input: `echo 查询 ORD-1001 | orderbot ask -`
+            question = sys.stdin.read(MAX_QUESTION_CHARS + 1)
         if not question.strip():
             raise ConfigError(t("error.question_empty"))
         if len(question) > MAX_QUESTION_CHARS:

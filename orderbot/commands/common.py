@@ -27,6 +27,7 @@ EXIT_CODES: dict[StopReason, int] = {
     StopReason.CANCELLED: 130,
 }
 CONFIG_EXIT = 6
+USAGE_EXIT = 2  # what Click uses for a bad flag; orderbot's own flag checks use it too
 
 
 def _limit_option(name: str):
@@ -58,10 +59,40 @@ User = Annotated[
         show_default=False,
     ),
 ]
+
+
+def complete_provider(incomplete: str) -> list[str]:
+    """Shell completion of --provider: the registered providers, and auto."""
+    from orderbot.models import FACTORIES
+
+    return [name for name in ("auto", *FACTORIES) if name.startswith(incomplete)]
+
+
+def complete_run_id(incomplete: str) -> list[str]:
+    """Shell completion of a run id: `last`, then the recorded runs, newest first."""
+    try:
+        from orderbot.runs import RunStore
+        from orderbot.settings import load_settings
+
+        ids = RunStore(load_settings().resolved_state_dir()).ids()
+    except Exception:  # noqa: BLE001 - completion must never print a traceback into the shell
+        ids = []
+    return [i for i in ("last", *ids) if i.startswith(incomplete)][:50]
+
+
+RunId = Annotated[
+    str,
+    typer.Argument(
+        help="The run id, a unique prefix of it (6 characters or more), or last for the newest run.",
+        show_default=False,
+        autocompletion=complete_run_id,
+    ),
+]
 Provider = Annotated[
     str | None,
     typer.Option(
         "--provider",
+        autocompletion=complete_provider,
         help="auto, offline, openai (Responses API) or chat (Chat Completions) "
         "\\[default: auto: openai when OPENAI_API_KEY is set, else offline].",
         show_default=False,
@@ -99,11 +130,18 @@ Trace = Annotated[
 @contextmanager
 def errors_to_exit_codes() -> Iterator[None]:
     """OrderbotError -> one sentence on stderr and its exit code; never a traceback."""
-    from orderbot.errors import ConfigError, OrderbotError
+    from orderbot.errors import ConfigError, OrderbotError, UsageError
     from orderbot.i18n import t
 
     try:
         yield
+    except BrokenPipeError:
+        from orderbot.terminal import end_quietly_on_closed_pipe
+
+        end_quietly_on_closed_pipe()
+    except UsageError as exc:
+        print(t("error.prefix", error=exc), file=sys.stderr)
+        raise typer.Exit(USAGE_EXIT) from None
     except ConfigError as exc:
         print(t("error.prefix", error=exc), file=sys.stderr)
         raise typer.Exit(CONFIG_EXIT) from None
@@ -115,6 +153,7 @@ def errors_to_exit_codes() -> Iterator[None]:
 def setup_logging(state_dir: Path) -> None:
     """Tool failures and other internals go to a log file, never to the terminal."""
     import logging
+    import os
 
     logger = logging.getLogger("orderbot")
     logger.propagate = False
@@ -128,6 +167,9 @@ def setup_logging(state_dir: Path) -> None:
         old.close()
     try:
         state_dir.mkdir(parents=True, exist_ok=True)
+        # Created private, like the runs folder: the log names base URLs and orders files.
+        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600))
+        path.chmod(0o600)  # and one an older version left readable becomes private too
         handler: logging.Handler = logging.FileHandler(path, encoding="utf-8", delay=True)
         handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(message)s"))
     except OSError:

@@ -7,6 +7,7 @@ shown, only whether one is set.
 
 from __future__ import annotations
 
+import json
 import time
 from typing import Annotated
 
@@ -43,10 +44,12 @@ def doctor(
     state_dir: StateDir = None,
     timeout: Timeout = None,
     ping: Ping = False,
+    json_out: Annotated[bool, typer.Option("--json", help="Print the same facts as one JSON document.")] = False,
 ) -> None:
     with errors_to_exit_codes():
         from orderbot.errors import ConfigError
         from orderbot.models import create, resolve_provider
+        from orderbot.models._http import public_url
         from orderbot.settings import load_settings
 
         settings = load_settings(
@@ -55,28 +58,42 @@ def doctor(
         setup_logging(settings.resolved_state_dir())  # retries are logged there, not shown
         exit_code = 0
         chosen = resolve_provider(settings)
+        lines: list[tuple[str, str]] = []  # (label id, the sentence) for people
+        facts: dict = {"provider": chosen, "provider_error": None, "model": None}  # the same for scripts
         try:
             llm = create(settings)
         except ConfigError as exc:
             llm = None
             exit_code = CONFIG_EXIT
-            _line("provider", t("doctor.not_usable", what=f"{chosen}{_auto(settings, chosen)}", error=exc))
+            facts["provider_error"] = str(exc)
+            lines.append(("provider", t("doctor.not_usable", what=f"{chosen}{_auto(settings, chosen)}", error=exc)))
         else:
-            _line("provider", f"{llm.provider}{_auto(settings, chosen)}")
-            _line("model", llm.name if chosen != "offline" else t("doctor.built_in", name=llm.name))
-        _line("base_url", _base_url(settings, chosen))
-        _line("api_key", t("doctor.key_set") if settings.api_key is not None else t("doctor.key_unset"))
-        orders_line, ok = _orders(settings)
-        _line("orders", orders_line)
+            facts["model"] = llm.name
+            lines.append(("provider", f"{llm.provider}{_auto(settings, chosen)}"))
+            lines.append(("model", llm.name if chosen != "offline" else t("doctor.built_in", name=llm.name)))
+        lines.append(("base_url", _base_url(settings, chosen)))
+        facts["base_url"] = public_url(settings.base_url) if settings.base_url else None
+        lines.append(("api_key", t("doctor.key_set") if settings.api_key is not None else t("doctor.key_unset")))
+        facts["api_key_set"] = settings.api_key is not None
+        orders_line, ok, facts["orders"] = _orders(settings)
+        lines.append(("orders", orders_line))
         exit_code = exit_code or (0 if ok else CONFIG_EXIT)
-        _line("state_dir", str(settings.resolved_state_dir()))
+        lines.append(("state_dir", str(settings.resolved_state_dir())))
+        facts["state_dir"] = str(settings.resolved_state_dir())
+        facts["ping"] = None
         if ping:
             if llm is None:
-                _line("ping", t("doctor.ping_skipped"))
+                lines.append(("ping", t("doctor.ping_skipped")))
             else:
-                text, ok = _ping(llm, settings.timeout)
-                _line("ping", text)
+                text, ok, facts["ping"] = _ping(llm, settings.timeout)
+                lines.append(("ping", text))
                 exit_code = exit_code or (0 if ok else MODEL_ERROR_EXIT)
+        facts["exit_code"] = exit_code
+        if json_out:
+            typer.echo(json.dumps(facts, ensure_ascii=False, indent=2))
+        else:
+            for key, value in lines:
+                _line(key, value)
     raise typer.Exit(exit_code)
 
 
@@ -106,7 +123,7 @@ def _base_url(settings, chosen: str) -> str:
     return public_url(settings.base_url)
 
 
-def _orders(settings) -> tuple[str, bool]:
+def _orders(settings) -> tuple[str, bool, dict]:
     from orderbot.errors import ConfigError
     from orderbot.orders import OrderStore
     from orderbot.session import orders_path
@@ -115,13 +132,15 @@ def _orders(settings) -> tuple[str, bool]:
     try:
         store = OrderStore.load(path, writable=writable)
     except ConfigError as exc:
-        return t("doctor.not_usable_short", error=exc), False
+        fact = {"path": str(path), "read_only": not writable, "count": None, "error": str(exc)}
+        return t("doctor.not_usable_short", error=exc), False, fact
     where = t("doctor.sample", path=path) if not writable else str(path)
     count = "doctor.order_count_one" if len(store) == 1 else "doctor.order_count"
-    return t(count, where=where, count=len(store)), True
+    fact = {"path": str(path), "read_only": not writable, "count": len(store), "error": None}
+    return t(count, where=where, count=len(store)), True, fact
 
 
-def _ping(llm, timeout: float) -> tuple[str, bool]:
+def _ping(llm, timeout: float) -> tuple[str, bool, dict]:
     """One tiny request through the same path a run takes: retries and deadline included."""
     from orderbot.errors import ModelError
     from orderbot.items import user
@@ -132,9 +151,9 @@ def _ping(llm, timeout: float) -> tuple[str, bool]:
     try:
         turn = llm.respond(request)
     except ModelError as exc:  # ModelTimeout included: its message says why time ran out
-        return t("doctor.ping_failed", error=exc), False
+        return t("doctor.ping_failed", error=exc), False, {"ok": False, "ms": None, "error": str(exc)}
     ms = (time.monotonic() - began) * 1000
     usage = (
         t("doctor.ping_tokens", input=turn.usage.input_tokens, output=turn.usage.output_tokens) if turn.usage else ""
     )
-    return t("doctor.ping_ok", ms=ms) + usage, True
+    return t("doctor.ping_ok", ms=ms) + usage, True, {"ok": True, "ms": round(ms, 1), "error": None}

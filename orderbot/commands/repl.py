@@ -68,8 +68,8 @@ def repl(
             state_dir=state_dir,
         )
         setup_logging(settings.resolved_state_dir())
-        Repl(settings, open_session(settings), create(settings), trace=trace).loop()
-    raise typer.Exit(0)
+        code = Repl(settings, open_session(settings), create(settings), trace=trace).loop()
+    raise typer.Exit(code)
 
 
 class Repl:
@@ -90,10 +90,13 @@ class Repl:
         self.runner = Runner.for_session(session, llm, self.store, provider=self.provider)
         self.console = make_console()
         self.interactive = self.console.is_terminal and sys.stdin.isatty()
+        self.last_stop = None  # how the latest message's run ended
 
     # ---- the loop -------------------------------------------------------------------
 
-    def loop(self) -> None:
+    def loop(self) -> int:
+        """Read and run messages until the person leaves; the exit code. Piped, a session whose
+        last message paused for approval exits 4, as `ask` does: a script learns nothing ran."""
         from orderbot.presentation import provider_text
         from orderbot.terminal import line_history, read_line
         from orderbot.trace import format_limits
@@ -108,13 +111,16 @@ class Repl:
         with line_history(self.settings.resolved_state_dir() / HISTORY_FILE, enabled=self.interactive):
             while True:
                 line = read_line(f"orderbot {self.user}> " if self.user else "orderbot> ", interactive=self.interactive)
-                if line is None:
-                    return
-                if line.startswith("/"):
-                    if not self.command(line):
-                        return
-                elif line:
+                if line is None or line.startswith("/") and not self.command(line):
+                    return self.exit_code()
+                if line and not line.startswith("/"):
                     self.turn(line)
+
+    def exit_code(self) -> int:
+        from orderbot.engine import EXIT_CODES, StopReason
+
+        paused = self.last_stop is StopReason.AWAITING_APPROVAL
+        return EXIT_CODES[StopReason.AWAITING_APPROVAL] if paused and not self.interactive else 0
 
     def turn(self, question: str) -> None:
         from orderbot.conversation import bigger_limits
@@ -133,6 +139,7 @@ class Repl:
         except OrderbotError as exc:  # e.g. the run record cannot be written: say so, keep the session
             self.say(t("error.prefix", error=exc))
         self.conversation.add(state.items[len(history) :])
+        self.last_stop = state.stop_reason
 
     def run(self, state, limits, record=None):
         """One recorded run over `state`; `record` continues an earlier one."""

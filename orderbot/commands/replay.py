@@ -16,7 +16,7 @@ from typing import Annotated
 
 import typer
 
-from orderbot.commands.common import Json, StateDir, errors_to_exit_codes
+from orderbot.commands.common import Json, RunId, StateDir, errors_to_exit_codes
 
 HELP = (
     "Replay a recorded run against today's tools and engine (model turns played back) and report any step that differs."
@@ -37,7 +37,7 @@ Orders = Annotated[
 
 
 def replay(
-    run_id: Annotated[str, typer.Argument(help="The run id (or a unique prefix of it).", show_default=False)],
+    run_id: RunId,
     orders: Orders = None,
     state_dir: StateDir = None,
     json_out: Json = False,

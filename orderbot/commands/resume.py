@@ -23,6 +23,7 @@ from orderbot.commands.common import (
     MaxSteps,
     MaxToolCalls,
     Model,
+    RunId,
     StateDir,
     Timeout,
     User,
@@ -54,7 +55,7 @@ Provider = Annotated[
 
 
 def resume(
-    run_id: Annotated[str, typer.Argument(help="The run id (or a unique prefix of it).", show_default=False)],
+    run_id: RunId,
     approve: Annotated[bool, typer.Option("--approve", help="Carry out the action the run is waiting for.")] = False,
     reject: Annotated[
         bool, typer.Option("--reject", help="Refuse the action the run is waiting for; the model is told.")

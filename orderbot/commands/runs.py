@@ -9,17 +9,27 @@ from typing import Annotated
 
 import typer
 
-from orderbot.commands.common import Json, StateDir, Trace, errors_to_exit_codes
+from orderbot.commands.common import Json, RunId, StateDir, Trace, errors_to_exit_codes
 from orderbot.i18n import t
 
 HELP = "List recent runs, newest first; `orderbot runs show ID` shows one."
 EPILOG = "Examples: orderbot runs --user C001 --stop-reason awaiting_approval · orderbot runs show 261130-050026-1a2b"
 SHOW_HELP = "Show one run from its record: the transitions table and the answer (or why it stopped)."
 SHOW_EPILOG = "Example: orderbot runs show 261130-050026-1a2b --trace"
+# What --stop-reason accepts: how a run ended (orderbot.engine.StopReason), or `incomplete`
+# for a run whose process ended before it did. Written out: `runs --help` imports no engine.
+STOP_REASONS = (
+    "answered",
+    "awaiting_approval",
+    "step_limit",
+    "time_limit",
+    "tool_call_limit",
+    "response_too_large",
+    "model_error",
+    "cancelled",
+    "incomplete",
+)
 
-RunId = Annotated[
-    str, typer.Argument(help="The run id (or a unique prefix of it, 6 characters or more).", show_default=False)
-]
 
 app = typer.Typer(help=HELP, epilog=EPILOG, no_args_is_help=False, rich_markup_mode="rich")
 
@@ -46,6 +56,11 @@ def list_runs(
         from orderbot.presentation import format_runs
         from orderbot.render import make_console
 
+        if stop_reason is not None and stop_reason not in STOP_REASONS:
+            from orderbot.errors import UsageError
+
+            valid = ", ".join(STOP_REASONS)
+            raise UsageError(t("error.bad_stop_reason", value=stop_reason, valid=valid))
         store = _store(state_dir)
         rows = []
         for summary in store.summaries():

@@ -1,0 +1,155 @@
+"""Command-line conventions people expect (issue 13, items 4 and 5): help, exit codes,
+closed pipes, stdin, `last`, doctor --json, completion, tokens, a private log."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import stat
+import subprocess
+import sys
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from orderbot.cli import app
+from orderbot.commands.common import complete_provider, complete_run_id
+
+runner = CliRunner()
+ORDERBOT = str(Path(sys.executable).with_name("orderbot"))
+ANSI = re.compile(r"\x1b\[")
+
+
+def cli(*args: str, **kwargs):
+    return runner.invoke(app, list(args), **kwargs)
+
+
+# ---- item 4: conventions --------------------------------------------------------------------
+
+
+def test_flags_show_no_type_as_if_they_took_a_value():
+    output = cli("ask", "--help", env={"COLUMNS": "120"}).output
+    assert "--json" in output and "<bool>" not in output
+    assert "<int>" in output  # options that take a value still say what kind
+
+
+def test_top_level_help_has_examples_and_bare_orderbot_prints_it_with_exit_0():
+    result = cli()
+    assert result.exit_code == 0
+    assert "Usage: orderbot" in result.output and 'Examples: orderbot ask "查询 ORD-1001"' in result.output
+
+
+def test_short_version_flag():
+    result = cli("-V")
+    assert result.exit_code == 0 and result.output.startswith("orderbot ")
+
+
+def test_no_color_means_no_escape_codes_in_help_either():
+    env = {**os.environ, "FORCE_COLOR": "1", "COLUMNS": "100"}
+    env.pop("NO_COLOR", None)
+    styled = subprocess.run([ORDERBOT, "--help"], env=env, capture_output=True, text=True, timeout=60)
+    assert ANSI.search(styled.stdout)  # the control: forced colour does colour the help
+    plain = subprocess.run(
+        [ORDERBOT, "--help"], env={**env, "NO_COLOR": "1"}, capture_output=True, text=True, timeout=60
+    )
+    assert plain.returncode == 0 and "Usage" in plain.stdout
+    assert not ANSI.search(plain.stdout)
+
+
+def test_a_closed_pipe_ends_quietly_with_141_not_1(tmp_path):
+    read_end, write_end = os.pipe()
+    os.close(read_end)  # the reader is gone before orderbot writes a byte: `| head -0`
+    try:
+        result = subprocess.run(
+            [ORDERBOT, "ask", "查询 ORD-1001"], stdout=write_end, stderr=subprocess.PIPE, text=True, timeout=60
+        )
+    finally:
+        os.close(write_end)
+    assert result.returncode == 141, result.stderr
+    assert result.stderr == ""
+
+
+def test_a_piped_repl_whose_last_message_paused_exits_4(orders_file):
+    result = cli("repl", "--user", "C001", "--orders", str(orders_file), input="取消 ORD-1002，不想要了\n")
+    assert result.exit_code == 4, result.output
+    result = cli(
+        "repl", "--user", "C001", "--orders", str(orders_file), input="取消 ORD-1002，不想要了\n查询 ORD-1001\n"
+    )
+    assert result.exit_code == 0  # a later message answered: the session ended well
+
+
+def test_an_unknown_stop_reason_is_a_usage_error_listing_the_valid_ones():
+    result = cli("runs", "--stop-reason", "bogus")
+    assert result.exit_code == 2
+    assert "bogus" in result.stderr and "awaiting_approval" in result.stderr and "incomplete" in result.stderr
+
+
+def test_the_stop_reasons_runs_accepts_are_the_engines_and_incomplete():
+    from orderbot.commands.runs import STOP_REASONS
+    from orderbot.engine import StopReason
+
+    assert set(STOP_REASONS) == {str(r) for r in StopReason} | {"incomplete"}
+
+
+# ---- item 5: small things people expect -----------------------------------------------------
+
+
+def test_ask_dash_reads_the_question_from_standard_input():
+    result = cli("ask", "-", input="查询 ORD-1001\n")
+    assert result.exit_code == 0, result.output
+    assert "订单 ORD-1001 的状态是" in result.output
+
+
+def test_last_names_the_newest_run_for_show_replay_and_resume(orders_file):
+    cli("ask", "查询 ORD-1001")
+    cli("ask", "--user", "C001", "--orders", str(orders_file), "取消 ORD-1002，不想要了")
+    newest = json.loads(cli("runs", "--json", "--user", "C001").stdout)[0]["run_id"]
+    shown = cli("runs", "show", "last")
+    assert shown.exit_code == 0 and newest in shown.output and "awaiting_approval" in shown.output
+    assert cli("replay", "last").exit_code == 0
+    resumed = cli("resume", "last", "--reject", "--user", "C001", "--orders", str(orders_file))
+    assert resumed.exit_code == 0 and newest in resumed.output
+
+
+def test_last_without_runs_says_so():
+    result = cli("runs", "show", "last")
+    assert result.exit_code == 6 and "no runs recorded" in result.stderr
+
+
+def test_runs_tells_an_approved_run_from_a_rejected_one(orders_file):
+    ids = {}
+    for decision in ("--approve", "--reject"):
+        asked = cli("ask", "--json", "--user", "C001", "--orders", str(orders_file), "取消 ORD-1002，不想要了")
+        ids[decision] = json.loads(asked.stdout)["run_id"]
+        cli("resume", ids[decision], decision, "--user", "C001", "--orders", str(orders_file))
+        orders_file.write_text(Path(orders_file).read_text().replace("已取消", "处理中"), encoding="utf-8")
+    rows = {r["run_id"]: r for r in json.loads(cli("runs", "--json").stdout)}
+    assert rows[ids["--approve"]]["decisions"] == ["approved"]
+    assert rows[ids["--reject"]]["decisions"] == ["rejected"]
+    table = cli("runs", env={"COLUMNS": "200"}).output
+    assert "(rejected)" in table and "(approved)" in table
+
+
+def test_doctor_json_holds_the_same_facts_and_never_the_key():
+    result = cli("doctor", "--json", env={"OPENAI_API_KEY": "sk-test-SECRET-1234567890"})
+    doc = json.loads(result.stdout)
+    assert result.exit_code == doc["exit_code"] == 0
+    assert doc["provider"] == "openai" and doc["api_key_set"] is True and doc["orders"]["count"] > 0
+    assert "SECRET" not in result.stdout
+
+
+def test_completion_of_providers_and_run_ids():
+    assert complete_provider("") == ["auto", "offline", "openai", "chat"]
+    assert complete_provider("o") == ["offline", "openai"]
+    cli("ask", "查询 ORD-1001")
+    newest = json.loads(cli("runs", "--json").stdout)[0]["run_id"]
+    assert complete_run_id("") == ["last", newest]
+    assert complete_run_id(newest[:8]) == [newest]
+
+
+def test_the_log_is_private(tmp_path):
+    cli("ask", "查询 ORD-1001")
+    log = tmp_path / "state" / "orderbot.log"
+    assert log.exists()
+    assert stat.S_IMODE(log.stat().st_mode) == 0o600
