@@ -42,6 +42,9 @@ class Settings(BaseSettings):
     max_tool_calls: int = LIMIT["max_tool_calls"].default
     max_calls_per_step: int = LIMIT["max_calls_per_step"].default
     max_response_chars: int = LIMIT["max_response_chars"].default
+    # Sent to the model server as max_output_tokens / max_tokens; None: derived from
+    # max_response_chars (orderbot.models.base.output_token_cap).
+    max_output_tokens: int | None = Field(None, ge=16, le=1_000_000)
 
     keep_runs: int = Field(200, ge=1)
     approval_ttl_hours: float = Field(24.0, gt=0)
@@ -76,7 +79,10 @@ class Settings(BaseSettings):
 
 
 # How an error message names a setting: the limits by their flag (or environment variable).
-FLAG_NAMES = {limit.name: limit.shown for limit in LIMITS} | {"user": "--user / ORDERBOT_USER"}
+FLAG_NAMES = {limit.name: limit.shown for limit in LIMITS} | {
+    "user": "--user / ORDERBOT_USER",
+    "max_output_tokens": "ORDERBOT_MAX_OUTPUT_TOKENS",
+}
 
 
 def describe_settings_error(exc: ValidationError) -> str:

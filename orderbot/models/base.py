@@ -16,7 +16,6 @@ class ModelRequest:
     items: Sequence[Item]
     tools: Sequence[dict]
     timeout: float  # seconds left in the run: the request, retries included, must fit in it
-    max_output_tokens: int | None = None  # sent to the server so that it stops generating
 
 
 @dataclass(frozen=True)
@@ -55,6 +54,20 @@ class Model(Protocol):
     def respond(self, request: ModelRequest) -> Turn:
         """One model request. Raises ModelError (or ModelTimeout) on failure, nothing else."""
         ...
+
+
+# A token is about four characters of English (Chinese runs closer to one or two), so this
+# many output tokens fill about the response-size cap: the server stops generating near
+# where orderbot would refuse the response anyway.
+CHARS_PER_TOKEN = 4
+
+
+def output_token_cap(settings) -> int:
+    """The output-token cap sent with every request (max_output_tokens / max_tokens):
+    ORDERBOT_MAX_OUTPUT_TOKENS when set, else derived from the response-size limit."""
+    if settings.max_output_tokens is not None:
+        return settings.max_output_tokens
+    return max(256, settings.max_response_chars // CHARS_PER_TOKEN)
 
 
 PLACEHOLDER_ARGUMENTS = "{}"

@@ -21,7 +21,7 @@ from typing import Any
 from orderbot.errors import EmptyReply, ModelResponseError
 from orderbot.items import FunctionCall, FunctionCallOutput, Item, Message
 from orderbot.models._http import Classifier, RetryPolicy, as_dict, call_within, make_client
-from orderbot.models.base import ModelRequest, Turn, Usage, replayable
+from orderbot.models.base import ModelRequest, Turn, Usage, output_token_cap, replayable
 
 # Some local reasoning models put their thinking inline before the answer.
 THINKING = re.compile(r"^\s*<think>.*?</think>\s*", re.S)
@@ -37,12 +37,14 @@ class ChatModel:
         *,
         classify: Classifier,
         retry: RetryPolicy | None = None,
+        max_output_tokens: int | None = None,
         token_field: str = "max_tokens",
     ) -> None:
         self.client = client
         self.name = name
         self.classify = classify
         self.retry = retry or RetryPolicy()
+        self.max_output_tokens = max_output_tokens  # sent with each request, so the server stops in time
         # OpenAI's own service wants max_completion_tokens (its reasoning models refuse
         # max_tokens); llama.cpp, Ollama and vLLM all know max_tokens.
         self.token_field = token_field
@@ -57,6 +59,7 @@ class ChatModel:
             client,
             settings.model,
             classify=Classifier(cls.provider, settings.base_url, (secret,)),
+            max_output_tokens=output_token_cap(settings),
             token_field="max_tokens" if settings.base_url else "max_completion_tokens",
         )
 
@@ -64,8 +67,8 @@ class ChatModel:
         body: dict[str, Any] = {"model": self.name, "messages": to_messages(request.instructions, request.items)}
         if request.tools:  # an empty list upsets some servers
             body["tools"] = [chat_tool(spec) for spec in request.tools]
-        if request.max_output_tokens:
-            body[self.token_field] = request.max_output_tokens
+        if self.max_output_tokens:
+            body[self.token_field] = self.max_output_tokens
 
         def send(left: float) -> Turn:  # parsed inside the retry loop: an empty reply is tried again
             response = self.client.chat.completions.create(**body, timeout=left)

@@ -20,7 +20,7 @@ from typing import Any
 from orderbot.errors import EmptyReply, ModelResponseError
 from orderbot.items import FunctionCall, FunctionCallOutput, Item, Message, ProviderItem
 from orderbot.models._http import Classifier, RetryPolicy, as_dict, call_within, make_client
-from orderbot.models.base import ModelRequest, Turn, Usage, replayable
+from orderbot.models.base import ModelRequest, Turn, Usage, output_token_cap, replayable
 
 OUTPUT_TYPES = (FunctionCall, ProviderItem)  # with assistant messages: what a response produces
 
@@ -28,11 +28,20 @@ OUTPUT_TYPES = (FunctionCall, ProviderItem)  # with assistant messages: what a r
 class ResponsesModel:
     provider = "openai"
 
-    def __init__(self, client: Any, name: str, *, classify: Classifier, retry: RetryPolicy | None = None) -> None:
+    def __init__(
+        self,
+        client: Any,
+        name: str,
+        *,
+        classify: Classifier,
+        retry: RetryPolicy | None = None,
+        max_output_tokens: int | None = None,
+    ) -> None:
         self.client = client
         self.name = name
         self.classify = classify
         self.retry = retry or RetryPolicy()
+        self.max_output_tokens = max_output_tokens  # sent with each request, so the server stops in time
         # id(item) -> (item, the output item as the API sent it); the item is held so its id stays unique
         self._sent: dict[int, tuple[Item, dict]] = {}
 
@@ -41,7 +50,12 @@ class ResponsesModel:
         client = make_client(settings, cls.provider)
         client.responses  # noqa: B018 - the SDK imports this lazily; do it before the run's clock starts
         secret = settings.api_key.get_secret_value() if settings.api_key is not None else ""
-        return cls(client, settings.model, classify=Classifier(cls.provider, settings.base_url, (secret,)))
+        return cls(
+            client,
+            settings.model,
+            classify=Classifier(cls.provider, settings.base_url, (secret,)),
+            max_output_tokens=output_token_cap(settings),
+        )
 
     def respond(self, request: ModelRequest) -> Turn:
         body: dict[str, Any] = {
@@ -51,8 +65,8 @@ class ResponsesModel:
         }
         if request.tools:
             body["tools"] = list(request.tools)  # already Responses-shaped, strict
-        if request.max_output_tokens:
-            body["max_output_tokens"] = request.max_output_tokens
+        if self.max_output_tokens:
+            body["max_output_tokens"] = self.max_output_tokens
 
         def send(left: float) -> tuple[Turn, list[dict]]:  # parsed inside the retry loop: an empty reply is tried again
             return to_turn(as_dict(self.client.responses.create(**body, timeout=left)))

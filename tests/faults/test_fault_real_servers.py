@@ -48,8 +48,10 @@ def like_llama_cpp(wire, then):
     return answer
 
 
-def ask(api, wire, path, *extra: str, caps: Caps = CAPS):
-    return run("查询 ORD-1001", orders=path, caps=caps, provider=wire.provider, extra=("--base-url", api.url, *extra))
+def ask(api, wire, path, *extra: str, caps: Caps = CAPS, env: dict | None = None):
+    return run(
+        "查询 ORD-1001", orders=path, caps=caps, provider=wire.provider, extra=("--base-url", api.url, *extra), env=env
+    )
 
 
 def log_text() -> str:
@@ -153,6 +155,79 @@ def test_transient_500_until_the_deadline_names_the_reason(api, orders, wire):
 
     check(outcome, stop=StopReason.TIME_LIMIT, orders=path, before=before, requests=1)
     assert "The server is overloaded" in outcome.doc["stop_detail"]
+
+
+# ---- 3. the output-token cap and a truncated reply --------------------------------------
+
+
+@BOTH
+def test_requests_carry_an_output_token_cap_from_the_response_size_limit(api, orders, wire):
+    path, before = orders
+    api.enqueue(wire.route, wire.text("好的。"))
+
+    outcome = ask(api, wire, path)
+
+    check(outcome, stop=StopReason.ANSWERED, orders=path, before=before, requests=1)
+    body = api.requests_for(wire.route)[0].body
+    field = "max_output_tokens" if wire.provider == "openai" else "max_tokens"
+    assert body[field] == 4000  # the default 16,000-character cap, at about four characters a token
+
+
+@BOTH
+def test_output_token_cap_is_configurable(api, orders, wire):
+    path, before = orders
+    api.enqueue(wire.route, wire.text("好的。"))
+
+    outcome = ask(api, wire, path, env={"ORDERBOT_MAX_OUTPUT_TOKENS": "300"})
+
+    check(outcome, stop=StopReason.ANSWERED, orders=path, before=before, requests=1)
+    body = api.requests_for(wire.route)[0].body
+    assert body["max_output_tokens" if wire.provider == "openai" else "max_tokens"] == 300
+
+
+@BOTH
+def test_reply_cut_off_at_the_token_limit_is_not_an_answer(api, orders, wire):
+    path, before = orders
+    partial = "订单 ORD-1001 的状态是已发货，预计送达时间为"
+    api.enqueue(wire.route, wire.cut(partial))
+
+    outcome = ask(api, wire, path)
+
+    check(outcome, stop=StopReason.RESPONSE_TRUNCATED, orders=path, before=before, requests=1)
+    assert outcome.code == 3
+    assert outcome.doc["answer"] is None
+    assert outcome.doc["partial_answer"] == partial
+    assert "cut off" in outcome.doc["stop_detail"]
+
+
+@BOTH
+def test_reply_cut_off_shows_the_partial_text_as_partial(api, orders, wire):
+    path, before = orders
+    api.enqueue(wire.route, wire.cut("订单 ORD-1001 的状态是已发货，预计\n\n"))
+
+    outcome = run("查询 ORD-1001", orders=path, caps=CAPS, provider=wire.provider, json_out=False,
+                  extra=("--base-url", api.url))
+
+    check(outcome, stop=StopReason.RESPONSE_TRUNCATED, orders=path, before=before)
+    assert "Partial answer (cut off)" in outcome.stdout
+    assert "订单 ORD-1001 的状态是已发货，预计" in outcome.stdout
+    assert "Answer" not in outcome.stdout.replace("Partial answer", "")
+
+
+@BOTH
+def test_tool_call_cut_off_at_the_token_limit_is_not_executed(api, orders, wire):
+    path, before = orders
+    cut = wire.calls(("get_order_status", '{"order_id": "ORD-10'))
+    if wire.provider == "openai":
+        cut = {**cut, "status": "incomplete", "incomplete_details": {"reason": "max_output_tokens"}}
+    else:
+        cut["choices"][0]["finish_reason"] = "length"
+    api.enqueue(wire.route, cut)
+
+    outcome = ask(api, wire, path)
+
+    check(outcome, stop=StopReason.RESPONSE_TRUNCATED, orders=path, before=before, requests=1)
+    assert outcome.decisions() == ["not_executed"]
 
 
 # ---- 6. an empty reply ----------------------------------------------------------------
