@@ -23,6 +23,10 @@ MESSAGES: dict[str, dict[str, str]] = {
         "en": "Stopped: the model's response was too large.",
         "zh": "已停止：模型的回复太长。",
     },
+    "stop.response_truncated": {
+        "en": "Stopped: the model's response was cut off.",
+        "zh": "已停止：模型的回复被截断了。",
+    },
     "stop.awaiting_approval": {
         "en": "Paused: an action is waiting for your approval.",
         "zh": "已暂停：有一个操作等待你的确认。",
@@ -62,6 +66,11 @@ MESSAGES: dict[str, dict[str, str]] = {
         "en": "The model's response had {size:,} characters, over the {cap:,} cap.",
         "zh": "模型的回复有 {size:,} 个字符，超过了 {cap:,} 的上限。",
     },
+    "detail.response_truncated": {
+        "en": "The model's response was cut off at the output-token limit after {size:,} characters.",
+        "zh": "模型的回复在 {size:,} 个字符处因输出 token 上限被截断。",
+    },
+    "outcome.partial_answer": {"en": "Partial answer (cut off)", "zh": "部分回答（已截断）"},
     "detail.provider_crashed": {
         "en": "The model provider failed unexpectedly ({kind}).",
         "zh": "模型服务意外出错（{kind}）。",
@@ -203,6 +212,8 @@ MESSAGES: dict[str, dict[str, str]] = {
         "zh": "orderbot runs show ID 查看其中一次；orderbot resume ID 继续它。",
     },
     # ---- orderbot runs -----------------------------------------------------------------------------
+    "runs.server_model": {"en": "server model: {model}", "zh": "服务器模型：{model}"},
+    "runs.fingerprint": {"en": "fingerprint {fingerprint}", "zh": "指纹 {fingerprint}"},
     "runs.none": {"en": "No runs recorded in {dir}.", "zh": "{dir} 中没有记录任何运行。"},
     "runs.no_match": {"en": "No runs match.", "zh": "没有符合条件的运行。"},
     "runs.approved": {"en": "approved", "zh": "已批准"},

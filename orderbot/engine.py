@@ -156,10 +156,13 @@ class RunState(BaseModel):
     stop_reason: StopReason | None = None
     stop_detail: str = ""
     answer: str | None = None
+    partial_answer: str | None = None  # the text of a response cut off at the token limit: not an answer
     calls: list[CallRecord] = Field(default_factory=list)
     pending: list[PendingCall] = Field(default_factory=list)
     input_tokens: int = 0
     output_tokens: int = 0
+    server_model: str | None = None  # the model the server says answered (the latest request)
+    system_fingerprint: str | None = None  # its system_fingerprint, when the server sends one
 
     @classmethod
     def start(
@@ -259,6 +262,7 @@ class Engine:
         """
         self._state = state
         self._budget = Budget(self.limits, self.clock)
+        self._phase = Phase.PLAN  # where a Ctrl-C lands: plan while the model thinks, act while tools run
         state.stop_reason, state.stop_detail = None, ""
         self._emit(
             state.steps,
@@ -306,6 +310,7 @@ class Engine:
             "tools": [t["name"] for t in request.tools],
         }
         began = self.clock()
+        self._phase = Phase.PLAN
         try:
             turn = self.model.respond(request)
         except ModelTimeout as exc:
@@ -322,6 +327,8 @@ class Engine:
         if turn.usage is not None:
             state.input_tokens += turn.usage.input_tokens
             state.output_tokens += turn.usage.output_tokens
+        if turn.server_model:
+            state.server_model, state.system_fingerprint = turn.server_model, turn.fingerprint
         self._unrun = list(turn.calls)
         self._data = {
             "sent": sent,
@@ -333,9 +340,16 @@ class Engine:
             "text": turn.text[:2000] or None,
         }
         budget.check_response(turn.size)
+        if turn.truncated:  # cut off at the output-token cap: the text is partial, a call may be cut mid-argument
+            state.partial_answer = turn.text.rstrip() or None
+            cut = f"; {_n(len(turn.calls), 'call')} not executed" if turn.calls else ""
+            raise LimitExceeded(
+                StopReason.RESPONSE_TRUNCATED,
+                f"the model's response was cut off at the output-token limit after {turn.size:,} characters{cut}",
+            )
         state.items.extend(turn.items)
         if not turn.calls:
-            state.answer = turn.text
+            state.answer = turn.text.rstrip()  # trailing newlines would show as blank lines
             return Stop(StopReason.ANSWERED, _one_line(turn.text), self._data)
         budget.check_before_tool_calls([c.name for c in turn.calls])
         label = f"proposed {_n(len(turn.calls), 'call')}"
@@ -353,6 +367,7 @@ class Engine:
 
     def _act(self, step: int) -> Stop | None:
         state = self._state
+        self._phase = Phase.ACT
         ctx = ToolContext(user=state.user, run_id=state.run_id)
         outputs: list[FunctionCallOutput] = []
         waiting: list[PendingCall] = []
@@ -397,6 +412,7 @@ class Engine:
             return None
         if approve is None:
             return Stop(StopReason.AWAITING_APPROVAL, "a call is still waiting for approval")
+        self._phase = Phase.ACT
         ctx = ToolContext(user=state.user, run_id=state.run_id)
         outputs = []
         for pending in state.pending:
@@ -495,7 +511,7 @@ class Engine:
         state.stop_reason, state.stop_detail = stop.reason, stop.detail
         if stop.reason is StopReason.AWAITING_APPROVAL:
             return  # the approval-needed transition is the last one: the run is paused
-        source = Phase.ACT if stop.reason is StopReason.CANCELLED else Phase.PLAN
+        source = self._phase if stop.reason is StopReason.CANCELLED else Phase.PLAN
         self._emit(state.steps, Event.FINISHED, stop.detail, stop.data, str(stop.reason), source=source)
 
     # ---- helpers --------------------------------------------------------------------

@@ -20,6 +20,7 @@ class StopReason(StrEnum):
     TIME_LIMIT = "time_limit"
     TOOL_CALL_LIMIT = "tool_call_limit"
     RESPONSE_TOO_LARGE = "response_too_large"
+    RESPONSE_TRUNCATED = "response_truncated"  # the server stopped at the output-token cap
     AWAITING_APPROVAL = "awaiting_approval"
     MODEL_ERROR = "model_error"
     CANCELLED = "cancelled"

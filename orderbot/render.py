@@ -110,6 +110,7 @@ def json_document(
         "stop_detail": state.stop_detail or None,
         "exit_code": exit_code,
         "answer": state.answer,
+        "partial_answer": state.partial_answer,
         "question": state.question,
         "user": state.user,
         "provider": provider,
@@ -197,6 +198,16 @@ def print_outcome(console: Console, state: RunState, *, resume_hint: str | None 
         return
     style = STYLE_WARN if state.stop_reason is StopReason.AWAITING_APPROVAL else STYLE_ERROR
     console.print(Text(format_stop(state), style=style))
+    if state.partial_answer:  # what arrived before the cut, marked so nobody takes it for the answer
+        console.print(
+            Panel(
+                Text(state.partial_answer + " …"),
+                title=_t("outcome.partial_answer"),
+                title_align="left",
+                border_style=STYLE_WARN,
+                box=box.ROUNDED if console.is_terminal else box.ASCII,
+            )
+        )
     observed = format_observed(state)
     if observed:
         console.print(_t("outcome.observed"), markup=False)

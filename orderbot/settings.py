@@ -49,7 +49,7 @@ class Settings(BaseSettings):
     keep_runs: int = Field(200, ge=1)
     approval_ttl_hours: float = Field(24.0, gt=0)
 
-    @field_validator("api_key", "base_url", "user", "orders", "state_dir", mode="before")
+    @field_validator("api_key", "base_url", "user", "orders", "state_dir", "max_output_tokens", mode="before")
     @classmethod
     def _empty_is_unset(cls, value: object) -> object:
         return None if isinstance(value, str) and not value.strip() else value

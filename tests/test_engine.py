@@ -6,9 +6,10 @@ import json
 
 import pytest
 
+from orderbot.commands.common import EXIT_CODES
 from orderbot.engine import Engine, Limits, Phase, RunState, StopReason
 from orderbot.errors import ModelError, ModelTimeout
-from orderbot.items import FunctionCallOutput
+from orderbot.items import FunctionCallOutput, assistant
 from orderbot.models.base import ModelRequest, Turn
 from orderbot.models.scripted import ScriptedModel, call, calls, text
 from orderbot.orders import OrderIdArgs
@@ -158,6 +159,31 @@ def test_keyboard_interrupt_cancels(toolbox):
     state, seen = run(model, toolbox)
     assert state.stop_reason is StopReason.CANCELLED
     assert seen[-1].to is Phase.FINISH
+    assert seen[-1].from_ is Phase.PLAN  # the model request was under way, not a tool
+
+
+def test_keyboard_interrupt_during_a_tool_is_labelled_act():
+    def interrupted(args, ctx):
+        raise KeyboardInterrupt
+
+    slow = Tool("slow", "is interrupted", OrderIdArgs, interrupted)
+    model = ScriptedModel([calls(call("slow", {"order_id": "ORD-1"}))])
+    state, seen = run(model, Toolbox([slow]))
+    assert state.stop_reason is StopReason.CANCELLED
+    assert (seen[-1].from_, seen[-1].to) == (Phase.ACT, Phase.FINISH)
+
+
+def test_answer_loses_trailing_newlines(toolbox):
+    state, _ = run(ScriptedModel([text("好的。\n\n  \n")]), toolbox)
+    assert state.answer == "好的。"
+
+
+def test_truncated_response_is_its_own_stop_with_the_partial_text(toolbox):
+    cut = Turn((assistant("订单 ORD-1001 的状态是\n"),), truncated=True, server_model="qwen2.5-1.5b", fingerprint="b1")
+    state, _ = run(ScriptedModel([cut]), toolbox)
+    assert state.stop_reason is StopReason.RESPONSE_TRUNCATED and EXIT_CODES[state.stop_reason] == 3
+    assert state.answer is None and state.partial_answer == "订单 ORD-1001 的状态是"
+    assert (state.server_model, state.system_fingerprint) == ("qwen2.5-1.5b", "b1")
 
 
 @pytest.mark.parametrize(

@@ -22,6 +22,7 @@ EXIT_CODES: dict[StopReason, int] = {
     StopReason.TIME_LIMIT: 3,
     StopReason.TOOL_CALL_LIMIT: 3,
     StopReason.RESPONSE_TOO_LARGE: 3,
+    StopReason.RESPONSE_TRUNCATED: 3,
     StopReason.AWAITING_APPROVAL: 4,
     StopReason.MODEL_ERROR: 5,
     StopReason.CANCELLED: 130,

@@ -130,6 +130,11 @@ def print_record(console, record, *, trace: bool = False) -> None:
             style=STYLE_DIM,
         )
     )
+    if state.server_model:  # what the server said answered, which may differ from what was asked for
+        line = t("runs.server_model", model=state.server_model)
+        if state.system_fingerprint:
+            line += " · " + t("runs.fingerprint", fingerprint=state.system_fingerprint)
+        console.print(Text(line, style=STYLE_DIM))
     by_segment: dict[int, list] = {}
     for doc in record.transitions:
         by_segment.setdefault(doc.get("segment", 0), []).append(transition_from_dict(doc))

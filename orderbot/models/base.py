@@ -70,6 +70,15 @@ def output_token_cap(settings) -> int:
     return max(256, settings.max_response_chars // CHARS_PER_TOKEN)
 
 
+def server_name(value: object) -> str | None:
+    """A name the server gave (its model, its fingerprint), kept only as short printable
+    text: it is shown by `runs show` and nothing from a server reaches the terminal raw."""
+    if not isinstance(value, str):
+        return None
+    text = "".join(ch for ch in value[:200] if ch.isprintable()).strip()
+    return text or None
+
+
 PLACEHOLDER_ARGUMENTS = "{}"
 
 

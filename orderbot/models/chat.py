@@ -21,7 +21,7 @@ from typing import Any
 from orderbot.errors import EmptyReply, ModelResponseError
 from orderbot.items import FunctionCall, FunctionCallOutput, Item, Message
 from orderbot.models._http import Classifier, RetryPolicy, as_dict, call_within, make_client
-from orderbot.models.base import ModelRequest, Turn, Usage, output_token_cap, replayable
+from orderbot.models.base import ModelRequest, Turn, Usage, output_token_cap, replayable, server_name
 
 # Some local reasoning models put their thinking inline before the answer.
 THINKING = re.compile(r"^\s*<think>.*?</think>\s*", re.S)
@@ -134,14 +134,9 @@ def to_turn(response: dict, new_id=lambda: "call_chat") -> Turn:
         tuple(items),
         _usage(response.get("usage")),
         truncated=truncated,
-        server_model=_short(response.get("model")),
-        fingerprint=_short(response.get("system_fingerprint")),
+        server_model=server_name(response.get("model")),
+        fingerprint=server_name(response.get("system_fingerprint")),
     )
-
-
-def _short(value: object) -> str | None:
-    """A server-given name, kept only when it is a plain short string."""
-    return value[:200] if isinstance(value, str) and value.strip() else None
 
 
 def _usage(usage: object) -> Usage | None:

@@ -20,7 +20,7 @@ from typing import Any
 from orderbot.errors import EmptyReply, ModelResponseError
 from orderbot.items import FunctionCall, FunctionCallOutput, Item, Message, ProviderItem
 from orderbot.models._http import Classifier, RetryPolicy, as_dict, call_within, make_client
-from orderbot.models.base import ModelRequest, Turn, Usage, output_token_cap, replayable
+from orderbot.models.base import ModelRequest, Turn, Usage, output_token_cap, replayable, server_name
 
 OUTPUT_TYPES = (FunctionCall, ProviderItem)  # with assistant messages: what a response produces
 
@@ -155,13 +155,12 @@ def to_turn(response: dict) -> tuple[Turn, list[dict]]:
             raise ModelResponseError("the model service sent an output item that is not an object")
         items.append(_item(raw))
         originals.append(raw)
-    model = response.get("model")
     turn = Turn(
         tuple(items),
         _usage(response.get("usage")),
         # "incomplete": stopped by max_output_tokens (or a content filter) part way through
         truncated=response.get("status") == "incomplete",
-        server_model=model[:200] if isinstance(model, str) and model.strip() else None,
+        server_model=server_name(response.get("model")),
     )
     if not turn.calls and not turn.text and not turn.truncated:
         raise EmptyReply("the model returned nothing (an empty reply with no text and no tool call)")

@@ -214,11 +214,17 @@ def test_any_model_ends_in_a_clean_bounded_stop(fuzz_store, moves, limits, user,
     # The stop matches what happened.
     last = model.turns[-1] if len(model.turns) == len(model.requests) else None
     if state.stop_reason is StopReason.ANSWERED:
-        assert last is not None and not last.calls and state.answer == last.text
+        assert last is not None and not last.calls and state.answer == last.text.rstrip()
     if state.stop_reason is StopReason.STEP_LIMIT:
         assert state.steps == limits.max_steps and last is not None and last.calls
     if (
-        state.stop_reason in (StopReason.STEP_LIMIT, StopReason.RESPONSE_TOO_LARGE, StopReason.TOOL_CALL_LIMIT)
+        state.stop_reason
+        in (
+            StopReason.STEP_LIMIT,
+            StopReason.RESPONSE_TOO_LARGE,
+            StopReason.RESPONSE_TRUNCATED,
+            StopReason.TOOL_CALL_LIMIT,
+        )
         and last is not None
     ):
         ids = {c.call_id for c in last.calls}

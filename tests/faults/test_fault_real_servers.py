@@ -205,8 +205,9 @@ def test_reply_cut_off_shows_the_partial_text_as_partial(api, orders, wire):
     path, before = orders
     api.enqueue(wire.route, wire.cut("订单 ORD-1001 的状态是已发货，预计\n\n"))
 
-    outcome = run("查询 ORD-1001", orders=path, caps=CAPS, provider=wire.provider, json_out=False,
-                  extra=("--base-url", api.url))
+    outcome = run(
+        "查询 ORD-1001", orders=path, caps=CAPS, provider=wire.provider, json_out=False, extra=("--base-url", api.url)
+    )
 
     check(outcome, stop=StopReason.RESPONSE_TRUNCATED, orders=path, before=before)
     assert "Partial answer (cut off)" in outcome.stdout
@@ -255,3 +256,29 @@ def test_empty_reply_twice_says_the_model_returned_nothing(api, orders, wire):
     check(outcome, stop=StopReason.MODEL_ERROR, orders=path, before=before, requests=1)
     assert len(api.requests_for(wire.route)) == 2
     assert "returned nothing" in outcome.doc["stop_detail"]
+
+
+# ---- also: what the server says it is ----------------------------------------------------
+
+
+@BOTH
+def test_server_model_and_fingerprint_are_recorded_and_shown(api, orders, wire):
+    from typer.testing import CliRunner
+
+    from orderbot.cli import app
+
+    path, before = orders
+    reply = wire.text("好的。")
+    reply["model"] = "qwen2.5-1.5b-instruct-q4_k_m.gguf\x1b[31m"
+    if wire.provider == "chat":
+        reply["system_fingerprint"] = "b4891-3e7e4e3c"
+    api.enqueue(wire.route, reply)
+
+    outcome = ask(api, wire, path)
+
+    check(outcome, stop=StopReason.ANSWERED, orders=path, before=before, requests=1)
+    shown = CliRunner().invoke(app, ["runs", "show", outcome.doc["run_id"]])
+    assert shown.exit_code == 0, shown.output
+    assert "qwen2.5-1.5b-instruct-q4_k_m.gguf[31m" in shown.output  # no raw escape
+    assert "\x1b" not in shown.output
+    assert ("fingerprint b4891-3e7e4e3c" in shown.output) is (wire.provider == "chat")
