@@ -1,0 +1,109 @@
+"""A warm `orderbot` for the docs test: one process imports orderbot once, then forks per command.
+
+Starting Python and importing orderbot's libraries costs ~0.5 s of CPU per command, and the
+docs hold dozens of commands. So the docs test starts this server once and puts a small
+`orderbot` shim first on PATH. bash runs the shim as it would run the installed console
+script; the shim hands the server its arguments, environment, working directory and its
+standard input, output and error (the file descriptors themselves, over a Unix socket) and
+exits with the code the server sends back. For each command the server forks a worker,
+which takes those descriptors as its own 0, 1 and 2 and runs `orderbot.cli.main()`, then
+ends the way the console script's process ends (exit code, atexit, uncaught traceback).
+The worker is a real process writing to the real pipe or file, so what is printed, whether
+stdout is a terminal, and the exit code are what the installed command gives; only the
+imports were done before. tests/test_docs.py checks that against the real console script.
+
+    python tests/warm_orderbot.py SOCKET    # serve; prints "ready" once listening
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+import json
+import os
+import pkgutil
+import signal
+import socket
+import sys
+import time
+
+# The shim: stdlib only, started with -IS so it costs a few milliseconds.
+SHIM = """#!{python} -IS
+import json, os, socket, sys
+with socket.socket(socket.AF_UNIX) as server:
+    server.connect({socket!r})
+    request = {{"argv": sys.argv, "cwd": os.getcwd(), "env": dict(os.environ)}}
+    socket.send_fds(server, [json.dumps(request).encode()], [0, 1, 2])
+    code = server.recv(16)
+sys.exit(int(code) if code else 70)
+"""
+
+
+def write_shim(directory: str, socket_path: str) -> str:
+    path = os.path.join(directory, "orderbot")
+    with open(path, "w", encoding="utf-8") as file:
+        file.write(SHIM.format(python=sys.executable, socket=socket_path))
+    os.chmod(path, 0o755)
+    return path
+
+
+def preload() -> None:
+    """Import what a command would import; nothing runs, so no setting or language is read yet."""
+    import orderbot
+
+    for module in pkgutil.walk_packages(orderbot.__path__, "orderbot."):
+        if module.name.endswith("__main__"):  # that one runs the CLI
+            continue
+        with contextlib.suppress(ImportError):  # an optional extra that is not installed
+            importlib.import_module(module.name)
+
+
+def serve(socket_path: str) -> None:
+    preload()
+    listener = socket.socket(socket.AF_UNIX)
+    listener.bind(socket_path)
+    listener.listen(8)
+    signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # the waiters below reap themselves
+    print("ready", flush=True)
+    while True:
+        connection, _ = listener.accept()
+        if os.fork() == 0:  # a waiter: forks the worker, waits for it, reports its exit code
+            listener.close()
+            signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+            message, fds, _, _ = socket.recv_fds(connection, 1 << 20, 3)
+            worker = os.fork()
+            if worker == 0:
+                connection.close()
+                become_the_command(json.loads(message), fds)
+                sys.exit(0)  # main() returned without SystemExit
+            for fd in fds:
+                os.close(fd)
+            _, status = os.waitpid(worker, 0)
+            code = os.waitstatus_to_exitcode(status)
+            connection.sendall(str(code if code >= 0 else 128 - code).encode())
+            os._exit(0)
+        connection.close()
+
+
+def become_the_command(request: dict, fds: list[int]) -> None:
+    """Take over the shim's descriptors, directory and environment, then run the CLI.
+
+    sys.stdin, sys.stdout and sys.stderr stay the objects Python opened at start-up (on a
+    pipe, with the same PYTHONIOENCODING as the commands get): after dup2 they read and write
+    the shim's descriptors, exactly as the console script's own streams would.
+    """
+    for target, fd in enumerate(fds):
+        os.dup2(fd, target)
+        os.close(fd)
+    os.chdir(request["cwd"])
+    os.environ.clear()
+    os.environ.update(request["env"])
+    time.tzset()
+    sys.argv = request["argv"]
+    from orderbot.cli import main
+
+    main()
+
+
+if __name__ == "__main__":
+    serve(sys.argv[1])
