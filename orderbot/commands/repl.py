@@ -117,7 +117,8 @@ class Repl:
                     self.turn(line)
 
     def exit_code(self) -> int:
-        from orderbot.engine import EXIT_CODES, StopReason
+        from orderbot.commands.common import EXIT_CODES
+        from orderbot.engine import StopReason
 
         paused = self.last_stop is StopReason.AWAITING_APPROVAL
         return EXIT_CODES[StopReason.AWAITING_APPROVAL] if paused and not self.interactive else 0
