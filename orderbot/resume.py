@@ -1,20 +1,28 @@
 """Resuming a stored run: every re-check before its state is trusted again, then the run.
 
-A record on disk is old state. Before it continues, the session user must be the run's,
-every tool must be the version the run used, an approval must not have expired, the
-action must still be possible, and no approved call may have been left half-done. Only
-then does orderbot.runner continue it, with a fresh budget, appending to the same record.
+A record on disk is old state, and untrusted input: RunStore.load has already checked its
+integrity tag and that it is the run its file is named after. Before it continues, the
+session user must be the run's, every tool must be the version the run used, each waiting
+call must be, field for field, the call the model made in the recorded conversation, an
+approval must be neither expired nor dated in the future, the action must still be
+possible, and no approved call may have been left half-done. Only then does orderbot.runner
+continue it, with a fresh budget, appending to the same record.
 """
 
 from __future__ import annotations
+
+import math
 
 from orderbot.engine import PendingCall, StopReason
 from orderbot.errors import RecordError
 from orderbot.items import FunctionCall
 from orderbot.limits import LIMIT_STOPS
 from orderbot.runs import COMMITTED, EXECUTING, RunRecord
-from orderbot.tools import Refused, Toolbox, ToolContext
+from orderbot.tools import Prepared, Refused, Toolbox, ToolContext
 
+# How far in the future a request may seem to have been made: clocks of machines sharing a
+# state directory drift a little; a record dated further ahead was altered.
+CLOCK_SKEW = 300.0  # seconds
 RESUMABLE = LIMIT_STOPS | {StopReason.AWAITING_APPROVAL, StopReason.MODEL_ERROR, StopReason.CANCELLED}
 
 
@@ -76,6 +84,16 @@ def _check_pending(
         raise RecordError(
             f"the tool {pending.name} changed since the approval was requested; the run will not be resumed"
         )
+    mismatch = binding_mismatch(record, pending, tool)
+    if mismatch:
+        raise RecordError(
+            f"the call run {rid} waits for does not match the call the model made ({mismatch}); "
+            "the record was altered, nothing was executed"
+        )
+    if not math.isfinite(pending.requested_at) or pending.requested_at > now + CLOCK_SKEW:
+        raise RecordError(
+            f"the approval request of run {rid} is dated in the future; the record was altered, nothing was executed"
+        )
     age = now - pending.requested_at
     if age > ttl_hours * 3600:
         raise RecordError(
@@ -92,3 +110,48 @@ def _check_pending(
         )
     if prepared.canonical_arguments != pending.arguments:
         raise RecordError(f"the approval of run {rid} no longer matches its call; nothing was executed")
+
+
+def binding_mismatch(record: RunRecord, pending: PendingCall, tool) -> str | None:
+    """What differs between a waiting call and the call the model made, or None.
+
+    The waiting call must equal, field for field (call id, tool name, canonical arguments,
+    tool version, step, user), the function call in the recorded conversation and in the
+    recorded model turn of its step, which no call record may already have settled."""
+    state = record.state
+    if pending.user != state.user:
+        return "its user differs from the run's"
+    if pending.version != record.tool_versions.get(pending.name):
+        return "its tool version differs from the run's"
+    made = [i for i in state.items if isinstance(i, FunctionCall) and i.call_id == pending.call_id]
+    if len(made) != 1:
+        return "the conversation has no such call" if not made else "the call id appears twice"
+    call = made[0]
+    if call.name != pending.name:
+        return "its tool name differs"
+    if canonical_arguments(tool, call.arguments) != pending.arguments:
+        return "its arguments differ"
+    if any(c.call_id == pending.call_id for c in state.calls):
+        return "it was already settled"
+    turns = [t for t in record.turns if t.get("step") == pending.step]
+    made_in_turn = [
+        i
+        for t in turns
+        for i in t.get("items", ())
+        if i.get("type") == "function_call" and i.get("call_id") == call.call_id
+    ]
+    if [(i.get("name"), i.get("arguments")) for i in made_in_turn] != [(call.name, call.arguments)]:
+        return "the recorded model turn differs"
+    return None
+
+
+def canonical_arguments(tool, raw: str) -> str | None:
+    """The arguments as dispatch would bind them (see tools.Prepared), None if invalid."""
+    from pydantic import ValidationError
+
+    try:
+        args = tool.args.model_validate_json(raw or "{}")
+    except ValidationError:
+        return None
+    return Prepared(FunctionCall(call_id="", name=tool.name, arguments=raw), tool, args).canonical_arguments
+

@@ -9,8 +9,16 @@ inspect the run (`orderbot runs show`), to resume it (`orderbot resume`) and to 
 transition, the tool versions, and any call waiting for approval with its binding.
 
 Records are bounded: long texts and results are shortened, the oldest entries are
-dropped past fixed counts, and only the newest `keep` runs are kept. No key, token or
-base URL is ever written: the record names the provider and the model, nothing more.
+dropped past fixed counts, and only the newest `keep` runs are kept (pruned once a run has
+finished, from one directory listing, and only files named like run ids). No API key,
+token or base URL is ever written: the record names the provider and the model.
+
+Each record ends with an integrity tag, an HMAC-SHA256 of the rest of the file made with a
+key private to the state directory (`record.key`, created once, mode 0600, never printed
+nor written into a record). A record whose tag does not verify (edited by another tool,
+copied from another machine or state directory) or that is not the run its file is named
+after is refused for resume and replay; `runs show` still shows it, marked as altered.
+docs/threat-model.md says what this protects against and what it cannot.
 
 The engine knows nothing of this module. A `Recorder` is an engine observer; it also wraps
 the model (to keep each turn for replay) and the approver (to note a side effect as
@@ -20,6 +28,8 @@ the model (to keep each turn for replay) and the approver (to note a side effect
 from __future__ import annotations
 
 import contextlib
+import hashlib
+import hmac
 import json
 import os
 import re
@@ -41,6 +51,12 @@ from orderbot.tools import Toolbox
 FORMAT = "orderbot-run"
 VERSION = 1
 RUN_ID = re.compile(r"^\d{6}-\d{6}-[0-9a-f]{4}$")
+RUN_ID_LENGTH = 18
+KEY_FILE = "record.key"  # in the state directory, next to runs/
+KEY_BYTES = 32
+# The tag is the record's last member, so the bytes it covers are the file without it.
+TAG_PREFIX = b',"integrity":"hmac-sha256:'
+TAG = re.compile(rb',"integrity":"hmac-sha256:([0-9a-f]{64})"\}\n?\Z')
 
 # Per-entry bounds, in characters, and how many entries of each kind a record keeps (the
 # oldest go first). Together they cap a record at roughly 3 MB; a typical run is a few KB.
@@ -120,6 +136,9 @@ class RunRecord:
     updated_at: str = ""
     turn_texts: list[str] = field(default_factory=list)
     transition_texts: list[str] = field(default_factory=list)
+    # Why the record cannot be trusted (tag missing or wrong, renamed) when it was loaded
+    # for display only; None for a record that verified or was made in this process.
+    altered: str | None = None
     _items: list[tuple[Item, Item]] = field(default_factory=list, repr=False)  # (source, bounded)
     _calls: list[tuple[Any, Any]] = field(default_factory=list, repr=False)
 
@@ -419,33 +438,61 @@ class RunStore:
     """The records in `<state_dir>/runs`, newest first by run id (ids sort by time)."""
 
     def __init__(self, state_dir: Path, *, keep: int = 200) -> None:
-        self.dir = Path(state_dir) / "runs"
+        self.state_dir = Path(state_dir)
+        self.dir = self.state_dir / "runs"
         self.keep = keep
+        self._key: bytes | None = None
 
     def path(self, run_id: str) -> Path:
         return self.dir / f"{run_id}.json"
 
-    def ids(self) -> list[str]:
+    def _names(self) -> list[str]:
         try:
-            names = os.listdir(self.dir)
+            return os.listdir(self.dir)
         except FileNotFoundError:
             return []
         except OSError as exc:
             raise RecordError(f"{self.dir}: cannot be listed ({exc.strerror or exc})") from None
-        return sorted((n[:-5] for n in names if n.endswith(".json") and not n.startswith(".")), reverse=True)
+
+    def ids(self) -> list[str]:
+        """Run ids with a record, newest first; files not named like a run id are not ours."""
+        return _run_ids(self._names())
+
+    # -- the integrity key and tag --
+
+    def key(self, *, create: bool) -> bytes | None:
+        """The state directory's record key; made once (0600) when `create` and missing."""
+        if self._key is None:
+            self._key = read_or_create_key(self.state_dir / KEY_FILE, create=create)
+        return self._key
+
+    def tag(self, body: bytes) -> bytes:
+        """The record's bytes with its integrity tag as the last member."""
+        key = self.key(create=True)
+        assert key is not None
+        return body[:-1] + TAG_PREFIX + _digest(key, body).encode() + b'"}'
+
+    def check_tag(self, raw: bytes) -> str | None:
+        """Why the tag of these record bytes does not verify, or None when it does."""
+        found = TAG.search(raw)
+        if found is None:
+            return "it carries no integrity tag"
+        key = self.key(create=False)
+        body = raw[: found.start()] + b"}"
+        if key is None or not hmac.compare_digest(_digest(key, body).encode(), found.group(1)):
+            return "its integrity tag does not match (edited, or copied from another state directory)"
+        return None
+
+    # -- reading and writing --
 
     def save(self, record: RunRecord) -> Path:
         """Write the record atomically: a reader sees the old file or the new one, never half."""
         path = self.path(record.run_id)
-        first = not path.exists()
-        data = record.to_json().encode()
         try:
             self.dir.mkdir(mode=0o700, parents=True, exist_ok=True)  # records hold customers' orders
-            atomic_write(path, data)
+            atomic_write(path, self.tag(record.to_json().encode()))
         except OSError as exc:
             raise RecordError(f"cannot write the run record {path}: {exc.strerror or exc}") from None
-        if first:
-            self.prune(keep_id=record.run_id)
         return path
 
     def resolve(self, run_id: str) -> str:
@@ -458,17 +505,19 @@ class RunStore:
             # Ids sort by the second they started in; two runs in one second need the clock of
             # the file. A run resumed since was written since: it is the last one too.
             return max(ids[:20], key=self._written_at)
-        if RUN_ID.match(run_id):
+        if RUN_ID.fullmatch(run_id):
             if not self.path(run_id).exists():
                 raise RecordError(f"no run {run_id} in {self.dir}")
             return run_id
         if len(run_id) < 6 or not re.fullmatch(r"[0-9a-f-]+", run_id):
-            raise RecordError(f"{run_id[:40]!r} is not a run id (they look like 261130-050026-1a2b)")
+            raise RecordError(f"{shorten(run_id, 40)!r} is not a run id (they look like 261130-050026-1a2b)")
         found = [i for i in self.ids() if i.startswith(run_id)]
         if not found:
-            raise RecordError(f"no run starting with {run_id} in {self.dir}")
+            raise RecordError(f"no run starting with {shorten(run_id, 40)} in {self.dir}")
         if len(found) > 1:
-            raise RecordError(f"{run_id} matches {len(found)} runs ({', '.join(found[:3])}, ...): give more of the id")
+            raise RecordError(
+                f"{shorten(run_id, 40)} matches {len(found)} runs ({', '.join(found[:3])}, ...): give more of the id"
+            )
         return found[0]
 
     def _written_at(self, run_id: str) -> int:
@@ -477,8 +526,23 @@ class RunStore:
         except OSError:  # pruned meanwhile
             return 0
 
-    def load(self, run_id: str) -> RunRecord:
-        return read_record(self.path(self.resolve(run_id)))
+    def load(self, run_id: str, *, allow_altered: bool = False) -> RunRecord:
+        """The record of `run_id`, checked: its tag verifies and it is the run its file is
+        named after. `allow_altered` (for display only) returns an unverified record with
+        `altered` set instead of refusing it."""
+        path = self.path(self.resolve(run_id))
+        raw = _read(path)
+        record = parse_record(path, raw)
+        reason = self.check_tag(raw)
+        if record.run_id != path.stem or record.state.run_id != path.stem:
+            reason = f"the run inside is {shorten(record.state.run_id, 40)!r}, not {path.stem}"
+        if reason is not None:
+            if not allow_altered:
+                raise RecordError(
+                    f"the record of run {path.stem} was altered: {reason}; it will not be resumed or replayed"
+                )
+            record.altered = reason
+        return record
 
     def summaries(self) -> Iterator[RunSummary]:
         """Newest first; an unreadable record yields a summary with `error` set."""
@@ -506,17 +570,19 @@ class RunStore:
                 yield RunSummary(run_id=run_id, error=shorten(reason, 120))
 
     def prune(self, keep_id: str | None = None) -> list[str]:
-        """Delete the oldest records past `keep` (cheap: one directory listing)."""
-        ids = self.ids()
+        """Delete the oldest records past `keep`, with their lock and any temporary file a
+        killed writer left. One directory listing; only names that are a run id's (a
+        `0-my-notes.json` someone put here is not a record, and stays)."""
+        names = self._names()
+        ids = _run_ids(names)
         if len(ids) <= self.keep:
             return []
-        doomed = [i for i in ids[self.keep :] if i != keep_id]
-        for run_id in doomed:
-            leftovers = list(self.dir.glob(f".{run_id}.*.tmp"))  # from a process killed mid-write
-            for path in (self.path(run_id), self.dir / f"{run_id}.lock", *leftovers):
+        doomed = set(ids[self.keep :]) - {keep_id}
+        for name in names:
+            if _owner(name) in doomed:
                 with contextlib.suppress(OSError):
-                    path.unlink(missing_ok=True)
-        return doomed
+                    (self.dir / name).unlink()
+        return sorted(doomed, reverse=True)
 
     def lock(self, run_id: str):
         """A lock held while a run is resumed, so two shells cannot resume it at once."""
@@ -526,14 +592,77 @@ class RunStore:
         return FileLock(str(self.dir / f"{run_id}.lock"), timeout=0)
 
 
-def read_record(path: Path) -> RunRecord:
-    """Read and check one record file; any problem is a RecordError naming the file."""
+def _run_ids(names: list[str]) -> list[str]:
+    return sorted((n[:-5] for n in names if n.endswith(".json") and RUN_ID.fullmatch(n[:-5])), reverse=True)
+
+
+def _owner(name: str) -> str | None:
+    """The run id a file in runs/ belongs to: `<id>.json`, `<id>.lock`, `.<id>.json.*.tmp`."""
+    hidden = int(name.startswith("."))
+    stem, rest = name[hidden : hidden + RUN_ID_LENGTH], name[hidden + RUN_ID_LENGTH :]
+    if not RUN_ID.fullmatch(stem):
+        return None
+    if not hidden and rest in (".json", ".lock"):
+        return stem
+    if hidden and rest.startswith(".json.") and rest.endswith(".tmp"):
+        return stem
+    return None
+
+
+def _digest(key: bytes, body: bytes) -> str:
+    return hmac.new(key, body, hashlib.sha256).hexdigest()
+
+
+def read_or_create_key(path: Path, *, create: bool) -> bytes | None:
+    """The key in `path`; when missing and `create`, a new random one, written 0600 and
+    linked into place so two processes racing to make it end up with the same key."""
     try:
-        raw = path.read_bytes()
+        key = path.read_bytes()
+    except FileNotFoundError:
+        key = None
+    except OSError as exc:
+        raise RecordError(f"{path}: the record key cannot be read ({exc.strerror or exc})") from None
+    if key is not None:
+        if len(key) != KEY_BYTES:
+            raise RecordError(f"{path}: the record key is damaged; remove it (records made with it will be refused)")
+        return key
+    if not create:
+        return None
+    import tempfile
+
+    try:
+        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        fd, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")  # mode 0600
+        try:
+            with os.fdopen(fd, "wb") as handle:
+                handle.write(os.urandom(KEY_BYTES))
+                handle.flush()
+                os.fsync(handle.fileno())
+            with contextlib.suppress(FileExistsError):  # another process made it first: use theirs
+                os.link(temp, path)
+        finally:
+            os.unlink(temp)
+    except OSError as exc:
+        raise RecordError(f"{path}: the record key cannot be created ({exc.strerror or exc})") from None
+    return read_or_create_key(path, create=False)
+
+
+def _read(path: Path) -> bytes:
+    try:
+        return path.read_bytes()
     except FileNotFoundError:
         raise RecordError(f"{path}: no such run record") from None
     except OSError as exc:
         raise RecordError(f"{path}: cannot be read ({exc.strerror or exc})") from None
+
+
+def read_record(path: Path) -> RunRecord:
+    """Read one record file and check its shape (not its tag: RunStore.load does that);
+    any problem is a RecordError naming the file."""
+    return parse_record(path, _read(path))
+
+
+def parse_record(path: Path, raw: bytes) -> RunRecord:
     try:
         doc = json.loads(raw)
     except ValueError as exc:
@@ -542,13 +671,14 @@ def read_record(path: Path) -> RunRecord:
         raise RecordError(f"{path}: not an orderbot run record")
     if doc.get("version") != VERSION:
         raise RecordError(
-            f"{path}: run record version {doc.get('version')!r} is not supported (this orderbot reads {VERSION})"
+            f"{path}: run record version {shorten(repr(doc.get('version')), 20)} is not supported "
+            f"(this orderbot reads {VERSION})"
         )
     try:
         checked = RecordFile.model_validate(doc)
     except ValidationError as exc:
         error = exc.errors(include_url=False, include_input=False)[0]
-        where = ".".join(map(str, error["loc"])) or "record"
+        where = shorten(".".join(map(str, error["loc"])) or "record", 80)
         raise RecordError(f"{path}: the run record is damaged ({where}: {error['msg']})") from None
     return RunRecord.from_file(checked)
 
@@ -601,8 +731,10 @@ class Recorder:
         self.store.save(record)
 
     def close(self) -> None:
-        """The final write: the stop reason is set after the last transition of a pause."""
+        """The final write (the stop reason is set after the last transition of a pause),
+        then pruning: once the run has finished, never on its clock."""
         self.save()
+        self.store.prune(keep_id=self.record.run_id)
 
     def wrap(self, model: Model) -> Model:
         return _RecordingModel(model, self)

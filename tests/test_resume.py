@@ -7,6 +7,7 @@ import dataclasses
 import json
 import os
 import shutil
+import time
 from pathlib import Path
 
 import pytest
@@ -244,7 +245,7 @@ def test_unknown_run_id(orders_file):
     assert result.exit_code == 6 and "no run 261130-000000-abcd" in result.output
 
 
-def test_a_side_effect_tool_of_the_test_is_settled_like_cancel(tmp_path, clock):
+def test_a_side_effect_tool_of_the_test_is_settled_like_cancel(tmp_path):
     """Resume works for any side-effecting tool, not only cancel_order."""
     from pydantic import BaseModel
 
@@ -267,6 +268,6 @@ def test_a_side_effect_tool_of_the_test_is_settled_like_cancel(tmp_path, clock):
     runner.start(state, Limits())
     assert sent == [] and state.stop_reason is StopReason.AWAITING_APPROVAL
     stored = runs.load(state.run_id)
-    check_resume(stored, toolbox, user="C001", approve=True, now=clock(), ttl_hours=24)
+    check_resume(stored, toolbox, user="C001", approve=True, now=time.time(), ttl_hours=24)  # recorded on time.time
     runner.resume(stored, Limits(), approve=True)
     assert sent == ["hi"] and runs.load(state.run_id).side_effects == {"n1": COMMITTED}

@@ -98,7 +98,7 @@ def show(
 
         store = _store(state_dir)
         path = store.path(store.resolve(run_id))
-        record = store.load(path.stem)
+        record = store.load(path.stem, allow_altered=True)  # shown, marked; never resumed or replayed
         if json_out:
             sys.stdout.write(json.dumps(json.loads(path.read_bytes()), ensure_ascii=False, indent=2) + "\n")
             return
@@ -135,6 +135,14 @@ def print_record(console, record, *, trace: bool = False) -> None:
         if state.system_fingerprint:
             line += " · " + t("runs.fingerprint", fingerprint=state.system_fingerprint)
         console.print(Text(line, style=STYLE_DIM))
+    if record.altered:
+        console.print(
+            Text(
+                f"This record was altered outside orderbot ({record.altered}): "
+                "it is shown as found, and will not be resumed or replayed.",
+                style=STYLE_ERROR,
+            )
+        )
     by_segment: dict[int, list] = {}
     for doc in record.transitions:
         by_segment.setdefault(doc.get("segment", 0), []).append(transition_from_dict(doc))
@@ -159,7 +167,7 @@ def print_record(console, record, *, trace: bool = False) -> None:
     if state.stop_reason is None:
         console.print(Text(t("outcome.not_finished"), style=STYLE_ERROR))
         return
-    print_outcome(console, state, resume_hint=resume_hint(state))
+    print_outcome(console, state, resume_hint=None if record.altered else resume_hint(state))
 
 
 def _store(state_dir):
