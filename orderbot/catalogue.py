@@ -214,6 +214,11 @@ MESSAGES: dict[str, dict[str, str]] = {
     # ---- orderbot runs -----------------------------------------------------------------------------
     "runs.server_model": {"en": "server model: {model}", "zh": "服务器模型：{model}"},
     "runs.fingerprint": {"en": "fingerprint {fingerprint}", "zh": "指纹 {fingerprint}"},
+    "runs.altered": {
+        "en": "This record was altered outside orderbot ({reason}): it is shown as found, "
+        "and will not be resumed or replayed.",
+        "zh": "这条记录在 orderbot 之外被改动过（{reason}）：按原样显示，不会被恢复或重放。",
+    },
     "runs.none": {"en": "No runs recorded in {dir}.", "zh": "{dir} 中没有记录任何运行。"},
     "runs.no_match": {"en": "No runs match.", "zh": "没有符合条件的运行。"},
     "runs.approved": {"en": "approved", "zh": "已批准"},

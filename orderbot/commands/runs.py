@@ -136,13 +136,7 @@ def print_record(console, record, *, trace: bool = False) -> None:
             line += " · " + t("runs.fingerprint", fingerprint=state.system_fingerprint)
         console.print(Text(line, style=STYLE_DIM))
     if record.altered:
-        console.print(
-            Text(
-                f"This record was altered outside orderbot ({record.altered}): "
-                "it is shown as found, and will not be resumed or replayed.",
-                style=STYLE_ERROR,
-            )
-        )
+        console.print(Text(t("runs.altered", reason=record.altered), style=STYLE_ERROR))
     by_segment: dict[int, list] = {}
     for doc in record.transitions:
         by_segment.setdefault(doc.get("segment", 0), []).append(transition_from_dict(doc))
