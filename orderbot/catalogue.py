@@ -264,6 +264,32 @@ MESSAGES: dict[str, dict[str, str]] = {
     "replay.differences": {"en": "{count} differences from the record:", "zh": "与记录有 {count} 处差异："},
     "replay.differences_one": {"en": "{count} difference from the record:", "zh": "与记录有 {count} 处差异："},
     "replay.difference": {"en": "  step {step}: {text}", "zh": "  第 {step} 步：{text}"},
+    # ---- orderbot orders ------------------------------------------------------------------------
+    "orders.none": {"en": "No orders match.", "zh": "没有符合条件的订单。"},
+    "orders.more": {"en": "More orders: --offset {offset}", "zh": "还有更多订单：--offset {offset}"},
+    "orders.imported": {
+        "en": "Imported {count:,} orders from {source} into {target} in {seconds:.1f} s.",
+        "zh": "已把 {source} 中的 {count:,} 个订单导入 {target}，用时 {seconds:.1f} 秒。",
+    },
+    "orders.validating": {"en": "Reading and validating {path} …", "zh": "正在读取并校验 {path} …"},
+    "orders.importing": {"en": "Importing into {target}", "zh": "正在导入 {target}"},
+    "orders.to_is_a_file": {
+        "en": "--to takes sqlite:///path/to/shop.db or postgresql://user@host/db, not the file {path}",
+        "zh": "--to 需要 sqlite:///path/to/shop.db 或 postgresql://user@host/db，而不是文件 {path}",
+    },
+    "orders.user_and_all": {"en": "--user and --all cannot be used together", "zh": "--user 和 --all 不能同时使用"},
+    "orders.whose": {
+        "en": "say whose orders: --user C001 for a customer's own, or --all for every customer's",
+        "zh": "请说明是谁的订单：--user C001 查看这位客户自己的订单，--all 查看所有客户的订单",
+    },
+    "orders.no_access": {
+        "en": "{order_id}: no order with this id belongs to {user}",
+        "zh": "{order_id}：没有属于 {user} 的这个订单",
+    },
+    "orders.replay_needs_json": {
+        "en": "replay works on a scratch copy of a JSON orders file, not on {source}; pass --orders with a JSON file",
+        "zh": "replay 只能在 JSON 订单文件的临时副本上运行，不能用 {source}；请用 --orders 指定一个 JSON 文件",
+    },
     # ---- errors (after "orderbot: ") ---------------------------------------------------------------
     "error.prefix": {"en": "orderbot: {error}", "zh": "orderbot：{error}"},
     "error.question_empty": {

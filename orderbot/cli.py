@@ -18,11 +18,11 @@ import sys
 import typer
 from typer.core import TyperGroup, TyperOption
 
-from orderbot.commands import ask, doctor, repl, replay, resume, runs
+from orderbot.commands import ask, doctor, orders, repl, replay, resume, runs
 from orderbot.terminal import end_quietly_on_closed_pipe
 
 # The order a newcomer needs the commands in (Typer would list sub-apps such as `runs` last).
-COMMAND_ORDER = ("ask", "repl", "runs", "resume", "replay", "doctor")
+COMMAND_ORDER = ("ask", "repl", "runs", "resume", "replay", "orders", "doctor")
 
 
 class OrderedGroup(TyperGroup):
@@ -126,6 +126,7 @@ app.command("repl", help=repl.HELP, epilog=repl.EPILOG)(repl.repl)
 app.add_typer(runs.app, name="runs", help=runs.HELP, epilog=runs.EPILOG)
 app.command("resume", help=resume.HELP, epilog=resume.EPILOG)(resume.resume)
 app.command("replay", help=replay.HELP, epilog=replay.EPILOG)(replay.replay)
+app.add_typer(orders.app, name="orders", help=orders.HELP, epilog=orders.EPILOG)
 app.command("doctor", help=doctor.HELP, epilog=doctor.EPILOG)(doctor.doctor)
 
 

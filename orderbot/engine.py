@@ -368,7 +368,7 @@ class Engine:
     def _act(self, step: int) -> Stop | None:
         state = self._state
         self._phase = Phase.ACT
-        ctx = ToolContext(user=state.user, run_id=state.run_id)
+        ctx = ToolContext(user=state.user, run_id=state.run_id, time_left=self._budget.remaining)
         outputs: list[FunctionCallOutput] = []
         waiting: list[PendingCall] = []
         while self._unrun:
@@ -413,7 +413,7 @@ class Engine:
         if approve is None:
             return Stop(StopReason.AWAITING_APPROVAL, "a call is still waiting for approval")
         self._phase = Phase.ACT
-        ctx = ToolContext(user=state.user, run_id=state.run_id)
+        ctx = ToolContext(user=state.user, run_id=state.run_id, time_left=self._budget.remaining)
         outputs = []
         for pending in state.pending:
             call = FunctionCall(call_id=pending.call_id, name=pending.name, arguments=pending.arguments)

@@ -1,5 +1,6 @@
-"""Orders: the model of one order, the store that loads and writes orders.json, and the
-order tools with their permission checks.
+"""Orders: the model of one order and the order tools with their permission checks. Where
+orders are kept (a JSON file, SQLite, PostgreSQL) is orderbot/stores/: the tools ask any
+store the same questions, so these rules hold for all of them.
 
 Who may do what (identity always comes from the session, never from the model):
 
@@ -12,28 +13,19 @@ Who may do what (identity always comes from the session, never from the model):
 
 from __future__ import annotations
 
-import dataclasses
-import gc
-import heapq
-import json
-import logging
 import unicodedata
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import TYPE_CHECKING, Annotated, Literal
 
-from filelock import FileLock, Timeout
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, TypeAdapter
 from pydantic.dataclasses import dataclass
-from pydantic_core import to_json
 
-from orderbot.atomic import atomic_write
-from orderbot.errors import OrdersFileError, ToolError
+from orderbot.errors import ToolError
 from orderbot.tools import Tool, ToolContext
 
-log = logging.getLogger("orderbot")
+if TYPE_CHECKING:
+    from orderbot.stores import Store
 
 Status = Literal["待付款", "处理中", "已发货", "已签收", "已取消", "退款中", "已退款"]
 # While an order is in one of these states it has not left the warehouse: it may be cancelled.
@@ -42,8 +34,6 @@ NOT_FOUND = "不存在"  # the article's answer for an unknown id
 CANCELLED: Status = "已取消"
 MAX_LISTED = 20
 MAX_REASON_CHARS = 200
-FREEZE_AT = 10_000  # orders; see parse_orders
-LOCK_TIMEOUT = 10.0  # seconds to wait for another orderbot writing the same file
 
 # One message for "someone else's order" and "no such order": a refusal must not tell a
 # stranger whether an order id exists.
@@ -152,176 +142,31 @@ class CancelArgs(_Strict):
     reason: Reason
 
 
-class OrderStore:
-    """Orders by id, loaded and validated in one pass from a JSON file."""
-
-    def __init__(
-        self,
-        path: Path,
-        orders: dict[str, Order],
-        *,
-        writable: bool = True,
-        now: Callable[[], datetime] = lambda: datetime.now().astimezone().replace(microsecond=0),
-        lock_timeout: float = LOCK_TIMEOUT,
-    ) -> None:
-        self.path = path
-        self.orders = orders
-        # The sample packaged with orderbot is never written, whatever the caller says.
-        self.writable = writable and path.resolve() != SAMPLE_PATH.resolve()
-        self.now = now
-        self.lock_timeout = lock_timeout
-
-    @classmethod
-    def load(cls, path: Path, *, writable: bool = True) -> OrderStore:
-        try:
-            raw = path.read_bytes()
-        except FileNotFoundError:
-            raise OrdersFileError(f"{path}: no such file (pass --orders or set ORDERBOT_ORDERS)") from None
-        except OSError as exc:
-            raise OrdersFileError(f"{path}: cannot be read ({exc.strerror or exc})") from None
-        return cls(path, parse_orders(path, raw), writable=writable)
-
-    def __len__(self) -> int:
-        return len(self.orders)
-
-    def get(self, order_id: str) -> Order | None:
-        return self.orders.get(order_id)
-
-    def cancel(self, order_id: str, reason: str, call_id: str, *, user: str | None) -> dict:
-        """Cancel one order in the file, at most once per call id.
-
-        Under the file lock the file is read again (another process may have written it
-        since we loaded it), the owner and status are checked on that fresh copy, and the
-        whole file is replaced atomically. A repeat of the call that already cancelled the
-        order returns the same result and writes nothing.
-        """
-        if not self.writable:
-            raise ToolError(READ_ONLY, "read_only")
-        try:
-            with FileLock(lock_path(self.path), timeout=self.lock_timeout):
-                remove_stale_temporaries(self.path)
-                raw = self.path.read_bytes()
-                orders = parse_orders(self.path, raw)
-                order = orders.get(order_id)
-                if order is None or order.customer_id != user:
-                    raise ToolError(NO_ACCESS, "no_access")
-                if order.cancelled_by == call_id:
-                    self.orders = orders
-                    return cancel_result(order)
-                ensure_cancellable(order)
-                now = self.now()
-                changes = {
-                    "status": CANCELLED,
-                    "updated_at": now,
-                    "cancelled_at": now,
-                    "cancel_reason": reason,
-                    "cancelled_by": call_id,
-                }
-                updated = dataclasses.replace(order, **changes)
-                document = json.loads(raw)  # edit only this order; the rest of the file stays as it was
-                for entry in document["orders"]:
-                    if entry.get("order_id") == order_id:
-                        entry.update(ORDER.dump_python(updated, mode="json", include=set(changes)))
-                # The same bytes as json.dumps(ensure_ascii=False, indent=2), but stdlib json
-                # has no C encoder for indented output: 10x slower on a large file.
-                atomic_write(self.path, to_json(document, indent=2) + b"\n")
-                orders[order_id] = updated
-                self.orders = orders
-                return cancel_result(updated)
-        except Timeout:
-            raise ToolError(
-                "the orders file is busy with another change; nothing was changed, try again", "busy"
-            ) from None
-        except OrdersFileError as exc:
-            log.error("cancel %s: %s", order_id, exc)
-            raise ToolError(
-                "the orders file cannot be read right now; nothing was changed", "store_unavailable"
-            ) from None
-        except OSError:
-            log.exception("cancel %s: writing %s failed", order_id, self.path)
-            raise ToolError("the change could not be saved; nothing was changed", "write_failed") from None
+def local_now() -> datetime:
+    """The time a cancellation is stamped with: local, to the second."""
+    return datetime.now().astimezone().replace(microsecond=0)
 
 
-def lock_path(path: Path) -> str:
-    return str(path.with_name(path.name + ".lock"))
+def newest_first(order: Order) -> tuple[float, str]:
+    """The sort key of every listing, the same in every store: newest, then highest id."""
+    return (order.created_at.timestamp(), order.order_id)
 
 
-def remove_stale_temporaries(path: Path) -> None:
-    """Temporary files a writer killed mid-write left behind. Only a writer holding the
-    lock creates them, so under the lock every one that exists is stale."""
-    for stale in path.parent.glob(f".{path.name}.*.tmp"):
-        stale.unlink(missing_ok=True)
+def __getattr__(name: str):
+    # The JSON store lived here before orderbot/stores/; old imports keep working.
+    if name == "OrderStore":
+        from orderbot.stores.jsonfile import JsonStore
 
-
-def parse_orders(path: Path, raw: bytes) -> dict[str, Order]:
-    """Orders by id from the file's bytes; OrdersFileError naming the place if invalid."""
-    try:
-        with _gc_paused():
-            parsed = ORDERS_FILE.validate_json(raw)
-    except ValidationError as exc:
-        raise OrdersFileError(describe_load_error(path, raw, exc)) from None
-    orders = {order.order_id: order for order in parsed.orders}
-    if len(orders) != len(parsed.orders):
-        seen: set[str] = set()
-        for index, order in enumerate(parsed.orders):
-            if order.order_id in seen:
-                raise OrdersFileError(f"{path}: order #{index + 1} repeats the id {order.order_id}")
-            seen.add(order.order_id)
-    if len(orders) >= FREEZE_AT:
-        # A large store is a million long-lived objects that can never form a cycle; every
-        # later full collection would traverse them all (about 1 s per 100k orders). Move
-        # them out of the collector's sight; reference counting still frees them.
-        gc.freeze()
-    return orders
-
-
-@contextmanager
-def _gc_paused() -> Iterator[None]:
-    """Validation builds several objects per order and none of them can be in a cycle, yet
-    the cyclic collector would rescan the growing heap again and again while they are
-    built: about 3x the load time at 100k orders (see benchmarks/README.md)."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
-
-
-def describe_load_error(path: Path, raw: bytes, exc: ValidationError) -> str:
-    """One line naming the file, the place and what was expected."""
-    first = exc.errors(include_url=False)[0]
-    more = exc.error_count() - 1
-    tail = f" (and {more} more problem{'s' if more > 1 else ''})" if more > 0 else ""
-    if first["type"] == "json_invalid":
-        detail = first.get("ctx", {}).get("error", "invalid JSON")
-        return f"{path}: not valid JSON: {detail}"
-    loc = first["loc"]
-    if not loc:
-        return f'{path}: expected an object like {{"orders": [...]}}, {first["msg"].lower()}{tail}'
-    if loc[0] != "orders" or len(loc) == 1:
-        return f'{path}: expected {{"orders": [...]}}: {".".join(map(str, loc))}: {first["msg"]}{tail}'
-    index = loc[1]
-    where = f"order #{index + 1}" if isinstance(index, int) else "orders"
-    if isinstance(index, int):
-        # Only on this error path do we parse again, to name the order by its id.
-        try:
-            order_id = json.loads(raw)["orders"][index].get("order_id")
-        except Exception:  # noqa: BLE001 - naming the order is a courtesy
-            order_id = None
-        if isinstance(order_id, str):
-            where += f" ({order_id[:32]})"
-    field = ".".join(map(str, loc[2:])) or "the order itself"
-    return f"{path}: {where}, field {field}: {first['msg']}{tail}"
+        return JsonStore
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 # ---- what the tools show and check -------------------------------------------------------
 
 
-def owned_order(store: OrderStore, order_id: str, user: str | None) -> Order:
+def owned_order(store: Store, order_id: str, user: str | None, timeout: float | None = None) -> Order:
     """The order if it belongs to `user`; otherwise the same refusal whether or not it exists."""
-    order = store.get(order_id)
+    order = store.get(order_id, timeout=timeout)
     if order is None or user is None or order.customer_id != user:
         raise ToolError(NO_ACCESS, "no_access")
     return order
@@ -384,29 +229,33 @@ INSTRUCTIONS = (
 )
 
 
-def order_tools(store: OrderStore) -> list[Tool]:
-    """The order tools, bound to one store."""
+def time_left(ctx: ToolContext) -> float | None:
+    """What is left of the run, for a store that can bound its statements by it."""
+    return ctx.time_left() if ctx.time_left is not None else None
+
+
+def order_tools(store: Store) -> list[Tool]:
+    """The order tools, bound to one store (any of orderbot/stores/)."""
 
     def get_order_status(args: OrderIdArgs, ctx: ToolContext) -> dict:
-        order = store.get(args.order_id)
+        order = store.get(args.order_id, timeout=time_left(ctx))
         return {"order_id": args.order_id, "status": order.status if order else NOT_FOUND}
 
     def check_owner(args: OrderIdArgs | CancelArgs, ctx: ToolContext) -> None:
-        owned_order(store, args.order_id, ctx.user)
+        owned_order(store, args.order_id, ctx.user, time_left(ctx))
 
     def get_order_details(args: OrderIdArgs, ctx: ToolContext) -> dict:
-        return order_details(owned_order(store, args.order_id, ctx.user))
+        return order_details(owned_order(store, args.order_id, ctx.user, time_left(ctx)))
 
     def list_my_orders(args: NoArgs, ctx: ToolContext) -> dict:
         if ctx.user is None:
             raise ToolError("this needs a signed-in user: sign in with --user", "sign_in_required")
-        mine = [order for order in store.orders.values() if order.customer_id == ctx.user]
-        newest = heapq.nlargest(MAX_LISTED, mine, key=lambda order: order.created_at.timestamp())
-        return {"orders": [order_summary(order) for order in newest], "more": len(mine) > MAX_LISTED}
+        newest = store.list_orders(ctx.user, limit=MAX_LISTED + 1, timeout=time_left(ctx))
+        return {"orders": [order_summary(order) for order in newest[:MAX_LISTED]], "more": len(newest) > MAX_LISTED}
 
     def check_cancel(args: CancelArgs, ctx: ToolContext) -> None:
         # Runs before the person is asked: never ask to approve what cannot happen.
-        order = owned_order(store, args.order_id, ctx.user)
+        order = owned_order(store, args.order_id, ctx.user, time_left(ctx))
         if order.cancelled_by == cancel_key(ctx):
             return  # this very call already did it (a resumed run): running it again is a no-op
         ensure_cancellable(order)
@@ -414,12 +263,12 @@ def order_tools(store: OrderStore) -> list[Tool]:
             raise ToolError(READ_ONLY, "read_only")
 
     def describe_cancel(args: CancelArgs, ctx: ToolContext) -> str:
-        order = store.get(args.order_id)
+        order = store.get(args.order_id, timeout=time_left(ctx))
         where = f" ({order.status}, {format_money(order.total, order.currency)})" if order else ""
         return f"Cancel {args.order_id}{where}, reason: {args.reason}"
 
     def cancel_order(args: CancelArgs, ctx: ToolContext) -> dict:
-        return store.cancel(args.order_id, args.reason, cancel_key(ctx), user=ctx.user)
+        return store.cancel(args.order_id, args.reason, cancel_key(ctx), user=ctx.user, timeout=time_left(ctx))
 
     return [
         Tool(

@@ -59,7 +59,7 @@ class Runner:
             model,
             store,
             provider=provider,
-            orders=session.store.path,
+            orders=session.source.identity,
             instructions=session.instructions,
         )
 

@@ -46,6 +46,7 @@ from orderbot.engine import CALL_LABELS, Approver, Event, Limits, PendingCall, P
 from orderbot.errors import ModelError, RecordError
 from orderbot.items import FunctionCallOutput, Item, ProviderItem
 from orderbot.models.base import Model, ModelRequest, Turn
+from orderbot.stores import source_identity
 from orderbot.tools import Toolbox
 
 FORMAT = "orderbot-run"
@@ -160,7 +161,7 @@ class RunRecord:
             updated_at=stamp,
             provider=provider,
             model=model,
-            orders=None if orders is None else str(Path(orders).resolve()),
+            orders=None if orders is None else source_identity(orders),
             tool_versions=dict(toolbox.versions),
             state=state,
         )

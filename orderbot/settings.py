@@ -32,7 +32,7 @@ class Settings(BaseSettings):
     base_url: str | None = Field(
         None, validation_alias=AliasChoices("base_url", "ORDERBOT_BASE_URL", "OPENAI_BASE_URL")
     )
-    orders: Path | None = None
+    orders: str | None = None  # a JSON file path, sqlite:///path or postgresql://... (orderbot/stores/)
     user: str | None = Field(None, max_length=64)
     state_dir: Path | None = None
 
@@ -53,6 +53,11 @@ class Settings(BaseSettings):
     @classmethod
     def _empty_is_unset(cls, value: object) -> object:
         return None if isinstance(value, str) and not value.strip() else value
+
+    @field_validator("orders", mode="before")
+    @classmethod
+    def _path_is_text(cls, value: object) -> object:
+        return str(value) if isinstance(value, Path) else value
 
     @field_validator("user")
     @classmethod

@@ -59,6 +59,8 @@ class ToolContext:
     # Set by dispatch for the call being checked or run: lets a side effect recognise a
     # repeat of the call it already carried out (at most once per approved call).
     call_id: str | None = None
+    # Seconds left of the run, so a store can bound a database statement by it.
+    time_left: Callable[[], float] | None = None
 
 
 @dataclass(frozen=True)

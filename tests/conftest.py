@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from orderbot import models
-from orderbot.orders import SAMPLE_PATH, OrderStore, order_tools
+from orderbot.orders import SAMPLE_PATH, order_tools
+from orderbot.stores.jsonfile import JsonStore
 from orderbot.tools import Toolbox
 
 ENV_TO_CLEAR = ("OPENAI_API_KEY", "OPENAI_BASE_URL", "MODEL_NAME")
@@ -47,12 +48,12 @@ def orders_file(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
-def store(orders_file: Path) -> OrderStore:
-    return OrderStore.load(orders_file)
+def store(orders_file: Path) -> JsonStore:
+    return JsonStore.load(orders_file)
 
 
 @pytest.fixture
-def toolbox(store: OrderStore) -> Toolbox:
+def toolbox(store: JsonStore) -> Toolbox:
     return Toolbox(order_tools(store))
 
 

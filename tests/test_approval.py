@@ -18,9 +18,10 @@ from orderbot.cli import app
 from orderbot.engine import Engine, Limits, PendingCall, RunState, StopReason
 from orderbot.items import FunctionCallOutput
 from orderbot.models.scripted import ScriptedModel, call, calls, text
-from orderbot.orders import OrderStore, order_tools
+from orderbot.orders import order_tools
 from orderbot.presentation import terminal_approver
 from orderbot.render import TransitionView
+from orderbot.stores.jsonfile import JsonStore
 from orderbot.tools import Toolbox
 
 runner = CliRunner()
@@ -30,11 +31,11 @@ DESCRIPTION = "Cancel ORD-1002 (处理中, ¥199.00), reason: 不想要了"
 
 def fresh_toolbox(path: Path) -> Toolbox:
     """A toolbox over the file as it is now: what a new process would load."""
-    return Toolbox(order_tools(OrderStore.load(path)))
+    return Toolbox(order_tools(JsonStore.load(path)))
 
 
 def status_of(path: Path, order_id: str) -> str:
-    return OrderStore.load(path).get(order_id).status
+    return JsonStore.load(path).get(order_id).status
 
 
 def results_sent(request) -> list[dict]:
@@ -123,7 +124,7 @@ def test_approved_call_is_written_exactly_once(orders_file, toolbox):
     assert state.stop_reason is StopReason.ANSWERED
     assert [c.decision for c in state.calls] == ["executed"]
     assert results_sent(model.requests[1])[0]["data"]["status"] == "已取消"
-    order = OrderStore.load(orders_file).get("ORD-1002")
+    order = JsonStore.load(orders_file).get("ORD-1002")
     assert order.status == "已取消" and order.cancelled_by == f"{state.run_id}/{state.calls[0].call_id}"
 
 
@@ -179,7 +180,7 @@ def test_an_approval_is_checked_again_when_it_is_settled(orders_file, toolbox):
         RunState.start("q", user="C001")
     )
     # Meanwhile the order was cancelled by someone else (another run, another call).
-    OrderStore.load(orders_file).cancel("ORD-1002", "电话取消", "other-run/call_9", user="C001")
+    JsonStore.load(orders_file).cancel("ORD-1002", "电话取消", "other-run/call_9", user="C001")
     before = orders_file.read_bytes()
     state = Engine(ScriptedModel([text("已经取消过了。")]), fresh_toolbox(orders_file), Limits()).run(
         paused, approve_pending=True

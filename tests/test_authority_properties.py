@@ -19,10 +19,11 @@ from orderbot.engine import Engine, Limits, PendingCall, RunState
 from orderbot.items import FunctionCall, FunctionCallOutput
 from orderbot.models.base import Turn
 from orderbot.models.scripted import ScriptedModel, text
-from orderbot.orders import SAMPLE_PATH, OrderStore, order_tools
+from orderbot.orders import SAMPLE_PATH, order_tools
+from orderbot.stores.jsonfile import JsonStore
 from orderbot.tools import Toolbox
 
-SAMPLE = OrderStore.load(SAMPLE_PATH)
+SAMPLE = JsonStore.load(SAMPLE_PATH)
 ORDER_IDS = sorted(SAMPLE.orders) + ["ORD-9999", "ord-1002", "", "ORD-" + "9" * 40, "1002"]
 USERS = [None, "C001", "C002", "C003", "C999"]
 TOOL_NAMES = [
@@ -145,14 +146,14 @@ def check_authority(turns: list[Turn], user: str | None, can_ask: bool, answers:
 
         engine = Engine(
             ScriptedModel(turns),
-            Toolbox(order_tools(OrderStore.load(path))),
+            Toolbox(order_tools(JsonStore.load(path))),
             Limits(max_steps=6, max_tool_calls=20),
             clock=lambda: 0.0,
             wall_clock=lambda: 0.0,
             approver=approver if can_ask else None,
         )
         state = engine.run(RunState.start("q", user=user))
-        after = OrderStore.load(path)
+        after = JsonStore.load(path)
 
         # 1. Every change in the file is an approved cancel of the user's own order, by that call.
         allowed = {(f"{state.run_id}/{p.call_id}", json.loads(p.arguments)["order_id"]) for p in approved}

@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from orderbot.errors import OrdersFileError
-from orderbot.orders import SAMPLE_PATH, OrderStore
+from orderbot.orders import SAMPLE_PATH
+from orderbot.stores.jsonfile import JsonStore
 
 SAMPLE = json.loads(SAMPLE_PATH.read_text(encoding="utf-8"))
 
@@ -20,7 +21,7 @@ def write(tmp_path: Path, content: str | dict) -> Path:
 
 
 def test_sample_loads_and_matches_the_top_level_copy():
-    store = OrderStore.load(SAMPLE_PATH)
+    store = JsonStore.load(SAMPLE_PATH)
     assert len(store) >= 12
     assert {o.customer_id for o in store.orders.values()} >= {"C001", "C002", "C003"}
     assert store.get("ORD-1001").status == "已发货"
@@ -33,13 +34,13 @@ def test_sample_loads_and_matches_the_top_level_copy():
 
 def test_missing_file(tmp_path):
     with pytest.raises(OrdersFileError, match=r"nowhere\.json: no such file"):
-        OrderStore.load(tmp_path / "nowhere.json")
+        JsonStore.load(tmp_path / "nowhere.json")
 
 
 def test_not_json_names_line_and_column(tmp_path):
     path = write(tmp_path, '{"orders": [\n  {"order_id": "ORD-1",}\n]}')
     with pytest.raises(OrdersFileError) as info:
-        OrderStore.load(path)
+        JsonStore.load(path)
     message = str(info.value)
     assert str(path) in message and "not valid JSON" in message and "line 2" in message
 
@@ -47,20 +48,20 @@ def test_not_json_names_line_and_column(tmp_path):
 @pytest.mark.parametrize("content", ["[]", '{"order": []}', '{"orders": {}}', '"orders"'])
 def test_wrong_shape(tmp_path, content):
     with pytest.raises(OrdersFileError, match=r"expected .*orders"):
-        OrderStore.load(write(tmp_path, content))
+        JsonStore.load(write(tmp_path, content))
 
 
 def test_duplicate_id(tmp_path):
     data = {"orders": [SAMPLE["orders"][0], SAMPLE["orders"][1], SAMPLE["orders"][0]]}
     with pytest.raises(OrdersFileError, match=r"order #3 repeats the id ORD-1001"):
-        OrderStore.load(write(tmp_path, data))
+        JsonStore.load(write(tmp_path, data))
 
 
 def test_bad_field_names_the_order_and_field(tmp_path):
     broken = dict(SAMPLE["orders"][1], total="lots")
     data = {"orders": [SAMPLE["orders"][0], broken]}
     with pytest.raises(OrdersFileError) as info:
-        OrderStore.load(write(tmp_path, data))
+        JsonStore.load(write(tmp_path, data))
     message = str(info.value)
     assert "order #2 (ORD-1002)" in message and "field total" in message
     assert "\n" not in message
@@ -69,4 +70,4 @@ def test_bad_field_names_the_order_and_field(tmp_path):
 def test_unknown_status_is_a_bad_field(tmp_path):
     data = {"orders": [dict(SAMPLE["orders"][0], status="shipped")]}
     with pytest.raises(OrdersFileError, match=r"order #1 \(ORD-1001\), field status"):
-        OrderStore.load(write(tmp_path, data))
+        JsonStore.load(write(tmp_path, data))

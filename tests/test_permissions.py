@@ -14,7 +14,8 @@ from orderbot.engine import Engine, Limits, RunState, StopReason
 from orderbot.errors import ConfigError
 from orderbot.items import FunctionCall
 from orderbot.models.scripted import ScriptedModel, call, calls, text
-from orderbot.orders import MAX_LISTED, NO_ACCESS, SAMPLE_PATH, OrderStore, order_tools
+from orderbot.orders import MAX_LISTED, NO_ACCESS, SAMPLE_PATH, order_tools
+from orderbot.stores.jsonfile import JsonStore
 from orderbot.tools import Prepared, Refused, Tool, Toolbox, ToolContext
 
 runner = CliRunner()
@@ -30,7 +31,7 @@ def dispatch(toolbox: Toolbox, name: str, arguments: dict, user: str | None) -> 
     return toolbox.execute(prepared, ctx)
 
 
-def secrets_of(store: OrderStore, order_id: str) -> list[str]:
+def secrets_of(store: JsonStore, order_id: str) -> list[str]:
     """Strings that only someone who may see the order's details could know."""
     order = store.get(order_id)
     found = [item.name for item in order.items] + [item.sku for item in order.items]
@@ -109,7 +110,7 @@ def test_list_is_bounded_and_says_when_more_exist(tmp_path):
     ]
     path = tmp_path / "many.json"
     path.write_text(json.dumps({"orders": orders}, ensure_ascii=False), encoding="utf-8")
-    toolbox = Toolbox(order_tools(OrderStore.load(path)))
+    toolbox = Toolbox(order_tools(JsonStore.load(path)))
     data = dispatch(toolbox, "list_my_orders", {}, "C001")["data"]
     assert len(data["orders"]) == MAX_LISTED and data["more"] is True
     assert data["orders"][0]["order_id"] == f"ORD-{2000 + MAX_LISTED + 4}"  # the newest
@@ -153,7 +154,7 @@ def test_cancel_of_an_order_past_cancelling_is_a_business_error(toolbox, order_i
 
 
 def test_cancel_on_the_bundled_sample_is_refused_with_a_hint():
-    toolbox = Toolbox(order_tools(OrderStore.load(SAMPLE_PATH, writable=True)))  # writable is overruled
+    toolbox = Toolbox(order_tools(JsonStore.load(SAMPLE_PATH, writable=True)))  # writable is overruled
     refused = prepare_cancel(toolbox, "ORD-1002", "C001")
     assert isinstance(refused, Refused) and refused.envelope["code"] == "read_only"
     assert "--orders" in refused.envelope["error"]
@@ -231,7 +232,7 @@ def test_cli_other_customer_asking_for_details_is_refused_without_revealing_anyt
     result = ask("--user", "C002", "--orders", str(orders_file), "ORD-1001 的详情")
     assert result.exit_code == 0, result.output
     assert "你的账户下没有订单 ORD-1001" in result.output
-    store = OrderStore.load(orders_file)
+    store = JsonStore.load(orders_file)
     for secret in secrets_of(store, "ORD-1001") + ["已发货"]:
         assert secret not in result.output
 

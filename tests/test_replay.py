@@ -122,11 +122,11 @@ def test_an_inline_approval_is_recorded_and_replayed_the_same_way(orders_file, t
 
     from orderbot.engine import Engine, Limits, RunState
     from orderbot.models.scripted import ScriptedModel, call, calls, text
-    from orderbot.orders import OrderStore
     from orderbot.runs import COMMITTED, Recorder, RunStore
+    from orderbot.stores.jsonfile import JsonStore
 
     noon = datetime(2026, 11, 30, 12, 0, 0, tzinfo=UTC)
-    store = OrderStore.load(orders_file)
+    store = JsonStore.load(orders_file)
     store.now = lambda: noon  # the store stamps the cancellation with this time
     toolbox = Toolbox(order_tools(store))
     runs = RunStore(tmp_path / "state")

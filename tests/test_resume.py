@@ -17,10 +17,11 @@ from orderbot.cli import app
 from orderbot.engine import Limits, RunState, StopReason
 from orderbot.errors import RecordError
 from orderbot.models.scripted import ScriptedModel, call, calls, text
-from orderbot.orders import OrderStore, order_tools
+from orderbot.orders import order_tools
 from orderbot.resume import check_resume
 from orderbot.runner import Runner
 from orderbot.runs import COMMITTED, EXECUTING, RunStore
+from orderbot.stores.jsonfile import JsonStore
 from orderbot.tools import Tool, Toolbox
 
 runner = CliRunner()
@@ -45,7 +46,7 @@ def paused_cancel(orders_file: Path) -> str:
 
 
 def status(orders_file: Path, order_id: str = "ORD-1002") -> str:
-    return OrderStore.load(orders_file).get(order_id).status
+    return JsonStore.load(orders_file).get(order_id).status
 
 
 def record(run_id: str) -> dict:

@@ -102,7 +102,8 @@ CHILD = textwrap.dedent("""
     from pathlib import Path
     from orderbot.engine import Engine, Limits, RunState
     from orderbot.models.scripted import ScriptedModel, call, calls
-    from orderbot.orders import OrderStore, order_tools
+    from orderbot.orders import order_tools
+    from orderbot.stores.jsonfile import JsonStore
     from orderbot.runs import Recorder, RunStore
     from orderbot.tools import Toolbox
 
@@ -110,7 +111,7 @@ CHILD = textwrap.dedent("""
         print("waiting", flush=True)       # the parent kills us now
         threading.Event().wait()
 
-    toolbox = Toolbox(order_tools(OrderStore.load(Path(sys.argv[1]))))
+    toolbox = Toolbox(order_tools(JsonStore.load(Path(sys.argv[1]))))
     state = RunState.start("查询 ORD-1001", run_id=sys.argv[3])
     recorder = Recorder.start(RunStore(Path(sys.argv[2])), state, provider="scripted", model="slow",
                               toolbox=toolbox, limits=Limits())

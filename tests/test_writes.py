@@ -14,13 +14,14 @@ import pytest
 from filelock import FileLock
 
 from orderbot.errors import ToolError
-from orderbot.orders import SAMPLE_PATH, OrderStore, lock_path
+from orderbot.orders import SAMPLE_PATH
+from orderbot.stores.jsonfile import JsonStore, lock_path
 
 FIXED_NOW = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
 
 
-def load(path: Path, **kwargs) -> OrderStore:
-    store = OrderStore.load(path)
+def load(path: Path, **kwargs) -> JsonStore:
+    store = JsonStore.load(path)
     store.now = lambda: FIXED_NOW
     for key, value in kwargs.items():
         setattr(store, key, value)
@@ -52,7 +53,7 @@ def test_cancel_changes_only_that_order_and_records_who_did_it(orders_file):
     }
     assert {k: v for k, v in after.items() if k != "ORD-1002"} == {k: v for k, v in before.items() if k != "ORD-1002"}
     assert store.get("ORD-1002").status == "已取消"  # the in-memory view follows the file
-    assert OrderStore.load(orders_file).get("ORD-1002").cancelled_by == "run-1/call_1"  # still loads
+    assert JsonStore.load(orders_file).get("ORD-1002").cancelled_by == "run-1/call_1"  # still loads
     assert Path(lock_path(orders_file)).parent == orders_file.parent
     assert not list(orders_file.parent.glob(".orders.json.*.tmp"))
 
@@ -93,7 +94,7 @@ def test_the_file_is_read_again_under_the_lock(orders_file):
 
 
 def _cancel_after_barrier(path: str, order_id: str, user: str, barrier, results) -> None:
-    store = OrderStore.load(Path(path))  # both processes hold a stale copy before either writes
+    store = JsonStore.load(Path(path))  # both processes hold a stale copy before either writes
     barrier.wait(timeout=60)
     results.put(store.cancel(order_id, "并发", f"run-{order_id}/call_1", user=user)["order_id"])
 
@@ -113,7 +114,7 @@ def test_two_processes_cancelling_different_orders_both_land(orders_file):
     assert sorted(results.get(timeout=5) for _ in workers) == ["ORD-1002", "ORD-1008"]
     after = orders_in(orders_file)
     assert after["ORD-1002"]["status"] == after["ORD-1008"]["status"] == "已取消"
-    assert OrderStore.load(orders_file).get("ORD-1004").status == "待付款"  # the rest untouched
+    assert JsonStore.load(orders_file).get("ORD-1004").status == "待付款"  # the rest untouched
 
 
 def _crash_before_replace(path: str) -> None:
@@ -121,7 +122,7 @@ def _crash_before_replace(path: str) -> None:
         os.kill(os.getpid(), signal.SIGKILL)
 
     os.replace = killed
-    OrderStore.load(Path(path)).cancel("ORD-1002", "x", "run-1/call_1", user="C001")
+    JsonStore.load(Path(path)).cancel("ORD-1002", "x", "run-1/call_1", user="C001")
 
 
 def test_a_crash_mid_write_leaves_the_previous_file_intact(orders_file):
@@ -166,7 +167,7 @@ def test_a_held_lock_makes_the_cancel_busy_not_lost(orders_file):
 
 def test_the_bundled_sample_is_never_written():
     before = SAMPLE_PATH.read_bytes()
-    store = OrderStore.load(SAMPLE_PATH, writable=True)
+    store = JsonStore.load(SAMPLE_PATH, writable=True)
     assert store.writable is False
     with pytest.raises(ToolError) as raised:
         store.cancel("ORD-1002", "x", "run-1/call_1", user="C001")

@@ -45,10 +45,11 @@ Timeout = _limit_option("timeout")
 MaxToolCalls = _limit_option("max_tool_calls")
 MaxCallsPerStep = _limit_option("max_calls_per_step")
 Orders = Annotated[
-    Path | None,
+    str | None,
     typer.Option(
         "--orders",
-        help="Orders JSON file \\[default: $ORDERBOT_ORDERS, else ./orders.json, else the bundled sample, read-only].",
+        help="Orders: a JSON file, sqlite:///shop.db or postgresql://user@host/db "
+        "\\[default: $ORDERBOT_ORDERS, else ./orders.json, else the bundled sample, read-only].",
         show_default=False,
     ),
 ]

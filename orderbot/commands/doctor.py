@@ -125,19 +125,25 @@ def _base_url(settings, chosen: str) -> str:
 
 def _orders(settings) -> tuple[str, bool, dict]:
     from orderbot.errors import ConfigError
-    from orderbot.orders import OrderStore
-    from orderbot.session import orders_path
+    from orderbot.session import orders_source
+    from orderbot.stores import open_store
 
-    path, writable = orders_path(settings)
+    fact: dict = {"path": settings.orders, "read_only": False, "count": None, "error": None}
     try:
-        store = OrderStore.load(path, writable=writable)
+        source, writable = orders_source(settings)
+        fact.update(path=source.shown, read_only=not writable)
+        store = open_store(source, writable=writable)
+        try:
+            count = store.count()
+        finally:
+            store.close()
     except ConfigError as exc:
-        fact = {"path": str(path), "read_only": not writable, "count": None, "error": str(exc)}
+        fact["error"] = str(exc)
         return t("doctor.not_usable_short", error=exc), False, fact
-    where = t("doctor.sample", path=path) if not writable else str(path)
-    count = "doctor.order_count_one" if len(store) == 1 else "doctor.order_count"
-    fact = {"path": str(path), "read_only": not writable, "count": len(store), "error": None}
-    return t(count, where=where, count=len(store)), True, fact
+    where = t("doctor.sample", path=source.shown) if not writable else source.shown
+    key = "doctor.order_count_one" if count == 1 else "doctor.order_count"
+    fact["count"] = count
+    return t(key, where=where, count=count), True, fact
 
 
 def _ping(llm, timeout: float) -> tuple[str, bool, dict]:

@@ -47,13 +47,13 @@ def replay(
         from orderbot.replay import DIFFERS_EXIT, pin_time, scratch_session
         from orderbot.replay import replay as replay_record
         from orderbot.runs import RunStore
-        from orderbot.session import orders_path
+        from orderbot.session import orders_source
         from orderbot.settings import load_settings
 
         settings = load_settings(orders=orders, state_dir=state_dir)
         store = RunStore(settings.resolved_state_dir(), keep=settings.keep_runs)
         record = store.load(run_id)
-        source = _orders_source(settings, record, orders_path)
+        source = _orders_source(settings, record, orders_source)
         with tempfile.TemporaryDirectory(prefix="orderbot-replay-") as tmp:
             session = scratch_session(source, Path(tmp))
             report = replay_record(record, session.toolbox, set_time=pin_time(session))
@@ -99,11 +99,19 @@ def replay(
         raise typer.Exit(0 if report.identical else DIFFERS_EXIT)
 
 
-def _orders_source(settings, record, orders_path) -> Path:
+def _orders_source(settings, record, orders_source) -> Path:
     """--orders / ORDERBOT_ORDERS, else the file the run used if it still exists, else
-    what `ask` would use."""
+    what `ask` would use. Replay copies the orders, so it needs a JSON file."""
+    from orderbot.errors import ConfigError
+    from orderbot.i18n import t
+    from orderbot.stores import parse_source
+
     if settings.orders is not None:
-        return settings.orders
-    if record.orders and Path(record.orders).is_file():
+        chosen = parse_source(settings.orders)
+    elif record.orders and "://" not in record.orders and Path(record.orders).is_file():
         return Path(record.orders)
-    return orders_path(settings)[0]
+    else:
+        chosen = orders_source(settings)[0]
+    if chosen.kind != "json":
+        raise ConfigError(t("orders.replay_needs_json", source=chosen.shown))
+    return chosen.path

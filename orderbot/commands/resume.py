@@ -37,10 +37,11 @@ EPILOG = (
     "orderbot resume 261130-050026-1a2b --max-steps 5"
 )
 Orders = Annotated[
-    Path | None,
+    str | None,
     typer.Option(
         "--orders",
-        help="Orders JSON file \\[default: $ORDERBOT_ORDERS, else the file the run used].",
+        help="Orders: a JSON file, sqlite:///... or postgresql://... "
+        "\\[default: $ORDERBOT_ORDERS, else the orders the run used].",
         show_default=False,
     ),
 ]
@@ -163,16 +164,17 @@ def resume(
 
 
 def _defaults_from_record(settings, record, factories, sample_path: Path):
-    """Unless told otherwise, a run continues with the orders file and the model it used."""
+    """Unless told otherwise, a run continues with the orders and the model it used. A
+    database URL was recorded without its password: libpq finds it in PGPASSWORD or
+    ~/.pgpass, or pass the whole URL again with --orders / ORDERBOT_ORDERS."""
+    from orderbot.stores import parse_source
+
     update: dict = {}
-    recorded = Path(record.orders) if record.orders else None
-    if (
-        "orders" not in settings.model_fields_set
-        and recorded is not None
-        and recorded.is_file()
-        and recorded.resolve() != sample_path.resolve()
+    recorded = parse_source(record.orders) if record.orders and "orders" not in settings.model_fields_set else None
+    if recorded is not None and (
+        recorded.kind == "postgres" or (recorded.path.is_file() and recorded.path.resolve() != sample_path.resolve())
     ):
-        update["orders"] = recorded
+        update["orders"] = record.orders
     if "provider" not in settings.model_fields_set and record.provider in factories:
         update["provider"] = record.provider
         if "model" not in settings.model_fields_set and record.provider not in ("offline", "scripted"):

@@ -29,9 +29,10 @@ import pytest
 from typer.testing import CliRunner
 
 from orderbot.cli import app
-from orderbot.orders import ORDER, SAMPLE_PATH, OrderStore
+from orderbot.orders import ORDER, SAMPLE_PATH
 from orderbot.runs import RUN_ID as RUN_ID_FORMAT
 from orderbot.runs import RunStore, read_record
+from orderbot.stores.jsonfile import JsonStore
 
 ROUNDS = 10
 USER = "C001"
@@ -95,7 +96,7 @@ def check_state(state_dir: Path, orders: Path, before: dict, target: str) -> dic
         if not path.name.startswith("."):
             read_record(path)  # raises RecordError on a torn or corrupt record
     assert all(s.error is None for s in RunStore(state_dir).summaries())
-    after = {oid: ORDER.dump_python(o, mode="json") for oid, o in OrderStore.load(orders).orders.items()}
+    after = {oid: ORDER.dump_python(o, mode="json") for oid, o in JsonStore.load(orders).orders.items()}
     assert after.keys() == before.keys()
     changed = {oid for oid in after if after[oid] != before[oid]}
     assert changed <= {target}
@@ -125,7 +126,7 @@ def test_runs_killed_at_random_points_leave_records_readable_and_orders_whole(tm
     began = time.monotonic()
     assert finish(resume)[0] == 0
     resume_tail = time.monotonic() - began
-    before = {oid: ORDER.dump_python(o, mode="json") for oid, o in OrderStore.load(orders).orders.items()}
+    before = {oid: ORDER.dump_python(o, mode="json") for oid, o in JsonStore.load(orders).orders.items()}
     assert before["ORD-2000"]["status"] == "已取消"
 
     killed = 0

@@ -28,10 +28,11 @@ from orderbot.engine import Engine, Limits, RunState, StopReason
 from orderbot.errors import ModelError, ModelTimeout
 from orderbot.items import FunctionCall, FunctionCallOutput, assistant
 from orderbot.models.base import ModelRequest, Turn
-from orderbot.orders import SAMPLE_PATH, OrderStore, order_tools
+from orderbot.orders import SAMPLE_PATH, order_tools
+from orderbot.stores.jsonfile import JsonStore
 from orderbot.tools import MAX_ERROR_CHARS, Toolbox
 
-STORE = OrderStore.load(SAMPLE_PATH)  # for the ids the strategies draw from
+STORE = JsonStore.load(SAMPLE_PATH)  # for the ids the strategies draw from
 SIDE_EFFECTS = {"cancel_order"}
 
 
@@ -41,7 +42,7 @@ def fuzz_store(tmp_path_factory):
     its bytes before any run, and the toolbox over it."""
     path = tmp_path_factory.mktemp("fuzz") / "orders.json"
     shutil.copyfile(SAMPLE_PATH, path)
-    return path, path.read_bytes(), Toolbox(order_tools(OrderStore.load(path)))
+    return path, path.read_bytes(), Toolbox(order_tools(JsonStore.load(path)))
 
 
 IDS = sorted(STORE.orders) + ["ORD-9999", "ord-1001", "", "ORD-" + "9" * 40, "ORD-1001\x00\x1b[2J"]

@@ -1,0 +1,241 @@
+"""`orderbot orders`: import orders into a database, and look at them without a model.
+
+    orders import orders.json --to sqlite:///shop.db [--replace]
+    orders list --user C001 [--status 处理中] [--limit N] [--offset N]
+    orders show ORD-1001 [--user C001]
+
+list and show follow the order tools' rules: a customer (--user) sees their own orders,
+anyone sees an order's status by its exact id. `--all` lifts the customer filter: it is
+for whoever already holds the store itself (the file, the database's credentials), to
+whom orderbot gives nothing they could not read directly.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+import unicodedata
+from typing import Annotated
+
+import typer
+
+from orderbot.commands.common import Json, Orders, User, errors_to_exit_codes
+from orderbot.i18n import t
+
+HELP = "Import orders into SQLite or PostgreSQL, and list or show them without a model."
+EPILOG = (
+    "Examples: orderbot orders import orders.json --to sqlite:///shop.db · "
+    "orderbot orders list --user C001 · orderbot orders show ORD-1001 --user C001"
+)
+PROGRESS_FROM = 10_000  # orders: smaller imports finish before a bar would be worth drawing
+NOT_FOUND_EXIT = 1
+
+app = typer.Typer(help=HELP, epilog=EPILOG, no_args_is_help=True, rich_markup_mode="rich")
+
+All = Annotated[
+    bool,
+    typer.Option(
+        "--all",
+        help="Every customer's orders: for whoever holds the store itself (see docs/orders.md).",
+    ),
+]
+
+
+@app.command(
+    "import",
+    help="Validate a JSON orders file and write it into a database, all or nothing.",
+    epilog="Example: orderbot orders import orders.json --to sqlite:///shop.db",
+)
+def import_(
+    file: Annotated[str, typer.Argument(help="The orders JSON file.", show_default=False)],
+    to: Annotated[
+        str,
+        typer.Option("--to", help="sqlite:///path/to/shop.db or postgresql://user@host:5432/db.", show_default=False),
+    ],
+    replace: Annotated[bool, typer.Option("--replace", help="Replace the orders the database already holds.")] = False,
+    json_out: Json = False,
+) -> None:
+    with errors_to_exit_codes():
+        from pathlib import Path
+
+        from orderbot.errors import ConfigError
+        from orderbot.render import make_console
+        from orderbot.stores import parse_source
+        from orderbot.stores.jsonfile import parse_orders, read_file
+
+        target = parse_source(to)
+        if target.kind == "json":
+            raise ConfigError(t("orders.to_is_a_file", path=to))
+        if target.kind == "sqlite":
+            from orderbot.stores.sqlite import import_orders
+        else:
+            from orderbot.stores.postgres import connect, import_orders
+
+            connect(target).close()  # a wrong password says so before a long validation
+        began = time.monotonic()
+        err = make_console(stderr=True)
+        show = not json_out and err.is_terminal
+        path = Path(file)
+        if show:
+            with err.status(t("orders.validating", path=path)):
+                orders = list(parse_orders(path, read_file(path)[0]).values())
+        else:
+            orders = list(parse_orders(path, read_file(path)[0]).values())
+        if show and len(orders) >= PROGRESS_FROM:
+            from rich.progress import Progress
+
+            with Progress(console=err, transient=True) as bar:
+                task = bar.add_task(t("orders.importing", target=target.shown), total=len(orders))
+                count = import_orders(
+                    target, orders, replace=replace, progress=lambda done: bar.update(task, completed=done)
+                )
+        else:
+            count = import_orders(target, orders, replace=replace)
+        seconds = time.monotonic() - began
+        if json_out:
+            doc = {"imported": count, "from": str(path), "to": target.shown, "seconds": round(seconds, 3)}
+            sys.stdout.write(json.dumps(doc, ensure_ascii=False) + "\n")
+        else:
+            typer.echo(t("orders.imported", count=count, source=path, target=target.shown, seconds=seconds))
+
+
+@app.command(
+    "list",
+    help="A customer's orders, newest first (--user), or every customer's (--all).",
+    epilog="Example: orderbot orders list --user C001 --status 处理中",
+)
+def list_(
+    user: User = None,
+    all_: All = False,
+    status: Annotated[str | None, typer.Option("--status", help="Only orders in this status, e.g. 处理中.")] = None,
+    limit: Annotated[int, typer.Option("--limit", min=1, max=10_000, help="Show at most this many.")] = 20,
+    offset: Annotated[int, typer.Option("--offset", min=0, help="Skip this many (the next page).")] = 0,
+    orders: Orders = None,
+    json_out: Json = False,
+) -> None:
+    with errors_to_exit_codes():
+        from orderbot.errors import ConfigError
+        from orderbot.orders import order_summary
+
+        settings = _settings(orders, user)
+        if settings.user is not None and all_:
+            raise ConfigError(t("orders.user_and_all"))
+        if settings.user is None and not all_:
+            raise ConfigError(t("orders.whose"))
+        store = _open(settings)
+        try:
+            found = store.list_orders(settings.user, status=status, limit=limit + 1, offset=offset)
+        finally:
+            store.close()
+        rows = [dict(order_summary(o), **({"customer_id": o.customer_id} if all_ else {})) for o in found[:limit]]
+        more = len(found) > limit
+        if json_out:
+            doc = {"orders": rows, "more": more, "offset": offset}
+            sys.stdout.write(json.dumps(doc, ensure_ascii=False, indent=2) + "\n")
+            return
+        _print_list(rows, more=more, next_offset=offset + limit, with_customer=all_)
+
+
+@app.command(
+    "show",
+    help="One order: its details for its owner (--user), its status for anyone.",
+    epilog="Example: orderbot orders show ORD-1001 --user C001",
+)
+def show(
+    order_id: Annotated[str, typer.Argument(help="The order id, e.g. ORD-1001.", show_default=False)],
+    user: User = None,
+    all_: All = False,
+    orders: Orders = None,
+    json_out: Json = False,
+) -> None:
+    with errors_to_exit_codes():
+        from orderbot.errors import ConfigError, ToolError
+        from orderbot.orders import NOT_FOUND, order_details, owned_order
+
+        settings = _settings(orders, user)
+        if settings.user is not None and all_:
+            raise ConfigError(t("orders.user_and_all"))
+        store = _open(settings)
+        try:
+            if all_:
+                order = store.get(order_id)
+                doc = dict(order_details(order), customer_id=order.customer_id) if order else None
+            elif settings.user is not None:
+                try:
+                    doc = order_details(owned_order(store, order_id, settings.user))
+                except ToolError:
+                    message = t("orders.no_access", order_id=text(order_id[:40]), user=settings.user)
+                    print(t("error.prefix", error=message), file=sys.stderr)
+                    raise typer.Exit(NOT_FOUND_EXIT) from None
+            else:  # like get_order_status: anyone may learn an order's status by its exact id
+                order = store.get(order_id)
+                doc = {"order_id": order_id, "status": order.status} if order else None
+        finally:
+            store.close()
+        if doc is None:
+            doc = {"order_id": order_id, "status": NOT_FOUND}
+        if json_out:
+            sys.stdout.write(json.dumps(doc, ensure_ascii=False, indent=2) + "\n")
+        else:
+            _print_order(doc)
+        raise typer.Exit(NOT_FOUND_EXIT if doc.get("status") == NOT_FOUND else 0)
+
+
+def _settings(orders, user):
+    from orderbot.settings import load_settings
+
+    return load_settings(orders=orders, user=user)
+
+
+def _open(settings):
+    from orderbot.session import orders_source
+    from orderbot.stores import open_store
+
+    source, writable = orders_source(settings)
+    return open_store(source, writable=writable)
+
+
+def text(value: object) -> str:
+    """Order data is untrusted: no control or format character reaches the terminal."""
+    return "".join("�" if unicodedata.category(ch)[0] == "C" else ch for ch in str(value))
+
+
+def _print_list(rows: list[dict], *, more: bool, next_offset: int, with_customer: bool) -> None:
+    from rich.table import Table
+
+    from orderbot.orders import format_money
+    from orderbot.render import make_console
+
+    console = make_console()
+    if not rows:
+        console.print(t("orders.none"), markup=False)
+        return
+    table = Table(box=None, pad_edge=False)
+    for name in ("order", *(["customer"] if with_customer else []), "status", "total", "created"):
+        table.add_column(name, no_wrap=True)
+    for row in rows:
+        cells = [row["order_id"], *([row["customer_id"]] if with_customer else []), row["status"]]
+        table.add_row(*map(text, [*cells, format_money(row["total"], row["currency"]), row["created_at"]]))
+    console.print(table)
+    if more:
+        console.print(t("orders.more", offset=next_offset), markup=False)
+
+
+def _print_order(doc: dict) -> None:
+    from orderbot.orders import format_money
+    from orderbot.render import make_console
+
+    console = make_console()
+    lines = []
+    for key, value in doc.items():
+        if key == "items":
+            for item in value:
+                price = format_money(item["unit_price"], doc.get("currency", "CNY"))
+                lines.append(f"item: {item['name']} ({item['sku']}) × {item['quantity']} @ {price}")
+        elif key == "shipping":
+            lines.extend(f"shipping.{k}: {v}" for k, v in value.items())
+        else:
+            lines.append(f"{key}: {value}")
+    for line in lines:
+        console.print(text(line), markup=False, soft_wrap=True)
