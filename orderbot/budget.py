@@ -13,6 +13,7 @@ from collections.abc import Callable, Sequence
 
 from pydantic import BaseModel, Field
 
+from orderbot.i18n import t
 from orderbot.limits import LIMIT, StopReason
 
 
@@ -30,11 +31,21 @@ class Limits(BaseModel):
 
 
 class LimitExceeded(Exception):
-    """A limit check failed: the run stops with `reason`, and the message says why."""
+    """A limit check failed: the run stops with `reason`, and the message says why.
 
-    def __init__(self, reason: StopReason, message: str) -> None:
-        super().__init__(message)
+    The message is a catalogue entry (orderbot.catalogue `detail.*`): its English text is
+    the stop detail of records and --json; `message` lets the terminal say it in Chinese."""
+
+    def __init__(self, reason: StopReason, message_id: str, **params: object) -> None:
+        from orderbot.catalogue import MESSAGES
+
+        if message_id not in MESSAGES:  # plain English text: shown as it is in either language
+            super().__init__(message_id)
+            self.reason, self.message = reason, None
+            return
+        super().__init__(t(message_id, lang="en", **params))
         self.reason = reason
+        self.message: dict | None = {"id": message_id, "params": params}
 
 
 class Budget:
@@ -70,50 +81,43 @@ class Budget:
 
     def check_before_request(self) -> None:
         if self.remaining() <= 0:
-            raise LimitExceeded(
-                StopReason.TIME_LIMIT, f"the {self.limits.timeout:g} s time limit passed before the next request"
-            )
+            raise LimitExceeded(StopReason.TIME_LIMIT, "detail.time_before_request", seconds=self.limits.timeout)
 
     def timed_out(self, cause: str | None) -> LimitExceeded:
         """The model request outlived the time left (the provider raised ModelTimeout)."""
-        why = f" (last error: {cause})" if cause else ""
-        return LimitExceeded(
-            StopReason.TIME_LIMIT, f"the model did not answer within the {self.limits.timeout:g} s time limit{why}"
-        )
+        if cause:
+            return LimitExceeded(
+                StopReason.TIME_LIMIT, "detail.model_timeout_cause", seconds=self.limits.timeout, cause=cause
+            )
+        return LimitExceeded(StopReason.TIME_LIMIT, "detail.model_timeout", seconds=self.limits.timeout)
 
     def check_response(self, size: int) -> None:
         cap = self.limits.max_response_chars
         if size > cap:
-            raise LimitExceeded(
-                StopReason.RESPONSE_TOO_LARGE, f"the model's response had {size:,} characters, over the {cap:,} cap"
-            )
+            raise LimitExceeded(StopReason.RESPONSE_TOO_LARGE, "detail.response_too_large", size=size, cap=cap)
 
     def check_before_tool_calls(self, names: Sequence[str]) -> None:
         """The calls one step proposes run all or not at all. A call proposed at the last
         allowed step never runs: nobody would read its result."""
         limits, count = self.limits, len(names)
         if self.steps >= limits.max_steps:
-            calls = "the call was" if count == 1 else f"the {count} calls were"
             raise LimitExceeded(
                 StopReason.STEP_LIMIT,
-                f"the model asked for {', '.join(names)} at step {self.steps} of {limits.max_steps}; "
-                f"{calls} not executed",
+                "detail.step_limit_one" if count == 1 else "detail.step_limit",
+                names=", ".join(names),
+                step=self.steps,
+                max_steps=limits.max_steps,
+                count=count,
             )
         if count > limits.max_calls_per_step:
             raise LimitExceeded(
-                StopReason.TOOL_CALL_LIMIT,
-                f"the model asked for {count} tool calls in one step, "
-                f"over the cap of {limits.max_calls_per_step}; none were executed",
+                StopReason.TOOL_CALL_LIMIT, "detail.calls_per_step", count=count, cap=limits.max_calls_per_step
             )
         if self.calls + count > limits.max_tool_calls:
             raise LimitExceeded(
-                StopReason.TOOL_CALL_LIMIT,
-                f"{count} more tool calls would pass the run's cap of {limits.max_tool_calls} "
-                f"({self.calls} used); none were executed",
+                StopReason.TOOL_CALL_LIMIT, "detail.tool_calls", count=count, cap=limits.max_tool_calls, used=self.calls
             )
 
     def check_before_tool_call(self) -> None:
         if self.remaining() <= 0:
-            raise LimitExceeded(
-                StopReason.TIME_LIMIT, f"the {self.limits.timeout:g} s time limit passed during tool calls"
-            )
+            raise LimitExceeded(StopReason.TIME_LIMIT, "detail.time_during_tools", seconds=self.limits.timeout)

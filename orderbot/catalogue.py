@@ -33,57 +33,61 @@ MESSAGES: dict[str, dict[str, str]] = {
     },
     "stop.model_error": {"en": "Stopped: the model service failed.", "zh": "已停止：模型服务出错。"},
     "stop.cancelled": {"en": "Cancelled.", "zh": "已取消。"},
-    # ---- the detail of a stop, as the engine found it ------------------------------------------
+    # ---- the detail of a stop, after the sentence above: a clause, no capital, no full stop.
+    # The English text is also the stop_detail of --json and the run record (orderbot.budget).
+    "detail.step_limit_one": {
+        "en": "the model asked for {names} at step {step} of {max_steps}; the call was not executed",
+        "zh": "模型在第 {step} 步（共 {max_steps} 步）请求调用 {names}；这个调用没有执行",
+    },
     "detail.step_limit": {
-        "en": "The model asked for {names} at step {step} of {max_steps}; {count} call(s) not executed.",
-        "zh": "模型在第 {step} 步（共 {max_steps} 步）请求调用 {names}；{count} 个调用没有执行。",
+        "en": "the model asked for {names} at step {step} of {max_steps}; the {count} calls were not executed",
+        "zh": "模型在第 {step} 步（共 {max_steps} 步）请求调用 {names}；这 {count} 个调用没有执行",
     },
     "detail.calls_per_step": {
-        "en": "The model asked for {count} tool calls in one step, over the cap of {cap}; none were executed.",
-        "zh": "模型在一步中请求了 {count} 个工具调用，超过了每步 {cap} 个的上限；一个都没有执行。",
+        "en": "the model asked for {count} tool calls in one step, over the cap of {cap}; none were executed",
+        "zh": "模型在一步中请求了 {count} 个工具调用，超过了每步 {cap} 个的上限；一个都没有执行",
     },
     "detail.tool_calls": {
-        "en": "{count} more tool calls would pass the run's cap of {cap} ({used} used); none were executed.",
-        "zh": "再执行 {count} 个工具调用会超过本次运行 {cap} 个的上限（已用 {used} 个）；一个都没有执行。",
+        "en": "{count} more tool calls would pass the run's cap of {cap} ({used} used); none were executed",
+        "zh": "再执行 {count} 个工具调用会超过本次运行 {cap} 个的上限（已用 {used} 个）；一个都没有执行",
     },
     "detail.time_before_request": {
-        "en": "The {seconds} s time limit passed before the next request.",
-        "zh": "在下一次请求之前，{seconds} 秒的时间上限已到。",
+        "en": "the {seconds:g} s time limit passed before the next request",
+        "zh": "在下一次请求之前，{seconds:g} 秒的时间上限已到",
     },
     "detail.time_during_tools": {
-        "en": "The {seconds} s time limit passed during tool calls.",
-        "zh": "执行工具调用期间，{seconds} 秒的时间上限已到。",
+        "en": "the {seconds:g} s time limit passed during tool calls",
+        "zh": "执行工具调用期间，{seconds:g} 秒的时间上限已到",
     },
     "detail.model_timeout": {
-        "en": "The model did not answer within the {seconds} s time limit.",
-        "zh": "模型没有在 {seconds} 秒的时间上限内回答。",
+        "en": "the model did not answer within the {seconds:g} s time limit",
+        "zh": "模型没有在 {seconds:g} 秒的时间上限内回答",
     },
     "detail.model_timeout_cause": {
-        "en": "The model did not answer within the {seconds} s time limit (last error: {cause}).",
-        "zh": "模型没有在 {seconds} 秒的时间上限内回答（最后一次错误：{cause}）。",
+        "en": "the model did not answer within the {seconds:g} s time limit (last error: {cause})",
+        "zh": "模型没有在 {seconds:g} 秒的时间上限内回答（最后一次错误：{cause}）",
     },
     "detail.response_too_large": {
-        "en": "The model's response had {size:,} characters, over the {cap:,} cap.",
-        "zh": "模型的回复有 {size:,} 个字符，超过了 {cap:,} 的上限。",
+        "en": "the model's response had {size:,} characters, over the {cap:,} cap",
+        "zh": "模型的回复有 {size:,} 个字符，超过了 {cap:,} 的上限",
     },
-    "detail.response_truncated": {
-        "en": "The model's response was cut off at the output-token limit after {size:,} characters.",
-        "zh": "模型的回复在 {size:,} 个字符处因输出 token 上限被截断。",
+    "detail.truncated": {
+        "en": "the model's response was cut off at the output-token limit after {size:,} characters",
+        "zh": "模型的回复在 {size:,} 个字符后达到输出令牌上限而被截断",
     },
-    "outcome.partial_answer": {"en": "Partial answer (cut off)", "zh": "部分回答（已截断）"},
+    "detail.truncated_calls": {
+        "en": "the model's response was cut off at the output-token limit after {size:,} characters; "
+        "{count} call(s) not executed",
+        "zh": "模型的回复在 {size:,} 个字符后达到输出令牌上限而被截断；{count} 个调用没有执行",
+    },
     "detail.provider_crashed": {
-        "en": "The model provider failed unexpectedly ({kind}).",
-        "zh": "模型服务意外出错（{kind}）。",
+        "en": "the model provider failed unexpectedly ({kind})",
+        "zh": "模型服务意外出错（{kind}）",
     },
-    "detail.still_waiting": {
-        "en": "A call is still waiting for approval.",
-        "zh": "还有一个调用在等待确认。",
-    },
-    "detail.interrupted": {
-        "en": "Interrupted by the person at the keyboard.",
-        "zh": "被键盘前的人中断。",
-    },
+    "detail.still_waiting": {"en": "a call is still waiting for approval", "zh": "还有一个调用在等待确认"},
+    "detail.interrupted": {"en": "interrupted by the person at the keyboard", "zh": "被键盘前的人中断"},
     # ---- the end of a run ------------------------------------------------------------------------
+    "outcome.stop": {"en": "{sentence} {detail}.", "zh": "{sentence}{detail}。"},
     "outcome.answer": {"en": "Answer", "zh": "回答"},
     "outcome.observed": {"en": "Observed before the stop:", "zh": "停止前已查到的结果："},
     "outcome.stop_line": {

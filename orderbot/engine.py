@@ -29,6 +29,7 @@ from pydantic import BaseModel, Field
 
 from orderbot.budget import Budget, LimitExceeded, Limits
 from orderbot.errors import ModelError, ModelTimeout
+from orderbot.i18n import t
 from orderbot.items import FunctionCall, FunctionCallOutput, Item, text_chars, user
 from orderbot.limits import StopReason
 from orderbot.models.base import Model, ModelRequest
@@ -155,6 +156,9 @@ class RunState(BaseModel):
     tool_calls: int = 0  # tool calls dispatched, over all resumptions
     stop_reason: StopReason | None = None
     stop_detail: str = ""
+    # The detail as a catalogue id and values ({"id": ..., "params": ...}) when it is one of
+    # orderbot's own sentences, so the terminal can say it in the UI language.
+    stop_message: dict | None = None
     answer: str | None = None
     partial_answer: str | None = None  # the text of a response cut off at the token limit: not an answer
     calls: list[CallRecord] = Field(default_factory=list)
@@ -226,6 +230,13 @@ class Stop:
     reason: StopReason
     detail: str
     data: dict | None = None
+    message: dict | None = None  # the detail as a catalogue id and its values, for the terminal
+
+
+def _stop(reason: StopReason, message_id: str, **params: object) -> Stop:
+    """A stop whose detail is one of orderbot's sentences: English in the record, any
+    language on the terminal."""
+    return Stop(reason, t(message_id, lang="en", **params), message={"id": message_id, "params": params})
 
 
 class Engine:
@@ -263,7 +274,7 @@ class Engine:
         self._state = state
         self._budget = Budget(self.limits, self.clock)
         self._phase = Phase.PLAN  # where a Ctrl-C lands: plan while the model thinks, act while tools run
-        state.stop_reason, state.stop_detail = None, ""
+        state.stop_reason, state.stop_detail, state.stop_message = None, "", None
         self._emit(
             state.steps,
             Event.RESUMED if state.steps > 0 else Event.STARTED,
@@ -277,7 +288,7 @@ class Engine:
             while stop is None:
                 stop = self._step()
         except KeyboardInterrupt:
-            stop = Stop(StopReason.CANCELLED, "interrupted by the person at the keyboard")
+            stop = _stop(StopReason.CANCELLED, "detail.interrupted")
         self._finish(stop)
         return state
 
@@ -298,7 +309,7 @@ class Engine:
             return stop
         except LimitExceeded as exceeded:
             self._not_executed(self._state.steps, self._unrun)
-            return Stop(exceeded.reason, str(exceeded), self._data)
+            return Stop(exceeded.reason, str(exceeded), self._data, exceeded.message)
 
     def _plan(self, step: int) -> Stop | None:
         state, budget = self._state, self._budget
@@ -321,7 +332,7 @@ class Engine:
             return Stop(StopReason.MODEL_ERROR, str(exc))
         except Exception as exc:  # noqa: BLE001 - a provider that broke its contract still stops cleanly
             self._count_request(step)
-            return Stop(StopReason.MODEL_ERROR, f"the model provider failed unexpectedly ({type(exc).__name__})")
+            return _stop(StopReason.MODEL_ERROR, "detail.provider_crashed", kind=type(exc).__name__)
         self._count_request(step)
         request_ms = round((self.clock() - began) * 1000, 1)
         if turn.usage is not None:
@@ -342,10 +353,11 @@ class Engine:
         budget.check_response(turn.size)
         if turn.truncated:  # cut off at the output-token cap: the text is partial, a call may be cut mid-argument
             state.partial_answer = turn.text.rstrip() or None
-            cut = f"; {_n(len(turn.calls), 'call')} not executed" if turn.calls else ""
             raise LimitExceeded(
                 StopReason.RESPONSE_TRUNCATED,
-                f"the model's response was cut off at the output-token limit after {turn.size:,} characters{cut}",
+                "detail.truncated_calls" if turn.calls else "detail.truncated",
+                size=turn.size,
+                count=len(turn.calls),
             )
         state.items.extend(turn.items)
         if not turn.calls:
@@ -411,7 +423,7 @@ class Engine:
         if not state.pending:
             return None
         if approve is None:
-            return Stop(StopReason.AWAITING_APPROVAL, "a call is still waiting for approval")
+            return _stop(StopReason.AWAITING_APPROVAL, "detail.still_waiting")
         self._phase = Phase.ACT
         ctx = ToolContext(user=state.user, run_id=state.run_id, time_left=self._budget.remaining)
         outputs = []
@@ -508,7 +520,7 @@ class Engine:
 
     def _finish(self, stop: Stop) -> None:
         state = self._state
-        state.stop_reason, state.stop_detail = stop.reason, stop.detail
+        state.stop_reason, state.stop_detail, state.stop_message = stop.reason, stop.detail, stop.message
         if stop.reason is StopReason.AWAITING_APPROVAL:
             return  # the approval-needed transition is the last one: the run is paused
         source = self._phase if stop.reason is StopReason.CANCELLED else Phase.PLAN

@@ -83,8 +83,9 @@ def format_stop(state: RunState) -> str:
     if reason is None or reason is StopReason.ANSWERED:
         return ""
     sentence = _t(f"stop.{reason}")
-    detail = state.stop_detail.rstrip(".")
-    return f"{sentence} {detail[:1].upper()}{detail[1:]}." if detail else sentence
+    message = state.stop_message  # orderbot's own sentence: in the UI language
+    detail = _t(message["id"], **message["params"]) if message else state.stop_detail.rstrip(".")
+    return _t("outcome.stop", sentence=sentence, detail=detail[:1].upper() + detail[1:]) if detail else sentence
 
 
 def format_observed(state: RunState) -> list[str]:

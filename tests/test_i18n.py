@@ -185,3 +185,37 @@ def test_the_scan_catches_a_literal_and_an_f_string(tmp_path):
         "print(...) prints 'Stopped at step '",
         "ConfigError(...) prints 'bad value'",
     ]
+
+
+def _stop_explanation(env: dict) -> str:
+    import os
+    import subprocess
+    import sys
+
+    orderbot = str(Path(sys.executable).with_name("orderbot"))
+    full = {k: v for k, v in os.environ.items() if not k.startswith(("LC_", "LANG", "ORDERBOT_LANG"))}
+    result = subprocess.run(
+        [orderbot, "ask", "--max-steps", "1", "查询 ORD-1001"],
+        env={**full, **env},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode == 3, result.stderr
+    return result.stdout
+
+
+def test_the_locale_chooses_the_language_of_the_stop_explanation():
+    chinese = _stop_explanation({"LANG": "zh_CN.UTF-8"})
+    assert "已停止：达到了步数上限。模型在第 1 步（共 1 步）请求调用 get_order_status；这个调用没有执行。" in chinese
+    assert "停止原因：step_limit" in chinese  # the reason itself is a value: the same in both
+    english = _stop_explanation({"LANG": "C"})
+    assert "Stopped: the step limit was reached. The model asked for get_order_status at step 1 of 1" in english
+    assert "已停止" not in english
+
+
+def test_every_stop_reason_has_its_sentence():
+    from orderbot.engine import StopReason
+
+    missing = [r for r in StopReason if r is not StopReason.ANSWERED and f"stop.{r}" not in MESSAGES]
+    assert not missing, f"add stop.<reason> to orderbot/catalogue.py for {missing}"

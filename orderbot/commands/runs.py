@@ -25,6 +25,7 @@ STOP_REASONS = (
     "time_limit",
     "tool_call_limit",
     "response_too_large",
+    "response_truncated",
     "model_error",
     "cancelled",
     "incomplete",
