@@ -443,3 +443,14 @@ def test_the_readme_tables_name_every_limit_and_exit_code() -> None:
     for stop, code in EXIT_CODES.items():
         shown = f"`{stop}`" in codes.get(str(code), "") or stop == "answered"
         assert shown, f"exit code {code} ({stop}) is not in the README's table"
+
+
+def test_the_module_map_names_every_module() -> None:
+    text = (ROOT / "docs" / "architecture.md").read_text(encoding="utf-8")
+    named = set(re.findall(r"`(orderbot/[\w/]+(?:\.py|/))`", text))
+    for path in sorted((ROOT / "orderbot").rglob("*.py")):
+        module = path.relative_to(ROOT).as_posix()
+        if path.name in {"__init__.py", "__main__.py"}:
+            continue
+        covered = module in named or any(module.startswith(f) for f in named if f.endswith("/"))
+        assert covered, f"{module} is not in the module map of docs/architecture.md: add it to a row"
