@@ -123,6 +123,12 @@ MESSAGES: dict[str, dict[str, str]] = {
     "header.auto_key": {"en": "[auto: OPENAI_API_KEY is set]", "zh": "[auto：已设置 OPENAI_API_KEY]"},
     "header.auto_no_key": {"en": "[auto: no OPENAI_API_KEY]", "zh": "[auto：未设置 OPENAI_API_KEY]"},
     "header.resumed": {"en": "resumed", "zh": "已继续"},
+    "header.base_url": {"en": "at {url}", "zh": "地址 {url}"},
+    "header.base_url_changed": {
+        "en": "at {url}, given by --base-url (the run used {was})",
+        "zh": "地址 {url}，由 --base-url 指定（这次运行原来用的是 {was}）",
+    },
+    "header.default_service": {"en": "the provider's own service", "zh": "服务商自己的服务"},
     "header.segment": {"en": "{kind}{settled} · {started}", "zh": "{kind}{settled} · {started}"},
     "header.approved": {"en": ", approved", "zh": "，已批准"},
     "header.rejected": {"en": ", rejected", "zh": "，已拒绝"},

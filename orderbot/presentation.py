@@ -24,24 +24,35 @@ QUESTION_CHARS = 28  # of the question, in the table of runs
 YES = ("y", "yes", "是", "好")
 
 
-def provider_text(requested: str, chosen: str, model_name: str) -> str:
-    """`model: ...` for the header: which model answers, and why when it was chosen for you."""
+def provider_text(
+    requested: str, chosen: str, model_name: str, base_url: str | None = None, *, was: str | None = None
+) -> str:
+    """`model: ...` for the header: which model answers, where (`base_url`, already stripped),
+    and why when it was chosen for you. `was`: the base URL the run used before, when a
+    resume sends it elsewhere."""
     text = t("header.offline") if chosen == "offline" else t("header.model", provider=chosen, model=model_name)
     if requested == "auto":
         text += " " + t("header.auto_key" if chosen == "openai" else "header.auto_no_key")
+    if was is not None:
+        text += " " + t("header.base_url_changed", url=base_url or t("header.default_service"), was=was)
+    elif base_url:
+        text += " " + t("header.base_url", url=base_url)
     return text
 
 
-def resume_command(state: RunState) -> str | None:
-    """The exact command that approves a paused run (the same with --reject refuses it)."""
+def resume_command(state: RunState, base_url: str | None = None) -> str | None:
+    """The exact command that approves a paused run (the same with --reject refuses it).
+    It names the server the run used (`base_url`, stripped), so it is plain where the
+    conversation will be sent; resume uses the recorded one anyway."""
     if state.stop_reason is not StopReason.AWAITING_APPROVAL:
         return None
     user = f" --user {shlex.quote(state.user)}" if state.user else ""
-    return f"orderbot resume {state.run_id} --approve{user}"
+    server = f" --base-url {shlex.quote(base_url)}" if base_url else ""
+    return f"orderbot resume {state.run_id} --approve{user}{server}"
 
 
-def resume_hint(state: RunState) -> str | None:
-    command = resume_command(state)
+def resume_hint(state: RunState, base_url: str | None = None) -> str | None:
+    command = resume_command(state, base_url)
     return f"{command}   {t('outcome.or_reject')}" if command else None
 
 

@@ -154,4 +154,3 @@ def canonical_arguments(tool, raw: str) -> str | None:
     except ValidationError:
         return None
     return Prepared(FunctionCall(call_id="", name=tool.name, arguments=raw), tool, args).canonical_arguments
-

@@ -46,19 +46,23 @@ class Runner:
     model: Model
     store: RunStore | None = None  # None: runs are not recorded (replay)
     provider: str = ""
+    base_url: str | None = None  # where the model's requests go (stripped), kept in each record
     orders: Path | str | None = None  # the orders file, named in each record
     instructions: str = INSTRUCTIONS  # the system prompt, from the session's tools
     clock: Callable[[], float] = time.monotonic
     wall_clock: Callable[[], float] = time.time
 
     @classmethod
-    def for_session(cls, session, model: Model, store: RunStore, *, provider: str) -> Runner:
+    def for_session(
+        cls, session, model: Model, store: RunStore, *, provider: str, base_url: str | None = None
+    ) -> Runner:
         """A runner over a session (orderbot.session.Session): its tools and its orders file."""
         return cls(
             session.toolbox,
             model,
             store,
             provider=provider,
+            base_url=base_url,
             orders=session.source.identity,
             instructions=session.instructions,
         )
@@ -99,6 +103,7 @@ class Runner:
             state,
             provider=self.provider,
             model=self.model.name,
+            base_url=self.base_url,
             toolbox=self.toolbox,
             limits=limits,
             orders=self.orders,

@@ -10,8 +10,10 @@ transition, the tool versions, and any call waiting for approval with its bindin
 
 Records are bounded: long texts and results are shortened, the oldest entries are
 dropped past fixed counts, and only the newest `keep` runs are kept (pruned once a run has
-finished, from one directory listing, and only files named like run ids). No API key,
-token or base URL is ever written: the record names the provider and the model.
+finished, from one directory listing, and only files named like run ids). No API key or
+token is ever written: the record names the provider, the model and the base URL the
+requests went to, stripped of any credentials, query and fragment
+(settings.public_base_url), so that a resume sends the conversation back to the same server.
 
 Each record ends with an integrity tag, an HMAC-SHA256 of the rest of the file made with a
 key private to the state directory (`record.key`, created once, mode 0600, never printed
@@ -46,6 +48,7 @@ from orderbot.engine import CALL_LABELS, Approver, Event, Limits, PendingCall, P
 from orderbot.errors import ModelError, RecordError
 from orderbot.items import FunctionCallOutput, Item, ProviderItem
 from orderbot.models.base import Model, ModelRequest, Turn
+from orderbot.settings import public_base_url
 from orderbot.stores import source_identity
 from orderbot.tools import Toolbox
 
@@ -106,6 +109,9 @@ class RecordFile(BaseModel):
     updated_at: str
     provider: str
     model: str
+    # Where the model's requests went, stripped of credentials, query and fragment; None:
+    # the provider's own service (or offline). Absent in records older than this field.
+    base_url: str | None = None
     orders: str | None = None
     tool_versions: dict[str, str]
     segments: list[Segment]
@@ -130,6 +136,8 @@ class RunRecord:
     orders: str | None
     tool_versions: dict[str, str]
     state: RunState
+    base_url: str | None = None
+    base_url_known: bool = True  # False for a record written before base URLs were kept
     segments: list[Segment] = field(default_factory=list)
     side_effects: dict[str, str] = field(default_factory=dict)
     approvals: dict[str, bool] = field(default_factory=dict)
@@ -151,6 +159,7 @@ class RunRecord:
         provider: str,
         model: str,
         toolbox: Toolbox,
+        base_url: str | None = None,
         orders: Path | str | None = None,
         now: float | None = None,
     ) -> RunRecord:
@@ -162,6 +171,7 @@ class RunRecord:
             provider=provider,
             model=model,
             orders=None if orders is None else source_identity(orders),
+            base_url=None if base_url is None else public_base_url(base_url),
             tool_versions=dict(toolbox.versions),
             state=state,
         )
@@ -174,6 +184,8 @@ class RunRecord:
             updated_at=doc.updated_at,
             provider=doc.provider,
             model=doc.model,
+            base_url=doc.base_url,
+            base_url_known="base_url" in doc.model_fields_set,
             orders=doc.orders,
             tool_versions=doc.tool_versions,
             state=doc.state,
@@ -272,6 +284,7 @@ class RunRecord:
             "updated_at": self.updated_at,
             "provider": self.provider,
             "model": self.model,
+            "base_url": self.base_url,
             "orders": self.orders,
             "tool_versions": self.tool_versions,
             "segments": [s.model_dump() for s in self.segments],
@@ -707,12 +720,15 @@ class Recorder:
         model: str,
         toolbox: Toolbox,
         limits: Limits,
+        base_url: str | None = None,
         orders: Path | str | None = None,
         kind: str = "ask",
         interactive: bool = False,
         wall_clock: Callable[[], float] = time.time,
     ) -> Recorder:
-        record = RunRecord.new(state, provider=provider, model=model, toolbox=toolbox, orders=orders, now=wall_clock())
+        record = RunRecord.new(
+            state, provider=provider, model=model, base_url=base_url, toolbox=toolbox, orders=orders, now=wall_clock()
+        )
         record.begin(kind, limits, approver=interactive, now=wall_clock())
         return cls(store, record, wall_clock=wall_clock)
 

@@ -90,6 +90,22 @@ FLAG_NAMES = {limit.name: limit.shown for limit in LIMITS} | {
 }
 
 
+def public_base_url(url: str) -> str:
+    """The base URL without user:password@, query or fragment: what may be printed and kept
+    in a run record. The one place a base URL is stripped."""
+    from urllib.parse import urlsplit, urlunsplit
+
+    try:
+        parts = urlsplit(url)
+        host = parts.hostname or ""
+        if ":" in host:  # an IPv6 literal keeps its brackets
+            host = f"[{host}]"
+        netloc = f"{host}:{parts.port}" if parts.port else host
+        return urlunsplit((parts.scheme, netloc, parts.path, "", ""))
+    except ValueError:
+        return "<unparseable URL>"
+
+
 def describe_settings_error(exc: ValidationError) -> str:
     error = exc.errors(include_url=False, include_input=False)[0]
     field = str(error["loc"][0]) if error["loc"] else "settings"

@@ -53,7 +53,7 @@ def ask(
         from orderbot.engine import RunState
         from orderbot.errors import ConfigError
         from orderbot.i18n import t
-        from orderbot.models import create, resolve_provider
+        from orderbot.models import create, endpoint, resolve_provider
         from orderbot.presentation import provider_text, resume_command, resume_hint, terminal_approver
         from orderbot.render import TransitionView, json_document, make_console, print_header, print_outcome
         from orderbot.runner import Runner
@@ -96,10 +96,11 @@ def ask(
         interactive = not json_out and console.is_terminal and sys.stdin.isatty()
         approver = terminal_approver(view, console) if interactive else None
         store = RunStore(settings.resolved_state_dir(), keep=settings.keep_runs)
-        runner = Runner.for_session(session, llm, store, provider=chosen)
+        where = endpoint(settings)
+        runner = Runner.for_session(session, llm, store, provider=chosen, base_url=where)
 
         if not json_out:
-            print_header(console, state, provider_text(settings.provider, chosen, llm.name))
+            print_header(console, state, provider_text(settings.provider, chosen, llm.name, where))
         try:
             runner.start(state, limits, views=views, approver=approver)
         finally:
@@ -114,8 +115,9 @@ def ask(
                 exit_code=EXIT_CODES[state.stop_reason],
                 trace=trace,
             )
-            doc["resume_command"] = resume_command(state)
+            doc["base_url"] = where
+            doc["resume_command"] = resume_command(state, where)
             sys.stdout.write(json.dumps(doc, ensure_ascii=False, indent=2) + "\n")
         else:
-            print_outcome(console, state, resume_hint=resume_hint(state))
+            print_outcome(console, state, resume_hint=resume_hint(state, where))
         raise typer.Exit(EXIT_CODES[state.stop_reason])

@@ -49,8 +49,8 @@ def doctor(
     with errors_to_exit_codes():
         from orderbot.errors import ConfigError
         from orderbot.models import create, resolve_provider
-        from orderbot.models._http import public_url
         from orderbot.settings import load_settings
+        from orderbot.settings import public_base_url as public_url
 
         settings = load_settings(
             provider=provider, model=model, base_url=base_url, orders=orders, state_dir=state_dir, timeout=timeout
@@ -112,7 +112,7 @@ def _auto(settings, chosen: str) -> str:
 
 
 def _base_url(settings, chosen: str) -> str:
-    from orderbot.models._http import public_url
+    from orderbot.settings import public_base_url as public_url
 
     if chosen == "offline":
         if settings.base_url is not None:  # a likely slip: a local server set up, but auto chose offline

@@ -87,7 +87,10 @@ class Repl:
         self.conversation = Conversation()
         self.provider = resolve_provider(settings)
         self.store = RunStore(settings.resolved_state_dir(), keep=settings.keep_runs)  # each run is recorded
-        self.runner = Runner.for_session(session, llm, self.store, provider=self.provider)
+        from orderbot.models import endpoint
+
+        self.base_url = endpoint(settings)
+        self.runner = Runner.for_session(session, llm, self.store, provider=self.provider, base_url=self.base_url)
         self.console = make_console()
         self.interactive = self.console.is_terminal and sys.stdin.isatty()
         self.last_stop = None  # how the latest message's run ended
@@ -105,7 +108,7 @@ class Repl:
             # Started from a shell that ignores Ctrl-C (a background job inherits that), the
             # conversation still needs it: it cancels a run, and leaves at an empty prompt.
             signal.signal(signal.SIGINT, signal.default_int_handler)
-        chosen = provider_text(self.settings.provider, self.provider, self.llm.name)
+        chosen = provider_text(self.settings.provider, self.provider, self.llm.name, self.base_url)
         self.say(t("repl.banner", provider=chosen, user=self.user or t("header.anonymous")))
         self.say(t("repl.banner_help", limits=format_limits(self.limits)))
         with line_history(self.settings.resolved_state_dir() / HISTORY_FILE, enabled=self.interactive):
@@ -118,7 +121,7 @@ class Repl:
 
     def exit_code(self) -> int:
         from orderbot.commands.common import EXIT_CODES
-        from orderbot.engine import StopReason
+        from orderbot.limits import StopReason
 
         paused = self.last_stop is StopReason.AWAITING_APPROVAL
         return EXIT_CODES[StopReason.AWAITING_APPROVAL] if paused and not self.interactive else 0
@@ -154,7 +157,7 @@ class Repl:
             record = self.runner.start(state, limits, kind="repl", views=[view], approver=approver)
         else:
             self.runner.resume(record, limits, views=[view], approver=approver)
-        print_outcome(self.console, state, resume_hint=resume_hint(state))
+        print_outcome(self.console, state, resume_hint=resume_hint(state, self.base_url))
         return record
 
     def offer_more(self) -> bool:

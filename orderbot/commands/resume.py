@@ -83,9 +83,9 @@ def resume(
         from orderbot.commands.common import EXIT_CODES
         from orderbot.errors import RecordError
         from orderbot.i18n import t
-        from orderbot.models import FACTORIES, create, resolve_provider
+        from orderbot.models import FACTORIES, create, endpoint, resolve_provider
         from orderbot.orders import SAMPLE_PATH
-        from orderbot.presentation import provider_text, resume_hint, terminal_approver
+        from orderbot.presentation import provider_text, resume_command, resume_hint, terminal_approver
         from orderbot.render import TransitionView, json_document, make_console, print_header, print_outcome
         from orderbot.resume import check_resume
         from orderbot.runner import Runner
@@ -113,7 +113,7 @@ def resume(
         try:
             with store.lock(run_id):
                 record = store.load(run_id)
-                settings = _defaults_from_record(settings, record, FACTORIES, SAMPLE_PATH)
+                settings, was = _defaults_from_record(settings, record, FACTORIES, SAMPLE_PATH, base_url_flag=base_url)
                 session = open_session(settings)
                 check_resume(
                     record,
@@ -125,7 +125,8 @@ def resume(
                 )
                 llm = create(settings)
                 chosen = resolve_provider(settings)
-                runner = Runner.for_session(session, llm, store, provider=chosen)
+                where = endpoint(settings)
+                runner = Runner.for_session(session, llm, store, provider=chosen, base_url=where)
                 console = make_console()
                 view = TransitionView(console, limits, enabled=not json_out)
                 interactive = not json_out and console.is_terminal and sys.stdin.isatty()
@@ -133,7 +134,9 @@ def resume(
                     print_header(
                         console,
                         record.state,
-                        t("header.resumed") + " · " + provider_text(settings.provider, chosen, llm.name),
+                        t("header.resumed")
+                        + " · "
+                        + provider_text(settings.provider, chosen, llm.name, where, was=was),
                     )
                 try:
                     state = runner.resume(
@@ -157,16 +160,23 @@ def resume(
                 exit_code=EXIT_CODES[state.stop_reason],
             )
             doc["resumed"] = True
+            doc["base_url"] = where
+            doc["resume_command"] = resume_command(state, where)
             sys.stdout.write(json.dumps(doc, ensure_ascii=False, indent=2) + "\n")
         else:
-            print_outcome(console, state, resume_hint=resume_hint(state))
+            print_outcome(console, state, resume_hint=resume_hint(state, where))
         raise typer.Exit(EXIT_CODES[state.stop_reason])
 
 
-def _defaults_from_record(settings, record, factories, sample_path: Path):
-    """Unless told otherwise, a run continues with the orders and the model it used. A
-    database URL was recorded without its password: libpq finds it in PGPASSWORD or
-    ~/.pgpass, or pass the whole URL again with --orders / ORDERBOT_ORDERS."""
+def _defaults_from_record(settings, record, factories, sample_path: Path, *, base_url_flag: str | None = None):
+    """Unless told otherwise, a run continues with the orders, the model and the server it
+    used. A database URL was recorded without its password: libpq finds it in PGPASSWORD or
+    ~/.pgpass, or pass the whole URL again with --orders / ORDERBOT_ORDERS. The server only
+    changes with --base-url on this command line (an environment variable is not enough:
+    order data must not go elsewhere by accident). Returns the settings and, when
+    --base-url sends the run somewhere new, where it went before."""
+    from orderbot.i18n import t
+    from orderbot.settings import public_base_url
     from orderbot.stores import parse_source
 
     update: dict = {}
@@ -179,4 +189,12 @@ def _defaults_from_record(settings, record, factories, sample_path: Path):
         update["provider"] = record.provider
         if "model" not in settings.model_fields_set and record.provider not in ("offline", "scripted"):
             update["model"] = record.model
-    return settings.model_copy(update=update) if update else settings
+    was = None
+    same_provider = update.get("provider", settings.provider) == record.provider
+    if same_provider and record.base_url_known and record.provider not in ("offline", "scripted"):
+        if base_url_flag is None:
+            update["base_url"] = record.base_url  # None: the provider's own service, as recorded
+        elif public_base_url(base_url_flag) != record.base_url:
+            was = record.base_url or t("header.default_service")
+    settings = settings.model_copy(update=update) if update else settings
+    return settings, was

@@ -162,7 +162,7 @@ def print_record(console, record, *, trace: bool = False) -> None:
     if state.stop_reason is None:
         console.print(Text(t("outcome.not_finished"), style=STYLE_ERROR))
         return
-    print_outcome(console, state, resume_hint=None if record.altered else resume_hint(state))
+    print_outcome(console, state, resume_hint=None if record.altered else resume_hint(state, record.base_url))
 
 
 def _store(state_dir):

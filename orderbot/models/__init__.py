@@ -45,6 +45,16 @@ def resolve_provider(settings: Settings) -> str:
     return "openai" if settings.api_key is not None else "offline"
 
 
+def endpoint(settings: Settings) -> str | None:
+    """The base URL the chosen provider sends requests to, stripped for the record and the
+    screen; None for the offline model and for the provider's own default service."""
+    if resolve_provider(settings) in ("offline", "scripted") or settings.base_url is None:
+        return None
+    from orderbot.settings import public_base_url
+
+    return public_base_url(settings.base_url)
+
+
 def create(settings: Settings) -> Model:
     provider = resolve_provider(settings)
     factory = FACTORIES.get(provider)

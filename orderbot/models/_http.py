@@ -33,9 +33,10 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, TypeVar
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import urlsplit
 
 from orderbot.errors import ConfigError, EmptyReply, ModelError, ModelResponseError, ModelTimeout
+from orderbot.settings import public_base_url as public_url
 from orderbot.tools import sanitize
 
 if TYPE_CHECKING:
@@ -83,17 +84,6 @@ def check_base_url(url: str) -> None:
     parts = urlsplit(url)
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise ConfigError(f"invalid base URL {public_url(url)!r}: expected something like http://localhost:11434/v1")
-
-
-def public_url(url: str) -> str:
-    """The URL without user:password@, query or fragment: safe to print."""
-    try:
-        parts = urlsplit(url)
-        host = parts.hostname or ""
-        netloc = f"{host}:{parts.port}" if parts.port else host
-        return urlunsplit((parts.scheme, netloc, parts.path, "", ""))
-    except ValueError:
-        return "<unparseable URL>"
 
 
 # ---- the retry loop ---------------------------------------------------------------------

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 from fakeapi import LLAMA_CPP_BAD_ARGUMENTS, WIRES, FakeAPI, Request, error, llama_cpp_error, raw
-from faultkit import Caps, check, run
+from faultkit import KEY, Caps, check, run
 
 from orderbot.engine import StopReason
 
@@ -282,3 +282,67 @@ def test_server_model_and_fingerprint_are_recorded_and_shown(api, orders, wire):
     assert "qwen2.5-1.5b-instruct-q4_k_m.gguf[31m" in shown.output  # no raw escape
     assert "\x1b" not in shown.output
     assert ("fingerprint b4891-3e7e4e3c" in shown.output) is (wire.provider == "chat")
+
+
+# ---- 5. resume sends the conversation back to the server the run used ---------------------
+
+CANCEL = ("cancel_order", {"order_id": "ORD-1002", "reason": "不要了"})
+
+
+def _paused_run(wire, server: FakeAPI, path: Path, url: str):
+    server.enqueue(wire.route, wire.calls(CANCEL), wire.text("已取消。"))
+    outcome = run("取消 ORD-1002", orders=path, caps=CAPS, provider=wire.provider, extra=("--base-url", url))
+    assert outcome.code == 4, outcome.stdout + outcome.stderr
+    return outcome
+
+
+def _resume(run_id: str, path: Path, *extra: str, env: dict | None = None):
+    from typer.testing import CliRunner
+
+    from orderbot.cli import app
+
+    args = ["resume", run_id, "--approve", "--user", "C001", "--orders", str(path), *extra]
+    return CliRunner().invoke(app, args, env={"OPENAI_API_KEY": KEY, **(env or {})})
+
+
+@BOTH
+def test_resume_sends_to_the_recorded_base_url_without_the_flag(orders, wire):
+    path, _ = orders
+    with FakeAPI() as local, FakeAPI() as elsewhere:
+        host = local.url.removeprefix("http://")
+        outcome = _paused_run(wire, local, path, f"http://admin:s3cret-pw@{host}")
+        record = (Path(os.environ["ORDERBOT_STATE_DIR"]) / "runs" / f"{outcome.doc['run_id']}.json").read_text()
+        assert json.loads(record)["base_url"] == local.url  # kept, stripped
+        assert "s3cret-pw" not in record and "admin" not in record
+        assert outcome.doc["resume_command"].endswith(f"--base-url {local.url}")
+
+        # OPENAI_BASE_URL points elsewhere: without --base-url the record's server wins.
+        resumed = _resume(outcome.doc["run_id"], path, "--json", env={"OPENAI_BASE_URL": elsewhere.url})
+
+        assert resumed.exit_code == 0, resumed.output
+        assert len(local.requests_for(wire.route)) == 2  # the loopback server's log shows the resume
+        assert elsewhere.requests == []
+        assert json.loads(resumed.stdout)["base_url"] == local.url
+
+
+@BOTH
+def test_resume_to_another_base_url_needs_the_flag_and_says_so(orders, wire):
+    path, _ = orders
+    with FakeAPI() as local, FakeAPI() as other:
+        outcome = _paused_run(wire, local, path, local.url)
+        other.enqueue(wire.route, wire.text("已取消。"))
+
+        resumed = _resume(outcome.doc["run_id"], path, "--base-url", other.url)
+
+        assert resumed.exit_code == 0, resumed.output
+        first = " ".join(resumed.stdout.split("\n\n")[0].split())  # the header, however it wraps
+        assert f"at {other.url}, given by --base-url (the run used {local.url})" in first
+        assert len(local.requests_for(wire.route)) == 1 and len(other.requests_for(wire.route)) == 1
+
+
+def test_public_base_url_strips_credentials_query_and_fragment():
+    from orderbot.settings import public_base_url
+
+    assert public_base_url("https://u:p@example.com:8443/v1?key=k#f") == "https://example.com:8443/v1"
+    assert public_base_url("http://[::1]:8080/v1") == "http://[::1]:8080/v1"
+    assert public_base_url("http://localhost:11434/v1/") == "http://localhost:11434/v1/"
