@@ -83,3 +83,45 @@ class FakeClock:
 @pytest.fixture
 def clock() -> FakeClock:
     return FakeClock()
+
+
+# ---- the three stores (tests/shops.py) ------------------------------------------------------
+
+
+@pytest.fixture(scope="session")
+def postgres_server():
+    """A throwaway PostgreSQL cluster for the whole test session, removed at the end."""
+    from shops import start_postgres
+
+    server, stop = start_postgres()
+    try:
+        yield server
+    finally:
+        stop()
+
+
+@pytest.fixture(scope="session")
+def postgres_template(postgres_server) -> str:
+    """A database holding the sample orders; each test gets its own copy of it."""
+    from shops import sample_orders
+
+    from orderbot.stores import parse_source
+    from orderbot.stores.postgres import import_orders
+
+    name = postgres_server.new_database()
+    import_orders(parse_source(postgres_server.url(name)), sample_orders(), replace=False)
+    return name
+
+
+@pytest.fixture(params=["json", "sqlite", "postgres"])
+def shop(request, tmp_path):
+    """The sample orders in each kind of store in turn, private to the test."""
+    from shops import make_shop
+
+    server = template = None
+    if request.param == "postgres":
+        server = request.getfixturevalue("postgres_server")
+        template = request.getfixturevalue("postgres_template")
+    made = make_shop(request.param, tmp_path, server, template)
+    yield made
+    made.close()

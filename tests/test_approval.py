@@ -7,7 +7,6 @@ import io
 import json
 import os
 import sys
-from pathlib import Path
 
 import pexpect
 import pytest
@@ -21,7 +20,6 @@ from orderbot.models.scripted import ScriptedModel, call, calls, text
 from orderbot.orders import order_tools
 from orderbot.presentation import terminal_approver
 from orderbot.render import TransitionView
-from orderbot.stores.jsonfile import JsonStore
 from orderbot.tools import Toolbox
 
 runner = CliRunner()
@@ -29,13 +27,15 @@ CANCEL = {"order_id": "ORD-1002", "reason": "不想要了"}
 DESCRIPTION = "Cancel ORD-1002 (处理中, ¥199.00), reason: 不想要了"
 
 
-def fresh_toolbox(path: Path) -> Toolbox:
-    """A toolbox over the file as it is now: what a new process would load."""
-    return Toolbox(order_tools(JsonStore.load(path)))
+@pytest.fixture
+def store(shop):
+    """Every test here that uses the store (or the toolbox over it) runs on each kind of store."""
+    return shop.open()
 
 
-def status_of(path: Path, order_id: str) -> str:
-    return JsonStore.load(path).get(order_id).status
+def fresh_toolbox(shop) -> Toolbox:
+    """A toolbox over the orders as they are now: what a new process would open."""
+    return Toolbox(order_tools(shop.open()))
 
 
 def results_sent(request) -> list[dict]:
@@ -45,20 +45,20 @@ def results_sent(request) -> list[dict]:
 # ---- nobody to ask: the run pauses --------------------------------------------------------
 
 
-def test_piped_ask_pauses_with_exit_4_and_writes_nothing(orders_file):
-    before = orders_file.read_bytes()
-    result = runner.invoke(app, ["ask", "--user", "C001", "--orders", str(orders_file), "取消订单 ORD-1002，不想要了"])
+def test_piped_ask_pauses_with_exit_4_and_writes_nothing(shop):
+    before = shop.snapshot()
+    result = runner.invoke(app, ["ask", "--user", "C001", "--orders", shop.source, "取消订单 ORD-1002，不想要了"])
     assert result.exit_code == 4, result.output
-    assert orders_file.read_bytes() == before
+    assert shop.snapshot() == before
     assert f"Paused: an action is waiting for your approval. {DESCRIPTION}." in result.output
     run_id = result.output.split("run id: ")[1].split()[0]
     assert f"orderbot resume {run_id} --approve --user C001" in result.output
 
 
-def test_piped_json_holds_the_pending_call_and_the_resume_command(orders_file):
-    before = orders_file.read_bytes()
+def test_piped_json_holds_the_pending_call_and_the_resume_command(shop):
+    before = shop.snapshot()
     result = runner.invoke(
-        app, ["ask", "--user", "C001", "--orders", str(orders_file), "--json", "取消订单 ORD-1002，不想要了"]
+        app, ["ask", "--user", "C001", "--orders", shop.source, "--json", "取消订单 ORD-1002，不想要了"]
     )
     assert result.exit_code == 4
     doc = json.loads(result.output)
@@ -67,25 +67,25 @@ def test_piped_json_holds_the_pending_call_and_the_resume_command(orders_file):
     assert pending["name"] == "cancel_order" and pending["user"] == "C001"
     assert pending["arguments"] == json.dumps(CANCEL, sort_keys=True, ensure_ascii=False)
     assert pending["description"] == DESCRIPTION
-    assert pending["version"] == fresh_toolbox(orders_file).versions["cancel_order"]
+    assert pending["version"] == fresh_toolbox(shop).versions["cancel_order"]
     assert doc["resume_command"] == f"orderbot resume {doc['run_id']} --approve --user C001"
-    assert orders_file.read_bytes() == before
+    assert shop.snapshot() == before
 
 
-def test_a_scripted_model_asking_to_cancel_pauses_the_real_cli(orders_file, use_model):
-    before = orders_file.read_bytes()
+def test_a_scripted_model_asking_to_cancel_pauses_the_real_cli(shop, use_model):
+    before = shop.snapshot()
     use_model(ScriptedModel([calls(call("cancel_order", CANCEL))]))
     result = runner.invoke(
-        app, ["ask", "--provider", "scripted", "--user", "C001", "--orders", str(orders_file), "--json", "cancel it"]
+        app, ["ask", "--provider", "scripted", "--user", "C001", "--orders", shop.source, "--json", "cancel it"]
     )
     assert result.exit_code == 4
     assert [p["name"] for p in json.loads(result.output)["pending"]] == ["cancel_order"]
-    assert orders_file.read_bytes() == before
+    assert shop.snapshot() == before
 
 
-def test_a_cancel_that_cannot_happen_is_refused_before_anyone_is_asked(orders_file):
+def test_a_cancel_that_cannot_happen_is_refused_before_anyone_is_asked(shop):
     # ORD-1001 has shipped: there is nothing to approve, the model hears why.
-    result = runner.invoke(app, ["ask", "--user", "C001", "--orders", str(orders_file), "--json", "取消订单 ORD-1001"])
+    result = runner.invoke(app, ["ask", "--user", "C001", "--orders", shop.source, "--json", "取消订单 ORD-1001"])
     doc = json.loads(result.output)
     assert result.exit_code == 0 and doc["pending"] == []
     assert doc["calls"][0]["result"]["code"] == "not_cancellable"
@@ -104,8 +104,8 @@ def test_the_pending_call_is_bound_to_tool_version_arguments_and_user(toolbox):
 # ---- a person answers --------------------------------------------------------------------
 
 
-def test_rejected_approval_writes_nothing_and_the_model_is_told(orders_file, toolbox):
-    before = orders_file.read_bytes()
+def test_rejected_approval_writes_nothing_and_the_model_is_told(shop, toolbox):
+    before = shop.snapshot()
     asked: list[PendingCall] = []
     model = ScriptedModel([calls(call("cancel_order", CANCEL)), text("好的，没有取消。")])
     engine = Engine(model, toolbox, Limits(), approver=lambda p: asked.append(p) or False)
@@ -115,20 +115,20 @@ def test_rejected_approval_writes_nothing_and_the_model_is_told(orders_file, too
     assert results_sent(model.requests[1]) == [
         {"ok": False, "error": "the person did not approve this action; nothing was done", "code": "rejected"}
     ]
-    assert orders_file.read_bytes() == before
+    assert shop.snapshot() == before
 
 
-def test_approved_call_is_written_exactly_once(orders_file, toolbox):
+def test_approved_call_is_written_exactly_once(shop, toolbox):
     model = ScriptedModel([calls(call("cancel_order", CANCEL)), text("已取消。")])
     state = Engine(model, toolbox, Limits(), approver=lambda p: True).run(RunState.start("q", user="C001"))
     assert state.stop_reason is StopReason.ANSWERED
     assert [c.decision for c in state.calls] == ["executed"]
     assert results_sent(model.requests[1])[0]["data"]["status"] == "已取消"
-    order = JsonStore.load(orders_file).get("ORD-1002")
+    order = shop.open().get("ORD-1002")
     assert order.status == "已取消" and order.cancelled_by == f"{state.run_id}/{state.calls[0].call_id}"
 
 
-def test_time_spent_deciding_does_not_count_against_the_time_limit(orders_file, toolbox, clock):
+def test_time_spent_deciding_does_not_count_against_the_time_limit(shop, toolbox, clock):
     def slow_person(pending: PendingCall) -> bool:
         clock.advance(120)  # two minutes to read and say yes, with a 30 s run limit
         return True
@@ -140,7 +140,7 @@ def test_time_spent_deciding_does_not_count_against_the_time_limit(orders_file, 
     assert model.requests[1].timeout == pytest.approx(30)  # the next request still got the time left
 
 
-def test_resuming_the_same_paused_run_twice_cancels_once(orders_file, toolbox):
+def test_resuming_the_same_paused_run_twice_cancels_once(shop, toolbox):
     paused = Engine(ScriptedModel([calls(call("cancel_order", CANCEL))]), toolbox, Limits()).run(
         RunState.start("取消订单 ORD-1002", user="C001")
     )
@@ -148,56 +148,56 @@ def test_resuming_the_same_paused_run_twice_cancels_once(orders_file, toolbox):
     saved = paused.model_dump_json()  # what the run record holds
     first_copy, second_copy = RunState.model_validate_json(saved), RunState.model_validate_json(saved)
 
-    first = Engine(ScriptedModel([text("已取消。")]), fresh_toolbox(orders_file), Limits()).run(
+    first = Engine(ScriptedModel([text("已取消。")]), fresh_toolbox(shop), Limits()).run(
         first_copy, approve_pending=True
     )
-    written, inode = orders_file.read_bytes(), orders_file.stat().st_ino
-    second = Engine(ScriptedModel([text("已取消。")]), fresh_toolbox(orders_file), Limits()).run(
+    written = shop.snapshot()
+    second = Engine(ScriptedModel([text("已取消。")]), fresh_toolbox(shop), Limits()).run(
         second_copy, approve_pending=True
     )
 
     assert first.stop_reason is second.stop_reason is StopReason.ANSWERED
     assert [c.decision for c in first.calls] == [c.decision for c in second.calls] == ["executed"]
     assert first.calls[0].result == second.calls[0].result  # the same answer, from what was stored
-    assert orders_file.read_bytes() == written and orders_file.stat().st_ino == inode  # no second write
-    assert status_of(orders_file, "ORD-1002") == "已取消"
+    assert shop.snapshot() == written  # no second write (the JSON file's inode: tests/test_writes.py)
+    assert shop.status("ORD-1002") == "已取消"
 
 
-def test_resuming_with_a_rejection_writes_nothing(orders_file, toolbox):
-    before = orders_file.read_bytes()
+def test_resuming_with_a_rejection_writes_nothing(shop, toolbox):
+    before = shop.snapshot()
     paused = Engine(ScriptedModel([calls(call("cancel_order", CANCEL))]), toolbox, Limits()).run(
         RunState.start("q", user="C001")
     )
     model = ScriptedModel([text("没有取消。")])
-    state = Engine(model, fresh_toolbox(orders_file), Limits()).run(paused, approve_pending=False)
+    state = Engine(model, fresh_toolbox(shop), Limits()).run(paused, approve_pending=False)
     assert [c.decision for c in state.calls] == ["rejected"]
     assert results_sent(model.requests[0])[-1]["code"] == "rejected"
-    assert orders_file.read_bytes() == before
+    assert shop.snapshot() == before
 
 
-def test_an_approval_is_checked_again_when_it_is_settled(orders_file, toolbox):
+def test_an_approval_is_checked_again_when_it_is_settled(shop, toolbox):
     paused = Engine(ScriptedModel([calls(call("cancel_order", CANCEL))]), toolbox, Limits()).run(
         RunState.start("q", user="C001")
     )
     # Meanwhile the order was cancelled by someone else (another run, another call).
-    JsonStore.load(orders_file).cancel("ORD-1002", "电话取消", "other-run/call_9", user="C001")
-    before = orders_file.read_bytes()
-    state = Engine(ScriptedModel([text("已经取消过了。")]), fresh_toolbox(orders_file), Limits()).run(
+    shop.open().cancel("ORD-1002", "电话取消", "other-run/call_9", user="C001")
+    before = shop.snapshot()
+    state = Engine(ScriptedModel([text("已经取消过了。")]), fresh_toolbox(shop), Limits()).run(
         paused, approve_pending=True
     )
     assert [c.decision for c in state.calls] == ["not_cancellable"]
-    assert orders_file.read_bytes() == before
+    assert shop.snapshot() == before
 
 
-def test_resuming_without_a_decision_stays_paused(orders_file, toolbox):
-    before = orders_file.read_bytes()
+def test_resuming_without_a_decision_stays_paused(shop, toolbox):
+    before = shop.snapshot()
     paused = Engine(ScriptedModel([calls(call("cancel_order", CANCEL))]), toolbox, Limits()).run(
         RunState.start("q", user="C001")
     )
     model = ScriptedModel([])
     state = Engine(model, toolbox, Limits(), approver=lambda p: True).run(paused)
     assert state.stop_reason is StopReason.AWAITING_APPROVAL and model.requests == []
-    assert orders_file.read_bytes() == before
+    assert shop.snapshot() == before
 
 
 # ---- the terminal prompt -----------------------------------------------------------------
@@ -246,11 +246,11 @@ def test_the_prompt_shows_model_text_literally(monkeypatch):
     assert shown == "Cancel ORD-1002 (处理中, ¥199.00), reason: [bold red]urgent[/]? [y/N] "
 
 
-def spawn_ask(orders_file: Path, question: str) -> pexpect.spawn:
+def spawn_ask(source: str, question: str) -> pexpect.spawn:
     env = {**os.environ, "COLUMNS": "120", "TERM": "xterm"}
     return pexpect.spawn(
         sys.executable,
-        ["-m", "orderbot", "ask", "--user", "C001", "--orders", str(orders_file), question],
+        ["-m", "orderbot", "ask", "--user", "C001", "--orders", source, question],
         env=env,
         encoding="utf-8",
         timeout=30,
@@ -258,25 +258,25 @@ def spawn_ask(orders_file: Path, question: str) -> pexpect.spawn:
     )
 
 
-def test_in_a_terminal_ask_asks_first_and_cancels_on_yes(orders_file):
-    child = spawn_ask(orders_file, "取消订单 ORD-1002，不想要了")
+def test_in_a_terminal_ask_asks_first_and_cancels_on_yes(shop):
+    child = spawn_ask(shop.source, "取消订单 ORD-1002，不想要了")
     child.expect_exact(f"{DESCRIPTION}? [y/N]")
-    assert status_of(orders_file, "ORD-1002") == "处理中"  # asked before anything ran
+    assert shop.status("ORD-1002") == "处理中"  # asked before anything ran
     child.sendline("y")
     child.expect_exact("订单 ORD-1002 已取消。")
     child.expect(pexpect.EOF)
     child.close()
     assert child.exitstatus == 0
-    assert status_of(orders_file, "ORD-1002") == "已取消"
+    assert shop.status("ORD-1002") == "已取消"
 
 
-def test_in_a_terminal_anything_but_yes_leaves_the_order_alone(orders_file):
-    before = orders_file.read_bytes()
-    child = spawn_ask(orders_file, "取消订单 ORD-1002")
+def test_in_a_terminal_anything_but_yes_leaves_the_order_alone(shop):
+    before = shop.snapshot()
+    child = spawn_ask(shop.source, "取消订单 ORD-1002")
     child.expect_exact("Cancel ORD-1002 (处理中, ¥199.00), reason: 用户要求取消? [y/N]")
     child.sendline("sure")
     child.expect_exact("你没有确认，所以没有对订单 ORD-1002 做任何操作。")
     child.expect(pexpect.EOF)
     child.close()
     assert child.exitstatus == 0
-    assert orders_file.read_bytes() == before
+    assert shop.snapshot() == before

@@ -21,6 +21,12 @@ from orderbot.tools import Prepared, Refused, Tool, Toolbox, ToolContext
 runner = CliRunner()
 
 
+@pytest.fixture
+def store(shop):
+    """Every test here that uses the store (or the toolbox over it) runs on each kind of store."""
+    return shop.open()
+
+
 def dispatch(toolbox: Toolbox, name: str, arguments: dict, user: str | None) -> dict:
     """What the model would get back for this call (side effects are only prepared)."""
     ctx = ToolContext(user=user, run_id="run-test")
@@ -93,24 +99,23 @@ def test_list_anonymous_must_sign_in(toolbox):
 def test_list_shows_only_own_orders_newest_first(toolbox, store, user):
     data = dispatch(toolbox, "list_my_orders", {}, user)["data"]
     ids = [o["order_id"] for o in data["orders"]]
-    mine = sorted((o for o in store.orders.values() if o.customer_id == user), key=lambda o: o.created_at, reverse=True)
+    every = JsonStore.load(SAMPLE_PATH).orders.values()
+    mine = sorted((o for o in every if o.customer_id == user), key=lambda o: o.created_at, reverse=True)
     assert ids == [o.order_id for o in mine]
     assert data["more"] is False
-    others = [o for o in store.orders.values() if o.customer_id != user]
+    others = [o for o in every if o.customer_id != user]
     text_sent = json.dumps(data, ensure_ascii=False)
     for order in others:
         assert order.order_id not in text_sent
 
 
-def test_list_is_bounded_and_says_when_more_exist(tmp_path):
+def test_list_is_bounded_and_says_when_more_exist(shop):
     sample = json.loads(SAMPLE_PATH.read_text(encoding="utf-8"))["orders"][0]
     orders = [
         {**sample, "order_id": f"ORD-{2000 + n}", "created_at": f"2026-10-{1 + n:02d}T08:00:00+08:00"}
         for n in range(MAX_LISTED + 5)
     ]
-    path = tmp_path / "many.json"
-    path.write_text(json.dumps({"orders": orders}, ensure_ascii=False), encoding="utf-8")
-    toolbox = Toolbox(order_tools(JsonStore.load(path)))
+    toolbox = Toolbox(order_tools(shop.another(orders, "many").open()))
     data = dispatch(toolbox, "list_my_orders", {}, "C001")["data"]
     assert len(data["orders"]) == MAX_LISTED and data["more"] is True
     assert data["orders"][0]["order_id"] == f"ORD-{2000 + MAX_LISTED + 4}"  # the newest
@@ -204,8 +209,8 @@ def test_ordinary_argument_names_are_allowed():
         ("get_order_status", {"order_id": "ORD-1003", "user": "C002"}),
     ],
 )
-def test_a_model_passing_identity_in_arguments_is_rejected_by_the_schema(toolbox, orders_file, name, arguments):
-    before = orders_file.read_bytes()
+def test_a_model_passing_identity_in_arguments_is_rejected_by_the_schema(toolbox, shop, name, arguments):
+    before = shop.snapshot()
     model = ScriptedModel([calls(call(name, arguments)), text("done")])
     state = Engine(model, toolbox, Limits()).run(RunState.start("q", user="C001"))
     assert state.stop_reason is StopReason.ANSWERED
@@ -217,7 +222,7 @@ def test_a_model_passing_identity_in_arguments_is_rejected_by_the_schema(toolbox
         "code": "invalid_arguments",
         "error": f"{extra}: Extra inputs are not permitted",
     }
-    assert orders_file.read_bytes() == before
+    assert shop.snapshot() == before
     assert all(spec["parameters"]["additionalProperties"] is False for spec in toolbox.specs)
 
 
@@ -228,11 +233,11 @@ def ask(*args: str):
     return runner.invoke(app, ["ask", *args])
 
 
-def test_cli_other_customer_asking_for_details_is_refused_without_revealing_anything(orders_file):
-    result = ask("--user", "C002", "--orders", str(orders_file), "ORD-1001 的详情")
+def test_cli_other_customer_asking_for_details_is_refused_without_revealing_anything(shop):
+    result = ask("--user", "C002", "--orders", shop.source, "ORD-1001 的详情")
     assert result.exit_code == 0, result.output
     assert "你的账户下没有订单 ORD-1001" in result.output
-    store = JsonStore.load(orders_file)
+    store = shop.open()
     for secret in secrets_of(store, "ORD-1001") + ["已发货"]:
         assert secret not in result.output
 
@@ -251,17 +256,17 @@ def test_bad_user_ids_are_a_config_error(user):
     assert "--user" in result.output and "Traceback" not in result.output
 
 
-def test_user_from_the_environment_becomes_the_session_user(monkeypatch, orders_file):
+def test_user_from_the_environment_becomes_the_session_user(monkeypatch, shop):
     monkeypatch.setenv("ORDERBOT_USER", "C001")
-    result = ask("--orders", str(orders_file), "--json", "ORD-1001 的详情")
+    result = ask("--orders", shop.source, "--json", "ORD-1001 的详情")
     doc = json.loads(result.output)
     assert doc["user"] == "C001"
     assert doc["calls"][0]["result"]["data"]["shipping"]["tracking_number"] == "SF1234567890123"
 
 
-def test_data_is_data_a_note_asking_to_cancel_is_never_acted_on(orders_file):
-    before = orders_file.read_bytes()
-    result = ask("--user", "C001", "--orders", str(orders_file), "--json", "ORD-1007 的详情")
+def test_data_is_data_a_note_asking_to_cancel_is_never_acted_on(shop):
+    before = shop.snapshot()
+    result = ask("--user", "C001", "--orders", shop.source, "--json", "ORD-1007 的详情")
     assert result.exit_code == 0, result.output
     doc = json.loads(result.output)
     assert [c["name"] for c in doc["calls"]] == ["get_order_details"]
@@ -272,4 +277,4 @@ def test_data_is_data_a_note_asking_to_cancel_is_never_acted_on(orders_file):
     assert proposed == ["get_order_details"]
     assert doc["pending"] == [] and doc["stop_reason"] == "answered"
     assert "ignore previous" not in doc["answer"]
-    assert orders_file.read_bytes() == before
+    assert shop.snapshot() == before
