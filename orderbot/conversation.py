@@ -17,6 +17,7 @@ from orderbot.budget import Limits
 from orderbot.errors import ConfigError
 from orderbot.items import FunctionCall, FunctionCallOutput, Item, Message, text_chars
 from orderbot.limits import LIMIT, LIMITS, REPL_WORDS
+from orderbot.text import first_error
 
 MAX_HISTORY_CHARS = 12_000
 MAX_HISTORY_TURNS = 20
@@ -92,9 +93,9 @@ def parse_limits(text: str, current: Limits) -> Limits:
     try:
         return Limits(**{**current.model_dump(), **changes})
     except ValidationError as exc:
-        error = exc.errors(include_url=False, include_input=False)[0]
-        name = REPL_NAMES.get(str(error["loc"][0]), str(error["loc"][0])) if error["loc"] else "limits"
-        raise ConfigError(f"invalid value for {name}: {error['msg'][0].lower()}{error['msg'][1:]}") from None
+        where, what = first_error(exc)
+        name = REPL_NAMES.get(where, where) or "limits"
+        raise ConfigError(f"invalid value for {name}: {what}") from None
 
 
 def bigger_limits(limits: Limits) -> Limits:

@@ -33,6 +33,7 @@ from orderbot.i18n import t
 from orderbot.items import FunctionCall, FunctionCallOutput, Item, text_chars, user
 from orderbot.limits import StopReason
 from orderbot.models.base import Model, ModelRequest
+from orderbot.text import cut, one_line, plural
 from orderbot.tools import Prepared, Refused, Toolbox, ToolContext, envelope_text, fail
 
 
@@ -179,7 +180,7 @@ class RunState(BaseModel):
     @property
     def observed(self) -> list[CallRecord]:
         """Calls whose results were gathered: what a person still sees after a limit stop."""
-        return [c for c in self.calls if c.decision == "executed"]
+        return [c for c in self.calls if c.executed]
 
 
 def user_message(text: str) -> Item:
@@ -211,8 +212,7 @@ def describe_call(name: str, arguments: Any, limit: int = 120) -> str:
         inner = ", ".join(f"{k}={json.dumps(v, ensure_ascii=False)}" for k, v in parsed.items())
     else:
         inner = arguments if isinstance(arguments, str) else json.dumps(arguments, ensure_ascii=False)
-    text = f"{name}({inner})"
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+    return cut(f"{name}({inner})", limit)
 
 
 def summarize_result(envelope: dict, limit: int = 120) -> str:
@@ -220,7 +220,7 @@ def summarize_result(envelope: dict, limit: int = 120) -> str:
         text = "ok " + json.dumps(envelope.get("data"), ensure_ascii=False, separators=(",", ":"))
     else:
         text = f"error {envelope.get('code')}: {envelope.get('error')}"
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+    return cut(text, limit)
 
 
 @dataclass(frozen=True, slots=True)
@@ -278,7 +278,7 @@ class Engine:
         self._emit(
             state.steps,
             Event.RESUMED if state.steps > 0 else Event.STARTED,
-            _one_line(state.question, 80),
+            one_line(state.question, 80),
             {"limits": self.limits.model_dump(), "question": state.question[:500]},
         )
         try:
@@ -362,9 +362,9 @@ class Engine:
         state.items.extend(turn.items)
         if not turn.calls:
             state.answer = turn.text.rstrip()  # trailing newlines would show as blank lines
-            return Stop(StopReason.ANSWERED, _one_line(turn.text), self._data)
+            return Stop(StopReason.ANSWERED, one_line(turn.text), self._data)
         budget.check_before_tool_calls([c.name for c in turn.calls])
-        label = f"proposed {_n(len(turn.calls), 'call')}"
+        label = f"proposed {plural(len(turn.calls), 'call')}"
         self._emit(
             step, Event.PROPOSED, "; ".join(describe_call(c.name, c.arguments) for c in turn.calls), self._data, label
         )
@@ -572,13 +572,4 @@ def _call_data(call: FunctionCall) -> dict[str, Any]:
 
 def _results_text(outputs: list[FunctionCallOutput]) -> str:
     good = sum(1 for o in outputs if o.output.startswith('{"ok":true'))
-    return f"{_n(len(outputs), 'result')} to the model: {good} ok, {len(outputs) - good} failed"
-
-
-def _one_line(text: str, limit: int = 120) -> str:
-    flat = " ".join(text.split())
-    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
-
-
-def _n(count: int, noun: str) -> str:
-    return f"{count} {noun}{'' if count == 1 else 's'}"
+    return f"{plural(len(outputs), 'result')} to the model: {good} ok, {len(outputs) - good} failed"

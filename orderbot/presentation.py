@@ -19,6 +19,7 @@ from rich.text import Text
 from orderbot.engine import Approver, PendingCall, RunState, StopReason
 from orderbot.i18n import t
 from orderbot.styles import STYLE_ERROR, STYLE_OK, STYLE_WARN
+from orderbot.text import one_line
 
 QUESTION_CHARS = 28  # of the question, in the table of runs
 YES = ("y", "yes", "是", "好")
@@ -113,9 +114,7 @@ def format_runs(rows, *, plain: bool) -> Table:
         style = (
             STYLE_OK if row.status == "answered" else STYLE_WARN if row.status == "awaiting_approval" else STYLE_ERROR
         )
-        question = " ".join(row.question.split())
-        if len(question) > QUESTION_CHARS:
-            question = question[: QUESTION_CHARS - 1] + "…"
+        question = one_line(row.question, QUESTION_CHARS)
         table.add_row(
             row.run_id,
             row.created_at.replace("T", " ")[:16],

@@ -24,8 +24,9 @@ from orderbot.items import ITEMS, Message
 from orderbot.models.base import Turn, Usage
 from orderbot.models.scripted import ScriptedModel
 from orderbot.runner import Runner
-from orderbot.runs import RunRecord, bound_call, read_record, shorten
+from orderbot.runs import RunRecord, bound_call, read_record
 from orderbot.session import Session, session_over
+from orderbot.text import cut
 from orderbot.tools import Toolbox
 
 ERRORS = {"ModelTimeout": ModelTimeout, "ModelResponseError": ModelResponseError}
@@ -152,13 +153,13 @@ def compare(record: RunRecord, state: RunState, seen: list[tuple[int, Transition
                 break
     if record.state.stop_reason != state.stop_reason:
         diffs.append(Difference(state.steps, f"the run stopped with {record.status}; now with {state.stop_reason}"))
-    elif shorten(record.state.answer or "", 200) != shorten(state.answer or "", 200):
+    elif cut(record.state.answer or "", 200) != cut(state.answer or "", 200):
         diffs.append(Difference(state.steps, "the answer differs"))
     return sorted(diffs, key=lambda d: d.step)
 
 
 def _call(call) -> str:
-    return f"{call.name}({shorten(call.arguments, 80)})"
+    return f"{call.name}({cut(call.arguments, 80)})"
 
 
 def _outcome(call) -> str:
@@ -168,7 +169,7 @@ def _outcome(call) -> str:
 def _row(row) -> str:
     if row is None:
         return "nothing"
-    return f"'{row[2]} → {row[3]} {row[4]}: {shorten(row[5], 100)}'"
+    return f"'{row[2]} → {row[3]} {row[4]}: {cut(row[5], 100)}'"
 
 
 def scratch_session(orders: Path, workdir: Path) -> Session:

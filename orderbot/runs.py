@@ -50,6 +50,7 @@ from orderbot.items import FunctionCallOutput, Item, ProviderItem
 from orderbot.models.base import Model, ModelRequest, Turn
 from orderbot.settings import public_base_url
 from orderbot.stores import source_identity
+from orderbot.text import cut, first_error
 from orderbot.tools import Toolbox
 
 FORMAT = "orderbot-run"
@@ -78,10 +79,6 @@ EXECUTING, COMMITTED, FAILED = "executing", "committed", "failed"
 
 def utc_iso(wall: float) -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(wall))
-
-
-def shorten(text: str, limit: int) -> str:
-    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 # ---- the record -----------------------------------------------------------------------
@@ -209,10 +206,6 @@ class RunRecord:
         return [json.loads(t) for t in self.transition_texts]
 
     @property
-    def limits(self) -> Limits:
-        return Limits(**self.segments[-1].limits) if self.segments else Limits()
-
-    @property
     def status(self) -> str:
         """The stop reason, or `incomplete` when the process ended without one (killed)."""
         return str(self.state.stop_reason) if self.state.stop_reason else "incomplete"
@@ -247,7 +240,7 @@ class RunRecord:
         text = _dumps(doc)
         if len(text) > MAX_TRANSITION:
             doc["data"] = _bound(doc.get("data"), 300)
-            doc["detail"] = shorten(doc["detail"], 500)
+            doc["detail"] = cut(doc["detail"], 500)
             text = _dumps(doc)
             if len(text) > MAX_TRANSITION:  # still too big: keep the line, drop the detail
                 doc["data"] = {"dropped": True}
@@ -265,11 +258,11 @@ class RunRecord:
             for item in doc["items"]:
                 for key in ("content", "arguments"):
                     if key in item:
-                        item[key] = shorten(item[key], MAX_TURN // max(1, len(items)))
+                        item[key] = cut(item[key], MAX_TURN // max(1, len(items)))
         _append_bounded(self.turn_texts, _dumps(doc), MAX_TURNS, self.dropped, "turns")
 
     def add_turn_error(self, step: int, exc: BaseException) -> None:
-        doc = {"step": step, "error": type(exc).__name__, "message": shorten(str(exc), 500)}
+        doc = {"step": step, "error": type(exc).__name__, "message": cut(str(exc), 500)}
         _append_bounded(self.turn_texts, _dumps(doc), MAX_TURNS, self.dropped, "turns")
 
     # -- serialisation --
@@ -295,9 +288,9 @@ class RunRecord:
         state = self.state
         bounded = state.model_copy(
             update={
-                "question": shorten(state.question, MAX_QUESTION),
-                "answer": None if state.answer is None else shorten(state.answer, MAX_ANSWER),
-                "stop_detail": shorten(state.stop_detail, 1000),
+                "question": cut(state.question, MAX_QUESTION),
+                "answer": None if state.answer is None else cut(state.answer, MAX_ANSWER),
+                "stop_detail": cut(state.stop_detail, 1000),
                 "items": self._bounded_items(state.items),
                 "calls": self._bounded_calls(state.calls),
             }
@@ -340,7 +333,7 @@ def bound_item(item: Item) -> Item:
     for key in ("content", "arguments", "output"):
         value = getattr(item, key, None)
         if isinstance(value, str) and len(value) > MAX_TEXT:
-            return item.model_copy(update={key: shorten(value, MAX_TEXT)})
+            return item.model_copy(update={key: cut(value, MAX_TEXT)})
     if isinstance(item, ProviderItem) and len(_dumps(item.data)) > MAX_TEXT * 4:
         return item.model_copy(update={"data": {"dropped": True}})
     return item
@@ -353,7 +346,7 @@ def bound_call(call):
     text = _dumps(call.result)
     if len(text) <= MAX_RESULT:
         return call
-    result = {"ok": call.result.get("ok"), "truncated": True, "preview": shorten(text, MAX_RESULT)}
+    result = {"ok": call.result.get("ok"), "truncated": True, "preview": cut(text, MAX_RESULT)}
     if "code" in call.result:
         result["code"] = call.result["code"]
     return call.model_copy(update={"result": result})
@@ -362,7 +355,7 @@ def bound_call(call):
 def _bound(value: Any, limit: int, depth: int = 0) -> Any:
     """Shorten every string in a JSON-like value; cut long lists; stop at a small depth."""
     if isinstance(value, str):
-        return shorten(value, limit)
+        return cut(value, limit)
     if depth > 4:
         return "…"
     if isinstance(value, dict):
@@ -524,13 +517,13 @@ class RunStore:
                 raise RecordError(f"no run {run_id} in {self.dir}")
             return run_id
         if len(run_id) < 6 or not re.fullmatch(r"[0-9a-f-]+", run_id):
-            raise RecordError(f"{shorten(run_id, 40)!r} is not a run id (they look like 261130-050026-1a2b)")
+            raise RecordError(f"{cut(run_id, 40)!r} is not a run id (they look like 261130-050026-1a2b)")
         found = [i for i in self.ids() if i.startswith(run_id)]
         if not found:
-            raise RecordError(f"no run starting with {shorten(run_id, 40)} in {self.dir}")
+            raise RecordError(f"no run starting with {cut(run_id, 40)} in {self.dir}")
         if len(found) > 1:
             raise RecordError(
-                f"{shorten(run_id, 40)} matches {len(found)} runs ({', '.join(found[:3])}, ...): give more of the id"
+                f"{cut(run_id, 40)} matches {len(found)} runs ({', '.join(found[:3])}, ...): give more of the id"
             )
         return found[0]
 
@@ -549,7 +542,7 @@ class RunStore:
         record = parse_record(path, raw)
         reason = self.check_tag(raw)
         if record.run_id != path.stem or record.state.run_id != path.stem:
-            reason = f"the run inside is {shorten(record.state.run_id, 40)!r}, not {path.stem}"
+            reason = f"the run inside is {cut(record.state.run_id, 40)!r}, not {path.stem}"
         if reason is not None:
             if not allow_altered:
                 raise RecordError(
@@ -581,7 +574,7 @@ class RunStore:
                 continue  # pruned by another process meanwhile
             except (OSError, ValueError, KeyError, TypeError) as exc:
                 reason = "not valid JSON" if isinstance(exc, json.JSONDecodeError) else str(exc) or type(exc).__name__
-                yield RunSummary(run_id=run_id, error=shorten(reason, 120))
+                yield RunSummary(run_id=run_id, error=cut(reason, 120))
 
     def prune(self, keep_id: str | None = None) -> list[str]:
         """Delete the oldest records past `keep`, with their lock and any temporary file a
@@ -685,15 +678,14 @@ def parse_record(path: Path, raw: bytes) -> RunRecord:
         raise RecordError(f"{path}: not an orderbot run record")
     if doc.get("version") != VERSION:
         raise RecordError(
-            f"{path}: run record version {shorten(repr(doc.get('version')), 20)} is not supported "
+            f"{path}: run record version {cut(repr(doc.get('version')), 20)} is not supported "
             f"(this orderbot reads {VERSION})"
         )
     try:
         checked = RecordFile.model_validate(doc)
     except ValidationError as exc:
-        error = exc.errors(include_url=False, include_input=False)[0]
-        where = shorten(".".join(map(str, error["loc"])) or "record", 80)
-        raise RecordError(f"{path}: the run record is damaged ({where}: {error['msg']})") from None
+        where, what = first_error(exc)
+        raise RecordError(f"{path}: the run record is damaged ({cut(where or 'record', 80)}: {what})") from None
     return RunRecord.from_file(checked)
 
 
@@ -781,7 +773,7 @@ class Recorder:
         for call_id, status in list(self.record.side_effects.items()):
             if status == EXECUTING and call_id in outcome:
                 done = outcome[call_id]
-                ok = done.decision == "executed" and bool((done.result or {}).get("ok"))
+                ok = done.executed and bool((done.result or {}).get("ok"))
                 self.record.side_effects[call_id] = COMMITTED if ok else FAILED
 
 

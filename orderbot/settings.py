@@ -16,6 +16,7 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 from orderbot.budget import Limits
 from orderbot.errors import ConfigError
 from orderbot.limits import LIMIT, LIMITS
+from orderbot.text import first_error
 
 # A user id is short and plain: it is shown in prompts, records and the resume command.
 USER_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._@-]{0,63}")
@@ -107,12 +108,12 @@ def public_base_url(url: str) -> str:
 
 
 def describe_settings_error(exc: ValidationError) -> str:
-    error = exc.errors(include_url=False, include_input=False)[0]
-    field = str(error["loc"][0]) if error["loc"] else "settings"
+    where, what = first_error(exc)
+    field = where.split(".")[0] or "settings"
     name = FLAG_NAMES.get(
         field, f"ORDERBOT_{field.upper()}" if field not in ("api_key", "model", "base_url") else field
     )
-    return f"invalid value for {name}: {error['msg'][0].lower()}{error['msg'][1:]}"
+    return f"invalid value for {name}: {what}"
 
 
 def load_settings(**flags: object) -> Settings:

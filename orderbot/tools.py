@@ -21,6 +21,7 @@ from pydantic import BaseModel, ValidationError
 
 from orderbot.errors import ConfigError, ToolError
 from orderbot.items import FunctionCall
+from orderbot.text import one_line
 
 log = logging.getLogger("orderbot")
 
@@ -222,10 +223,7 @@ def sanitize(message: object, limit: int = MAX_ERROR_CHARS) -> str:
     text = "".join(" " if unicodedata.category(ch) in _NOT_TEXT else ch for ch in text)
     for pattern, placeholder in _REDACTIONS:
         text = pattern.sub(placeholder, text)
-    text = " ".join(text.split())
-    if len(text) > limit:
-        text = text[: limit - 1] + "…"
-    return text or "error"
+    return one_line(text, limit) or "error"
 
 
 def validation_message(exc: ValidationError, limit: int = 3) -> str:
@@ -276,9 +274,6 @@ class Toolbox:
             self._tools[tool.name] = tool
         self.specs = [tool.spec for tool in tools]
         self.versions = {tool.name: tool.version for tool in tools}
-
-    def __contains__(self, name: str) -> bool:
-        return name in self._tools
 
     def get(self, name: str) -> Tool | None:
         return self._tools.get(name)

@@ -22,6 +22,7 @@ from rich.text import Text
 
 from orderbot.engine import Event, Limits, Phase, RunState, StopReason, Transition, describe_call
 from orderbot.styles import STYLE_DIM, STYLE_ERROR, STYLE_OK, STYLE_PHASE, STYLE_WARN
+from orderbot.text import cut, plural
 
 MAX_SHOWN_CHARS = 1500  # of one pretty-printed argument or result block
 ONE_LINE_CHARS = 80  # shorter JSON stays on one line
@@ -153,10 +154,6 @@ def _why(decision: str, result: dict | None) -> str:
     return str(result.get("error", ""))
 
 
-def _n(count: int, noun: str) -> str:
-    return f"{count:,} {noun}{'' if count == 1 else 's'}"
-
-
 def _loads(text: str) -> object:
     try:
         return json.loads(text)
@@ -201,7 +198,7 @@ def pretty(value: object, limit: int = MAX_SHOWN_CHARS) -> str:
         text = json.dumps(value, ensure_ascii=False)
         if len(text) > ONE_LINE_CHARS:
             text = json.dumps(value, ensure_ascii=False, indent=2)
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+    return cut(text, limit)
 
 
 def format_result(call: dict) -> str:
@@ -219,13 +216,16 @@ def format_sent(rec: dict) -> str:
     usage = rec.get("usage")
     tokens = f"{usage['input_tokens']} in / {usage['output_tokens']} out" if usage else "not reported"
     tools = ", ".join(sent.get("tools", [])) or "none"
-    return f"{_n(sent['items'], 'item')}, {_n(sent['chars'], 'character')} · tokens: {tokens} · tools offered: {tools}"
+    size = f"{plural(sent['items'], 'item')}, {plural(sent['chars'], 'character')}"
+    return f"{size} · tokens: {tokens} · tools offered: {tools}"
 
 
 def format_budget_left(budget: dict | None) -> str:
     if not budget:
         return "unknown"
-    return f"{_n(budget['steps'], 'step')} · {_n(budget['tool_calls'], 'tool call')} · {budget['seconds']:.1f} s"
+    return (
+        f"{plural(budget['steps'], 'step')} · {plural(budget['tool_calls'], 'tool call')} · {budget['seconds']:.1f} s"
+    )
 
 
 def format_times(rec: dict) -> str:
@@ -277,7 +277,7 @@ def format_step_panel(rec: dict, *, plain: bool = False) -> Panel:
     grid.add_column(overflow="fold")
     grid.add_row("sent", Text(format_sent(rec)))  # Text everywhere: the model wrote much of this
     if rec.get("proposed"):
-        grid.add_row("model proposed", _n(len(rec["proposed"]), "tool call"))
+        grid.add_row("model proposed", plural(len(rec["proposed"]), "tool call"))
     elif rec.get("text"):
         grid.add_row("model answered", Text(rec["text"]))
     for index, call in enumerate(rec["calls"], 1):
@@ -312,7 +312,7 @@ def format_step_panel(rec: dict, *, plain: bool = False) -> Panel:
 
 def format_limits(limits: Limits) -> str:
     return (
-        f"limits: {_n(limits.max_steps, 'step')} · {_n(limits.max_tool_calls, 'tool call')} "
+        f"limits: {plural(limits.max_steps, 'step')} · {plural(limits.max_tool_calls, 'tool call')} "
         f"({limits.max_calls_per_step} per step) · {limits.timeout:g} s"
     )
 

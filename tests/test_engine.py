@@ -213,7 +213,7 @@ def test_no_tool_outside_the_whitelist_ever_runs(toolbox):
     ran = []
     secret = Tool("secret_tool", "not offered", OrderIdArgs, lambda args, ctx: ran.append(1))
     offered = Toolbox([Tool("get_order_status", "status", OrderIdArgs, lambda a, c: {"status": "x"})])
-    assert "secret_tool" not in offered
+    assert offered.get("secret_tool") is None
     model = ScriptedModel([calls(call("secret_tool", {"order_id": "ORD-1"}), call("__import__", {})), text("ok")])
     state, _ = run(model, offered)
     assert ran == [] and secret.name not in [s["name"] for s in offered.specs]

@@ -52,9 +52,5 @@ class ScriptedModel:
             return step(request)
         return step
 
-    @property
-    def remaining(self) -> int:
-        return len(self._steps)
-
     def assert_complete(self) -> None:
         assert not self._steps, f"{len(self._steps)} scripted turns were never requested"
