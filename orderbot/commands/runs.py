@@ -11,25 +11,15 @@ import typer
 
 from orderbot.commands.common import Json, RunId, StateDir, Trace, errors_to_exit_codes
 from orderbot.i18n import t
+from orderbot.limits import StopReason
 
 HELP = "List recent runs, newest first; `orderbot runs show ID` shows one."
 EPILOG = "Examples: orderbot runs --user C001 --stop-reason awaiting_approval · orderbot runs show 261130-050026-1a2b"
 SHOW_HELP = "Show one run from its record: the transitions table and the answer (or why it stopped)."
 SHOW_EPILOG = "Example: orderbot runs show 261130-050026-1a2b --trace"
-# What --stop-reason accepts: how a run ended (orderbot.engine.StopReason), or `incomplete`
-# for a run whose process ended before it did. Written out: `runs --help` imports no engine.
-STOP_REASONS = (
-    "answered",
-    "awaiting_approval",
-    "step_limit",
-    "time_limit",
-    "tool_call_limit",
-    "response_too_large",
-    "response_truncated",
-    "model_error",
-    "cancelled",
-    "incomplete",
-)
+# What --stop-reason accepts: how a run ended (orderbot.limits.StopReason, standard library
+# only, so `runs --help` stays light), or `incomplete` for a run whose process ended first.
+STOP_REASONS = (*(str(reason) for reason in StopReason), "incomplete")
 
 
 app = typer.Typer(help=HELP, epilog=EPILOG, no_args_is_help=False, rich_markup_mode="rich")
