@@ -57,14 +57,15 @@ def load_plain_gc_off(path: Path) -> dict:
 
 
 def load_orderbot(path: Path):
-    from orderbot.orders import OrderStore
+    from orderbot.stores.jsonfile import JsonStore as OrderStore
 
     return OrderStore.load(path)
 
 
 def cancel_one(path: Path) -> dict:
     """One cancellation through the store's own API (lock, re-read, atomic rewrite)."""
-    from orderbot.orders import CANCELLABLE, OrderStore
+    from orderbot.orders import CANCELLABLE
+    from orderbot.stores.jsonfile import JsonStore as OrderStore
 
     store = OrderStore.load(path)
     order = next(o for o in store.orders.values() if o.status in CANCELLABLE)

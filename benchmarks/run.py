@@ -138,8 +138,9 @@ def loop_overhead(quick: bool) -> list[Figure]:
 
     from orderbot.engine import Engine, Limits, RunState, StopReason
     from orderbot.models.scripted import ScriptedModel, call, calls, text
-    from orderbot.orders import SAMPLE_PATH, OrderStore, order_tools
+    from orderbot.orders import SAMPLE_PATH, order_tools
     from orderbot.render import TransitionView, make_console
+    from orderbot.stores.jsonfile import JsonStore as OrderStore
     from orderbot.tools import Toolbox
 
     store = OrderStore.load(SAMPLE_PATH)  # in memory from here on: get_order_status only reads

@@ -152,15 +152,6 @@ def newest_first(order: Order) -> tuple[float, str]:
     return (order.created_at.timestamp(), order.order_id)
 
 
-def __getattr__(name: str):
-    # The JSON store lived here before orderbot/stores/; old imports keep working.
-    if name == "OrderStore":
-        from orderbot.stores.jsonfile import JsonStore
-
-        return JsonStore
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
 # ---- what the tools show and check -------------------------------------------------------
 
 

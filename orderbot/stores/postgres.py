@@ -13,11 +13,10 @@ import logging
 from collections.abc import Callable, Sequence
 from functools import lru_cache
 from itertools import islice
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from orderbot.errors import ConfigError, ToolError
 from orderbot.orders import Order
-from orderbot.stores import Source
 from orderbot.stores.sql import (
     INDEXES,
     ITEM_COLUMNS,
@@ -30,6 +29,9 @@ from orderbot.stores.sql import (
     tables,
 )
 from orderbot.stores.sqlite import check_version
+
+if TYPE_CHECKING:  # at run time the package imports this module (open_store): no circle
+    from orderbot.stores import Source
 
 log = logging.getLogger("orderbot")
 

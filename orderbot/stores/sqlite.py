@@ -13,12 +13,15 @@ from collections.abc import Callable, Sequence
 from contextlib import suppress
 from itertools import islice
 from pathlib import Path
+from typing import TYPE_CHECKING
 from urllib.parse import quote
 
 from orderbot.errors import ConfigError, ToolError
 from orderbot.orders import Order
-from orderbot.stores import Source
 from orderbot.stores.sql import INDEXES, ORDER_COLUMNS, SCHEMA_VERSION, TABLES, SqlStore, rows_of, tables
+
+if TYPE_CHECKING:  # at run time the package imports this module (open_store): no circle
+    from orderbot.stores import Source
 
 log = logging.getLogger("orderbot")
 

@@ -18,7 +18,7 @@ import time
 import pytest
 from securitykit import cli, read_doc, record_path, runs_dir, state_dir, write_doc
 
-from orderbot.orders import OrderStore
+from orderbot.stores.jsonfile import JsonStore as OrderStore
 
 CANCEL = "取消订单 ORD-1002"
 
