@@ -3,6 +3,11 @@
 Write a temporary file next to the target, flush it to disk, rename it over the target.
 Readers, and a process killed at any moment, see either the old file or the new one,
 never a mix. New files are private (mkstemp's 0600); a replaced file keeps its mode.
+
+A symbolic link is followed: the file it points to is replaced (the temporary file is
+made in that file's directory, so the rename stays on one file system) and the link is
+kept. Renaming over the link itself would replace it with a regular file and leave the
+real file unchanged.
 """
 
 from __future__ import annotations
@@ -15,6 +20,7 @@ from pathlib import Path
 
 
 def atomic_write(path: Path, data: bytes) -> None:
+    path = target(path)
     fd, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as handle:
@@ -34,3 +40,8 @@ def atomic_write(path: Path, data: bytes) -> None:
             os.fsync(directory)
         finally:
             os.close(directory)
+
+
+def target(path: Path) -> Path:
+    """The file a write to `path` must replace: `path` with every link resolved."""
+    return Path(os.path.realpath(path))

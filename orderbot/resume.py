@@ -154,3 +154,26 @@ def canonical_arguments(tool, raw: str) -> str | None:
     except ValidationError:
         return None
     return Prepared(FunctionCall(call_id="", name=tool.name, arguments=raw), tool, args).canonical_arguments
+
+
+def recorded_orders(record: RunRecord) -> str | None:
+    """The orders source the run acted on (as recorded: orderbot.stores.source_identity), if
+    it is still there and still the same one (Source.fingerprint); otherwise a RecordError
+    saying to name it with --orders. None for a run recorded without one (Python API)."""
+    from orderbot.stores import parse_source
+
+    rid = record.run_id
+    if not record.orders:
+        return None
+    source = parse_source(record.orders)
+    found = source.fingerprint
+    if found is None:
+        raise RecordError(
+            f"the orders source run {rid} used, {source.shown}, is gone; pass --orders to name the one to act on"
+        )
+    if record.orders_identity is not None and found != record.orders_identity:
+        raise RecordError(
+            f"{source.shown} is not the orders file run {rid} used (its directory was replaced or moved); "
+            f"pass --orders {source.shown} if it is the one to act on"
+        )
+    return record.orders

@@ -49,7 +49,7 @@ from orderbot.errors import ModelError, RecordError
 from orderbot.items import FunctionCallOutput, Item, ProviderItem
 from orderbot.models.base import Model, ModelRequest, Turn
 from orderbot.settings import public_base_url
-from orderbot.stores import source_identity
+from orderbot.stores import source_fingerprint, source_identity
 from orderbot.text import cut, first_error
 from orderbot.tools import Toolbox
 
@@ -110,6 +110,7 @@ class RecordFile(BaseModel):
     # the provider's own service (or offline). Absent in records older than this field.
     base_url: str | None = None
     orders: str | None = None
+    orders_identity: str | None = None  # orderbot.stores.Source.fingerprint: the same file, not only the same path
     tool_versions: dict[str, str]
     segments: list[Segment]
     side_effects: dict[str, str] = {}
@@ -139,6 +140,7 @@ class RunRecord:
     side_effects: dict[str, str] = field(default_factory=dict)
     approvals: dict[str, bool] = field(default_factory=dict)
     dropped: dict[str, int] = field(default_factory=dict)
+    orders_identity: str | None = None
     updated_at: str = ""
     turn_texts: list[str] = field(default_factory=list)
     transition_texts: list[str] = field(default_factory=list)
@@ -169,6 +171,7 @@ class RunRecord:
             model=model,
             orders=None if orders is None else source_identity(orders),
             base_url=None if base_url is None else public_base_url(base_url),
+            orders_identity=None if orders is None else source_fingerprint(orders),
             tool_versions=dict(toolbox.versions),
             state=state,
         )
@@ -184,6 +187,7 @@ class RunRecord:
             base_url=doc.base_url,
             base_url_known="base_url" in doc.model_fields_set,
             orders=doc.orders,
+            orders_identity=doc.orders_identity,
             tool_versions=doc.tool_versions,
             state=doc.state,
             segments=doc.segments,
@@ -279,6 +283,7 @@ class RunRecord:
             "model": self.model,
             "base_url": self.base_url,
             "orders": self.orders,
+            "orders_identity": self.orders_identity,
             "tool_versions": self.tool_versions,
             "segments": [s.model_dump() for s in self.segments],
             "side_effects": self.side_effects,

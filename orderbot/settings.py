@@ -23,8 +23,16 @@ USER_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._@-]{0,63}")
 
 
 class Settings(BaseSettings):
+    # An empty value (ORDERBOT_ORDERS= in a .env copied from .env.example) means unset, for
+    # every setting and every source; no float setting may be inf or nan.
     model_config = SettingsConfigDict(
-        env_prefix="ORDERBOT_", env_file=".env", env_file_encoding="utf-8", extra="ignore", populate_by_name=True
+        env_prefix="ORDERBOT_",
+        env_file=".env",
+        env_file_encoding="utf-8",
+        extra="ignore",
+        populate_by_name=True,
+        env_ignore_empty=True,
+        allow_inf_nan=False,
     )
 
     provider: str = "auto"  # checked against the provider registry when the model is created
@@ -118,10 +126,14 @@ def describe_settings_error(exc: ValidationError) -> str:
 
 def load_settings(**flags: object) -> Settings:
     """Settings with the flags that were given (None means not given) on top."""
-    given = {key: value for key, value in flags.items() if value is not None}
+    given = {key: value for key, value in flags.items() if value is not None and not _blank(value)}
     try:
         settings = Settings(**given)
     except ValidationError as exc:
         raise ConfigError(describe_settings_error(exc)) from None
     settings.limits  # noqa: B018 - validate the limits now, before anything runs
     return settings
+
+
+def _blank(value: object) -> bool:
+    return isinstance(value, str) and not value.strip()

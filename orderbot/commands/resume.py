@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import sys
 import time
-from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -40,8 +39,8 @@ Orders = Annotated[
     str | None,
     typer.Option(
         "--orders",
-        help="Orders: a JSON file, sqlite:///... or postgresql://... "
-        "\\[default: $ORDERBOT_ORDERS, else the orders the run used].",
+        help="Orders: a JSON file, sqlite:///... or postgresql://... \\[default: the orders the run used; "
+        "ORDERBOT_ORDERS is used only when it names those same orders].",
         show_default=False,
     ),
 ]
@@ -84,7 +83,6 @@ def resume(
         from orderbot.errors import RecordError
         from orderbot.i18n import t
         from orderbot.models import FACTORIES, create, endpoint, resolve_provider
-        from orderbot.orders import SAMPLE_PATH
         from orderbot.presentation import provider_text, resume_command, resume_hint, terminal_approver
         from orderbot.render import TransitionView, json_document, make_console, print_header, print_outcome
         from orderbot.resume import check_resume
@@ -113,7 +111,9 @@ def resume(
         try:
             with store.lock(run_id):
                 record = store.load(run_id)
-                settings, was = _defaults_from_record(settings, record, FACTORIES, SAMPLE_PATH, base_url_flag=base_url)
+                settings, was = _defaults_from_record(
+                    settings, record, FACTORIES, explicit_orders=orders is not None, base_url_flag=base_url
+                )
                 session = open_session(settings)
                 check_resume(
                     record,
@@ -168,23 +168,26 @@ def resume(
         raise typer.Exit(EXIT_CODES[state.stop_reason])
 
 
-def _defaults_from_record(settings, record, factories, sample_path: Path, *, base_url_flag: str | None = None):
+def _defaults_from_record(settings, record, factories, *, explicit_orders: bool, base_url_flag: str | None = None):
     """Unless told otherwise, a run continues with the orders, the model and the server it
-    used. A database URL was recorded without its password: libpq finds it in PGPASSWORD or
-    ~/.pgpass, or pass the whole URL again with --orders / ORDERBOT_ORDERS. The server only
-    changes with --base-url on this command line (an environment variable is not enough:
-    order data must not go elsewhere by accident). Returns the settings and, when
-    --base-url sends the run somewhere new, where it went before."""
+    used. The orders are the ones the run recorded, checked to be the same ones
+    (orderbot.resume.recorded_orders); only --orders on this command line names others, and
+    ORDERBOT_ORDERS counts only when it names those same orders (a database URL was
+    recorded without its password: libpq finds it in PGPASSWORD or ~/.pgpass, or give the
+    whole URL again with --orders / ORDERBOT_ORDERS). The server only changes with
+    --base-url on this command line (an environment variable is not enough: order data
+    must not go elsewhere by accident). Returns the settings and, when --base-url sends
+    the run somewhere new, where it went before."""
     from orderbot.i18n import t
+    from orderbot.resume import recorded_orders
     from orderbot.settings import public_base_url
-    from orderbot.stores import parse_source
+    from orderbot.stores import source_identity
 
     update: dict = {}
-    recorded = parse_source(record.orders) if record.orders and "orders" not in settings.model_fields_set else None
-    if recorded is not None and (
-        recorded.kind == "postgres" or (recorded.path.is_file() and recorded.path.resolve() != sample_path.resolve())
-    ):
-        update["orders"] = record.orders
+    recorded = None if explicit_orders else recorded_orders(record)
+    if recorded is not None:
+        same = settings.orders is not None and source_identity(settings.orders) == recorded
+        update["orders"] = settings.orders if same else recorded
     if "provider" not in settings.model_fields_set and record.provider in factories:
         update["provider"] = record.provider
         if "model" not in settings.model_fields_set and record.provider not in ("offline", "scripted"):

@@ -19,6 +19,8 @@ nothing else, so permissions, approval and resume behave the same on all three:
 
 from __future__ import annotations
 
+import hashlib
+import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
@@ -83,6 +85,30 @@ class Source:
             return f"sqlite:///{self.path.resolve()}"
         return public_source(self.url)
 
+    @property
+    def fingerprint(self) -> str | None:
+        """Which source this is beyond its name, so a resume can tell the same file at the
+        same path from another one (orderbot.resume.recorded_orders); None when a file is gone.
+
+        For a file: the device and inode of the directory holding it, with its name. That
+        survives orderbot's own atomic rewrites (each gives the file a new inode, and any
+        run's cancellation rewrites it) but not another tree at the same path (a new
+        checkout, a copied, moved or remounted directory). A directory deleted and made
+        again may get its old inode back, and then passes. For a database: its identity
+        (a server cannot be fingerprinted from here)."""
+        if self.path is None:
+            text = self.identity
+        else:
+            path = self.path.resolve()
+            try:
+                directory = os.stat(path.parent)
+            except OSError:
+                return None
+            if not path.is_file():
+                return None
+            text = f"{self.kind}:{directory.st_dev}:{directory.st_ino}:{path.name}"
+        return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+
 
 def parse_source(value: str | Path) -> Source:
     """`--orders` as given: a path, sqlite:///path or postgresql://... (postgres://)."""
@@ -108,6 +134,11 @@ def parse_source(value: str | Path) -> Source:
 def source_identity(value: str | Path) -> str:
     """What a run record keeps to say which orders it acted on (see Source.identity)."""
     return parse_source(value).identity
+
+
+def source_fingerprint(value: str | Path) -> str | None:
+    """What a run record keeps to tell the same orders from others at the same place (see Source.fingerprint)."""
+    return parse_source(value).fingerprint
 
 
 def public_source(url: str) -> str:

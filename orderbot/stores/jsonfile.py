@@ -22,7 +22,7 @@ from filelock import FileLock, Timeout
 from pydantic import ValidationError
 from pydantic_core import to_json
 
-from orderbot.atomic import atomic_write
+from orderbot.atomic import atomic_write, target
 from orderbot.errors import OrdersFileError, ToolError
 from orderbot.orders import (
     CANCELLED,
@@ -187,6 +187,7 @@ def lock_path(path: Path) -> str:
 def remove_stale_temporaries(path: Path) -> None:
     """Temporary files a writer killed mid-write left behind. Only a writer holding the
     lock creates them, so under the lock every one that exists is stale."""
+    path = target(path)  # they are made next to the file a link points to
     for stale in path.parent.glob(f".{path.name}.*.tmp"):
         stale.unlink(missing_ok=True)
 
