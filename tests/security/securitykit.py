@@ -47,3 +47,8 @@ def write_doc(run_id: str, doc: dict, *, sign: bool, path: Path | None = None) -
     target = path or record_path(run_id)
     target.write_bytes(data)
     return target
+
+
+def statuses(orders_file: Path) -> dict[str, str]:
+    """Each order's status, read straight from the JSON file."""
+    return {o["order_id"]: o["status"] for o in json.loads(Path(orders_file).read_text("utf-8"))["orders"]}

@@ -16,9 +16,7 @@ import stat
 import time
 
 import pytest
-from securitykit import cli, read_doc, record_path, runs_dir, state_dir, write_doc
-
-from orderbot.stores.jsonfile import JsonStore as OrderStore
+from securitykit import cli, read_doc, record_path, runs_dir, state_dir, statuses, write_doc
 
 CANCEL = "取消订单 ORD-1002"
 
@@ -28,10 +26,6 @@ def paused(orders_file) -> str:
     assert result.exit_code == 4, result.output
     [path] = runs_dir().glob("*.json")
     return path.stem
-
-
-def statuses(orders_file) -> dict[str, str]:
-    return {oid: o.status for oid, o in OrderStore.load(orders_file).orders.items()}
 
 
 def snapshot(orders_file) -> tuple:

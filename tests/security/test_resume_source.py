@@ -7,15 +7,15 @@ from __future__ import annotations
 import shutil
 
 import pytest
-from securitykit import cli, runs_dir
+from securitykit import cli, runs_dir, statuses
 
-from orderbot.orders import SAMPLE_PATH, OrderStore
+from orderbot.orders import SAMPLE_PATH
 
 ENV_EXAMPLE = "ORDERBOT_ORDERS=\nORDERBOT_USER=\nORDERBOT_PROVIDER=\nORDERBOT_TIMEOUT=\nOPENAI_BASE_URL=\n"
 
 
 def status(path, order_id="ORD-1002") -> str:
-    return OrderStore.load(path).get(order_id).status
+    return statuses(path)[order_id]
 
 
 @pytest.fixture
