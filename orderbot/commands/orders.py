@@ -59,8 +59,9 @@ def import_(
     with errors_to_exit_codes():
         from pathlib import Path
 
+        from rich.console import Console
+
         from orderbot.errors import ConfigError
-        from orderbot.render import make_console
         from orderbot.stores import parse_source
         from orderbot.stores.jsonfile import parse_orders, read_file
 
@@ -74,7 +75,7 @@ def import_(
 
             connect(target).close()  # a wrong password says so before a long validation
         began = time.monotonic()
-        err = make_console(stderr=True)
+        err = Console(stderr=True, highlight=False)  # progress goes to stderr: stdout stays clean
         show = not json_out and err.is_terminal
         path = Path(file)
         if show:
