@@ -1,9 +1,13 @@
 """Run records on disk: save, load, list, prune (the re-checks before a resume are in
 orderbot.resume).
 
-Each run has one JSON file, `<state_dir>/runs/<run_id>.json`, rewritten atomically after
-every transition (orderbot.atomic: temporary file, fsync, rename), so a process killed at any moment
-leaves the record of its last completed transition. The record holds what is needed to
+Each run has one JSON file, `<state_dir>/runs/<run_id>.json`, replaced atomically
+(orderbot.atomic: temporary file, fsync, rename) at three kinds of moment: when a run (or
+a resumption) starts, so a process killed at any moment still leaves a record, marked
+`incomplete`; before an approved side effect runs, so it is `executing` on disk first;
+and when the run stops. A read-only run is thus two writes, not one per transition: a
+killed read-only run has nothing on disk that could change what happens next, so the
+record of its last transitions is not worth an fsync each. The record holds what is needed to
 inspect the run (`orderbot runs show`), to resume it (`orderbot resume`) and to replay it
 (`orderbot replay`): the run's state with the conversation, each model turn, each
 transition, the tool versions, and any call waiting for approval with its binding.
@@ -698,14 +702,17 @@ def parse_record(path: Path, raw: bytes) -> RunRecord:
 
 
 class Recorder:
-    """Keeps a run's record on disk current: an engine observer, plus wrappers for the
-    model (to keep each turn) and the approver (to note side effects around the call).
+    """Keeps a run's record: an engine observer, plus wrappers for the model (to keep each
+    turn) and the approver (to note side effects around the call). It writes the record
+    when the run starts, when a side effect is about to run and when it has run, and (in
+    `close`) when the run stops; other transitions are kept in memory until then.
     orderbot.runner wires all three into the engine; nothing else should."""
 
     def __init__(self, store: RunStore, record: RunRecord, *, wall_clock: Callable[[], float] = time.time) -> None:
         self.store = store
         self.record = record
         self.wall_clock = wall_clock
+        self._written = False  # whether this recorder has saved the record yet
 
     @classmethod
     def start(
@@ -733,9 +740,9 @@ class Recorder:
         record = self.record
         record.state = state
         record.add_transition(transition)
-        if EXECUTING in record.side_effects.values():
-            self._settle(state)
-        self.save()
+        settled = EXECUTING in record.side_effects.values() and self._settle(state)
+        if settled or not self._written:  # the run's start, and a side effect's outcome, go to disk now
+            self.save()
 
     def save(self) -> None:
         record = self.record
@@ -743,6 +750,7 @@ class Recorder:
             reason = record.state.stop_reason
             record.segments[-1].stop_reason = None if reason is None else str(reason)
         self.store.save(record)
+        self._written = True
 
     def close(self) -> None:
         """The final write (the stop reason is set after the last transition of a pause),
@@ -773,13 +781,17 @@ class Recorder:
             self.record.side_effects[call_id] = EXECUTING
         self.save()
 
-    def _settle(self, state: RunState) -> None:
+    def _settle(self, state: RunState) -> bool:
+        """Note how each `executing` side effect ended; True when one did."""
         outcome = {c.call_id: c for c in state.calls}
+        settled = False
         for call_id, status in list(self.record.side_effects.items()):
             if status == EXECUTING and call_id in outcome:
                 done = outcome[call_id]
                 ok = done.executed and bool((done.result or {}).get("ok"))
                 self.record.side_effects[call_id] = COMMITTED if ok else FAILED
+                settled = True
+        return settled
 
 
 class _RecordingModel:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import signal
@@ -17,7 +18,10 @@ from orderbot.cli import app
 from orderbot.engine import Engine, Limits, RunState, new_run_id
 from orderbot.errors import RecordError
 from orderbot.models.scripted import ScriptedModel, call, calls, text
-from orderbot.runs import FORMAT, MAX_RESULT, MAX_TEXT, Recorder, RunStore, read_record
+from orderbot.orders import order_tools
+from orderbot.runner import Runner
+from orderbot.runs import COMMITTED, EXECUTING, FORMAT, MAX_RESULT, MAX_TEXT, Recorder, RunStore, read_record
+from orderbot.tools import Toolbox
 
 runner = CliRunner()
 
@@ -97,6 +101,50 @@ def test_long_results_are_shortened_in_the_record(toolbox, tmp_path):
     assert big.result["data"] == ["row"] * 2000  # the run's own copy is not changed
 
 
+class WatchedStore(RunStore):
+    """A real RunStore that also notes what each save wrote: status, transitions, side effects."""
+
+    def __init__(self, state: Path) -> None:
+        super().__init__(state)
+        self.writes: list[tuple[str, list[str], dict]] = []
+
+    def save(self, record):
+        events = [t["event"] for t in record.transitions]
+        self.writes.append((record.status, events, dict(record.side_effects)))
+        return super().save(record)
+
+
+def test_a_read_only_run_writes_its_record_at_the_start_and_at_the_stop(toolbox, tmp_path):
+    runs = WatchedStore(tmp_path / "state")
+    model = ScriptedModel([calls(call("get_order_status", {"order_id": "ORD-1001"})), text("已发货")])
+    Runner(toolbox, model, runs, provider="scripted").start(RunState.start("查询 ORD-1001"), Limits())
+    assert runs.writes == [
+        ("incomplete", ["started"], {}),
+        ("answered", ["started", "proposed 1 call", "executed", "returned", "answered"], {}),
+    ]
+
+
+def test_an_approved_side_effect_is_executing_on_disk_before_it_runs(store, tmp_path):
+    runs = WatchedStore(tmp_path / "state")
+    seen = []
+
+    def watched(run):
+        def run_and_look(args, ctx):
+            seen.append(runs.load(ctx.run_id).side_effects)  # what a crash right now would leave
+            return run(args, ctx)
+
+        return run_and_look
+
+    toolbox = Toolbox([dataclasses.replace(t, run=watched(t.run)) for t in order_tools(store)])
+    cancel = call("cancel_order", {"order_id": "ORD-1002", "reason": "不要了"}, call_id="c1")
+    model = ScriptedModel([calls(cancel), text("已取消")])
+    state = RunState.start("取消订单 ORD-1002", user="C001")
+    Runner(toolbox, model, runs, provider="scripted").start(state, Limits(), approver=lambda pending: True)
+    assert seen == [{"c1": EXECUTING}]
+    assert [w[2] for w in runs.writes] == [{}, {"c1": EXECUTING}, {"c1": COMMITTED}, {"c1": COMMITTED}]
+    assert runs.load(state.run_id).side_effects == {"c1": COMMITTED}
+
+
 CHILD = textwrap.dedent("""
     import sys, threading
     from pathlib import Path
@@ -132,8 +180,10 @@ def test_a_run_killed_mid_way_leaves_a_readable_record(orders_file):
         child.wait()
     record = read_record(state_dir() / "runs" / f"{run_id}.json")
     assert record.state.stop_reason is None and record.status == "incomplete"
-    assert [t["event"] for t in record.transitions][-1] == "returned"  # the last completed transition
-    assert record.state.calls[0].result["data"]["status"] == "已发货"
+    # A read-only run is written when it starts and when it stops: killed in between, it
+    # leaves the record of its start.
+    assert [t["event"] for t in record.transitions] == ["started"]
+    assert record.state.question == "查询 ORD-1001"
     listed = cli("runs")
     assert listed.exit_code == 0 and run_id in listed.output and "incomplete" in listed.output
     shown = cli("runs", "show", run_id)
