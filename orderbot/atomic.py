@@ -19,14 +19,18 @@ from contextlib import suppress
 from pathlib import Path
 
 
-def atomic_write(path: Path, data: bytes) -> None:
+def atomic_write(path: Path, data: bytes, *, durable: bool = True) -> None:
+    """Replace `path` with `data`. `durable=False` skips the fsyncs: still never half a file
+    after a killed process, but after a power cut possibly the old one (or, on some file
+    systems, an empty one). Only for files that can be rebuilt from others (an index)."""
     path = target(path)
     fd, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
+            if durable:
+                handle.flush()
+                os.fsync(handle.fileno())
         with suppress(OSError):
             os.chmod(temp, stat.S_IMODE(path.stat().st_mode))  # keep the file's permissions
         os.replace(temp, path)
@@ -34,6 +38,8 @@ def atomic_write(path: Path, data: bytes) -> None:
         with suppress(OSError):
             os.unlink(temp)
         raise
+    if not durable:
+        return
     with suppress(OSError):  # make the rename itself durable; not every platform can
         directory = os.open(path.parent, os.O_RDONLY)
         try:

@@ -52,6 +52,7 @@ from orderbot.engine import CALL_LABELS, Approver, Event, Limits, PendingCall, P
 from orderbot.errors import ModelError, RecordError
 from orderbot.items import FunctionCallOutput, Item, ProviderItem
 from orderbot.models.base import Model, ModelRequest, Turn
+from orderbot.run_index import INDEX_FILE, QUESTION_HEAD, RunIndex, RunSummary
 from orderbot.settings import public_base_url
 from orderbot.stores import source_fingerprint, source_identity
 from orderbot.text import cut, first_error
@@ -217,6 +218,21 @@ class RunRecord:
     def status(self) -> str:
         """The stop reason, or `incomplete` when the process ended without one (killed)."""
         return str(self.state.stop_reason) if self.state.stop_reason else "incomplete"
+
+    def summary(self) -> RunSummary:
+        """What a listing shows of this run: the same as `read_summary` of its file."""
+        state = self.state
+        return RunSummary(
+            run_id=self.run_id,
+            created_at=self.created_at,
+            user=state.user,
+            status=self.status,
+            steps=state.steps,
+            tool_calls=state.tool_calls,
+            question=state.question[:QUESTION_HEAD],
+            history=tuple(s.stop_reason or "incomplete" for s in self.segments),
+            decisions=_decisions([s.approve for s in self.segments] + list(self.approvals.values())),
+        )
 
     # -- what the recorder adds --
 
@@ -422,31 +438,9 @@ def _dumps(value: Any) -> str:
 # ---- the store ------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class RunSummary:
-    """One line of `orderbot runs`; `error` is set when the record could not be read."""
-
-    run_id: str
-    created_at: str = ""
-    user: str | None = None
-    status: str = ""
-    steps: int = 0
-    tool_calls: int = 0
-    question: str = ""
-    history: tuple[str, ...] = ()  # how each segment ended, when the run was resumed
-    decisions: tuple[str, ...] = ()  # "approved" and/or "rejected": what a person decided, if asked
-    error: str | None = None
-
-    def as_dict(self) -> dict:
-        doc = {k: v for k, v in self.__dict__.items() if v is not None or k == "user"}
-        doc["history"] = list(self.history)
-        doc["decisions"] = list(self.decisions)
-        return doc
-
-
-def _decisions(doc: dict) -> tuple[str, ...]:
-    """What people decided in a run, at the prompt or with resume --approve/--reject."""
-    said = [s.get("approve") for s in doc["segments"]] + list((doc.get("approvals") or {}).values())
+def _decisions(said: list[bool | None]) -> tuple[str, ...]:
+    """What people decided in a run, at the prompt or with resume --approve/--reject: from
+    each segment's `approve` and the inline approvals."""
     return tuple(word for word, value in (("approved", True), ("rejected", False)) if value in said)
 
 
@@ -458,6 +452,7 @@ class RunStore:
         self.dir = self.state_dir / "runs"
         self.keep = keep
         self._key: bytes | None = None
+        self.index = RunIndex(self.dir, Path(state_dir) / INDEX_FILE, run_id_of=_record_id, summarize=read_summary)
 
     def path(self, run_id: str) -> Path:
         return self.dir / f"{run_id}.json"
@@ -502,11 +497,13 @@ class RunStore:
     # -- reading and writing --
 
     def save(self, record: RunRecord) -> Path:
-        """Write the record atomically: a reader sees the old file or the new one, never half."""
+        """Write the record atomically (a reader sees the old file or the new one, never
+        half), then its line in the runs index."""
         path = self.path(record.run_id)
         try:
             self.dir.mkdir(mode=0o700, parents=True, exist_ok=True)  # records hold customers' orders
             atomic_write(path, self.tag(record.to_json().encode()))
+            self.index.saved(record.summary(), path)
         except OSError as exc:
             raise RecordError(f"cannot write the run record {path}: {exc.strerror or exc}") from None
         return path
@@ -560,30 +557,22 @@ class RunStore:
             record.altered = reason
         return record
 
-    def summaries(self) -> Iterator[RunSummary]:
-        """Newest first; an unreadable record yields a summary with `error` set."""
-        for run_id in self.ids():
+    def summaries(self, *, user: str | None = None, status: str | None = None) -> Iterator[RunSummary]:
+        """Newest first, from the index (orderbot.run_index); an unreadable record yields a
+        summary with `error` set, which matches no filter."""
+        # Most lines fail a filter: `holds` skips them without parsing them.
+        for entry in self.index.entries():
+            if (user and not entry.holds("user", user)) or (status and not entry.holds("status", status)):
+                continue
             try:
-                doc = json.loads(self.path(run_id).read_bytes())
-                if not isinstance(doc, dict) or doc.get("format") != FORMAT:
-                    raise ValueError("not an orderbot run record")
-                state = doc["state"]
-                yield RunSummary(
-                    run_id=run_id,
-                    created_at=str(doc["created_at"]),
-                    user=state.get("user"),
-                    status=state.get("stop_reason") or "incomplete",
-                    steps=int(state["steps"]),
-                    tool_calls=int(state["tool_calls"]),
-                    question=str(state["question"]),
-                    history=tuple(str(s.get("stop_reason") or "incomplete") for s in doc["segments"]),
-                    decisions=_decisions(doc),
-                )
-            except FileNotFoundError:
-                continue  # pruned by another process meanwhile
-            except (OSError, ValueError, KeyError, TypeError) as exc:
-                reason = "not valid JSON" if isinstance(exc, json.JSONDecodeError) else str(exc) or type(exc).__name__
-                yield RunSummary(run_id=run_id, error=cut(reason, 120))
+                summary = entry.summary()
+            except (ValueError, TypeError):
+                summary = RunSummary(run_id=entry.run_id, error="its line in the runs index is damaged")
+            if (user or status) and (
+                summary.error or (user and summary.user != user) or (status and summary.status != status)
+            ):
+                continue
+            yield summary
 
     def prune(self, keep_id: str | None = None) -> list[str]:
         """Delete the oldest records past `keep`, with their lock and any temporary file a
@@ -606,6 +595,39 @@ class RunStore:
 
         self.dir.mkdir(parents=True, exist_ok=True)
         return FileLock(str(self.dir / f"{run_id}.lock"), timeout=0)
+
+
+def _record_id(name: str) -> str | None:
+    """The run a file in runs/ is the record of (`<run id>.json`), or None."""
+    return name[:-5] if name.endswith(".json") and RUN_ID.fullmatch(name[:-5]) else None
+
+
+def read_summary(path: Path, run_id: str) -> RunSummary | None:
+    """What a listing shows of one record file, read whole; None when it vanished (pruned
+    meanwhile). A record that cannot be read gives a summary with `error` set."""
+    try:
+        doc = json.loads(path.read_bytes())
+        if not isinstance(doc, dict) or doc.get("format") != FORMAT:
+            raise ValueError("not an orderbot run record")
+        state = doc["state"]
+        return RunSummary(
+            run_id=run_id,
+            created_at=str(doc["created_at"]),
+            user=state.get("user"),
+            status=state.get("stop_reason") or "incomplete",
+            steps=int(state["steps"]),
+            tool_calls=int(state["tool_calls"]),
+            question=str(state["question"])[:QUESTION_HEAD],
+            history=tuple(str(s.get("stop_reason") or "incomplete") for s in doc["segments"]),
+            decisions=_decisions(
+                [s.get("approve") for s in doc["segments"]] + list((doc.get("approvals") or {}).values())
+            ),
+        )
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        reason = "not valid JSON" if isinstance(exc, json.JSONDecodeError) else str(exc) or type(exc).__name__
+        return RunSummary(run_id=run_id, error=cut(reason, 120))
 
 
 def _run_ids(names: list[str]) -> list[str]:

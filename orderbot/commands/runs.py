@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import sys
+from itertools import islice
 from typing import Annotated
 
 import typer
@@ -53,17 +54,7 @@ def list_runs(
             valid = ", ".join(STOP_REASONS)
             raise UsageError(t("error.bad_stop_reason", value=stop_reason, valid=valid))
         store = _store(state_dir)
-        rows = []
-        for summary in store.summaries():
-            if summary.error is None and (
-                user is not None and summary.user != user or stop_reason is not None and summary.status != stop_reason
-            ):
-                continue
-            if summary.error is not None and (user is not None or stop_reason is not None):
-                continue  # an unreadable record matches no filter
-            rows.append(summary)
-            if len(rows) >= limit:
-                break
+        rows = list(islice(store.summaries(user=user, status=stop_reason), limit))
         if json_out:
             sys.stdout.write(json.dumps([r.as_dict() for r in rows], ensure_ascii=False, indent=2) + "\n")
             return
