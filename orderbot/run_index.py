@@ -1,18 +1,19 @@
 """The runs index: one line per recorded run, so `orderbot runs`, filtered or not, reads one
 small file instead of every record.
 
-`<state_dir>/runs.index` starts with a header line naming its format; then one line per run,
-newest first: the run id, the inode number of its record file, and as JSON what a listing
-shows (when it started, the user, how it stopped and how each segment ended, steps, tool
-calls, the head of the question; or why the record could not be read).
+`<state_dir>/runs.index` starts with a header line naming its format, then the inode number
+of each run's record file (one JSON object), then one line per run, newest first: the run
+id and as JSON what a listing shows (when it started, the user, how it stopped and how each
+segment ended, steps, tool calls, the head of the question; or why the record could not be
+read).
 
 It is a cache of the records, never the truth:
 - RunStore rewrites a run's line right after writing its record;
 - a listing reads the directory of records (names and inode numbers come with the listing
   itself, no file is opened) and trusts a line only while its record file is the same
   file: a record replaced since (records are always replaced whole, so the inode number
-  changes), added or removed without the index, by a writer killed in between, another
-  process racing, another tool, is re-read or dropped, and the index written back;
+  changes), added or removed without the index (by a writer killed in between, another
+  process racing, another tool) is re-read or dropped, and the index written back;
 - resume, replay and `runs show` read the record itself and check it: the index only ever
   decides what a listing shows.
 The index is not fsynced and takes no lock: a lost or torn update costs one re-read.
@@ -23,9 +24,10 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 INDEX_FILE = "runs.index"  # in the state directory, next to runs/
 HEADER = "orderbot-runs-index 1"
@@ -54,36 +56,27 @@ class RunSummary:
         return doc
 
 
-@dataclass(frozen=True)
-class Entry:
-    """One run's line: its id, the inode of the record it was read from, the summary as JSON."""
+class Entry(NamedTuple):
+    """One run's line: its id and what a listing shows of it, as JSON."""
 
     run_id: str
-    inode: int
     summary_json: str
-
-    @classmethod
-    def of(cls, summary: RunSummary, inode: int) -> Entry:
-        doc = summary.as_dict()
-        del doc["run_id"]
-        return cls(summary.run_id, inode, json.dumps(doc, ensure_ascii=False, separators=(",", ":")))
-
-    @classmethod
-    def parse(cls, line: str) -> Entry:
-        run_id, inode, summary_json = line.split(" ", 2)
-        return cls(run_id, int(inode), summary_json)
-
-    def line(self) -> str:
-        return f"{self.run_id} {self.inode} {self.summary_json}"
 
     def summary(self) -> RunSummary:
         doc = json.loads(self.summary_json)
         doc["history"] = tuple(doc.get("history") or ())
         return RunSummary(run_id=self.run_id, **doc)
 
-    def holds(self, key: str, value: str) -> bool:
-        """False when the summary surely has another `key` (no parsing); True when it may."""
-        return f'"{key}":{json.dumps(value, ensure_ascii=False)}' in self.summary_json
+
+def index_line(summary: RunSummary) -> str:
+    doc = summary.as_dict()
+    del doc["run_id"]
+    return f"{summary.run_id} {json.dumps(doc, ensure_ascii=False, separators=(',', ':'))}"
+
+
+def field_text(key: str, value: str) -> str:
+    """How `key: value` reads inside a line's JSON: a line without it cannot match."""
+    return f'"{key}":{json.dumps(value, ensure_ascii=False)}'
 
 
 class RunIndex:
@@ -107,59 +100,78 @@ class RunIndex:
     def saved(self, summary: RunSummary, record: Path) -> None:
         """The record of `summary` was just written to `record`: rewrite its line. A missing
         or unreadable index is left for the next listing to rebuild."""
-        entries = self._read()
-        if entries is None:
+        index = self._read()
+        if index is None:
             return
         with contextlib.suppress(FileNotFoundError):
-            entries[summary.run_id] = Entry.of(summary, record.stat().st_ino)
+            entries = _by_run(*index)
+            entries[summary.run_id] = (record.stat().st_ino, index_line(summary))
             self._write(entries)
 
-    def entries(self) -> list[Entry]:
-        """One entry per record in runs/, newest first, each checked against its file; the
-        index is written back when a record had to be read."""
-        indexed = self._read() or {}
-        current: dict[str, Entry] = {}
-        changed = False
-        for run_id, inode in self._records():
-            entry = indexed.get(run_id)
-            if entry is None or entry.inode != inode:
-                summary = self.summarize(self.runs_dir / f"{run_id}.json", run_id)
-                if summary is None:
-                    continue  # removed meanwhile
-                entry = Entry.of(summary, inode)
-                changed = True
-            current[run_id] = entry
-        if changed or len(current) != len(indexed):
-            with contextlib.suppress(OSError):  # a read-only state directory: list without it
-                self._write(current)
-        return sorted(current.values(), key=lambda e: e.run_id, reverse=True)
-
-    def _records(self) -> Iterator[tuple[str, int]]:
-        try:
-            entries = list(os.scandir(self.runs_dir))
+    def entries(self, containing: Sequence[str] = ()) -> Iterator[Entry]:
+        """One entry per record in runs/, newest first; only those whose line holds every
+        text in `containing` (see `field_text`), found without parsing the others."""
+        try:  # names and inode numbers come with the directory listing: no file is opened
+            files = {e.name[:-5]: e.inode() for e in os.scandir(self.runs_dir) if e.name.endswith(".json")}
         except FileNotFoundError:
-            return
-        for entry in entries:
-            run_id = self.run_id_of(entry.name)
-            if run_id is not None:
-                yield run_id, entry.inode()
+            files = {}
+        index = self._read()
+        # Usually every record is the very file its line was made from: the lines as they are.
+        lines = index[1] if index is not None and index[0] == files else self._refresh(files, index)
+        for line in lines:
+            if all(text in line for text in containing):
+                run_id, _, summary_json = line.partition(" ")
+                yield Entry(run_id, summary_json)
 
-    def _read(self) -> dict[str, Entry] | None:
-        """Entries by run id; None when the index is missing, torn or not ours."""
+    def _refresh(self, files: dict[str, int], index: tuple[dict[str, int], list[str]] | None) -> list[str]:
+        """Lines for the records in `files`: an indexed line while its record is the same
+        file, else the record read again; written back when the state directory allows."""
+        known = _by_run(*index) if index is not None else {}
+        current: dict[str, tuple[int, str]] = {}
+        for run_id, inode in files.items():
+            if run_id in known and known[run_id][0] == inode:
+                current[run_id] = known[run_id]
+            elif self.run_id_of(run_id + ".json") is not None:
+                summary = self.summarize(self.runs_dir / f"{run_id}.json", run_id)
+                if summary is not None:  # else removed meanwhile
+                    current[run_id] = (inode, index_line(summary))
+        with contextlib.suppress(OSError):  # a read-only state directory: list without it
+            self._write(current)
+        return [line for _, (_, line) in sorted(current.items(), reverse=True)]
+
+    # -- the file: a header, the record files' inode numbers by run id, then the lines --
+
+    def _read(self) -> tuple[dict[str, int], list[str]] | None:
+        """(inode number by run id, the lines); None when missing, torn or not ours."""
         try:
             text = self.path.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError):
             return None
-        head, _, body = text.partition("\n")
-        if head != HEADER or not text.endswith("\n"):
-            return None
+        head, _, rest = text.partition("\n")
+        inodes_json, _, body = rest.partition("\n")
         try:
-            return {entry.run_id: entry for entry in map(Entry.parse, body.splitlines())}
+            inodes = json.loads(inodes_json)
         except ValueError:
             return None
+        lines = body.splitlines()
+        if head != HEADER or not text.endswith("\n") or not isinstance(inodes, dict) or len(inodes) != len(lines):
+            return None
+        return inodes, lines
 
-    def _write(self, entries: dict[str, Entry]) -> None:
+    def _write(self, entries: dict[str, tuple[int, str]]) -> None:
         from orderbot.atomic import atomic_write
 
-        lines = [HEADER, *(e.line() for e in sorted(entries.values(), key=lambda e: e.run_id, reverse=True))]
-        atomic_write(self.path, ("\n".join(lines) + "\n").encode(), durable=False)
+        newest_first = sorted(entries.items(), reverse=True)
+        inodes = json.dumps({run_id: inode for run_id, (inode, _) in newest_first}, separators=(",", ":"))
+        text = "\n".join([HEADER, inodes, *(line for _, (_, line) in newest_first)]) + "\n"
+        atomic_write(self.path, text.encode(), durable=False)
+
+
+def _by_run(inodes: dict[str, int], lines: list[str]) -> dict[str, tuple[int, str]]:
+    """(inode number, line) by run id; lines whose id has no inode number are dropped."""
+    out = {}
+    for line in lines:
+        run_id = line.partition(" ")[0]
+        if run_id in inodes:
+            out[run_id] = (inodes[run_id], line)
+    return out

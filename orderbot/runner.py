@@ -7,7 +7,8 @@ A run is wired in this order, and only here:
 3. the approver, guarded by the recorder, which notes a side effect as `executing` on disk
    before a yes is carried out (so a crash mid-call can never lead to running it twice);
 4. the observers, in one fixed order (see `observers`):
-     a. the recorder (disk): the record is current before anything is shown;
+     a. the recorder (disk): the record is on disk before anything is shown (and current
+        at the moments that matter: start, around a side effect, stop; see orderbot.runs);
      b. the views (screen: the transitions table, the trace, the REPL's step lines),
         in the order the command gives them;
 5. the Engine, which runs the loop and calls the observers after each transition.

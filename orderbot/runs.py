@@ -52,7 +52,7 @@ from orderbot.engine import CALL_LABELS, Approver, Event, Limits, PendingCall, P
 from orderbot.errors import ModelError, RecordError
 from orderbot.items import FunctionCallOutput, Item, ProviderItem
 from orderbot.models.base import Model, ModelRequest, Turn
-from orderbot.run_index import INDEX_FILE, QUESTION_HEAD, RunIndex, RunSummary
+from orderbot.run_index import INDEX_FILE, QUESTION_HEAD, RunIndex, RunSummary, field_text
 from orderbot.settings import public_base_url
 from orderbot.stores import source_fingerprint, source_identity
 from orderbot.text import cut, first_error
@@ -560,19 +560,20 @@ class RunStore:
     def summaries(self, *, user: str | None = None, status: str | None = None) -> Iterator[RunSummary]:
         """Newest first, from the index (orderbot.run_index); an unreadable record yields a
         summary with `error` set, which matches no filter."""
-        # Most lines fail a filter: `holds` skips them without parsing them.
-        for entry in self.index.entries():
-            if (user and not entry.holds("user", user)) or (status and not entry.holds("status", status)):
-                continue
+        # Most entries fail a filter: the index skips those without parsing them.
+        wanted = [field_text(key, value) for key, value in (("user", user), ("status", status)) if value is not None]
+        for entry in self.index.entries(containing=wanted):
             try:
                 summary = entry.summary()
             except (ValueError, TypeError):
                 summary = RunSummary(run_id=entry.run_id, error="its line in the runs index is damaged")
-            if (user or status) and (
-                summary.error or (user and summary.user != user) or (status and summary.status != status)
+            if (
+                not wanted
+                or summary.error is None
+                and user in (None, summary.user)
+                and status in (None, summary.status)
             ):
-                continue
-            yield summary
+                yield summary
 
     def prune(self, keep_id: str | None = None) -> list[str]:
         """Delete the oldest records past `keep`, with their lock and any temporary file a

@@ -32,7 +32,7 @@ def listed(*filters: str) -> list[dict]:
 
 
 def index_lines() -> list[str]:
-    return (state() / INDEX_FILE).read_text(encoding="utf-8").splitlines()[1:]
+    return (state() / INDEX_FILE).read_text(encoding="utf-8").splitlines()[2:]  # header, inode numbers
 
 
 def three_runs(orders_file: Path) -> None:

@@ -21,15 +21,17 @@ def test_the_record_is_on_disk_before_any_view_sees_a_transition(toolbox, tmp_pa
     runs = RunStore(tmp_path / "state")
     model = ScriptedModel([calls(call("get_order", {"order_id": "ORD-1001"})), text("已发货")])
     state = RunState.start("查询 ORD-1001", user="C001")
-    on_disk_when_shown = []
+    shown, on_disk_when_shown = [], []
 
     def view(transition, state):
-        record = read_record(runs.path(state.run_id))
-        on_disk_when_shown.append(record.transitions[-1]["event"] == transition.event)
+        shown.append(transition.event)
+        on_disk_when_shown.append(read_record(runs.path(state.run_id)).run_id == state.run_id)
 
     Runner(toolbox, model, runs, provider="scripted").start(state, Limits(), views=[view])
     assert state.stop_reason is StopReason.ANSWERED
     assert on_disk_when_shown and all(on_disk_when_shown)
+    # A read-only run is written at its start and at its stop: then with every transition.
+    assert [t["event"] for t in read_record(runs.path(state.run_id)).transitions] == shown
 
 
 def test_an_approved_call_is_noted_on_disk_before_it_runs_and_committed_after(store, tmp_path):
