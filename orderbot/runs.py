@@ -567,12 +567,8 @@ class RunStore:
                 summary = entry.summary()
             except (ValueError, TypeError):
                 summary = RunSummary(run_id=entry.run_id, error="its line in the runs index is damaged")
-            if (
-                not wanted
-                or summary.error is None
-                and user in (None, summary.user)
-                and status in (None, summary.status)
-            ):
+            matches = summary.error is None and user in (None, summary.user) and status in (None, summary.status)
+            if matches or not wanted:
                 yield summary
 
     def prune(self, keep_id: str | None = None) -> list[str]:
