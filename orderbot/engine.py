@@ -32,7 +32,7 @@ from orderbot.errors import ModelError, ModelTimeout
 from orderbot.i18n import t
 from orderbot.items import FunctionCall, FunctionCallOutput, Item, text_chars, user
 from orderbot.limits import StopReason
-from orderbot.models.base import Model, ModelRequest
+from orderbot.models.base import Model, ModelRequest, Turn
 from orderbot.text import cut, one_line, plural
 from orderbot.tools import Prepared, Refused, Toolbox, ToolContext, envelope_text, fail
 
@@ -84,7 +84,9 @@ CALL_LABELS = {
 }
 
 
-@dataclass(frozen=True, slots=True)
+# Not frozen, though a value that observers must not change: a frozen dataclass's __init__
+# costs five times more, and every step makes several of these.
+@dataclass(slots=True)
 class Transition:
     step: int
     from_: Phase
@@ -199,6 +201,11 @@ Observer = Callable[[Transition, RunState], None]
 Approver = Callable[[PendingCall], bool]
 
 
+# Encoders made once: json.dumps with options builds a new encoder on every call.
+_JSON = json.JSONEncoder(ensure_ascii=False)
+_COMPACT = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
+
+
 def describe_call(name: str, arguments: Any, limit: int = 120) -> str:
     """`name(key=value, ...)`, one line, from raw or parsed arguments; the raw text when
     they are not a JSON object. Tables, traces and stop messages all show calls this way."""
@@ -209,15 +216,15 @@ def describe_call(name: str, arguments: Any, limit: int = 120) -> str:
         except ValueError:
             parsed = arguments
     if isinstance(parsed, dict):
-        inner = ", ".join(f"{k}={json.dumps(v, ensure_ascii=False)}" for k, v in parsed.items())
+        inner = ", ".join(f"{k}={_JSON.encode(v)}" for k, v in parsed.items())
     else:
-        inner = arguments if isinstance(arguments, str) else json.dumps(arguments, ensure_ascii=False)
+        inner = arguments if isinstance(arguments, str) else _JSON.encode(arguments)
     return cut(f"{name}({inner})", limit)
 
 
 def summarize_result(envelope: dict, limit: int = 120) -> str:
     if envelope.get("ok"):
-        text = "ok " + json.dumps(envelope.get("data"), ensure_ascii=False, separators=(",", ":"))
+        text = "ok " + _COMPACT.encode(envelope.get("data"))
     else:
         text = f"error {envelope.get('code')}: {envelope.get('error')}"
     return cut(text, limit)
@@ -260,6 +267,9 @@ class Engine:
         self.clock = clock
         self.wall_clock = wall_clock
         self.observers = list(observers)
+        # Transition data (what was sent, proposed, returned; the budget left) is built only
+        # when an observer wants it: the record, --json and --trace do; a table does not.
+        self.with_data = any(getattr(o, "wants_data", True) for o in self.observers)
         self.approver = approver
         self.instructions = instructions  # the system prompt: it belongs with the tools (orderbot.orders)
 
@@ -273,13 +283,15 @@ class Engine:
         """
         self._state = state
         self._budget = Budget(self.limits, self.clock)
+        self._shown: dict[str, Shown] = {}  # by call id: see _show
         self._phase = Phase.PLAN  # where a Ctrl-C lands: plan while the model thinks, act while tools run
-        state.stop_reason, state.stop_detail, state.stop_message = None, "", None
+        if state.stop_reason is not None:  # a stopped run continues: it has not stopped yet
+            state.stop_reason, state.stop_detail, state.stop_message = None, "", None
         self._emit(
             state.steps,
             Event.RESUMED if state.steps > 0 else Event.STARTED,
             one_line(state.question, 80),
-            {"limits": self.limits.model_dump(), "question": state.question[:500]},
+            {"limits": self.limits.model_dump(), "question": state.question[:500]} if self.with_data else None,
         )
         try:
             stop = self._settle_pending(approve_pending)
@@ -315,11 +327,6 @@ class Engine:
         state, budget = self._state, self._budget
         remaining = budget.remaining()
         request = ModelRequest(self.instructions, tuple(state.items), self.toolbox.specs, remaining)
-        sent = {
-            "items": len(request.items),
-            "chars": sum(map(text_chars, request.items)),
-            "tools": [t["name"] for t in request.tools],
-        }
         began = self.clock()
         self._phase = Phase.PLAN
         try:
@@ -334,22 +341,13 @@ class Engine:
             self._count_request(step)
             return _stop(StopReason.MODEL_ERROR, "detail.provider_crashed", kind=type(exc).__name__)
         self._count_request(step)
-        request_ms = round((self.clock() - began) * 1000, 1)
         if turn.usage is not None:
             state.input_tokens += turn.usage.input_tokens
             state.output_tokens += turn.usage.output_tokens
         if turn.server_model:
             state.server_model, state.system_fingerprint = turn.server_model, turn.fingerprint
         self._unrun = list(turn.calls)
-        self._data = {
-            "sent": sent,
-            "request_ms": request_ms,
-            "usage": None
-            if turn.usage is None
-            else {"input_tokens": turn.usage.input_tokens, "output_tokens": turn.usage.output_tokens},
-            "proposed": [_call_data(c) for c in turn.calls],
-            "text": turn.text[:2000] or None,
-        }
+        self._data = self._turn_data(request, turn, self.clock() - began) if self.with_data else None
         budget.check_response(turn.size)
         if turn.truncated:  # cut off at the output-token cap: the text is partial, a call may be cut mid-argument
             state.partial_answer = turn.text.rstrip() or None
@@ -365,13 +363,27 @@ class Engine:
             return Stop(StopReason.ANSWERED, one_line(turn.text), self._data)
         budget.check_before_tool_calls([c.name for c in turn.calls])
         label = f"proposed {plural(len(turn.calls), 'call')}"
-        self._emit(
-            step, Event.PROPOSED, "; ".join(describe_call(c.name, c.arguments) for c in turn.calls), self._data, label
-        )
+        self._emit(step, Event.PROPOSED, "; ".join(self._show(c).line for c in turn.calls), self._data, label)
         self._data = None  # shown with the proposal: a later stop in this round does not repeat it
         budget.calls += len(turn.calls)
         state.tool_calls += len(turn.calls)
         return None
+
+    def _turn_data(self, request: ModelRequest, turn: Turn, seconds: float) -> dict:
+        """What was sent and what came back, for --json, --trace and the record."""
+        return {
+            "sent": {
+                "items": len(request.items),
+                "chars": sum(map(text_chars, request.items)),
+                "tools": [t["name"] for t in request.tools],
+            },
+            "request_ms": round(seconds * 1000, 1),
+            "usage": None
+            if turn.usage is None
+            else {"input_tokens": turn.usage.input_tokens, "output_tokens": turn.usage.output_tokens},
+            "proposed": [self._show(c).data for c in turn.calls],
+            "text": turn.text[:2000] or None,
+        }
 
     def _count_request(self, step: int) -> None:
         self._state.steps = step
@@ -481,14 +493,23 @@ class Engine:
                 result=envelope,
             )
         )
+        shown = self._show(call)
         self._emit(
             step,
             kind,
-            f"{describe_call(call.name, call.arguments)} → {summarize_result(envelope)}",
-            {"call": _call_data(call), "decision": decision, "result": envelope, "ms": ms},
+            f"{shown.line} → {summarize_result(envelope)}",
+            {"call": shown.data, "decision": decision, "result": envelope, "ms": ms} if self.with_data else None,
             label=CALL_LABELS.get(kind, decision),
         )
         return FunctionCallOutput(call_id=call.call_id, output=envelope_text(envelope))
+
+    def _show(self, call: FunctionCall) -> Shown:
+        """How `call` appears in transitions, worked out once per call: its arguments are
+        parsed once, whether it is then proposed, refused, run or rejected."""
+        shown = self._shown.get(call.call_id)
+        if shown is None or shown.call is not call:
+            shown = self._shown[call.call_id] = Shown.of(call)
+        return shown
 
     def _pending(self, step: int, prepared: Prepared, ctx: ToolContext) -> PendingCall:
         tool = prepared.tool
@@ -539,7 +560,7 @@ class Engine:
         source: Phase | None = None,
     ) -> None:
         budget = self._budget
-        if data is not None:
+        if data is not None and self.with_data:
             data = {**data, "budget_left": budget.left()}
         from_, to = PHASES[kind]
         transition = Transition(
@@ -558,16 +579,31 @@ class Engine:
             observer(transition, self._state)
 
 
-def _call_data(call: FunctionCall) -> dict[str, Any]:
-    # Transition data goes to --json, --trace and the run record: a model that sends
-    # megabytes of arguments must not have them echoed (nor parsed) whole.
-    if len(call.arguments) > 2000:
-        return {"call_id": call.call_id, "name": call.name[:100], "arguments": call.arguments[:500] + "…"}
-    try:
-        arguments: Any = json.loads(call.arguments)
-    except ValueError:
-        arguments = call.arguments[:500]
-    return {"call_id": call.call_id, "name": call.name[:100], "arguments": arguments}
+@dataclass(frozen=True, slots=True)
+class Shown:
+    """One call as transitions show it: `data` for --json, --trace and the record, `line`
+    for tables and stop messages (describe_call)."""
+
+    call: FunctionCall
+    data: dict[str, Any]
+    line: str
+
+    @classmethod
+    def of(cls, call: FunctionCall) -> Shown:
+        # A model that sends megabytes of arguments must not have them echoed (nor parsed) whole.
+        raw = call.arguments
+        if len(raw) > 2000:
+            return cls(
+                call,
+                {"call_id": call.call_id, "name": call.name[:100], "arguments": raw[:500] + "…"},
+                describe_call(call.name, raw),
+            )
+        try:
+            arguments: Any = json.loads(raw)
+        except ValueError:
+            arguments = raw[:500]
+        data = {"call_id": call.call_id, "name": call.name[:100], "arguments": arguments}
+        return cls(call, data, describe_call(call.name, arguments if isinstance(arguments, dict) else raw))
 
 
 def _results_text(outputs: list[FunctionCallOutput]) -> str:

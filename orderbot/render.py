@@ -142,15 +142,18 @@ class TransitionView:
         self.console = console
         self.limits = limits
         self.enabled = enabled
+        # The table shows no transition data; a view that does not draw is kept for the
+        # --json document, which does (orderbot.engine builds data only when wanted).
+        self.wants_data = not enabled
         self.transitions: list[Transition] = []
         self._live: Live | None = None
         self._live_from = 0  # rows before this stay on screen from before a pause
+        # Asked once: Rich works it out from the environment and the file on every call.
+        self._draws_live = enabled and console.is_terminal
 
     def __call__(self, transition: Transition, state: RunState) -> None:
         self.transitions.append(transition)
-        if not self.enabled:
-            return
-        if self.console.is_terminal:
+        if self._draws_live:
             if self._live is None:
                 self._live = Live(
                     self._table(self._live_from), console=self.console, auto_refresh=False, transient=False

@@ -14,7 +14,7 @@ import logging
 import re
 import unicodedata
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
@@ -62,6 +62,9 @@ class ToolContext:
     call_id: str | None = None
     # Seconds left of the run, so a store can bound a database statement by it.
     time_left: Callable[[], float] | None = None
+
+    def for_call(self, call_id: str) -> ToolContext:
+        return ToolContext(self.user, self.run_id, call_id)  # dataclasses.replace, without its introspection
 
 
 @dataclass(frozen=True)
@@ -295,7 +298,7 @@ class Toolbox:
             )
         if tool.check is not None:
             try:
-                tool.check(args, replace(ctx, call_id=call.call_id))
+                tool.check(args, ctx.for_call(call.call_id))
             except ToolError as exc:
                 return Refused(call, exc.code, fail(exc.code, str(exc)))
             except Exception:  # noqa: BLE001 - a broken check must refuse, never run or leak
@@ -306,7 +309,7 @@ class Toolbox:
     def execute(self, prepared: Prepared, ctx: ToolContext) -> dict:
         """Run a prepared call and wrap what happened in an envelope; never raises."""
         try:
-            return ok(prepared.tool.run(prepared.args, replace(ctx, call_id=prepared.call.call_id)))
+            return ok(prepared.tool.run(prepared.args, ctx.for_call(prepared.call.call_id)))
         except ToolError as exc:
             return fail(exc.code, str(exc))
         except Exception:  # noqa: BLE001 - anything else is ours to log, not the model's to see
@@ -314,5 +317,9 @@ class Toolbox:
             return fail("internal_error", INTERNAL_ERROR)
 
 
+# One encoder for every envelope: json.dumps with options builds a new one per call.
+_COMPACT = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
+
+
 def envelope_text(envelope: dict) -> str:
-    return json.dumps(envelope, ensure_ascii=False, separators=(",", ":"))
+    return _COMPACT.encode(envelope)
