@@ -62,7 +62,11 @@ def _no_colour_in_help() -> None:
 
 
 _no_type_for_flags()
-_no_colour_in_help()
+
+
+def _help_asked(args: list[str]) -> bool:
+    return not args or "-h" in args or "--help" in args
+
 
 app = typer.Typer(
     name="orderbot",
@@ -131,6 +135,10 @@ app.command("doctor", help=doctor.HELP, epilog=doctor.EPILOG)(doctor.doctor)
 
 
 def main() -> None:
+    if _help_asked(sys.argv[1:]):
+        # Only for help: it imports Typer's help renderer (Rich markdown, tracebacks, ...),
+        # which a command that runs would otherwise pay on every start.
+        _no_colour_in_help()
     try:
         app()
     finally:

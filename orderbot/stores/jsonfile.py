@@ -18,7 +18,6 @@ from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
 
-from filelock import FileLock, Timeout
 from pydantic import ValidationError
 from pydantic_core import to_json
 
@@ -112,6 +111,8 @@ class JsonStore:
         """
         if not self.writable:
             raise ToolError(READ_ONLY, "read_only")
+        from filelock import FileLock, Timeout  # only a change takes the lock: a read-only run skips the import
+
         try:
             with FileLock(lock_path(self.path), timeout=self.lock_timeout):
                 remove_stale_temporaries(self.path)
