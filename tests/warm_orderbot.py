@@ -56,6 +56,8 @@ def preload() -> None:
             continue
         with contextlib.suppress(ImportError):  # an optional extra that is not installed
             importlib.import_module(module.name)
+    with contextlib.suppress(ImportError):
+        import openai  # noqa: F401  (the providers import it when they are used: ~1 s each time)
 
 
 def serve(socket_path: str) -> None:
