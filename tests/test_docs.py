@@ -5,7 +5,9 @@ How a page is run
   clone holds (the tracked files), its own HOME (so its own state dir), no .env and no
   OPENAI_*/ORDERBOT_* variables: the offline model answers. The page's console blocks run
   top to bottom in that one directory, as a reader following the page would run them, so
-  a block can use what an earlier block made (a copied orders file, a recorded run).
+  a block can use what an earlier block made (a copied orders file, a recorded run). No
+  command may change the clone's orders.json: examples that cancel work on a copy
+  (`cp orders.json my-orders.json`), so every page gives the same results in any order.
   Output is piped (not a terminal), COLUMNS=100, LANG=C.UTF-8 (English messages).
   `orderbot` is a real process per command, forked from one that imported orderbot once
   (tests/warm_orderbot.py: ~0.05 s of CPU instead of ~0.5 s); DOCS_COLD=1 runs the
@@ -295,6 +297,8 @@ class PageRun:
                     wanted.splitlines(), got.splitlines(), "shown on the page", "printed now", lineterm=""
                 )
                 outcome.problem = "output differs (normalised; - page, + now):\n" + "\n".join(diff)
+            if (self.scratch.clone / "orders.json").read_bytes() != (ROOT / "orders.json").read_bytes():
+                outcome.problem += "\nthis changed orders.json: examples that change orders work on a copy"
             if status != 0 and not outcome.status_shown:
                 outcome.problem += f"\nexit code {status}, which the block does not show: follow it with `$ echo $?`"
             outcomes.append(outcome)
