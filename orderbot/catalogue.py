@@ -326,4 +326,65 @@ MESSAGES: dict[str, dict[str, str]] = {
         "en": "unknown language {value!r} in {source}: use zh or en",
         "zh": "{source} 中的语言 {value!r} 无法识别：请用 zh 或 en",
     },
+    # ---- under the answer: the facts panel and the claim check (orderbot.facts, orderbot.claims) --
+    "facts.title": {"en": "Facts from the tools:", "zh": "工具返回的事实："},
+    "facts.not_found": {"en": "not found", "zh": "不存在"},
+    "facts.no_access": {"en": "no access", "zh": "无权查看"},
+    "facts.sign_in_required": {"en": "sign-in required", "zh": "需要登录"},
+    "facts.not_cancellable": {"en": "not cancellable: {status}", "zh": "不能取消：{status}"},
+    "facts.rejected": {"en": "cancel rejected: nothing was done", "zh": "取消被拒绝：未做任何操作"},
+    "facts.read_only": {"en": "not cancelled: read-only sample", "zh": "未取消：只读示例数据"},
+    "facts.busy": {"en": "not cancelled: orders file busy", "zh": "未取消：订单文件被占用"},
+    "facts.write_failed": {"en": "not cancelled: write failed", "zh": "未取消：保存失败"},
+    "facts.store_unavailable": {"en": "not cancelled: orders file unreadable", "zh": "未取消：订单文件无法读取"},
+    "facts.internal_error": {"en": "tool failed", "zh": "工具出错"},
+    "facts.failed": {"en": "failed: {code}", "zh": "失败：{code}"},
+    "facts.pending": {"en": "cancel awaiting approval", "zh": "取消等待确认"},
+    "facts.cancelled": {"en": "cancelled in this run", "zh": "已在本次运行中取消"},
+    "facts.items": {"en": "items", "zh": "商品"},
+    "facts.total": {"en": "total", "zh": "合计"},
+    "facts.shipping": {"en": "shipping", "zh": "物流"},
+    "facts.created": {"en": "created", "zh": "下单"},
+    "facts.note": {"en": "note", "zh": "备注"},
+    "claims.unknown_id": {
+        "en": "⚠ Unsupported: the answer names {order_id}, but no tool returned it",
+        "zh": "⚠ 无依据：回答提到了 {order_id}，但没有任何工具返回过它",
+    },
+    "claims.nonexistent_id": {
+        "en": "⚠ Unsupported: the answer speaks of {order_id}, but the tools said it does not exist ({observed})",
+        "zh": "⚠ 无依据：回答提到了 {order_id}，但工具说它不存在（{observed}）",
+    },
+    "claims.status": {
+        "en": "⚠ Unsupported: the answer gives {order_id} the status {said}, but the tools returned {observed}",
+        "zh": "⚠ 无依据：回答说 {order_id} 的状态是 {said}，但工具返回的是 {observed}",
+    },
+    "claims.cancellation": {
+        "en": "⚠ Unsupported: the answer says {order_id} was cancelled ({said}), but no cancellation ran ({observed})",
+        "zh": "⚠ 无依据：回答说 {order_id} 已取消（{said}），但并没有执行取消（{observed}）",
+    },
+    "claims.nothing": {"en": "nothing about it", "zh": "没有相关结果"},
+    # ---- orderbot eval ----------------------------------------------------------------------------
+    "eval.header": {
+        "en": "orderbot eval · {suite} · model: {provider}/{model} · orders: {orders}",
+        "zh": "orderbot eval · {suite} · 模型：{provider}/{model} · 订单：{orders}",
+    },
+    "eval.case": {"en": "case", "zh": "用例"},
+    "eval.result": {"en": "result", "zh": "结果"},
+    "eval.stop": {"en": "stop", "zh": "停止原因"},
+    "eval.calls": {"en": "calls", "zh": "调用"},
+    "eval.seconds": {"en": "s", "zh": "秒"},
+    "eval.tokens": {"en": "tokens", "zh": "令牌"},
+    "eval.why": {"en": "why it failed", "zh": "失败原因"},
+    "eval.pass": {"en": "pass", "zh": "通过"},
+    "eval.fail": {"en": "FAIL", "zh": "失败"},
+    "eval.totals": {
+        "en": "{passed}/{cases} passed ({rate}%, needed {needed}%) · time median {median_s} s, worst {worst_s} s · "
+        "tokens median {median_tokens}, worst {worst_tokens}",
+        "zh": "{passed}/{cases} 通过（{rate}%，要求 {needed}%）· 用时中位数 {median_s} 秒，最慢 {worst_s} 秒 · "
+        "令牌中位数 {median_tokens}，最多 {worst_tokens}",
+    },
+    "eval.orders_changed": {
+        "en": " · THE ORDERS SOURCE CHANGED DURING THE EVAL",
+        "zh": " · 评测期间订单数据被改动了",
+    },
 }

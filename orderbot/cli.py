@@ -18,11 +18,11 @@ import sys
 import typer
 from typer.core import TyperGroup, TyperOption
 
-from orderbot.commands import ask, doctor, orders, repl, replay, resume, runs
+from orderbot.commands import ask, doctor, evaluation, orders, repl, replay, resume, runs
 from orderbot.terminal import end_quietly_on_closed_pipe
 
 # The order a newcomer needs the commands in (Typer would list sub-apps such as `runs` last).
-COMMAND_ORDER = ("ask", "repl", "runs", "resume", "replay", "orders", "doctor")
+COMMAND_ORDER = ("ask", "repl", "runs", "resume", "replay", "orders", "eval", "doctor")
 
 
 class OrderedGroup(TyperGroup):
@@ -131,6 +131,7 @@ app.add_typer(runs.app, name="runs", help=runs.HELP, epilog=runs.EPILOG)
 app.command("resume", help=resume.HELP, epilog=resume.EPILOG)(resume.resume)
 app.command("replay", help=replay.HELP, epilog=replay.EPILOG)(replay.replay)
 app.add_typer(orders.app, name="orders", help=orders.HELP, epilog=orders.EPILOG)
+app.command("eval", help=evaluation.HELP, epilog=evaluation.EPILOG)(evaluation.eval_command)
 app.command("doctor", help=doctor.HELP, epilog=doctor.EPILOG)(doctor.doctor)
 
 

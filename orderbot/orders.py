@@ -31,6 +31,17 @@ Status = Literal["待付款", "处理中", "已发货", "已签收", "已取消"
 # While an order is in one of these states it has not left the warehouse: it may be cancelled.
 CANCELLABLE: frozenset[str] = frozenset({"待付款", "处理中"})
 NOT_FOUND = "不存在"  # the article's answer for an unknown id
+# The store's status vocabulary in English: the offline model answers with the first word,
+# and the claim check (orderbot.claims) recognises every one of them in an answer.
+STATUS_WORDS_EN: dict[str, tuple[str, ...]] = {
+    "待付款": ("awaiting payment", "pending payment", "unpaid"),
+    "处理中": ("processing",),
+    "已发货": ("shipped",),
+    "已签收": ("delivered",),
+    "已取消": ("cancelled", "canceled"),
+    "退款中": ("refund in progress", "refunding"),
+    "已退款": ("refunded",),
+}
 CANCELLED: Status = "已取消"
 MAX_LISTED = 20
 MAX_REASON_CHARS = 200

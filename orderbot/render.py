@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 
 from rich import box
 from rich.console import Console, Group
@@ -18,7 +19,9 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
+from orderbot.claims import Claim, check_state
 from orderbot.engine import Event, Limits, RunState, StopReason, Transition, describe_call, summarize_result
+from orderbot.facts import Fact, facts_of
 from orderbot.i18n import t as _t
 from orderbot.styles import STYLE_DIM, STYLE_ERROR, STYLE_OK, STYLE_PHASE, STYLE_WARN
 from orderbot.terminal import end_quietly_on_closed_pipe
@@ -95,6 +98,17 @@ def format_observed(state: RunState) -> list[str]:
     ]
 
 
+def format_facts(facts: list[Fact]) -> list[str]:
+    """The facts panel's lines: orderbot's own rendering of what the tools returned."""
+    return [fact.line(lambda key, **params: _t(f"facts.{key}", **params)) for fact in facts]
+
+
+def format_claim(claim: Claim) -> str:
+    """One finding of the claim check as a plain sentence."""
+    observed = claim.observed or _t("claims.nothing")
+    return _t(f"claims.{claim.kind}", order_id=claim.order_id, said=claim.said, observed=observed)
+
+
 def json_document(
     state: RunState,
     transitions: list[Transition],
@@ -104,7 +118,9 @@ def json_document(
     limits: Limits,
     exit_code: int | None,
     trace: bool = False,
+    facts: bool = True,
 ) -> dict:
+    claims = check_state(state)
     doc = {
         "run_id": state.run_id,
         "stop_reason": str(state.stop_reason) if state.stop_reason else None,
@@ -123,7 +139,10 @@ def json_document(
         "calls": [c.model_dump() for c in state.calls],
         "pending": [p.model_dump() for p in state.pending],
         "transitions": [t.as_dict() for t in transitions],
+        "claims": [claim.as_dict() for claim in claims],
     }
+    if facts:
+        doc["facts"] = [fact.as_dict() for fact in facts_of(state)]
     if trace:  # the --trace panels' content, one record per step
         from orderbot.trace import trace_steps
 
@@ -132,6 +151,18 @@ def json_document(
 
 
 # ---- printing -------------------------------------------------------------------------
+
+
+def print_checks(console: Console, state: RunState, *, facts: bool = True) -> None:
+    """Under the answer: what the tools returned (unless --no-facts), then each claim of the
+    answer they do not support. Both are orderbot's words, never the model's."""
+    lines = format_facts(facts_of(state)) if facts else []
+    if lines:
+        console.print(Text(_t("facts.title"), style=STYLE_DIM))
+        for line in lines:
+            console.print(Text(f"  {line}", style=STYLE_DIM))
+    for claim in check_state(state):
+        console.print(Text(format_claim(claim), style=STYLE_WARN))
 
 
 class TransitionView:
@@ -188,7 +219,7 @@ def print_header(console: Console, state: RunState, provider_text: str) -> None:
     console.print(Text(_t("header.run", run_id=state.run_id, provider=provider_text, user=who), style=STYLE_DIM))
 
 
-def print_outcome(console: Console, state: RunState, *, resume_hint: str | None = None) -> None:
+def print_outcome(console: Console, state: RunState, *, resume_hint: str | None = None, facts: bool = True) -> None:
     if state.stop_reason is StopReason.ANSWERED:
         console.print(
             Panel(
@@ -199,6 +230,7 @@ def print_outcome(console: Console, state: RunState, *, resume_hint: str | None 
                 box=box.ROUNDED if console.is_terminal else box.ASCII,
             )
         )
+        print_checks(console, state, facts=facts)
         return
     style = STYLE_WARN if state.stop_reason is StopReason.AWAITING_APPROVAL else STYLE_ERROR
     console.print(Text(format_stop(state), style=style))
@@ -220,3 +252,54 @@ def print_outcome(console: Console, state: RunState, *, resume_hint: str | None 
     console.print(_t("outcome.stop_line", reason=state.stop_reason, run_id=state.run_id), markup=False)
     if resume_hint:
         console.print(Group(Text(_t("outcome.to_resume")), Text(f"  {resume_hint}")))
+
+
+# ---- orderbot eval ----------------------------------------------------------------------
+
+
+def format_eval(report, *, plain: bool = False) -> Table:
+    """One row per case of an eval report (orderbot.evaluate.Report)."""
+    table = Table(box=box.SIMPLE if plain else box.ROUNDED, show_edge=not plain, header_style="" if plain else "bold")
+    table.add_column(_t("eval.case"), no_wrap=True)
+    table.add_column(_t("eval.result"), no_wrap=True)
+    table.add_column(_t("eval.stop"), no_wrap=True)
+    table.add_column(_t("eval.calls"), overflow="fold", ratio=1)
+    table.add_column(_t("eval.seconds"), justify="right", no_wrap=True)
+    table.add_column(_t("eval.tokens"), justify="right", no_wrap=True)
+    table.add_column(_t("eval.why"), overflow="fold", ratio=1)
+    for result in report.results:
+        why = result.error or "; ".join(f"{c.name}: {c.detail}" for c in result.checks if not c.ok)
+        table.add_row(
+            Text(result.name),
+            Text(_t("eval.pass"), style=STYLE_OK) if result.passed else Text(_t("eval.fail"), style=STYLE_ERROR),
+            result.stop_reason or "-",
+            Text("; ".join(result.calls) or "-"),  # model-made text: never markup
+            f"{result.seconds:.2f}",
+            str(result.tokens),
+            Text(why),
+        )
+    return table
+
+
+def format_eval_totals(report) -> str:
+    totals = report.totals()
+    text = _t(
+        "eval.totals",
+        passed=totals["passed"],
+        cases=totals["cases"],
+        rate=f"{totals['pass_rate']:g}",
+        needed=f"{totals['min_pass']:g}",
+        median_s=f"{totals['median_seconds']:.2f}",
+        worst_s=f"{totals['worst_seconds']:.2f}",
+        median_tokens=f"{totals['median_tokens']:g}",
+        worst_tokens=totals["worst_tokens"],
+    )
+    return text if totals["orders_unchanged"] else text + _t("eval.orders_changed")
+
+
+def print_eval(console: Console, report) -> None:
+    suite, orders = Path(report.suite).name, Path(report.orders).name  # --json has the whole paths
+    header = _t("eval.header", suite=suite, provider=report.provider, model=report.model, orders=orders)
+    console.print(Text(header, style=STYLE_DIM))
+    console.print(format_eval(report, plain=not console.is_terminal))
+    console.print(Text(format_eval_totals(report), style=STYLE_OK if report.ok else STYLE_ERROR))

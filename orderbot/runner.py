@@ -11,7 +11,8 @@ A run is wired in this order, and only here:
         at the moments that matter: start, around a side effect, stop; see orderbot.runs);
      b. the views (screen: the transitions table, the trace, the REPL's step lines),
         in the order the command gives them;
-5. the Engine, which runs the loop and calls the observers after each transition.
+5. the Engine, which runs the loop and calls the observers after each transition;
+6. after the run, the claim check of its answer (orderbot.claims), kept in the record.
 
 `Runner.start` begins a recorded run, `Runner.resume` continues a recorded one (a paused
 approval or a limit stop, from `orderbot resume` or the REPL's "continue"), and
@@ -26,6 +27,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from orderbot.claims import check_state
 from orderbot.engine import Approver, Engine, Limits, Observer, RunState
 from orderbot.models.base import Model
 from orderbot.orders import INSTRUCTIONS
@@ -33,10 +35,12 @@ from orderbot.runs import Recorder, RunRecord, RunStore
 from orderbot.tools import Toolbox
 
 
-def observers(recorder: Recorder | None, views: Iterable[Observer] = ()) -> list[Observer]:
-    """The observers of a run, in their one fixed order: disk before screen. An observer
-    that is added later (telemetry, say) goes here, between the two, for every command."""
-    return [*([recorder] if recorder is not None else []), *views]
+def observers(
+    recorder: Recorder | None, views: Iterable[Observer] = (), telemetry: Observer | None = None
+) -> list[Observer]:
+    """The observers of a run, in their one fixed order: disk, then telemetry (an OpenTelemetry
+    trace, when on: orderbot.telemetry), then screen."""
+    return [*([recorder] if recorder is not None else []), *([telemetry] if telemetry else []), *views]
 
 
 @dataclass
@@ -52,12 +56,23 @@ class Runner:
     instructions: str = INSTRUCTIONS  # the system prompt, from the session's tools
     clock: Callable[[], float] = time.monotonic
     wall_clock: Callable[[], float] = time.time
+    telemetry: Callable[[], Observer] | None = None  # makes one tracing observer per run
 
     @classmethod
     def for_session(
-        cls, session, model: Model, store: RunStore, *, provider: str, base_url: str | None = None
+        cls,
+        session,
+        model: Model,
+        store: RunStore,
+        *,
+        provider: str,
+        base_url: str | None = None,
+        otel: bool = False,
     ) -> Runner:
-        """A runner over a session (orderbot.session.Session): its tools and its orders file."""
+        """A runner over a session (orderbot.session.Session): its tools and its orders file;
+        runs are traced when `otel` (--otel) or OTEL_EXPORTER_OTLP_ENDPOINT asks for it."""
+        from orderbot import telemetry
+
         return cls(
             session.toolbox,
             model,
@@ -66,6 +81,7 @@ class Runner:
             base_url=base_url,
             orders=session.source.identity,
             instructions=session.instructions,
+            telemetry=telemetry.setup(otel, provider=provider, model=model.name),
         )
 
     def engine(
@@ -84,7 +100,7 @@ class Runner:
             limits,
             clock=self.clock,
             wall_clock=self.wall_clock,
-            observers=observers(recorder, views),
+            observers=observers(recorder, views, self.telemetry() if self.telemetry else None),
             approver=recorder.guard(approver) if recorder is not None else approver,
             instructions=self.instructions,
         )
@@ -152,6 +168,7 @@ class Runner:
         engine = self.engine(limits, recorder=recorder, views=views, approver=approver)
         try:
             engine.run(state, approve_pending=approve_pending)
+            recorder.record.claims = [claim.as_dict() for claim in check_state(state)]
         finally:
             recorder.close()  # the final write: a pause's stop reason comes after its last transition
 

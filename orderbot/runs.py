@@ -121,6 +121,7 @@ class RecordFile(BaseModel):
     side_effects: dict[str, str] = {}
     approvals: dict[str, bool] = {}
     dropped: dict[str, int] = {}
+    claims: list[dict] = []  # the claim check's findings on the answer (orderbot.claims)
     state: RunState
     turns: list[dict]
     transitions: list[dict]
@@ -146,6 +147,7 @@ class RunRecord:
     approvals: dict[str, bool] = field(default_factory=dict)
     dropped: dict[str, int] = field(default_factory=dict)
     orders_identity: str | None = None
+    claims: list[dict] = field(default_factory=list)
     updated_at: str = ""
     turn_texts: list[str] = field(default_factory=list)
     transition_texts: list[str] = field(default_factory=list)
@@ -199,6 +201,7 @@ class RunRecord:
             side_effects=doc.side_effects,
             approvals=doc.approvals,
             dropped=doc.dropped,
+            claims=doc.claims,
         )
         record.turn_texts = [_dumps(t) for t in doc.turns]
         record.transition_texts = [_dumps(t) for t in doc.transitions]
@@ -309,6 +312,7 @@ class RunRecord:
             "side_effects": self.side_effects,
             "approvals": self.approvals,
             "dropped": self.dropped,
+            "claims": self.claims,
         }
         state = self.state
         bounded = state.model_copy(

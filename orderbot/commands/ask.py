@@ -15,9 +15,12 @@ from orderbot.commands.common import (
     MaxSteps,
     MaxToolCalls,
     Model,
+    NoFacts,
     Orders,
+    Otel,
     Provider,
     StateDir,
+    StrictClaims,
     Timeout,
     Trace,
     User,
@@ -47,9 +50,12 @@ def ask(
     state_dir: StateDir = None,
     json_out: Json = False,
     trace: Trace = False,
+    no_facts: NoFacts = False,
+    strict_claims: StrictClaims = False,
+    otel: Otel = False,
 ) -> None:
     with errors_to_exit_codes():
-        from orderbot.commands.common import EXIT_CODES
+        from orderbot.commands.common import run_exit_code
         from orderbot.engine import RunState
         from orderbot.errors import ConfigError
         from orderbot.i18n import t
@@ -97,7 +103,7 @@ def ask(
         approver = terminal_approver(view, console) if interactive else None
         store = RunStore(settings.resolved_state_dir(), keep=settings.keep_runs)
         where = endpoint(settings)
-        runner = Runner.for_session(session, llm, store, provider=chosen, base_url=where)
+        runner = Runner.for_session(session, llm, store, provider=chosen, base_url=where, otel=otel)
 
         if not json_out:
             print_header(console, state, provider_text(settings.provider, chosen, llm.name, where))
@@ -105,6 +111,7 @@ def ask(
             runner.start(state, limits, views=views, approver=approver)
         finally:
             view.close()
+        code = run_exit_code(state, strict_claims=strict_claims)
         if json_out:
             doc = json_document(
                 state,
@@ -112,12 +119,13 @@ def ask(
                 provider=chosen,
                 model=llm.name,
                 limits=limits,
-                exit_code=EXIT_CODES[state.stop_reason],
+                exit_code=code,
                 trace=trace,
+                facts=not no_facts,
             )
             doc["base_url"] = where
             doc["resume_command"] = resume_command(state, where)
             sys.stdout.write(json.dumps(doc, ensure_ascii=False, indent=2) + "\n")
         else:
-            print_outcome(console, state, resume_hint=resume_hint(state, where))
-        raise typer.Exit(EXIT_CODES[state.stop_reason])
+            print_outcome(console, state, resume_hint=resume_hint(state, where), facts=not no_facts)
+        raise typer.Exit(code)

@@ -29,6 +29,19 @@ EXIT_CODES: dict[StopReason, int] = {
 }
 CONFIG_EXIT = 6
 USAGE_EXIT = 2  # what Click uses for a bad flag; orderbot's own flag checks use it too
+STRICT_CLAIMS_EXIT = 7  # --strict-claims: the answer made a claim the tools did not support
+
+
+def run_exit_code(state, *, strict_claims: bool = False) -> int:
+    """A finished run's exit code; with --strict-claims an answer with unsupported claims
+    (orderbot.claims) exits 7 instead of 0."""
+    code = EXIT_CODES[state.stop_reason]
+    if strict_claims and code == 0:
+        from orderbot.claims import check_state
+
+        if check_state(state):
+            return STRICT_CLAIMS_EXIT
+    return code
 
 
 def _limit_option(name: str):
@@ -121,6 +134,25 @@ StateDir = Annotated[
     ),
 ]
 Json = Annotated[bool, typer.Option("--json", help="Print one JSON document instead of tables.")]
+NoFacts = Annotated[
+    bool,
+    typer.Option("--no-facts", help="Leave out the facts panel (what the tools returned) under the answer."),
+]
+StrictClaims = Annotated[
+    bool,
+    typer.Option(
+        "--strict-claims",
+        help="Exit 7 when the answer makes a claim the tools did not support (it is flagged either way).",
+    ),
+]
+Otel = Annotated[
+    bool,
+    typer.Option(
+        "--otel",
+        help="Export each run as an OpenTelemetry trace (needs orderbot[otel]; on by itself when "
+        "OTEL_EXPORTER_OTLP_ENDPOINT is set).",
+    ),
+]
 Trace = Annotated[
     bool,
     typer.Option(

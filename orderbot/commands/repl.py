@@ -20,7 +20,9 @@ from orderbot.commands.common import (
     MaxSteps,
     MaxToolCalls,
     Model,
+    NoFacts,
     Orders,
+    Otel,
     Provider,
     StateDir,
     Timeout,
@@ -49,6 +51,8 @@ def repl(
     base_url: BaseUrl = None,
     state_dir: StateDir = None,
     trace: Trace = False,
+    no_facts: NoFacts = False,
+    otel: Otel = False,
 ) -> None:
     with errors_to_exit_codes():
         from orderbot.models import create
@@ -68,12 +72,14 @@ def repl(
             state_dir=state_dir,
         )
         setup_logging(settings.resolved_state_dir())
-        code = Repl(settings, open_session(settings), create(settings), trace=trace).loop()
+        code = Repl(
+            settings, open_session(settings), create(settings), trace=trace, facts=not no_facts, otel=otel
+        ).loop()
     raise typer.Exit(code)
 
 
 class Repl:
-    def __init__(self, settings, session, llm, *, trace: bool) -> None:
+    def __init__(self, settings, session, llm, *, trace: bool, facts: bool = True, otel: bool = False) -> None:
         from orderbot.conversation import Conversation
         from orderbot.models import resolve_provider
         from orderbot.render import make_console
@@ -84,13 +90,16 @@ class Repl:
         self.limits = settings.limits
         self.user: str | None = settings.user
         self.trace = trace
+        self.facts = facts
         self.conversation = Conversation()
         self.provider = resolve_provider(settings)
         self.store = RunStore(settings.resolved_state_dir(), keep=settings.keep_runs)  # each run is recorded
         from orderbot.models import endpoint
 
         self.base_url = endpoint(settings)
-        self.runner = Runner.for_session(session, llm, self.store, provider=self.provider, base_url=self.base_url)
+        self.runner = Runner.for_session(
+            session, llm, self.store, provider=self.provider, base_url=self.base_url, otel=otel
+        )
         self.console = make_console()
         self.interactive = self.console.is_terminal and sys.stdin.isatty()
         self.last_stop = None  # how the latest message's run ended
@@ -157,7 +166,7 @@ class Repl:
             record = self.runner.start(state, limits, kind="repl", views=[view], approver=approver)
         else:
             self.runner.resume(record, limits, views=[view], approver=approver)
-        print_outcome(self.console, state, resume_hint=resume_hint(state, self.base_url))
+        print_outcome(self.console, state, resume_hint=resume_hint(state, self.base_url), facts=self.facts)
         return record
 
     def offer_more(self) -> bool:

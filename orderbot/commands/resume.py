@@ -22,8 +22,11 @@ from orderbot.commands.common import (
     MaxSteps,
     MaxToolCalls,
     Model,
+    NoFacts,
+    Otel,
     RunId,
     StateDir,
+    StrictClaims,
     Timeout,
     User,
     errors_to_exit_codes,
@@ -71,6 +74,9 @@ def resume(
     base_url: BaseUrl = None,
     state_dir: StateDir = None,
     json_out: Json = False,
+    no_facts: NoFacts = False,
+    strict_claims: StrictClaims = False,
+    otel: Otel = False,
 ) -> None:
     if approve and reject:
         from orderbot.i18n import t
@@ -79,7 +85,7 @@ def resume(
     with errors_to_exit_codes():
         from filelock import Timeout as LockTimeout
 
-        from orderbot.commands.common import EXIT_CODES
+        from orderbot.commands.common import run_exit_code
         from orderbot.errors import RecordError
         from orderbot.i18n import t
         from orderbot.models import FACTORIES, create, endpoint, resolve_provider
@@ -126,7 +132,7 @@ def resume(
                 llm = create(settings)
                 chosen = resolve_provider(settings)
                 where = endpoint(settings)
-                runner = Runner.for_session(session, llm, store, provider=chosen, base_url=where)
+                runner = Runner.for_session(session, llm, store, provider=chosen, base_url=where, otel=otel)
                 console = make_console()
                 view = TransitionView(console, limits, enabled=not json_out)
                 interactive = not json_out and console.is_terminal and sys.stdin.isatty()
@@ -150,6 +156,7 @@ def resume(
                     view.close()
         except LockTimeout:
             raise RecordError(t("error.resume_busy", run_id=run_id)) from None
+        code = run_exit_code(state, strict_claims=strict_claims)
         if json_out:
             doc = json_document(
                 state,
@@ -157,15 +164,16 @@ def resume(
                 provider=chosen,
                 model=llm.name,
                 limits=limits,
-                exit_code=EXIT_CODES[state.stop_reason],
+                exit_code=code,
+                facts=not no_facts,
             )
             doc["resumed"] = True
             doc["base_url"] = where
             doc["resume_command"] = resume_command(state, where)
             sys.stdout.write(json.dumps(doc, ensure_ascii=False, indent=2) + "\n")
         else:
-            print_outcome(console, state, resume_hint=resume_hint(state, where))
-        raise typer.Exit(EXIT_CODES[state.stop_reason])
+            print_outcome(console, state, resume_hint=resume_hint(state, where), facts=not no_facts)
+        raise typer.Exit(code)
 
 
 def _defaults_from_record(settings, record, factories, *, explicit_orders: bool, base_url_flag: str | None = None):

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 
 from orderbot.items import FunctionCall, FunctionCallOutput, Item, Message, assistant
 from orderbot.models.base import ModelRequest, Turn
+from orderbot.orders import STATUS_WORDS_EN
 
 ORDER_ID = re.compile(r"\bORD-[A-Za-z0-9_-]+", re.I)
 CJK = re.compile(r"[\u4e00-\u9fff]")
@@ -35,15 +36,7 @@ LIST_INTENT = re.compile(
     r"我的(?:所有)?订单|所有订单|哪些订单|订单列表|\bmy orders\b|\blist\b.*\borders?\b|\ball (?:of )?my\b", re.I
 )
 
-STATUS_EN = {
-    "待付款": "awaiting payment",
-    "处理中": "processing",
-    "已发货": "shipped",
-    "已签收": "delivered",
-    "已取消": "cancelled",
-    "退款中": "refund in progress",
-    "已退款": "refunded",
-}
+STATUS_EN = {status: words[0] for status, words in STATUS_WORDS_EN.items()}
 
 
 class OfflineModel:
@@ -111,8 +104,8 @@ def last_order_id(history: Sequence[Item]) -> str | None:
 
 def ask_for_id(question: str, offered: set[str]) -> str:
     if is_chinese(question):
-        return "请提供要查询的订单号（例如 ORD-1001）。"
-    return "Which order do you mean? Please give the order id (for example ORD-1001)."
+        return "请提供要查询的订单号（以 ORD- 开头）。"
+    return "Which order do you mean? Please give the order id (it starts with ORD-)."
 
 
 def answer(question: str, outputs: Sequence[FunctionCallOutput], calls: dict[str, FunctionCall]) -> str:

@@ -1,0 +1,93 @@
+"""`orderbot eval [SUITE]`: run a suite of cases against the configured model and score it."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from orderbot.commands.common import (
+    BaseUrl,
+    Json,
+    MaxCallsPerStep,
+    MaxSteps,
+    MaxToolCalls,
+    Model,
+    Orders,
+    Otel,
+    Provider,
+    Timeout,
+    errors_to_exit_codes,
+)
+
+HELP = "Measure a model on a suite of cases (the built-in one by default) before trusting it."
+EPILOG = "Example: orderbot eval --provider chat --base-url http://127.0.0.1:8080/v1 --jobs 2"
+BELOW_MIN_PASS = 1  # the exit code when the pass rate is below --min-pass
+
+
+def eval_command(
+    suite: Annotated[
+        Path | None,
+        typer.Argument(help="A suite file (JSON) \\[default: the built-in suite].", show_default=False),
+    ] = None,
+    orders: Orders = None,
+    provider: Provider = None,
+    model: Model = None,
+    base_url: BaseUrl = None,
+    max_steps: MaxSteps = None,
+    timeout: Timeout = None,
+    max_tool_calls: MaxToolCalls = None,
+    max_calls_per_step: MaxCallsPerStep = None,
+    jobs: Annotated[int, typer.Option("--jobs", min=1, max=32, help="Cases run at once.")] = 1,
+    min_pass: Annotated[
+        float,
+        typer.Option("--min-pass", min=0, max=100, help="Exit 1 when fewer than this percent of cases pass."),
+    ] = 100.0,
+    json_out: Json = False,
+    otel: Otel = False,
+) -> None:
+    with errors_to_exit_codes():
+        from orderbot.evaluate import Report, case_runner, load_suite, orders_source, run_suite
+        from orderbot.models import create, resolve_provider
+        from orderbot.render import make_console, print_eval
+        from orderbot.runner import Runner
+        from orderbot.runs import RunStore
+        from orderbot.settings import load_settings
+
+        settings = load_settings(
+            max_steps=max_steps,
+            timeout=timeout,
+            max_tool_calls=max_tool_calls,
+            max_calls_per_step=max_calls_per_step,
+            provider=provider,
+            model=model,
+            base_url=base_url,
+        )
+        loaded, suite_path = load_suite(suite)
+        source = orders_source(loaded, suite_path, orders)
+        chosen = resolve_provider(settings)
+        model_name = create(settings).name  # also fails early on a bad provider, before any case
+
+        def make_runner(session, llm, case_settings) -> Runner:
+            store = RunStore(case_settings.resolved_state_dir(), keep=10)
+            return Runner.for_session(session, llm, store, provider=chosen, otel=otel)
+
+        run_case = case_runner(settings, make_model=create, make_runner=make_runner)
+        results, unchanged = run_suite(loaded, source, run_case, jobs=jobs)
+        report = Report(
+            results,
+            provider=chosen,
+            model=model_name,
+            orders=str(source),
+            orders_unchanged=unchanged,
+            min_pass=min_pass,
+            suite=str(suite_path),
+        )
+        if json_out:
+            sys.stdout.write(json.dumps(report.as_dict(), ensure_ascii=False, indent=2) + "\n")
+        else:
+            print_eval(make_console(), report)
+    raise typer.Exit(0 if report.ok else BELOW_MIN_PASS)
