@@ -36,12 +36,15 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from orderbot.engine import Limits, RunState, StopReason
 from orderbot.errors import ConfigError, OrderbotError
+
+if TYPE_CHECKING:
+    from orderbot.stores import Source
 
 DEFAULT_SUITE = Path(__file__).with_name("eval_suite.json")
 MAX_CASES = 1000
@@ -96,15 +99,29 @@ def load_suite(path: Path | None = None) -> tuple[Suite, Path]:
     return suite, path
 
 
-def orders_source(suite: Suite, suite_path: Path, override: Path | None) -> Path:
-    """--orders, else the suite's own orders file (relative to the suite), else the sample."""
-    if override is not None:
-        return override
-    if suite.orders:
-        return (suite_path.parent / suite.orders).resolve()
+def orders_source(suite: Suite, suite_path: Path, override: str | None) -> Source:
+    """--orders, else the suite's own orders file (relative to the suite), else the sample.
+    Only a file can be copied for each case: a PostgreSQL source is refused."""
     from orderbot.orders import SAMPLE_PATH
+    from orderbot.stores import parse_source
 
-    return SAMPLE_PATH
+    if override is not None:
+        source = parse_source(override)
+    elif suite.orders:
+        source = parse_source(suite_path.parent / suite.orders)
+    else:
+        source = parse_source(SAMPLE_PATH)
+    if source.path is None:
+        raise ConfigError(
+            f"{source.shown}: orderbot eval runs each case on a copy of the orders, and a database server "
+            "cannot be copied; export the orders to a JSON file or a SQLite database and pass that"
+        )
+    return source
+
+
+def scratch_locator(source: Source, copy: Path) -> str:
+    """The --orders value for a scratch copy of `source`."""
+    return f"sqlite:///{copy.resolve()}" if source.kind == "sqlite" else str(copy)
 
 
 def case_limits(base: Limits, case: Case) -> Limits:
@@ -277,17 +294,18 @@ def file_hash(path: Path) -> str:
 
 def run_suite(
     suite: Suite,
-    source: Path,
-    run_case: Callable[[Case, Path], CaseResult],
+    source: Source,
+    run_case: Callable[[Case, str], CaseResult],
     *,
     jobs: int = 1,
 ) -> tuple[list[CaseResult], bool]:
     """Run every case on its own scratch copy of `source`; (results in suite order,
     whether `source` is byte for byte what it was before)."""
+    path = source.path
     try:
-        before = file_hash(source)
+        before = file_hash(path)
     except OSError as exc:
-        raise ConfigError(f"{source}: the orders source cannot be read ({exc.strerror or exc})") from None
+        raise ConfigError(f"{path}: the orders source cannot be read ({exc.strerror or exc})") from None
     with tempfile.TemporaryDirectory(prefix="orderbot-eval-") as scratch:
         root = Path(scratch)
 
@@ -295,9 +313,9 @@ def run_suite(
             index, case = indexed
             folder = root / f"case-{index:04d}"
             folder.mkdir()
-            copy = folder / source.name
-            shutil.copyfile(source, copy)
-            return run_case(case, copy)
+            copy = folder / path.name
+            shutil.copyfile(path, copy)
+            return run_case(case, scratch_locator(source, copy))
 
         cases = list(enumerate(suite.cases))
         if jobs <= 1:
@@ -305,10 +323,10 @@ def run_suite(
         else:
             with ThreadPoolExecutor(max_workers=jobs) as pool:
                 results = list(pool.map(one, cases))
-    return results, file_hash(source) == before
+    return results, file_hash(path) == before
 
 
-def case_runner(settings, *, make_model, make_runner) -> Callable[[Case, Path], CaseResult]:
+def case_runner(settings, *, make_model, make_runner) -> Callable[[Case, str], CaseResult]:
     """A function that runs one case: settings for the case (its user, its scratch orders,
     a scratch state directory beside them), a fresh model, and one run through the runner."""
     from orderbot.claims import check_state
@@ -316,11 +334,10 @@ def case_runner(settings, *, make_model, make_runner) -> Callable[[Case, Path], 
 
     base_limits = settings.limits
 
-    def run(case: Case, orders: Path) -> CaseResult:
+    def run(case: Case, orders: str) -> CaseResult:
         limits = case_limits(base_limits, case)
-        case_settings = settings.model_copy(
-            update={"orders": orders, "user": case.user, "state_dir": orders.parent / "state"}
-        )
+        folder = Path(orders.removeprefix("sqlite:///")).parent
+        case_settings = settings.model_copy(update={"orders": orders, "user": case.user, "state_dir": folder / "state"})
         state = RunState.start(case.question, user=case.user)
         began = time.monotonic()
         try:

@@ -81,7 +81,7 @@ def eval_command(
             results,
             provider=chosen,
             model=model_name,
-            orders=str(source),
+            orders=source.shown,
             orders_unchanged=unchanged,
             min_pass=min_pass,
             suite=str(suite_path),
