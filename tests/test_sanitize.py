@@ -8,6 +8,7 @@ import traceback
 import unicodedata
 
 import pytest
+from fuzz import examples
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from pydantic import BaseModel
@@ -99,7 +100,7 @@ def test_empty_or_only_secret_becomes_error():
     assert sanitize(raised(RuntimeError("x"))) == "error"
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(st.text(max_size=3000))
 def test_any_text_comes_out_short_and_on_one_line(message):
     assert_safe_shape(sanitize(message))

@@ -8,12 +8,14 @@ import os
 from pathlib import Path
 
 import pytest
+from fuzz import examples
 from hypothesis import HealthCheck, settings
 
-# At least 2,000 random runs in CI; ORDERBOT_FUZZ_EXAMPLES=20000 for a longer hunt.
+# At least 2,000 random runs in CI, 200 locally (tests/fuzz.py);
+# ORDERBOT_FUZZ_EXAMPLES=20000 for a longer hunt.
 settings.register_profile(
     "orderbot-faults",
-    max_examples=int(os.environ.get("ORDERBOT_FUZZ_EXAMPLES", "2000")),
+    max_examples=int(os.environ.get("ORDERBOT_FUZZ_EXAMPLES", examples(2000, local_share=0.1))),
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
 )

@@ -26,6 +26,7 @@ import time
 from pathlib import Path
 
 import pytest
+from fuzz import IN_CI
 from typer.testing import CliRunner
 
 from orderbot.cli import app
@@ -34,7 +35,7 @@ from orderbot.runs import RUN_ID as RUN_ID_FORMAT
 from orderbot.runs import RunStore, read_record
 from orderbot.stores.jsonfile import JsonStore
 
-ROUNDS = 10
+ROUNDS = 10 if IN_CI else 4  # each round starts two processes (tests/fuzz.py)
 USER = "C001"
 RUN_ID = re.compile(RUN_ID_FORMAT.pattern.strip("^$"))
 
