@@ -432,6 +432,7 @@ def section(text: str, title: str) -> str:
 
 
 def test_the_readme_tables_name_every_limit_and_exit_code() -> None:
+    from orderbot.commands import common
     from orderbot.commands.common import EXIT_CODES
     from orderbot.limits import LIMITS
 
@@ -447,6 +448,9 @@ def test_the_readme_tables_name_every_limit_and_exit_code() -> None:
     for stop, code in EXIT_CODES.items():
         shown = f"`{stop}`" in codes.get(str(code), "") or stop == "answered"
         assert shown, f"exit code {code} ({stop}) is not in the README's table"
+    for name, code in vars(common).items():
+        if name.endswith("_EXIT"):
+            assert str(code) in codes, f"exit code {code} ({name}) is not in the README's table"
 
 
 def test_the_module_map_names_every_module() -> None:
