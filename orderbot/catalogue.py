@@ -89,6 +89,7 @@ MESSAGES: dict[str, dict[str, str]] = {
     # ---- the end of a run ------------------------------------------------------------------------
     "outcome.stop": {"en": "{sentence} {detail}.", "zh": "{sentence}{detail}。"},
     "outcome.answer": {"en": "Answer", "zh": "回答"},
+    "outcome.partial_answer": {"en": "Partial answer (cut off)", "zh": "不完整的回答（被截断）"},
     "outcome.observed": {"en": "Observed before the stop:", "zh": "停止前已查到的结果："},
     "outcome.stop_line": {
         "en": "stop reason: {reason} · run id: {run_id}",
