@@ -156,3 +156,18 @@ def test_a_broken_suite_is_one_sentence_and_exit_6(tmp_path, content, message):
 
 def test_the_default_suite_file_ships_with_the_package():
     assert DEFAULT_SUITE.parent == SAMPLE_PATH.parent and DEFAULT_SUITE.is_file()
+
+
+def test_the_default_suite_on_a_sqlite_copy_leaves_the_database_alone(tmp_path):
+    database = tmp_path / "shop.db"
+    imported = runner.invoke(app, ["orders", "import", str(SAMPLE_PATH), "--to", f"sqlite:///{database}"])
+    assert imported.exit_code == 0, imported.output
+    before = digest(database)
+    result, doc = evaluate("--orders", f"sqlite:///{database}", "--json")
+    assert result.exit_code == 0, [c for c in doc["cases"] if not c["passed"]]
+    assert doc["totals"]["passed"] == 28 and digest(database) == before
+
+
+def test_a_database_server_cannot_be_copied_for_an_eval():
+    result, _ = evaluate("--orders", "postgresql://eval@127.0.0.1:1/shop")
+    assert result.exit_code == 6 and "cannot be copied" in result.output

@@ -114,6 +114,12 @@ def test_a_pause_for_approval_ends_the_trace(exporter, toolbox, tmp_path):
 # ---- end to end: a real `orderbot ask` exporting to a loopback OTLP/HTTP receiver ----------
 
 
+def orderbot(env: dict, *args: str, python: tuple[str, ...] = ()) -> subprocess.CompletedProcess:
+    """`python -m orderbot ...` in a child process, as a person would run it."""
+    command = [sys.executable, *python, "-m", "orderbot", *args]
+    return subprocess.run(command, env=env, capture_output=True, text=True, timeout=60)
+
+
 class Receiver(BaseHTTPRequestHandler):
     bodies: list[bytes]
 
@@ -139,13 +145,7 @@ def test_ask_exports_one_trace_to_an_otlp_receiver(tmp_path):
     try:
         env = {**os.environ, "OTEL_EXPORTER_OTLP_ENDPOINT": f"http://127.0.0.1:{server.server_port}"}
         env.pop("ORDERBOT_OTEL_CONTENT", None)
-        done = subprocess.run(
-            [sys.executable, "-m", "orderbot", "ask", "--user", "C001", "ORD-1001 的详情"],
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=60,
-        )
+        done = orderbot(env, "ask", "--user", "C001", "ORD-1001 的详情")
     finally:
         server.shutdown()
         server.server_close()
@@ -173,13 +173,7 @@ def test_ask_exports_one_trace_to_an_otlp_receiver(tmp_path):
 
 def test_ask_imports_nothing_from_opentelemetry_when_it_is_off():
     env = {k: v for k, v in os.environ.items() if not k.startswith("OTEL_")}
-    done = subprocess.run(
-        [sys.executable, "-X", "importtime", "-m", "orderbot", "ask", "查询 ORD-1001"],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    done = orderbot(env, "ask", "查询 ORD-1001", python=("-X", "importtime"))
     assert done.returncode == 0, done.stderr[-2000:]
     assert "orderbot.otel" not in done.stderr
     assert "opentelemetry" not in done.stderr
