@@ -34,7 +34,7 @@ import tempfile
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -241,8 +241,6 @@ class Report:
     orders_unchanged: bool
     min_pass: float  # percent
     suite: str
-    elapsed: float = 0.0
-    extra: dict = field(default_factory=dict)
 
     @property
     def passed(self) -> int:
