@@ -59,3 +59,18 @@ def test_no_facts_leaves_the_panel_out():
     assert result.exit_code == 0 and "Facts from the tools" not in result.output
     doc = json.loads(runner.invoke(app, ["ask", "--no-facts", "--json", "查询 ORD-1001"]).output)
     assert "facts" not in doc and doc["claims"] == []
+
+
+def test_the_repl_shows_facts_and_claims_under_each_answer(use_model):
+    use_model(wrong_about_missing_order())
+    result = runner.invoke(app, ["repl", "--provider", "scripted"], input="查询 ORD-9999\n")
+    assert "Facts from the tools:\n  ORD-9999 · not found" in result.output
+    assert "Unsupported: the answer gives ORD-9999 the status 已发货" in result.output
+    quiet = runner.invoke(app, ["repl", "--no-facts"], input="查询 ORD-9999\n")
+    assert "没有找到订单 ORD-9999" in quiet.output and "Facts from the tools" not in quiet.output
+
+
+def test_the_facts_panel_speaks_chinese_when_asked(monkeypatch):
+    monkeypatch.setenv("ORDERBOT_LANG", "zh")
+    result = runner.invoke(app, ["ask", "--user", "C001", "取消 ORD-1001"])
+    assert "工具返回的事实：\n  ORD-1001 · 已发货 · 不能取消：已发货" in result.output
