@@ -166,8 +166,10 @@ class RunState(BaseModel):
     partial_answer: str | None = None  # the text of a response cut off at the token limit: not an answer
     calls: list[CallRecord] = Field(default_factory=list)
     pending: list[PendingCall] = Field(default_factory=list)
-    input_tokens: int = 0
-    output_tokens: int = 0
+    # None until the provider reports usage (the offline model never does): "not reported",
+    # in --json and the footer alike, rather than a 0 that looks measured.
+    input_tokens: int | None = None
+    output_tokens: int | None = None
     server_model: str | None = None  # the model the server says answered (the latest request)
     system_fingerprint: str | None = None  # its system_fingerprint, when the server sends one
 
@@ -342,8 +344,8 @@ class Engine:
             return _stop(StopReason.MODEL_ERROR, "detail.provider_crashed", kind=type(exc).__name__)
         self._count_request(step)
         if turn.usage is not None:
-            state.input_tokens += turn.usage.input_tokens
-            state.output_tokens += turn.usage.output_tokens
+            state.input_tokens = (state.input_tokens or 0) + turn.usage.input_tokens
+            state.output_tokens = (state.output_tokens or 0) + turn.usage.output_tokens
         if turn.server_model:
             state.server_model, state.system_fingerprint = turn.server_model, turn.fingerprint
         self._unrun = list(turn.calls)

@@ -356,7 +356,7 @@ def case_runner(settings, *, make_model, make_runner) -> Callable[[Case, str], C
             claims=claims,
             answer=state.answer,
             seconds=seconds,
-            tokens=state.input_tokens + state.output_tokens,
+            tokens=(state.input_tokens or 0) + (state.output_tokens or 0),  # None: not reported
             run_id=state.run_id,
         )
 

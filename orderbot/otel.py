@@ -148,8 +148,8 @@ class RunTracer:
                 "orderbot.stop_detail": state.stop_detail[:500],
                 "orderbot.steps": state.steps,
                 "orderbot.tool_calls": state.tool_calls,
-                "gen_ai.usage.input_tokens": state.input_tokens,
-                "gen_ai.usage.output_tokens": state.output_tokens,
+                "gen_ai.usage.input_tokens": state.input_tokens or 0,  # None: the provider reported none
+                "gen_ai.usage.output_tokens": state.output_tokens or 0,
             }
         )
         if reason not in (None, StopReason.ANSWERED, StopReason.AWAITING_APPROVAL):

@@ -135,7 +135,9 @@ def json_document(
         "limits": limits.model_dump(),
         "steps": state.steps,
         "tool_calls": state.tool_calls,
-        "usage": {"input_tokens": state.input_tokens, "output_tokens": state.output_tokens},
+        "usage": None
+        if state.input_tokens is None
+        else {"input_tokens": state.input_tokens, "output_tokens": state.output_tokens},
         "calls": [c.model_dump() for c in state.calls],
         "pending": [p.model_dump() for p in state.pending],
         "transitions": [t.as_dict() for t in transitions],
@@ -219,6 +221,12 @@ def print_header(console: Console, state: RunState, provider_text: str) -> None:
     console.print(Text(_t("header.run", run_id=state.run_id, provider=provider_text, user=who), style=STYLE_DIM))
 
 
+def print_tokens(console: Console, state: RunState) -> None:
+    """The footer's token count, when the provider reported one (the offline model does not)."""
+    if state.input_tokens is not None:
+        console.print(Text(_t("outcome.tokens", input=state.input_tokens, output=state.output_tokens), style=STYLE_DIM))
+
+
 def print_outcome(console: Console, state: RunState, *, resume_hint: str | None = None, facts: bool = True) -> None:
     if state.stop_reason is StopReason.ANSWERED:
         console.print(
@@ -231,6 +239,7 @@ def print_outcome(console: Console, state: RunState, *, resume_hint: str | None 
             )
         )
         print_checks(console, state, facts=facts)
+        print_tokens(console, state)
         return
     style = STYLE_WARN if state.stop_reason is StopReason.AWAITING_APPROVAL else STYLE_ERROR
     console.print(Text(format_stop(state), style=style))
@@ -250,6 +259,7 @@ def print_outcome(console: Console, state: RunState, *, resume_hint: str | None 
         for line in observed:
             console.print(f"  {line}", markup=False)
     console.print(_t("outcome.stop_line", reason=state.stop_reason, run_id=state.run_id), markup=False)
+    print_tokens(console, state)
     if resume_hint:
         console.print(Group(Text(_t("outcome.to_resume")), Text(f"  {resume_hint}")))
 

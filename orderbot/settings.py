@@ -7,6 +7,7 @@ environment variables; then a `.env` file in the working directory; then the def
 from __future__ import annotations
 
 import re
+from collections.abc import Collection
 from pathlib import Path
 
 from pydantic import AliasChoices, Field, SecretStr, ValidationError, field_validator
@@ -14,7 +15,7 @@ from pydantic_core import PydanticCustomError
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from orderbot.budget import Limits
-from orderbot.errors import ConfigError
+from orderbot.errors import ConfigError, UsageError
 from orderbot.limits import LIMIT, LIMITS
 from orderbot.text import first_error
 
@@ -82,7 +83,7 @@ class Settings(BaseSettings):
         try:
             return Limits(**{limit.name: getattr(self, limit.name) for limit in LIMITS})
         except ValidationError as exc:
-            raise ConfigError(describe_settings_error(exc)) from None
+            raise describe_settings_error(exc) from None
 
     def resolved_state_dir(self) -> Path:
         if self.state_dir is not None:
@@ -115,13 +116,44 @@ def public_base_url(url: str) -> str:
         return "<unparseable URL>"
 
 
-def describe_settings_error(exc: ValidationError) -> str:
-    where, what = first_error(exc)
+# The environment variables a field is read from, where it has more than ORDERBOT_<FIELD>.
+ENV_NAMES = {
+    "model": ("ORDERBOT_MODEL", "MODEL_NAME"),
+    "base_url": ("ORDERBOT_BASE_URL", "OPENAI_BASE_URL"),
+    "api_key": ("OPENAI_API_KEY",),
+}
+
+
+def describe_settings_error(exc: ValidationError, flags: Collection[str] = ()) -> ConfigError:
+    """The error naming where the bad value came from: a flag that was given is a usage
+    error (exit 2, as Typer's own); a variable names the environment or ./.env (exit 6)."""
+    where, why = first_error(exc)
     field = where.split(".")[0] or "settings"
-    name = FLAG_NAMES.get(
-        field, f"ORDERBOT_{field.upper()}" if field not in ("api_key", "model", "base_url") else field
-    )
-    return f"invalid value for {name}: {what}"
+    if field in flags:
+        flag = LIMIT[field].flag if field in LIMIT and LIMIT[field].flag else "--" + field.replace("_", "-")
+        return UsageError(f"invalid value for {flag}: {why}")
+    return ConfigError(f"invalid value for {_source(field)}: {why}")
+
+
+def _source(field: str) -> str:
+    """`ORDERBOT_MAX_STEPS in the environment`, `... in ./.env`: where a person can fix it."""
+    import os
+
+    from dotenv import dotenv_values  # pydantic-settings reads .env with it
+
+    names = ENV_NAMES.get(field, (f"ORDERBOT_{field.upper()}",))
+    environ = {k.upper() for k in os.environ}
+    for name in names:
+        if name in environ:
+            return f"{name} in the environment"
+    try:
+        in_file = {k.upper() for k in dotenv_values(".env")}
+    except OSError:
+        in_file = set()
+    for name in names:
+        if name in in_file:
+            return f"{name} in ./.env"
+    return FLAG_NAMES.get(field, names[0])
 
 
 def load_settings(**flags: object) -> Settings:
@@ -129,9 +161,15 @@ def load_settings(**flags: object) -> Settings:
     given = {key: value for key, value in flags.items() if value is not None and not _blank(value)}
     try:
         settings = Settings(**given)
+        Limits(**{limit.name: getattr(settings, limit.name) for limit in LIMITS})  # checked now, before a run
     except ValidationError as exc:
-        raise ConfigError(describe_settings_error(exc)) from None
-    settings.limits  # noqa: B018 - validate the limits now, before anything runs
+        raise describe_settings_error(exc, given) from None
+    if "provider" in given:  # a flag naming no provider is a usage error; from the environment, exit 6 later
+        from orderbot.models import FACTORIES
+
+        if settings.provider not in ("auto", *FACTORIES):
+            choices = ", ".join(("auto", *FACTORIES))
+            raise UsageError(f"invalid value for --provider: {settings.provider!r}; choose one of {choices}")
     return settings
 
 

@@ -104,19 +104,19 @@ def test_limit_stop_still_shows_what_was_observed(use_model):
 
 
 @pytest.mark.parametrize(
-    "args",
+    ("args", "code"),
     [
-        ["--max-steps", "0", "q"],
-        ["--timeout", "-1", "q"],
-        ["--max-tool-calls", "-2", "q"],
-        ["--orders", "does-not-exist.json", "q"],
-        ["--provider", "nonsense", "q"],
-        [""],
+        (["--max-steps", "0", "q"], 2),  # a bad flag value: a usage error, as Typer's own
+        (["--timeout", "-1", "q"], 2),
+        (["--max-tool-calls", "-2", "q"], 2),
+        (["--provider", "nonsense", "q"], 2),
+        (["--orders", "does-not-exist.json", "q"], 6),
+        ([""], 6),
     ],
 )
-def test_configuration_errors_exit_6_with_one_line(args):
+def test_configuration_errors_exit_with_one_line(args, code):
     result = ask(*args)
-    assert result.exit_code == 6, result.output
+    assert result.exit_code == code, result.output
     assert "Traceback" not in result.output
     assert len(result.output.strip().splitlines()) == 1
 

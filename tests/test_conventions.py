@@ -153,3 +153,40 @@ def test_the_log_is_private(tmp_path):
     log = tmp_path / "state" / "orderbot.log"
     assert log.exists()
     assert stat.S_IMODE(log.stat().st_mode) == 0o600
+
+
+def test_a_bad_flag_value_is_a_usage_error_whoever_finds_it():
+    assert cli("ask", "--max-steps", "abc", "x").exit_code == 2  # Typer finds it
+    found = cli("ask", "--max-steps", "0", "x")  # orderbot finds it
+    assert found.exit_code == 2 and "invalid value for --max-steps" in found.stderr
+
+
+def test_a_bad_value_in_the_environment_or_env_file_names_its_source(monkeypatch):
+    Path(".env").write_text("ORDERBOT_MAX_STEPS=0\n", encoding="utf-8")
+    result = cli("ask", "x")
+    assert result.exit_code == 6 and "ORDERBOT_MAX_STEPS in ./.env" in result.stderr
+    monkeypatch.setenv("ORDERBOT_MAX_STEPS", "abc")  # the environment wins over .env, and is named
+    result = cli("ask", "x")
+    assert result.exit_code == 6 and "ORDERBOT_MAX_STEPS in the environment" in result.stderr
+
+
+def test_tokens_are_in_the_footer_when_reported_and_none_offline(use_model):
+    from orderbot.items import Message
+    from orderbot.models.base import Turn, Usage
+
+    offline = json.loads(cli("ask", "--json", "查询 ORD-1001").stdout)
+    assert offline["usage"] is None  # not reported: not a measured 0
+    assert "tokens:" not in cli("ask", "查询 ORD-1001").output
+
+    class Counted:
+        name, provider = "counted", "scripted"
+
+        def respond(self, request):
+            answer = Message(role="assistant", content="好的")
+            return Turn(items=(answer,), usage=Usage(input_tokens=312, output_tokens=41))
+
+    use_model(Counted())
+    result = cli("ask", "--provider", "scripted", "查询 ORD-1001")
+    assert "tokens: 312 in / 41 out" in result.output
+    doc = json.loads(cli("ask", "--provider", "scripted", "--json", "查询 ORD-1001").stdout)
+    assert doc["usage"] == {"input_tokens": 312, "output_tokens": 41}

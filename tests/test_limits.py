@@ -40,7 +40,9 @@ def test_settings_read_each_limit_from_its_environment_variable_and_name_it_in_e
         monkeypatch.setenv(limit.env, str(limit.bounds["le"]))
     assert load_settings().limits.model_dump() == {limit.name: limit.bounds["le"] for limit in LIMITS}
     monkeypatch.setenv("ORDERBOT_MAX_RESPONSE_CHARS", "5")
-    with pytest.raises(ConfigError, match="invalid value for ORDERBOT_MAX_RESPONSE_CHARS: input should be greater"):
+    with pytest.raises(
+        ConfigError, match="invalid value for ORDERBOT_MAX_RESPONSE_CHARS in the environment: input should be greater"
+    ):
         load_settings()
     with pytest.raises(ConfigError, match="invalid value for --max-steps"):
         load_settings(max_steps=0)
