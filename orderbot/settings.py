@@ -10,7 +10,7 @@ import re
 from collections.abc import Collection
 from pathlib import Path
 
-from pydantic import AliasChoices, Field, SecretStr, ValidationError, field_validator
+from pydantic import AliasChoices, Field, PrivateAttr, SecretStr, ValidationError, field_validator
 from pydantic_core import PydanticCustomError
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
@@ -24,6 +24,9 @@ USER_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._@-]{0,63}")
 
 
 class Settings(BaseSettings):
+    # Which settings came from flags: a bad one is a usage error (exit 2), not a config error.
+    _flags: frozenset[str] = PrivateAttr(default_factory=frozenset)
+
     # An empty value (ORDERBOT_ORDERS= in a .env copied from .env.example) means unset, for
     # every setting and every source; no float setting may be inf or nan.
     model_config = SettingsConfigDict(
@@ -164,12 +167,7 @@ def load_settings(**flags: object) -> Settings:
         Limits(**{limit.name: getattr(settings, limit.name) for limit in LIMITS})  # checked now, before a run
     except ValidationError as exc:
         raise describe_settings_error(exc, given) from None
-    if "provider" in given:  # a flag naming no provider is a usage error; from the environment, exit 6 later
-        from orderbot.models import FACTORIES
-
-        if settings.provider not in ("auto", *FACTORIES):
-            choices = ", ".join(("auto", *FACTORIES))
-            raise UsageError(f"invalid value for --provider: {settings.provider!r}; choose one of {choices}")
+    settings._flags = frozenset(given)
     return settings
 
 

@@ -59,5 +59,8 @@ def create(settings: Settings) -> Model:
     provider = resolve_provider(settings)
     factory = FACTORIES.get(provider)
     if factory is None:
-        raise ConfigError(f"unknown provider {provider!r}: choose one of auto, {', '.join(FACTORIES)}")
+        from orderbot.errors import UsageError
+
+        error = UsageError if "provider" in settings._flags else ConfigError  # a flag: exit 2, as Typer's own
+        raise error(f"unknown provider {provider!r}: choose one of auto, {', '.join(FACTORIES)}")
     return factory(settings)
