@@ -64,7 +64,8 @@ class ToolContext:
     time_left: Callable[[], float] | None = None
 
     def for_call(self, call_id: str) -> ToolContext:
-        return ToolContext(self.user, self.run_id, call_id)  # dataclasses.replace, without its introspection
+        # dataclasses.replace, without its introspection; every field but call_id carried over
+        return ToolContext(self.user, self.run_id, call_id, self.time_left)
 
 
 @dataclass(frozen=True)

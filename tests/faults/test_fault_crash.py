@@ -144,6 +144,6 @@ def test_runs_killed_at_random_points_leave_records_readable_and_orders_whole(tm
             killed += kill_after(resume, rng.uniform(0, resume_tail))  # record and orders file written
         before = check_state(state_dir, orders, before, target)
 
-    assert killed >= 3  # the rounds really died mid-run
+    assert killed >= max(1, ROUNDS * 3 // 10)  # the rounds really died mid-run (3 of 10 in CI)
     listing = CliRunner().invoke(app, ["runs"])
     assert listing.exit_code == 0, listing.output
