@@ -17,6 +17,7 @@ from rich.table import Table
 from rich.text import Text
 
 from orderbot.engine import Approver, PendingCall, RunState, StopReason
+from orderbot.escape import visible
 from orderbot.i18n import t
 from orderbot.styles import STYLE_ERROR, STYLE_OK, STYLE_WARN
 from orderbot.text import one_line
@@ -65,7 +66,7 @@ def terminal_approver(view, console: Console) -> Approver:
         with view.paused():
             try:
                 # The description holds text the model wrote: never markup.
-                question = t("approve.prompt", description=pending.description)
+                question = t("approve.prompt", description=visible(pending.description, one_line=True))
                 reply = console.input(f"[bold yellow]{escape(question)}[/] {escape(t('approve.choices'))} ")
             except EOFError:
                 return False

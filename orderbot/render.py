@@ -21,6 +21,7 @@ from rich.text import Text
 
 from orderbot.claims import Claim, check_state
 from orderbot.engine import Event, Limits, RunState, StopReason, Transition, describe_call, summarize_result
+from orderbot.escape import visible
 from orderbot.facts import Fact, facts_of
 from orderbot.i18n import t as _t
 from orderbot.styles import STYLE_DIM, STYLE_ERROR, STYLE_OK, STYLE_PHASE, STYLE_WARN
@@ -29,11 +30,24 @@ from orderbot.terminal import end_quietly_on_closed_pipe
 PIPED_WIDTH = 120
 
 
+class SafeConsole(Console):
+    """A console that shows every piece of text through orderbot.escape.visible after
+    layout: no control, bidi or separator character from outside reaches the terminal,
+    while the colour and cursor codes Rich emits for orderbot's own styles stay."""
+
+    def _render_buffer(self, buffer):  # Rich's one place that turns segments into output
+        from rich.segment import Segment
+
+        return super()._render_buffer(
+            Segment(text if control else visible(text), style, control) for text, style, control in buffer
+        )
+
+
 def make_console() -> Console:
     # Rich's own NO_COLOR handling drops colours but keeps bold and dim; no styles at all is
     # what people who set it expect.
     plain = os.environ.get("NO_COLOR", "") != ""
-    console = Console(highlight=False, soft_wrap=False, color_system=None if plain else "auto")
+    console = SafeConsole(highlight=False, soft_wrap=False, color_system=None if plain else "auto")
     console.on_broken_pipe = end_quietly_on_closed_pipe  # Rich's own exits 1, which replay uses for "differs"
     if not console.is_terminal and "COLUMNS" not in os.environ:
         console.width = PIPED_WIDTH  # piped: wide enough that rows stay on one line
@@ -73,8 +87,8 @@ def format_transitions(transitions: list[Transition], limits: Limits, *, plain: 
         table.add_row(
             str(t.step),
             Text(f"{t.from_} → {t.to}", style=STYLE_PHASE),
-            Text(t.event, style=event_style(t)),
-            Text(t.detail),  # the model wrote part of it: never parse it as Rich markup
+            Text(visible(t.event, one_line=True), style=event_style(t)),
+            Text(visible(t.detail, one_line=True)),  # outside text: never Rich markup, never raw controls
             f"{t.elapsed * 1000:.0f}",
             format_budget(t, limits),
         )
@@ -231,7 +245,7 @@ def print_outcome(console: Console, state: RunState, *, resume_hint: str | None 
     if state.stop_reason is StopReason.ANSWERED:
         console.print(
             Panel(
-                Text(state.answer or ""),
+                Text(visible(state.answer or "")),
                 title=_t("outcome.answer"),
                 title_align="left",
                 border_style=STYLE_OK,

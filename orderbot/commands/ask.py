@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import sys
 from typing import Annotated
 
@@ -27,6 +26,7 @@ from orderbot.commands.common import (
     errors_to_exit_codes,
     setup_logging,
 )
+from orderbot.escape import json_text  # --json: valid JSON, no raw controls
 
 HELP = "Ask one question about orders: one bounded plan → act → observe → finish run."
 EPILOG = 'Example: orderbot ask "请查询订单 ORD-1001 的状态。"'
@@ -125,7 +125,7 @@ def ask(
             )
             doc["base_url"] = where
             doc["resume_command"] = resume_command(state, where)
-            sys.stdout.write(json.dumps(doc, ensure_ascii=False, indent=2) + "\n")
+            sys.stdout.write(json_text(doc) + "\n")
         else:
             print_outcome(console, state, resume_hint=resume_hint(state, where), facts=not no_facts)
         raise typer.Exit(code)

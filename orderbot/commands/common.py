@@ -165,7 +165,6 @@ Trace = Annotated[
 def errors_to_exit_codes() -> Iterator[None]:
     """OrderbotError -> one sentence on stderr and its exit code; never a traceback."""
     from orderbot.errors import ConfigError, OrderbotError, UsageError
-    from orderbot.i18n import t
 
     try:
         yield
@@ -174,14 +173,27 @@ def errors_to_exit_codes() -> Iterator[None]:
 
         end_quietly_on_closed_pipe()
     except UsageError as exc:
-        print(t("error.prefix", error=exc), file=sys.stderr)
+        print(error_line(exc), file=sys.stderr)
         raise typer.Exit(USAGE_EXIT) from None
     except ConfigError as exc:
-        print(t("error.prefix", error=exc), file=sys.stderr)
+        print(error_line(exc), file=sys.stderr)
         raise typer.Exit(CONFIG_EXIT) from None
     except OrderbotError as exc:
-        print(t("error.prefix", error=exc), file=sys.stderr)
+        print(error_line(exc), file=sys.stderr)
         raise typer.Exit(1) from None
+
+
+MAX_ERROR_LINE = 2000  # characters: an error quoting a huge input still fits a screen
+
+
+def error_line(exc: BaseException) -> str:
+    """The one line an error prints: it may quote outside text (an id, a file's field),
+    so it is bounded and goes through orderbot.escape.visible."""
+    from orderbot.escape import visible
+    from orderbot.i18n import t
+    from orderbot.text import cut
+
+    return t("error.prefix", error=cut(visible(exc, one_line=True), MAX_ERROR_LINE))
 
 
 def setup_logging(state_dir: Path) -> None:

@@ -7,7 +7,6 @@ shown, only whether one is set.
 
 from __future__ import annotations
 
-import json
 import time
 from typing import Annotated
 
@@ -24,6 +23,7 @@ from orderbot.commands.common import (
     errors_to_exit_codes,
     setup_logging,
 )
+from orderbot.escape import json_text  # --json: valid JSON, no raw controls
 from orderbot.i18n import t
 
 HELP = "Show the provider, model, base URL, orders file and state directory orderbot would use."
@@ -90,7 +90,7 @@ def doctor(
                 exit_code = exit_code or (0 if ok else MODEL_ERROR_EXIT)
         facts["exit_code"] = exit_code
         if json_out:
-            typer.echo(json.dumps(facts, ensure_ascii=False, indent=2))
+            typer.echo(json_text(facts))
         else:
             for key, value in lines:
                 _line(key, value)
@@ -102,7 +102,9 @@ def _line(key: str, value: str) -> None:
     from rich.cells import cell_len
 
     label = t(f"doctor.{key}")
-    typer.echo(label + " " * max(1, LABEL_CELLS - cell_len(label)) + value)
+    from orderbot.escape import visible  # values quote settings, .env and files: outside text
+
+    typer.echo(label + " " * max(1, LABEL_CELLS - cell_len(label)) + visible(value, one_line=True))
 
 
 def _auto(settings, chosen: str) -> str:

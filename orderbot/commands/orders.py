@@ -12,7 +12,6 @@ whom orderbot gives nothing they could not read directly.
 
 from __future__ import annotations
 
-import json
 import sys
 import time
 import unicodedata
@@ -21,6 +20,7 @@ from typing import Annotated
 import typer
 
 from orderbot.commands.common import Json, Orders, User, errors_to_exit_codes
+from orderbot.escape import json_text  # --json: valid JSON, no raw controls
 from orderbot.i18n import t
 
 HELP = "Import orders into SQLite or PostgreSQL, and list or show them without a model."
@@ -96,7 +96,7 @@ def import_(
         seconds = time.monotonic() - began
         if json_out:
             doc = {"imported": count, "from": str(path), "to": target.shown, "seconds": round(seconds, 3)}
-            sys.stdout.write(json.dumps(doc, ensure_ascii=False) + "\n")
+            sys.stdout.write(json_text(doc, indent=None) + "\n")
         else:
             typer.echo(t("orders.imported", count=count, source=path, target=target.shown, seconds=seconds))
 
@@ -133,7 +133,7 @@ def list_(
         more = len(found) > limit
         if json_out:
             doc = {"orders": rows, "more": more, "offset": offset}
-            sys.stdout.write(json.dumps(doc, ensure_ascii=False, indent=2) + "\n")
+            sys.stdout.write(json_text(doc) + "\n")
             return
         _print_list(rows, more=more, next_offset=offset + limit, with_customer=all_)
 
@@ -177,7 +177,7 @@ def show(
         if doc is None:
             doc = {"order_id": order_id, "status": NOT_FOUND}
         if json_out:
-            sys.stdout.write(json.dumps(doc, ensure_ascii=False, indent=2) + "\n")
+            sys.stdout.write(json_text(doc) + "\n")
         else:
             _print_order(doc)
         raise typer.Exit(NOT_FOUND_EXIT if doc.get("status") == NOT_FOUND else 0)

@@ -8,7 +8,6 @@ the orders file, which is deleted afterwards.
 
 from __future__ import annotations
 
-import json
 import sys
 import tempfile
 from pathlib import Path
@@ -17,6 +16,7 @@ from typing import Annotated
 import typer
 
 from orderbot.commands.common import Json, RunId, StateDir, errors_to_exit_codes
+from orderbot.escape import json_text  # --json: valid JSON, no raw controls
 
 HELP = (
     "Replay a recorded run against today's tools and engine (model turns played back) and report any step that differs."
@@ -67,7 +67,7 @@ def replay(
                 "differences": [{"step": d.step, "text": d.text} for d in report.differences],
                 "notes": report.notes,
             }
-            sys.stdout.write(json.dumps(doc, ensure_ascii=False, indent=2) + "\n")
+            sys.stdout.write(json_text(doc) + "\n")
         else:
             from rich.text import Text
 

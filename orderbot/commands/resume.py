@@ -8,7 +8,6 @@ age are checked again; any failure is one sentence and exit 6, with nothing exec
 
 from __future__ import annotations
 
-import json
 import sys
 import time
 from typing import Annotated
@@ -32,6 +31,7 @@ from orderbot.commands.common import (
     errors_to_exit_codes,
     setup_logging,
 )
+from orderbot.escape import json_text  # --json: valid JSON, no raw controls
 
 HELP = "Resume a stored run: approve or reject its waiting action, or continue it with a fresh budget."
 EPILOG = (
@@ -170,7 +170,7 @@ def resume(
             doc["resumed"] = True
             doc["base_url"] = where
             doc["resume_command"] = resume_command(state, where)
-            sys.stdout.write(json.dumps(doc, ensure_ascii=False, indent=2) + "\n")
+            sys.stdout.write(json_text(doc) + "\n")
         else:
             print_outcome(console, state, resume_hint=resume_hint(state, where), facts=not no_facts)
         raise typer.Exit(code)

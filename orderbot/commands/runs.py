@@ -11,6 +11,7 @@ from typing import Annotated
 import typer
 
 from orderbot.commands.common import Json, RunId, StateDir, Trace, errors_to_exit_codes
+from orderbot.escape import json_text  # --json: valid JSON, no raw controls
 from orderbot.i18n import t
 from orderbot.limits import StopReason
 
@@ -56,7 +57,7 @@ def list_runs(
         store = _store(state_dir)
         rows = list(islice(store.summaries(user=user, status=stop_reason), limit))
         if json_out:
-            sys.stdout.write(json.dumps([r.as_dict() for r in rows], ensure_ascii=False, indent=2) + "\n")
+            sys.stdout.write(json_text([r.as_dict() for r in rows]) + "\n")
             return
         console = make_console()
         if not rows:
@@ -82,7 +83,7 @@ def show(
         path = store.path(store.resolve(run_id))
         record = store.load(path.stem, allow_altered=True)  # shown, marked; never resumed or replayed
         if json_out:
-            sys.stdout.write(json.dumps(json.loads(path.read_bytes()), ensure_ascii=False, indent=2) + "\n")
+            sys.stdout.write(json_text(json.loads(path.read_bytes())) + "\n")
             return
         print_record(make_console(), record, trace=trace)
 
