@@ -80,11 +80,11 @@ def test_an_invalid_file_imports_nothing(database, orders_file, tmp_path):
 def test_a_failed_import_into_a_new_sqlite_file_leaves_no_file(tmp_path, orders_file, monkeypatch):
     from orderbot.stores import sqlite
 
-    def broken(orders):
+    def broken(orders, size):
         yield from []
         raise sqlite.sqlite3.OperationalError("disk I/O error")
 
-    monkeypatch.setattr(sqlite, "rows_of", broken)
+    monkeypatch.setattr(sqlite, "chunks", broken)
     result = cli("orders", "import", str(orders_file), "--to", f"sqlite:///{tmp_path / 'new.db'}")
     assert result.exit_code == 6 and "nothing was written" in result.output
     assert not list(tmp_path.glob("new.db*"))

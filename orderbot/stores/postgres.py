@@ -12,7 +12,6 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Sequence
 from functools import lru_cache
-from itertools import islice
 from typing import TYPE_CHECKING, Any
 
 from orderbot.errors import ConfigError, ToolError
@@ -25,7 +24,7 @@ from orderbot.stores.sql import (
     SHIPPING_COLUMNS,
     TABLES,
     SqlStore,
-    rows_of,
+    chunks,
     tables,
 )
 from orderbot.stores.sqlite import check_version
@@ -156,13 +155,12 @@ def import_orders(
             for statement in tables("DOUBLE PRECISION", 'TEXT COLLATE "C"'):
                 connection.execute(statement)
             done = 0
-            rows = rows_of(orders)
             with connection.cursor() as cursor:
-                while chunk := list(islice(rows, CHUNK)):
-                    _copy(cursor, "orders", ORDER_COLUMNS, (c[0] for c in chunk))
-                    _copy(cursor, "line_items", ITEM_COLUMNS, (item for c in chunk for item in c[1]))
-                    _copy(cursor, "shipping", SHIPPING_COLUMNS, (c[2] for c in chunk if c[2]))
-                    done += len(chunk)
+                for order_rows, item_rows, shipping_rows in chunks(orders, CHUNK):
+                    _copy(cursor, "orders", ORDER_COLUMNS, order_rows)
+                    _copy(cursor, "line_items", ITEM_COLUMNS, item_rows)
+                    _copy(cursor, "shipping", SHIPPING_COLUMNS, shipping_rows)
+                    done += len(order_rows)
                     if progress:
                         progress(done)
             for statement in INDEXES:

@@ -16,7 +16,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Iterable, Iterator
 from datetime import datetime
-from itertools import groupby
+from itertools import groupby, islice
 
 from pydantic import TypeAdapter
 
@@ -113,6 +113,13 @@ def rows_of(orders: Iterable[Order]) -> Iterator[tuple[tuple, list[tuple], tuple
         shipping = order.shipping
         ship = (order.order_id, shipping.carrier, shipping.tracking_number, shipping.city) if shipping else None
         yield row, items, ship
+
+
+def chunks(orders: Iterable[Order], size: int) -> Iterator[tuple[list[tuple], list[tuple], list[tuple]]]:
+    """The rows of `size` orders at a time: (order rows, line item rows, shipping rows)."""
+    rows = rows_of(orders)
+    while chunk := list(islice(rows, size)):
+        yield [c[0] for c in chunk], [item for c in chunk for item in c[1]], [c[2] for c in chunk if c[2]]
 
 
 def order_from(row: tuple, items: list[tuple]) -> Order:

@@ -11,14 +11,13 @@ import logging
 import sqlite3
 from collections.abc import Callable, Sequence
 from contextlib import suppress
-from itertools import islice
 from pathlib import Path
 from typing import TYPE_CHECKING
 from urllib.parse import quote
 
 from orderbot.errors import ConfigError, ToolError
 from orderbot.orders import Order
-from orderbot.stores.sql import INDEXES, ORDER_COLUMNS, SCHEMA_VERSION, TABLES, SqlStore, rows_of, tables
+from orderbot.stores.sql import INDEXES, ORDER_COLUMNS, SCHEMA_VERSION, TABLES, SqlStore, chunks, tables
 
 if TYPE_CHECKING:  # at run time the package imports this module (open_store): no circle
     from orderbot.stores import Source
@@ -142,12 +141,11 @@ def _write(connection: sqlite3.Connection, orders: Sequence[Order], *, where: st
     for statement in tables("REAL", "TEXT"):
         connection.execute(statement)
     done = 0
-    rows = rows_of(orders)
-    while chunk := list(islice(rows, CHUNK)):
-        connection.executemany(INSERT_ORDER, [c[0] for c in chunk])
-        connection.executemany("INSERT INTO line_items VALUES (?, ?, ?, ?, ?, ?)", [i for c in chunk for i in c[1]])
-        connection.executemany("INSERT INTO shipping VALUES (?, ?, ?, ?)", [c[2] for c in chunk if c[2]])
-        done += len(chunk)
+    for order_rows, item_rows, shipping_rows in chunks(orders, CHUNK):
+        connection.executemany(INSERT_ORDER, order_rows)
+        connection.executemany("INSERT INTO line_items VALUES (?, ?, ?, ?, ?, ?)", item_rows)
+        connection.executemany("INSERT INTO shipping VALUES (?, ?, ?, ?)", shipping_rows)
+        done += len(order_rows)
         if progress:
             progress(done)
     for statement in INDEXES:
