@@ -67,6 +67,25 @@ class Settings(BaseSettings):
     def _empty_is_unset(cls, value: object) -> object:
         return None if isinstance(value, str) and not value.strip() else value
 
+    @field_validator("base_url")
+    @classmethod
+    def _http_url(cls, value: str | None) -> str | None:
+        """Checked on load, wherever it came from, so a bad URL is one sentence before
+        anything runs (never an SDK traceback); the value itself is not echoed."""
+        if value is None:
+            return value
+        from urllib.parse import urlsplit
+
+        try:
+            parts = urlsplit(value)
+            parts.port  # noqa: B018 - raises ValueError for a port that is not a number
+            ok = parts.scheme in ("http", "https") and bool(parts.hostname) and value.isprintable() and " " not in value
+        except ValueError:
+            ok = False
+        if not ok:
+            raise PydanticCustomError("base_url", "expected an http(s) URL such as http://localhost:11434/v1")
+        return value
+
     @field_validator("orders", mode="before")
     @classmethod
     def _path_is_text(cls, value: object) -> object:
