@@ -385,6 +385,8 @@ class Engine:
             else {"input_tokens": turn.usage.input_tokens, "output_tokens": turn.usage.output_tokens},
             "proposed": [self._show(c).data for c in turn.calls],
             "text": turn.text[:2000] or None,
+            # a streamed response: the bytes read before it ended, or before it was cut
+            **({"received_bytes": turn.received_bytes} if turn.received_bytes is not None else {}),
         }
 
     def _count_request(self, step: int) -> None:

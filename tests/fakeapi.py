@@ -19,6 +19,13 @@ server closes), `stall(partial)` sends the headers and part of a body then hangs
 `trickle(every)` sends a byte now and then forever, `reset()` drops the connection with
 a TCP reset.
 
+Streaming: a request with `"stream": true` gets a scripted dict reply as Server-Sent
+Events, shaped like the real API's stream (`sse()`): text in small deltas, then the end.
+`FakeAPI(streams=False)` plays a server that ignores `stream` and answers with plain JSON;
+`stream_of(...)` scripts a stream by hand (e.g. megabytes of deltas, or a first event and
+then silence); `api.sent_bytes` and `api.closed` say how much of a stream went out before
+the client hung up.
+
 `WIRES["openai"]` and `WIRES["chat"]` write the same scripts for either provider: a turn
 of calls, a text turn, and the tool outputs a request carried.
 
@@ -51,8 +58,9 @@ class Reply:
     body: bytes = b""
     headers: dict[str, str] = field(default_factory=dict)
     content_type: str = "application/json"
-    behaviour: str = "respond"  # respond, hang, stall, trickle, reset
+    behaviour: str = "respond"  # respond, hang, stall, trickle, reset, stream
     every: float = 0.0  # trickle: seconds between bytes
+    chunks: Any = None  # stream: an iterable of bytes, sent one by one (None after it: hang)
 
 
 @dataclass(frozen=True)
@@ -137,6 +145,82 @@ def trickle(every: float = 0.2) -> Reply:
     request stops it.
     """
     return Reply(body=b" ", behaviour="trickle", every=every)
+
+
+def stream_of(chunks, *, hang_after: bool = False) -> Reply:
+    """A 200 `text/event-stream` whose body is `chunks` (an iterable of bytes, e.g. SSE
+    events made by `event()`), each written and flushed on its own. With `hang_after`,
+    the stream then stays open, sending an SSE comment now and then (a keep-alive), never
+    ending."""
+    return Reply(content_type="text/event-stream", behaviour="stream", chunks=chunks, every=0.05 if hang_after else 0)
+
+
+def event(data: dict | str, name: str | None = None) -> bytes:
+    """One Server-Sent Event."""
+    text = data if isinstance(data, str) else json.dumps(data, ensure_ascii=False)
+    return (f"event: {name}\n" if name else "").encode() + f"data: {text}\n\n".encode()
+
+
+def sse(route: str, body: dict, piece: int = 8) -> list[bytes]:
+    """A whole reply `body` as the API would stream it, text in deltas of `piece` characters."""
+    return _responses_events(body, piece) if route == "responses" else _chat_events(body, piece)
+
+
+def _pieces(text: str, piece: int) -> list[str]:
+    return [text[i : i + piece] for i in range(0, len(text), piece)] or [""]
+
+
+def _chat_events(body: dict, piece: int) -> list[bytes]:
+    choice = body["choices"][0]
+    message = choice["message"]
+    head = {k: body.get(k) for k in ("id", "created", "model", "system_fingerprint")} | {
+        "object": "chat.completion.chunk"
+    }
+
+    def chunk(delta: dict, finish: str | None = None) -> bytes:
+        return event(head | {"choices": [{"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}]})
+
+    out = [chunk({"role": "assistant", "content": ""})]
+    if message.get("content"):
+        out += [chunk({"content": p}) for p in _pieces(message["content"], piece)]
+    for index, call in enumerate(message.get("tool_calls") or []):
+        start = {"index": index, "id": call["id"], "type": "function", "function": {"name": call["function"]["name"]}}
+        out.append(chunk({"tool_calls": [start | {"function": start["function"] | {"arguments": ""}}]}))
+        for p in _pieces(call["function"]["arguments"], piece):
+            out.append(chunk({"tool_calls": [{"index": index, "function": {"arguments": p}}]}))
+    out.append(chunk({}, choice["finish_reason"]))
+    if body.get("usage"):
+        out.append(event(head | {"choices": [], "usage": body["usage"]}))
+    return [*out, event("[DONE]")]
+
+
+def _responses_events(body: dict, piece: int) -> list[bytes]:
+    sequence = count()
+
+    def ev(kind: str, **fields: Any) -> bytes:
+        return event({"type": kind, "sequence_number": next(sequence), **fields}, kind)
+
+    out = [ev("response.created", response=body | {"status": "in_progress", "output": []})]
+    for index, item in enumerate(body["output"]):
+        empty = {"content": []} if item["type"] == "message" else {"arguments": ""} if "arguments" in item else {}
+        out.append(ev("response.output_item.added", output_index=index, item=item | empty))  # filled by deltas
+        if item["type"] == "message":
+            text = "".join(p.get("text", "") for p in item["content"])
+            for p in _pieces(text, piece):
+                out.append(
+                    ev("response.output_text.delta", item_id=item["id"], output_index=index, content_index=0, delta=p)
+                )
+        elif item["type"] == "function_call":
+            for p in _pieces(item["arguments"], piece):
+                out.append(
+                    ev("response.function_call_arguments.delta", item_id=item["id"], output_index=index, delta=p)
+                )
+        out.append(ev("response.output_item.done", output_index=index, item=item))
+    end = {"completed": "response.completed", "incomplete": "response.incomplete"}.get(
+        body["status"], "response.failed"
+    )
+    out.append(ev(end, response=body))
+    return out
 
 
 def reset() -> Reply:
@@ -326,7 +410,10 @@ WIRES = {
 class FakeAPI:
     """A ThreadingHTTPServer on 127.0.0.1 with a port of its own, run in a thread."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, streams: bool = True) -> None:
+        self.streams = streams  # False: a server that ignores "stream": true
+        self.sent_bytes = 0  # of the body of the latest stream, written before the client hung up
+        self.closed = threading.Event()  # set when a client hung up on a stream
         self.queues: dict[str, list[Script]] = {"responses": [], "chat": []}
         out = error(500, "the fake API has no scripted reply left")
         self.fallback: dict[str, Script] = {"responses": out, "chat": out}
@@ -375,7 +462,12 @@ class FakeAPI:
             script = queue.pop(0) if queue else self.fallback.get(request.route, error(404, "no such route"))
         if callable(script):
             script = script(request)
-        return script if isinstance(script, Reply) else reply(script)
+        if isinstance(script, Reply):
+            return script
+        body = request.body if isinstance(request.body, dict) else {}
+        if self.streams and body.get("stream") is True and request.route in self.queues:
+            return stream_of(sse(request.route, script))
+        return reply(script)
 
 
 def _handler(api: FakeAPI) -> type[BaseHTTPRequestHandler]:
@@ -405,6 +497,23 @@ def _handler(api: FakeAPI) -> type[BaseHTTPRequestHandler]:
             self.send_header("content-type", answer.content_type)
             for name, value in answer.headers.items():
                 self.send_header(name, value)
+            if answer.behaviour == "stream":
+                self.send_header("cache-control", "no-cache")
+                self.send_header("connection", "close")  # the body ends when the connection does
+                self.end_headers()
+                api.sent_bytes = 0
+                try:
+                    for chunk in answer.chunks:
+                        self.wfile.write(chunk)
+                        self.wfile.flush()
+                        api.sent_bytes += len(chunk)
+                    while answer.every and not api._release.wait(answer.every):
+                        self.wfile.write(b": keep-alive\n\n")
+                        self.wfile.flush()
+                except OSError:  # the client hung up
+                    api.closed.set()
+                self.close_connection = True
+                return
             if answer.behaviour in ("stall", "trickle"):
                 self.send_header("content-length", "1000000")
                 self.end_headers()

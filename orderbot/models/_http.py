@@ -24,10 +24,13 @@ Only the two SDK providers import this module, so the openai SDK may be imported
 
 from __future__ import annotations
 
+import contextlib
 import email.utils
+import json
 import logging
 import random
 import re
+import socket
 import threading
 import time
 from collections.abc import Callable
@@ -123,6 +126,7 @@ def call_within(
     timeout: float,
     classify: Callable[[Exception], Failure],
     policy: RetryPolicy = RetryPolicy(),
+    on_overrun: Callable[[], None] | None = None,
 ) -> T:
     """`send(seconds_left)` until it succeeds, fails for good, or the time is up.
 
@@ -139,6 +143,8 @@ def call_within(
         try:
             return _watchdog(send, left)
         except _Overran:
+            if on_overrun is not None:
+                on_overrun()  # close the connection now, not whenever the abandoned thread notices
             raise ModelTimeout(f"no answer within {timeout:g} s") from None
         except Exception as exc:  # noqa: BLE001 - classify() sorts out what it was
             failure = classify(exc)
@@ -202,6 +208,97 @@ def as_dict(response: object) -> dict:
     return response
 
 
+# ---- streaming --------------------------------------------------------------------------
+
+
+class Streams:
+    """The streams a request's attempts opened, so that the one the watchdog gives up on is
+    closed the moment the deadline passes (the server sees the connection drop)."""
+
+    def __init__(self) -> None:
+        self._open: list = []
+
+    def add(self, stream: T) -> T:
+        self._open.append(stream)
+        return stream
+
+    def close_all(self) -> None:
+        for stream in self._open:
+            hang_up(stream)
+
+
+def open_stream(endpoint, body: dict, left: float):
+    """POST `body` with `stream: true` and return the raw response once its headers are in
+    (an error status raises here, as usual). The events are read as plain Server-Sent
+    Events (`read_events`), not through the SDK's typed stream: building those types costs
+    a second of CPU on first use, inside the run's deadline."""
+    return endpoint.with_streaming_response.create(**body, stream=True, timeout=left).__enter__()
+
+
+def hang_up(stream) -> None:
+    """Close a streamed response at once, even while another thread is blocked reading it:
+    shutting the socket down wakes that read; closing alone would wait for it."""
+    response = getattr(stream, "http_response", None)
+    with contextlib.suppress(Exception):  # best effort: the close below still ends it
+        sock = response.extensions["network_stream"].get_extra_info("socket")
+        if sock is not None:
+            sock.shutdown(socket.SHUT_RDWR)
+    with contextlib.suppress(Exception):  # already broken: nothing left to close
+        stream.close()
+
+
+def is_event_stream(stream) -> bool:
+    """Whether the server really streamed; some answer `stream: true` with plain JSON."""
+    return stream.headers.get("content-type", "").startswith("text/event-stream")
+
+
+def whole_body(stream) -> object:
+    """The JSON body of a server that ignored `stream: true`."""
+    try:
+        return json.loads(stream.read())
+    finally:
+        stream.close()
+
+
+def read_events(stream, add: Callable[[dict], str], size: Callable[[], int], limit: int, on_text=None) -> bool:
+    """Feed each event's JSON to `add` (which returns the answer text it carried) until the
+    stream ends. Once `size()` passes `limit`, hang up at once and return True: the rest of
+    the response is never read. The deadline is the watchdog's (call_within)."""
+    try:
+        for line in stream.iter_lines():
+            if not line.startswith("data:"):
+                continue  # event names, comments (keep-alives) and blank lines
+            data = line[5:].strip()
+            if data == "[DONE]":
+                break
+            event = json.loads(data)
+            if not isinstance(event, dict):
+                raise ModelResponseError("the model service streamed an event that is not a JSON object")
+            if isinstance(event.get("error"), dict) and "type" not in event:
+                raise ModelResponseError("the model service reported an error mid-stream")
+            text = add(event)
+            if text and on_text is not None:
+                on_text(text)
+            if size() > limit:
+                hang_up(stream)
+                return True
+        return False
+    finally:
+        stream.close()
+
+
+def bytes_read(stream) -> int | None:
+    return getattr(getattr(stream, "http_response", None), "num_bytes_downloaded", None)
+
+
+def refused_streaming(exc: Exception) -> bool:
+    """A 400 to a streamed request that names `stream` (or `stream_options`): this server
+    does not stream. Any other 400 is a bad request whichever way it is sent."""
+    import openai
+
+    return isinstance(exc, openai.BadRequestError) and "stream" in str(exc).lower()
+
+
 # ---- exceptions -> orderbot errors ------------------------------------------------------
 
 
@@ -226,6 +323,10 @@ class Classifier:
             return Failure("the model service did not answer in time", retryable=True)
         if isinstance(exc, openai.APIConnectionError):  # the SDK wraps every transport error in it
             return Failure(f"could not reach the model service at {self.where}", retryable=True)
+        # Raised while a stream is read, which the SDK does not wrap; matched by name, as the
+        # SDK's HTTP library is httpx or a fork of it under another name.
+        if any(cls.__name__ == "TransportError" for cls in type(exc).__mro__):
+            return Failure("the connection broke while the reply was streaming", retryable=True)
         if isinstance(exc, (openai.APIResponseValidationError, ValueError)):
             # The SDK lets a JSON decoding error through when a body claims to be JSON.
             return Failure(

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -16,6 +16,9 @@ class ModelRequest:
     items: Sequence[Item]
     tools: Sequence[dict]
     timeout: float  # seconds left in the run: the request, retries included, must fit in it
+    # Called with each piece of answer text as it streams in (the terminal shows it token by
+    # token); a provider that does not stream never calls it. It must not raise.
+    on_text: Callable[[str], None] | None = None
 
 
 @dataclass(frozen=True)
@@ -33,6 +36,7 @@ class Turn:
     truncated: bool = False  # the server stopped at its output limit: text and calls may be cut
     server_model: str | None = None  # the model name the server says answered
     fingerprint: str | None = None  # Chat Completions' system_fingerprint, when sent
+    received_bytes: int | None = None  # of a streamed response, as read from the server
     calls: tuple[FunctionCall, ...] = field(init=False)
     text: str = field(init=False)
 

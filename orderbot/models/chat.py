@@ -13,15 +13,32 @@ Provider items (another provider's reasoning, say) mean nothing here and are lef
 from __future__ import annotations
 
 import json
+import logging
 import re
 from collections.abc import Sequence
+from dataclasses import replace
 from itertools import count
 from typing import Any
 
 from orderbot.errors import EmptyReply, ModelResponseError
 from orderbot.items import FunctionCall, FunctionCallOutput, Item, Message
-from orderbot.models._http import Classifier, RetryPolicy, as_dict, call_within, make_client
+from orderbot.models._http import (
+    Classifier,
+    RetryPolicy,
+    Streams,
+    as_dict,
+    bytes_read,
+    call_within,
+    is_event_stream,
+    make_client,
+    open_stream,
+    read_events,
+    refused_streaming,
+    whole_body,
+)
 from orderbot.models.base import ModelRequest, Turn, Usage, output_token_cap, replayable, server_name
+
+log = logging.getLogger("orderbot")
 
 # Some local reasoning models put their thinking inline before the answer.
 THINKING = re.compile(r"^\s*<think>.*?</think>\s*", re.S)
@@ -39,6 +56,8 @@ class ChatModel:
         retry: RetryPolicy | None = None,
         max_output_tokens: int | None = None,
         token_field: str = "max_tokens",
+        max_chars: int = 16_000,
+        stream: bool = True,
     ) -> None:
         self.client = client
         self.name = name
@@ -48,6 +67,8 @@ class ChatModel:
         # OpenAI's own service wants max_completion_tokens (its reasoning models refuse
         # max_tokens); llama.cpp, Ollama and vLLM all know max_tokens.
         self.token_field = token_field
+        self.max_chars = max_chars  # the response-size cap: a stream is closed once it passes it
+        self.stream = stream  # turned off for the rest of the run when the server does not stream
         self._ids = count(1)  # for servers that leave tool call ids out
 
     @classmethod
@@ -61,6 +82,7 @@ class ChatModel:
             classify=Classifier(cls.provider, settings.base_url, (secret,)),
             max_output_tokens=output_token_cap(settings),
             token_field="max_tokens" if settings.base_url else "max_completion_tokens",
+            max_chars=settings.max_response_chars,
         )
 
     def respond(self, request: ModelRequest) -> Turn:
@@ -70,11 +92,105 @@ class ChatModel:
         if self.max_output_tokens:
             body[self.token_field] = self.max_output_tokens
 
-        def send(left: float) -> Turn:  # parsed inside the retry loop: an empty reply is tried again
-            response = self.client.chat.completions.create(**body, timeout=left)
-            return to_turn(as_dict(response), lambda: f"call_chat_{next(self._ids)}")
+        streams = Streams()
 
-        return call_within(send, request.timeout, self.classify, self.retry)
+        def send(left: float) -> Turn:  # parsed inside the retry loop: an empty reply is tried again
+            if self.stream:
+                turn = self._streamed(body, left, streams, request.on_text)
+                if turn is not None:
+                    return turn
+            return to_turn(as_dict(self.client.chat.completions.create(**body, timeout=left)), self._new_id)
+
+        return call_within(send, request.timeout, self.classify, self.retry, on_overrun=streams.close_all)
+
+    def _new_id(self) -> str:
+        return f"call_chat_{next(self._ids)}"
+
+    def _streamed(self, body: dict, left: float, streams: Streams, on_text) -> Turn | None:
+        """The turn, read as it streams in; None when the server refused to stream (400):
+        then this request, and every later one of the run, goes without streaming."""
+        try:
+            stream = open_stream(
+                self.client.chat.completions, {**body, "stream_options": {"include_usage": True}}, left
+            )
+        except Exception as exc:
+            if not refused_streaming(exc):
+                raise
+            log.info("the model service refused a streamed request; continuing without streaming")
+            self.stream = False
+            return None
+        streams.add(stream)
+        if not is_event_stream(stream):  # it answered with the whole reply: fine, and no need to ask again
+            self.stream = False
+            return to_turn(as_dict(whole_body(stream)), self._new_id)
+        reply = ChatStream()
+        cut = read_events(stream, reply.add, lambda: reply.size, self.max_chars, on_text)
+        turn = reply.partial() if cut else to_turn(reply.completion(), self._new_id)
+        return replace(turn, received_bytes=bytes_read(stream))
+
+
+class ChatStream:
+    """Chat Completions chunks put back together into the completion they stream."""
+
+    def __init__(self) -> None:
+        self.text: list[str] = []
+        self.calls: dict[int, dict] = {}  # tool call index -> id, name, arguments so far
+        self.size = 0  # characters of text, names and arguments: what the size cap counts
+        self.finish: str | None = None
+        self.head: dict = {}  # model, system_fingerprint
+        self.usage: dict | None = None
+
+    def add(self, chunk: dict) -> str:
+        for key in ("model", "system_fingerprint"):
+            if chunk.get(key):
+                self.head[key] = chunk[key]
+        if isinstance(chunk.get("usage"), dict):
+            self.usage = chunk["usage"]
+        text = ""
+        for choice in chunk.get("choices") or []:
+            if not isinstance(choice, dict) or choice.get("index", 0) != 0:
+                continue
+            delta = choice.get("delta") if isinstance(choice.get("delta"), dict) else {}
+            if isinstance(delta.get("content"), str):
+                text += delta["content"]
+            for raw in delta.get("tool_calls") or []:
+                self._add_call(raw)
+            self.finish = choice.get("finish_reason") or self.finish
+        self.text.append(text)
+        self.size += len(text)
+        return text
+
+    def _add_call(self, raw: object) -> None:
+        if not isinstance(raw, dict):
+            return
+        slot = self.calls.setdefault(raw.get("index", len(self.calls)), {"id": None, "name": "", "arguments": ""})
+        slot["id"] = raw.get("id") or slot["id"]
+        function = raw.get("function") if isinstance(raw.get("function"), dict) else {}
+        for key in ("name", "arguments"):
+            if isinstance(function.get(key), str):
+                slot[key] += function[key]
+                self.size += len(function[key])
+
+    def completion(self) -> dict:
+        calls = [
+            {"id": c["id"], "type": "function", "function": {"name": c["name"], "arguments": c["arguments"]}}
+            for _, c in sorted(self.calls.items(), key=lambda kv: str(kv[0]))
+        ]
+        message = {"role": "assistant", "content": "".join(self.text), "tool_calls": calls}
+        return {
+            **self.head,
+            "choices": [{"index": 0, "message": message, "finish_reason": self.finish}],
+            "usage": self.usage,
+        }
+
+    def partial(self) -> Turn:
+        """What arrived before the stream was cut for size: only its size matters now."""
+        text = "".join(self.text)
+        calls = [
+            FunctionCall(call_id=c["id"] or "cut", name=c["name"], arguments=c["arguments"])
+            for c in self.calls.values()
+        ]
+        return Turn((*([Message(role="assistant", content=text)] if text else []), *calls))
 
 
 def chat_tool(spec: dict) -> dict:

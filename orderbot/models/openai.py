@@ -14,14 +14,30 @@ when they came from elsewhere (a resumed run, another provider), without their r
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Iterable, Sequence
+from dataclasses import replace
 from typing import Any
 
 from orderbot.errors import EmptyReply, ModelResponseError
 from orderbot.items import FunctionCall, FunctionCallOutput, Item, Message, ProviderItem
-from orderbot.models._http import Classifier, RetryPolicy, as_dict, call_within, make_client
+from orderbot.models._http import (
+    Classifier,
+    RetryPolicy,
+    Streams,
+    as_dict,
+    bytes_read,
+    call_within,
+    is_event_stream,
+    make_client,
+    open_stream,
+    read_events,
+    refused_streaming,
+    whole_body,
+)
 from orderbot.models.base import ModelRequest, Turn, Usage, output_token_cap, replayable, server_name
 
+log = logging.getLogger("orderbot")
 OUTPUT_TYPES = (FunctionCall, ProviderItem)  # with assistant messages: what a response produces
 
 
@@ -36,12 +52,16 @@ class ResponsesModel:
         classify: Classifier,
         retry: RetryPolicy | None = None,
         max_output_tokens: int | None = None,
+        max_chars: int = 16_000,
+        stream: bool = True,
     ) -> None:
         self.client = client
         self.name = name
         self.classify = classify
         self.retry = retry or RetryPolicy()
         self.max_output_tokens = max_output_tokens  # sent with each request, so the server stops in time
+        self.max_chars = max_chars  # the response-size cap: a stream is closed once it passes it
+        self.stream = stream  # turned off for the rest of the run when the server does not stream
         # id(item) -> (item, the output item as the API sent it); the item is held so its id stays unique
         self._sent: dict[int, tuple[Item, dict]] = {}
 
@@ -55,6 +75,7 @@ class ResponsesModel:
             settings.model,
             classify=Classifier(cls.provider, settings.base_url, (secret,)),
             max_output_tokens=output_token_cap(settings),
+            max_chars=settings.max_response_chars,
         )
 
     def respond(self, request: ModelRequest) -> Turn:
@@ -68,17 +89,86 @@ class ResponsesModel:
         if self.max_output_tokens:
             body["max_output_tokens"] = self.max_output_tokens
 
+        streams = Streams()
+
         def send(left: float) -> tuple[Turn, list[dict]]:  # parsed inside the retry loop: an empty reply is tried again
+            if self.stream:
+                streamed = self._streamed(body, left, streams, request.on_text)
+                if streamed is not None:
+                    return streamed
             return to_turn(as_dict(self.client.responses.create(**body, timeout=left)))
 
-        turn, originals = call_within(send, request.timeout, self.classify, self.retry)
+        turn, originals = call_within(send, request.timeout, self.classify, self.retry, on_overrun=streams.close_all)
         for item, original in zip(turn.items, originals, strict=False):
             self._sent[id(item)] = (item, original)
         return turn
 
+    def _streamed(self, body: dict, left: float, streams: Streams, on_text) -> tuple[Turn, list[dict]] | None:
+        """The turn, read as it streams in; None when the server refused to stream (400):
+        then this request, and every later one of the run, goes without streaming."""
+        try:
+            stream = open_stream(self.client.responses, body, left)
+        except Exception as exc:
+            if not refused_streaming(exc):
+                raise
+            log.info("the model service refused a streamed request; continuing without streaming")
+            self.stream = False
+            return None
+        streams.add(stream)
+        if not is_event_stream(stream):  # it answered with the whole reply: fine, and no need to ask again
+            self.stream = False
+            return to_turn(as_dict(whole_body(stream)))
+        events = ResponseStream()
+        if read_events(stream, events.add, lambda: events.size, self.max_chars, on_text):
+            return replace(events.partial(), received_bytes=bytes_read(stream)), []
+        if events.final is None:
+            raise ModelResponseError("the model service ended the stream before the response was complete")
+        turn, originals = to_turn(events.final)
+        return replace(turn, received_bytes=bytes_read(stream)), originals
+
     def _original(self, item: Item) -> dict | None:
         kept = self._sent.get(id(item))
         return kept[1] if kept is not None and kept[0] is item else None
+
+
+class ResponseStream:
+    """Responses API stream events: the deltas are counted (and shown) as they come; the
+    last event carries the whole response, which is read as a non-streamed one."""
+
+    ENDS = ("response.completed", "response.incomplete", "response.failed")
+
+    def __init__(self) -> None:
+        self.text: list[str] = []
+        self.arguments: list[str] = []
+        self.size = 0  # characters of text and arguments so far: what the size cap counts
+        self.final: dict | None = None
+
+    def add(self, event: dict) -> str:
+        kind, delta = event.get("type"), event.get("delta")
+        if kind == "error":
+            raise ModelResponseError(
+                f"the model service reported an error mid-stream ({event.get('code') or 'no code'})"
+            )
+        if kind in self.ENDS and isinstance(event.get("response"), dict):
+            self.final = event["response"]
+        if not isinstance(delta, str):
+            return ""
+        if kind == "response.output_text.delta":
+            self.text.append(delta)
+        elif kind == "response.function_call_arguments.delta":
+            self.arguments.append(delta)
+        else:
+            return ""
+        self.size += len(delta)
+        return delta if kind == "response.output_text.delta" else ""
+
+    def partial(self) -> Turn:
+        """What arrived before the stream was cut for size: only its size matters now."""
+        text, arguments = "".join(self.text), "".join(self.arguments)
+        items: list[Item] = [Message(role="assistant", content=text)] if text else []
+        if arguments:
+            items.append(FunctionCall(call_id="cut", name="", arguments=arguments))
+        return Turn(tuple(items))
 
 
 # ---- items -> input ---------------------------------------------------------------------
