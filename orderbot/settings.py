@@ -151,6 +151,8 @@ def describe_settings_error(exc: ValidationError, flags: Collection[str] = ()) -
     error (exit 2, as Typer's own); a variable names the environment or ./.env (exit 6)."""
     where, why = first_error(exc)
     field = where.split(".")[0] or "settings"
+    if field == "base_url":  # a configuration error wherever it came from (exit 6), as the issue asks
+        return ConfigError(f"invalid base URL from {'--base-url' if field in flags else _source(field)}: {why}")
     if field in flags:
         flag = LIMIT[field].flag if field in LIMIT and LIMIT[field].flag else "--" + field.replace("_", "-")
         return UsageError(f"invalid value for {flag}: {why}")
