@@ -37,6 +37,8 @@ def _type(annotation: object) -> str:
 
 
 def _param(name: str, meta) -> str:
+    if isinstance(meta.annotation, type) and issubclass(meta.annotation, typer.Context):
+        return f"{name}: typer.Context"  # Typer passes the context: not a command-line argument
     info = meta.default
     annotation = _type(meta.annotation)
     if not isinstance(info, (OptionInfo, ArgumentInfo)):
