@@ -146,7 +146,7 @@ def _status_words(segment: str) -> list[tuple[str, str]]:
 def _cancel_claim(segment: str) -> str | None:
     for match in CANCEL_DONE.finditer(segment):
         if not NEGATION.search(segment[: match.start()]):
-            return match.group()
+            return " ".join(match.group().split())  # "has\n been cancelled" is quoted on one line
     return None
 
 

@@ -15,11 +15,11 @@ same values feed the facts panel, the `facts` array of --json and the claim chec
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from orderbot.engine import CallRecord, PendingCall, RunState
+from orderbot.escape import visible
 from orderbot.orders import NOT_FOUND, Status, format_money
 
 STATUSES: tuple[str, ...] = Status.__args__  # the store's vocabulary, in its own order
@@ -199,10 +199,7 @@ def _order_id(arguments: str) -> str | None:
     return value[:32] if isinstance(value, str) else None
 
 
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2066-\u2069]")
-
-
 def _text(value: object) -> str:
-    """Order data is outside text: one line, no control characters, bounded."""
-    text = " ".join(_CONTROL.sub(" ", str(value)).split())
+    """Order data is outside text: one line, every control shown as an escape, bounded."""
+    text = visible(value, one_line=True)
     return text if len(text) <= FIELD_CHARS else text[: FIELD_CHARS - 1] + "…"

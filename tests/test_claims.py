@@ -69,7 +69,7 @@ def test_facts_are_outside_text_made_one_line(toolbox, store):
     store.orders["ORD-1002"] = dataclasses.replace(store.orders["ORD-1002"], note="line one\n\x1b[31mred\u202e")
     state = run(toolbox, "ok", details("ORD-1002"))
     note = facts_of(state)[0].fields["note"]
-    assert note == "line one [31mred"
+    assert note == "line one\\n\\x1b[31mred\\u202e"  # shown as escapes (orderbot.escape), never raw
 
 
 # ---- correct answers give no claims ----------------------------------------------------
