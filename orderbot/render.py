@@ -8,6 +8,7 @@ set. Nothing here decides anything about a run.
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -16,6 +17,7 @@ from rich import box
 from rich.console import Console, Group
 from rich.live import Live
 from rich.panel import Panel
+from rich.spinner import Spinner
 from rich.table import Table
 from rich.text import Text
 
@@ -197,16 +199,45 @@ class TransitionView:
         self._live_from = 0  # rows before this stay on screen from before a pause
         # Asked once: Rich works it out from the environment and the file on every call.
         self._draws_live = enabled and console.is_terminal
+        self._waiting: tuple[float, float] | None = None  # (began, seconds left) of the request in flight
 
     def __call__(self, transition: Transition, state: RunState) -> None:
         self.transitions.append(transition)
         if self._draws_live:
-            if self._live is None:
-                self._live = Live(
-                    self._table(self._live_from), console=self.console, auto_refresh=False, transient=False
-                )
-                self._live.start()
-            self._live.update(self._table(self._live_from), refresh=True)
+            self._start_live()
+            self._live.refresh()
+
+    def _start_live(self) -> None:
+        if self._live is None:
+            # Redrawn a few times a second, so the waiting line's clock and spinner move.
+            self._live = Live(console=self.console, get_renderable=self._screen, refresh_per_second=4, transient=False)
+            self._live.start()
+
+    def _screen(self):
+        table = self._table(self._live_from)
+        if self._waiting is None:
+            return table
+        began, left = self._waiting
+        elapsed = time.monotonic() - began
+        line = _t("status.waiting", elapsed=elapsed, left=max(0.0, left - elapsed))
+        return Group(table, Spinner("dots", text=Text(line, style=STYLE_DIM)))
+
+    def watch(self, model):
+        """The model, wrapped so that a terminal shows a live waiting line under the table
+        while each request is in flight (spinner, seconds waited, seconds left). Only a view
+        that draws live wraps: piped output, --json and --quiet get the model as it is."""
+        return _Watched(model, self) if self._draws_live else model
+
+    @contextmanager
+    def waiting(self, seconds_left: float) -> Iterator[None]:
+        self._waiting = (time.monotonic(), seconds_left)
+        self._start_live()
+        try:
+            yield
+        finally:
+            self._waiting = None
+            if self._live is not None:
+                self._live.refresh()
 
     def _table(self, start: int = 0) -> Table:
         return format_transitions(self.transitions[start:], self.limits, plain=not self.console.is_terminal)
@@ -228,6 +259,20 @@ class TransitionView:
             self._live = None
         elif self.transitions and not self.console.is_terminal:
             self.console.print(self._table())
+
+
+class _Watched:
+    """A model whose requests show the waiting line of a TransitionView; otherwise the model."""
+
+    def __init__(self, model, view: TransitionView) -> None:
+        self._model, self._view = model, view
+
+    def respond(self, request):
+        with self._view.waiting(request.timeout):
+            return self._model.respond(request)
+
+    def __getattr__(self, name: str):
+        return getattr(self._model, name)
 
 
 def print_header(console: Console, state: RunState, provider_text: str) -> None:

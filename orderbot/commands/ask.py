@@ -49,6 +49,9 @@ def ask(
     base_url: BaseUrl = None,
     state_dir: StateDir = None,
     json_out: Json = False,
+    quiet: Annotated[
+        bool, typer.Option("--quiet", "-q", help="No live waiting line while the model is asked (a terminal only).")
+    ] = False,
     trace: Trace = False,
     no_facts: NoFacts = False,
     strict_claims: StrictClaims = False,
@@ -103,7 +106,8 @@ def ask(
         approver = terminal_approver(view, console) if interactive else None
         store = RunStore(settings.resolved_state_dir(), keep=settings.keep_runs)
         where = endpoint(settings)
-        runner = Runner.for_session(session, llm, store, provider=chosen, base_url=where, otel=otel)
+        watched = llm if quiet else view.watch(llm)  # the waiting line: only when the table is drawn live
+        runner = Runner.for_session(session, watched, store, provider=chosen, base_url=where, otel=otel)
 
         if not json_out:
             print_header(console, state, provider_text(settings.provider, chosen, llm.name, where))

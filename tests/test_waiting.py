@@ -1,0 +1,74 @@
+"""Visible waiting: while a model request is in flight a terminal shows a live line under
+the table (spinner, seconds waited, seconds left); piped output and --quiet show none."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import pexpect
+from fakeapi import FakeAPI, message, response
+
+ORDERBOT = str(Path(sys.executable).with_name("orderbot"))
+WAITED = re.compile(r"waiting for the model · (\d+) s · (\d+) s left")
+
+
+def slow_answer(seconds: float):
+    def answer(request):
+        threading.Event().wait(seconds)  # the server's own delay: what this test measures
+        return response(message("订单 ORD-1001 已发货。"))
+
+    return answer
+
+
+def environment(api: FakeAPI) -> dict:
+    env = {k: v for k, v in os.environ.items() if k != "NO_COLOR"}
+    return {**env, "OPENAI_API_KEY": "sk-test-wait", "OPENAI_BASE_URL": api.url, "LANG": "C.UTF-8", "TERM": "xterm"}
+
+
+def test_a_terminal_shows_the_elapsed_time_change_while_the_model_takes_3_seconds():
+    with FakeAPI() as api:
+        api.enqueue("responses", slow_answer(3.0))
+        child = pexpect.spawn(
+            ORDERBOT,
+            ["ask", "--provider", "openai", "--max-steps", "1", "查询 ORD-1001"],
+            env=environment(api),
+            dimensions=(24, 80),
+            encoding="utf-8",
+            timeout=30,
+        )
+        child.expect(pexpect.EOF)
+        child.close()
+    screen = child.before
+    before_answer = screen.split("订单 ORD-1001 已发货")[0]
+    seconds = {int(m.group(1)) for m in WAITED.finditer(before_answer)}
+    assert len(seconds) >= 3, screen[-2000:]  # e.g. 0, 1, 2: the line moved at least twice
+    assert "订单 ORD-1001 已发货" in screen and child.exitstatus == 0
+
+
+def test_piped_and_quiet_runs_show_no_waiting_line():
+    with FakeAPI() as api:
+        api.enqueue("responses", slow_answer(0.0), slow_answer(0.0))
+        piped = subprocess.run(
+            [ORDERBOT, "ask", "--provider", "openai", "查询 ORD-1001"],
+            env=environment(api),
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        child = pexpect.spawn(
+            ORDERBOT,
+            ["ask", "--quiet", "--provider", "openai", "查询 ORD-1001"],
+            env=environment(api),
+            dimensions=(24, 80),
+            encoding="utf-8",
+            timeout=30,
+        )
+        child.expect(pexpect.EOF)
+        child.close()
+    assert piped.returncode == 0 and "waiting for the model" not in piped.stdout
+    assert "已发货" in child.before and "waiting for the model" not in child.before
