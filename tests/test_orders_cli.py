@@ -162,6 +162,7 @@ def test_wrong_password_missing_database_and_missing_tables_are_one_sentence(pos
 
 
 def test_nothing_listening_is_one_sentence(caplog):
+    pytest.importorskip("psycopg")  # without it the sentence says to install it (a fresh '.[dev]' venv)
     from shops import free_port
 
     [refused] = bad_postgres(None, caplog, f"postgresql://orderbot:{PASSWORD}@127.0.0.1:{free_port()}/shop")
