@@ -258,6 +258,19 @@ MESSAGES: dict[str, dict[str, str]] = {
     "doctor.sample": {"en": "{path} (the bundled sample, read-only)", "zh": "{path}（自带示例，只读）"},
     "doctor.order_count": {"en": "{where}: {count} orders", "zh": "{where}：{count} 个订单"},
     "doctor.order_count_one": {"en": "{where}: {count} order", "zh": "{where}：{count} 个订单"},
+    "doctor.tool_calling": {"en": "tool calling:", "zh": "工具调用："},
+    "doctor.tools_ok": {"en": "ok: a well-formed tool call came back", "zh": "正常：收到了格式正确的工具调用"},
+    "doctor.tools_malformed": {
+        "en": "a tool call came back, but its arguments are not a JSON object",
+        "zh": "收到了工具调用，但它的参数不是 JSON 对象",
+    },
+    "doctor.tools_text": {
+        "en": "no tool call came back, only text: start llama.cpp with --jinja, or vLLM with "
+        "--enable-auto-tool-choice and a --tool-call-parser",
+        "zh": "没有收到工具调用，只有文本：llama.cpp 请加 --jinja 启动，vLLM 请加 "
+        "--enable-auto-tool-choice 和 --tool-call-parser",
+    },
+    "doctor.tools_failed": {"en": "failed: {error}", "zh": "失败：{error}"},
     "doctor.ping_skipped": {"en": "skipped: the provider is not usable", "zh": "跳过：模型服务不可用"},
     "doctor.ping_failed": {"en": "failed: {error}", "zh": "失败：{error}"},
     "doctor.ping_ok": {"en": "ok: answered in {ms:.0f} ms", "zh": "正常：{ms:.0f} 毫秒内回答"},

@@ -79,15 +79,36 @@ def test_unusable_provider_and_orders_exit_6(tmp_path: Path):
 
 
 @pytest.mark.parametrize("wire", [WIRES["openai"], WIRES["chat"]], ids=["openai", "chat"])
-def test_ping_makes_one_tiny_request(api, wire):
-    api.enqueue(wire.route, wire.text("pong"))
+def test_ping_makes_one_tiny_request_then_checks_tool_calling(api, wire):
+    api.enqueue(wire.route, wire.text("pong"), wire.calls(("echo", {"word": "pong"})))
 
     code, lines, _ = doctor("--provider", wire.provider, "--base-url", api.url, "--ping", key=KEY)
 
     assert code == 0
     assert lines["ping"].startswith("ok: answered in ") and " ms" in lines["ping"]
-    (request,) = api.requests
-    assert "tools" not in request.body
+    assert lines["tool calling"] == "ok: a well-formed tool call came back"
+    ping, tools = api.requests
+    assert "tools" not in ping.body
+    assert [tool.get("name") or tool["function"]["name"] for tool in tools.body["tools"]] == ["echo"]
+
+
+@pytest.mark.parametrize("wire", [WIRES["openai"], WIRES["chat"]], ids=["openai", "chat"])
+def test_tool_call_as_plain_text_hints_at_jinja(api, wire):
+    api.enqueue(wire.route, wire.text("pong"), wire.text('<tool_call>{"name": "echo", "arguments": {"word": "pong"}}'))
+
+    code, lines, _ = doctor("--provider", wire.provider, "--base-url", api.url, "--ping", key=KEY)
+
+    assert code == 0  # the server answers: a warning, not a failure
+    assert lines["tool calling"].startswith("no tool call came back, only text: start llama.cpp with --jinja")
+
+
+@pytest.mark.parametrize("wire", [WIRES["openai"], WIRES["chat"]], ids=["openai", "chat"])
+def test_empty_reply_to_the_ping_is_retried_not_a_failure(api, wire):
+    api.enqueue(wire.route, wire.empty(), wire.text("pong"), wire.calls(("echo", {"word": "pong"})))
+
+    code, lines, _ = doctor("--provider", wire.provider, "--base-url", api.url, "--ping", key=KEY)
+
+    assert code == 0 and lines["ping"].startswith("ok: answered in ")
 
 
 def test_ping_failure_is_one_line_and_exit_5(api):

@@ -88,6 +88,9 @@ def doctor(
                 text, ok, facts["ping"] = _ping(llm, settings.timeout)
                 lines.append(("ping", text))
                 exit_code = exit_code or (0 if ok else MODEL_ERROR_EXIT)
+                if ok:  # the server answers; now whether it calls tools, which every run needs
+                    text, facts["tool_calling"] = _tool_check(llm, settings.timeout)
+                    lines.append(("tool_calling", text))
         facts["exit_code"] = exit_code
         if json_out:
             typer.echo(json_text(facts))
@@ -146,6 +149,47 @@ def _orders(settings) -> tuple[str, bool, dict]:
     key = "doctor.order_count_one" if count == 1 else "doctor.order_count"
     fact["count"] = count
     return t(key, where=where, count=count), True, fact
+
+
+TOOL_INSTRUCTIONS = "This is a tool-calling check. Call the tool `echo` with word set to pong. Do not reply in text."
+ECHO_TOOL = {
+    "type": "function",
+    "name": "echo",
+    "description": "Echo one word back.",
+    "parameters": {
+        "type": "object",
+        "properties": {"word": {"type": "string"}},
+        "required": ["word"],
+        "additionalProperties": False,
+    },
+    "strict": True,
+}
+
+
+def _tool_check(llm, timeout: float) -> tuple[str, dict]:
+    """One request offering one tool: did a well-formed call come back? Many local servers
+    only return tool calls when started for it (llama.cpp --jinja, vLLM's tool-call parser);
+    without, the call arrives as plain text. A warning, not a failure: the exit code stays."""
+    import json
+
+    from orderbot.errors import ModelError
+    from orderbot.items import user
+    from orderbot.models.base import ModelRequest
+
+    request = ModelRequest(TOOL_INSTRUCTIONS, (user("pong"),), (ECHO_TOOL,), timeout)
+    try:
+        turn = llm.respond(request)
+    except ModelError as exc:
+        return t("doctor.tools_failed", error=exc), {"ok": False, "result": "error", "error": str(exc)}
+    for call in turn.calls:
+        try:
+            well_formed = call.name == "echo" and isinstance(json.loads(call.arguments), dict)
+        except ValueError:
+            well_formed = False
+        if well_formed:
+            return t("doctor.tools_ok"), {"ok": True, "result": "call", "error": None}
+        return t("doctor.tools_malformed"), {"ok": False, "result": "malformed_call", "error": None}
+    return t("doctor.tools_text"), {"ok": False, "result": "text", "error": None}
 
 
 def _ping(llm, timeout: float) -> tuple[str, bool, dict]:
