@@ -5,6 +5,7 @@ Kept free of heavy imports: these run when `orderbot --help` builds its help tex
 
 from __future__ import annotations
 
+import signal
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -166,8 +167,17 @@ def errors_to_exit_codes() -> Iterator[None]:
     """OrderbotError -> one sentence on stderr and its exit code; never a traceback."""
     from orderbot.errors import ConfigError, OrderbotError, UsageError
 
+    previous = _terminate_like_ctrl_c()
     try:
         yield
+    except typer.Exit as done:
+        if _terminated:  # the run stopped as cancelled and its record is saved: say why it ended
+            raise typer.Exit(TERMINATED_EXIT) from None
+        raise done
+    except KeyboardInterrupt:
+        if _terminated:
+            raise typer.Exit(TERMINATED_EXIT) from None
+        raise
     except BrokenPipeError:
         from orderbot.terminal import end_quietly_on_closed_pipe
 
@@ -181,6 +191,33 @@ def errors_to_exit_codes() -> Iterator[None]:
     except OrderbotError as exc:
         print(error_line(exc), file=sys.stderr)
         raise typer.Exit(1) from None
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
+
+
+TERMINATED_EXIT = 143  # 128 + SIGTERM, as shells report a process ended by it
+_terminated = False
+
+
+def _terminate_like_ctrl_c():
+    """SIGTERM (a service manager, `kill`, a closing terminal) stops a run like Ctrl-C: the
+    engine sees KeyboardInterrupt, the run stops as `cancelled` with its record saved and
+    resumable, and the command exits 143. A side effect already noted `executing` is never
+    run again (orderbot.resume). Returns the handler it replaced, None when it cannot
+    install one (not the main thread)."""
+    global _terminated
+    _terminated = False
+
+    def on_sigterm(signum, frame):
+        global _terminated
+        _terminated = True
+        raise KeyboardInterrupt
+
+    try:
+        return signal.signal(signal.SIGTERM, on_sigterm)
+    except ValueError:  # signals can only be handled in the main thread
+        return None
 
 
 MAX_ERROR_LINE = 2000  # characters: an error quoting a huge input still fits a screen

@@ -170,5 +170,5 @@ def test_arbitrary_unicode_through_every_renderer(use_model, tmp_path, answer, n
     question = question.strip() or "q"
     if len(question) > 4000:
         question = question[:4000]
-    for output in every_renderer("--provider", "scripted", "--orders", str(orders), question):
+    for output in every_renderer("--provider", "scripted", "--orders", str(orders), "--", question):
         clean(output)

@@ -1,0 +1,57 @@
+"""Issue 10 item 8: SIGTERM stops a run like Ctrl-C: cancelled, the record saved and
+resumable, exit 143."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+
+from securitykit import cli, runs_dir
+
+CHILD = textwrap.dedent("""
+    import sys, threading
+    from orderbot import models
+    from orderbot.cli import main
+    from orderbot.models.scripted import ScriptedModel, call, calls
+
+    def block(request):
+        print("waiting", flush=True)       # the parent sends SIGTERM now
+        threading.Event().wait()
+
+    model = ScriptedModel([calls(call("get_order_status", {"order_id": "ORD-1001"})), block])
+    models.FACTORIES["scripted"] = lambda settings: model
+    sys.argv = ["orderbot", "ask", "--provider", "scripted", "--orders", sys.argv[1], "查询 ORD-1001"]
+    main()
+""")
+
+
+def test_sigterm_cancels_the_run_saves_the_record_and_exits_143(orders_file):
+    child = subprocess.Popen(
+        [sys.executable, "-c", CHILD, str(orders_file)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=os.environ | {"PYTHONUNBUFFERED": "1"},
+    )
+    try:
+        line = ""
+        while "waiting" not in line:
+            line = child.stdout.readline()
+            assert line, child.stderr.read()
+        child.send_signal(signal.SIGTERM)
+        out, err = child.communicate(timeout=60)
+    finally:
+        if child.poll() is None:
+            child.kill()
+    assert child.returncode == 143, (child.returncode, err[-2000:])
+    assert "Traceback" not in err
+    [path] = runs_dir().glob("*.json")
+    doc = json.loads(path.read_bytes())
+    assert doc["state"]["stop_reason"] == "cancelled"
+    assert cli("runs", "show", path.stem).exit_code == 0
+    resumed = cli("resume", path.stem, "--orders", str(orders_file))
+    assert resumed.exit_code == 0, resumed.output
