@@ -136,10 +136,16 @@ class Repl:
         return EXIT_CODES[StopReason.AWAITING_APPROVAL] if paused and not self.interactive else 0
 
     def turn(self, question: str) -> None:
+        from orderbot.commands.ask import MAX_QUESTION_CHARS  # the same limit as `ask`
         from orderbot.conversation import bigger_limits
         from orderbot.engine import RunState
         from orderbot.errors import OrderbotError
+        from orderbot.i18n import t
         from orderbot.limits import LIMIT_STOPS
+
+        if len(question) > MAX_QUESTION_CHARS:  # never sent to the model, never echoed whole
+            self.say(t("error.question_too_long", chars=len(question), limit=MAX_QUESTION_CHARS))
+            return
 
         history = self.conversation.history()
         state = RunState.start(question, user=self.user, history=history)
