@@ -22,6 +22,7 @@ from orderbot.i18n import t
 from orderbot.styles import STYLE_ERROR, STYLE_OK, STYLE_WARN
 from orderbot.text import one_line
 
+RUN_ID_CELLS = len("261130-114943-3f2a")
 QUESTION_CHARS = 28  # of the question, in the table of runs
 YES = ("y", "yes", "是", "好")
 
@@ -99,7 +100,9 @@ def format_runs(rows, *, plain: bool) -> Table:
         (t("table.calls"), "right"),
     ):
         table.add_column(name, justify=justify, no_wrap=True, min_width=cell_len(name))
-    table.add_column(t("table.question"), no_wrap=True, overflow="ellipsis", max_width=QUESTION_CHARS)
+    # A run id is the one thing a person must copy whole: its column never shrinks.
+    table.columns[0].min_width = RUN_ID_CELLS
+    table.add_column(t("table.question"), no_wrap=True, overflow="ellipsis", max_width=QUESTION_CHARS, min_width=4)
     for row in rows:
         if row.error is not None:
             table.add_row(

@@ -71,7 +71,16 @@ def event_style(t: Transition) -> str:
     return ""
 
 
-def format_transitions(transitions: list[Transition], limits: Limits, *, plain: bool = False) -> Table:
+NARROW = 100  # below this many columns the table keeps step, event and detail only
+
+
+def format_transitions(
+    transitions: list[Transition], limits: Limits, *, plain: bool = False, width: int | None = None
+) -> Table:
+    """The transitions table. Narrower than NARROW columns (an 80-column terminal), the
+    least useful columns go first (ms, budget, from → to: the event names the move), so
+    the detail keeps room for a call on one or two lines."""
+    narrow = width is not None and width < NARROW
     table = Table(
         box=box.SIMPLE if plain else box.ROUNDED,
         show_edge=not plain,
@@ -80,20 +89,21 @@ def format_transitions(transitions: list[Transition], limits: Limits, *, plain: 
         expand=False,
     )
     table.add_column(_t("table.step"), justify="right")
-    table.add_column(_t("table.transition"), no_wrap=True)
+    if not narrow:
+        table.add_column(_t("table.transition"), no_wrap=True)
     table.add_column(_t("table.event"), no_wrap=True)
     table.add_column(_t("table.detail"), overflow="fold", ratio=1)
-    table.add_column(_t("table.ms"), justify="right", no_wrap=True)
-    table.add_column(_t("table.budget"), no_wrap=True)
+    if not narrow:
+        table.add_column(_t("table.ms"), justify="right", no_wrap=True)
+        table.add_column(_t("table.budget"), no_wrap=True)
     for t in transitions:
-        table.add_row(
-            str(t.step),
-            Text(f"{t.from_} → {t.to}", style=STYLE_PHASE),
-            Text(visible(t.event, one_line=True), style=event_style(t)),
-            Text(visible(t.detail, one_line=True)),  # outside text: never Rich markup, never raw controls
-            f"{t.elapsed * 1000:.0f}",
-            format_budget(t, limits),
-        )
+        event = Text(visible(t.event, one_line=True), style=event_style(t))
+        detail = Text(visible(t.detail, one_line=True))  # outside text: never Rich markup, never raw controls
+        if narrow:
+            table.add_row(str(t.step), event, detail)
+        else:
+            phases = Text(f"{t.from_} → {t.to}", style=STYLE_PHASE)
+            table.add_row(str(t.step), phases, event, detail, f"{t.elapsed * 1000:.0f}", format_budget(t, limits))
     return table
 
 
@@ -240,7 +250,10 @@ class TransitionView:
                 self._live.refresh()
 
     def _table(self, start: int = 0) -> Table:
-        return format_transitions(self.transitions[start:], self.limits, plain=not self.console.is_terminal)
+        console = self.console
+        return format_transitions(
+            self.transitions[start:], self.limits, plain=not console.is_terminal, width=console.width
+        )
 
     @contextmanager
     def paused(self) -> Iterator[None]:

@@ -134,7 +134,7 @@ def print_record(console, record, *, trace: bool = False) -> None:
             )
         transitions = by_segment.get(index, [])
         if transitions:
-            console.print(format_transitions(transitions, limits, plain=not console.is_terminal))
+            console.print(format_transitions(transitions, limits, plain=not console.is_terminal, width=console.width))
         if trace and transitions:
             from orderbot.trace import print_trace
 
