@@ -91,6 +91,17 @@ def test_a_cancel_that_cannot_happen_is_refused_before_anyone_is_asked(shop):
     assert doc["calls"][0]["result"]["code"] == "not_cancellable"
 
 
+@pytest.mark.parametrize("order_id", ["ORD-1001", "ORD-1005"])
+def test_a_chinese_question_hears_why_a_cancel_cannot_happen_in_chinese(shop, order_id):
+    # the store's reason is English (for the model); the offline answer to a Chinese question is all Chinese
+    owner = {"ORD-1001": "C001", "ORD-1005": "C003"}[order_id]
+    result = runner.invoke(app, ["ask", "--user", owner, "--orders", shop.source, "--json", f"取消订单 {order_id}"])
+    doc = json.loads(result.output)
+    assert doc["calls"][0]["result"]["code"] == "not_cancellable"
+    status = {"ORD-1001": "已发货", "ORD-1005": "已取消"}[order_id]
+    assert doc["answer"] == f"订单 {order_id} 当前状态不能取消：订单状态是{status}，只有处理中或待付款的订单可以取消。"
+
+
 def test_the_pending_call_is_bound_to_tool_version_arguments_and_user(toolbox):
     model = ScriptedModel([calls(call("cancel_order", {"reason": "  不想要了 ", "order_id": "ORD-1002"}))])
     state = Engine(model, toolbox, Limits()).run(RunState.start("q", user="C001"))

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 
 from orderbot.items import FunctionCall, FunctionCallOutput, Item, Message, assistant
 from orderbot.models.base import ModelRequest, Turn
-from orderbot.orders import STATUS_WORDS_EN
+from orderbot.orders import CANCELLABLE, STATUS_WORDS_EN
 
 ORDER_ID = re.compile(r"\bORD-[A-Za-z0-9_-]+", re.I)
 CJK = re.compile(r"[\u4e00-\u9fff]")
@@ -190,6 +190,7 @@ FAILURES_ZH = {
     "no_access": "你的账户下没有订单 {t}，无法查看或操作它。",
     "sign_in_required": "这个操作需要登录：请用 --user 指定你的用户身份。",
     "rejected": "你没有确认，所以没有对订单 {t} 做任何操作。",
+    # {e} is the store's English sentence; the Chinese answer says the same in Chinese (_failure)
     "not_cancellable": "订单 {t} 当前状态不能取消：{e}",
     "read_only": "订单 {t} 没有取消：现在用的是 orderbot 自带的只读示例数据，请用 --orders 指定你自己的订单文件。",
     "busy": "订单 {t} 没有取消：订单文件正被另一个操作占用，请稍后再试。",
@@ -217,11 +218,22 @@ FAILURES_EN = {
 
 def _failure(name: str, target: str, code: str, error: str, zh: bool) -> str:
     table = FAILURES_ZH if zh else FAILURES_EN
+    if zh and code == "not_cancellable":
+        error = _not_cancellable_zh(error)
     if code in table:
         return table[code].format(t=target or "?", e=error)
     if zh:
         return f"订单号 {target} 无效：{error}" if target else f"请求无效：{error}"
     return f"The order id {target} is not valid: {error}" if target else f"That request was not valid: {error}"
+
+
+def _not_cancellable_zh(error: str) -> str:
+    """The store's "order X is 已取消; only orders that are 处理中 or 待付款 can be cancelled"
+    in Chinese: its first status word is the order's status (status words are Chinese already)."""
+    found = [(error.find(status), status) for status in STATUS_EN if status in error]
+    allowed = "或".join(sorted(CANCELLABLE))
+    tail = f"只有{allowed}的订单可以取消。"
+    return f"订单状态是{min(found)[1]}，{tail}" if found else tail
 
 
 def is_chinese(text: str) -> bool:
