@@ -34,7 +34,7 @@ from orderbot.items import FunctionCall, FunctionCallOutput, Item, text_chars, u
 from orderbot.limits import StopReason
 from orderbot.models.base import Model, ModelRequest, Turn
 from orderbot.text import cut, one_line, plural
-from orderbot.tools import Prepared, Refused, Toolbox, ToolContext, envelope_text, fail
+from orderbot.tools import Prepared, Refused, Toolbox, ToolContext, capped, envelope_text, fail
 
 
 class Phase(StrEnum):
@@ -487,6 +487,9 @@ class Engine:
     def _observe(
         self, step: int, call: FunctionCall, decision: str, envelope: dict, kind: Event, ms: float | None = None
     ) -> FunctionCallOutput:
+        # Cut once, here: the model, the record, transitions and --json all see the same
+        # bounded result, and the record still matches what the model was sent.
+        envelope = capped(envelope)
         self._state.calls.append(
             CallRecord(
                 step=step,

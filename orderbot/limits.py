@@ -107,3 +107,8 @@ LIMIT = {limit.name: limit for limit in LIMITS}
 LIMIT_STOPS = frozenset(limit.stop for limit in LIMITS)
 # Every word the REPL's /limits accepts, to the field it sets.
 REPL_WORDS = {word: limit.name for limit in LIMITS if limit.repl for word in (limit.repl, *limit.aliases)}
+
+# Fixed, not a setting: the most characters of one tool result sent to the model (its JSON
+# text). The run record, transitions and --json keep the same cut result, so an order with a
+# 5 MB note costs 8,000 characters everywhere (orderbot.tools.capped; docs/threat-model.md).
+MAX_TOOL_RESULT_CHARS = 8_000

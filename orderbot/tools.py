@@ -21,6 +21,7 @@ from pydantic import BaseModel, ValidationError
 
 from orderbot.errors import ConfigError, ToolError
 from orderbot.items import FunctionCall
+from orderbot.limits import MAX_TOOL_RESULT_CHARS
 from orderbot.text import one_line
 
 log = logging.getLogger("orderbot")
@@ -318,9 +319,56 @@ class Toolbox:
             return fail("internal_error", INTERNAL_ERROR)
 
 
+# How a string cut by `capped` ends, in the model's input and everywhere the result is shown.
+CUT = "…[cut]"
+
 # One encoder for every envelope: json.dumps with options builds a new one per call.
 _COMPACT = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
 
 
 def envelope_text(envelope: dict) -> str:
     return _COMPACT.encode(envelope)
+
+
+def capped(envelope: dict, limit: int = MAX_TOOL_RESULT_CHARS) -> dict:
+    """`envelope`, or when its JSON text is longer than `limit` characters, a copy that fits.
+
+    The cut copy stays a valid envelope (the model reads JSON, and a half string would not
+    parse): every string longer than some length is cut to it with a visible `…[cut]`
+    ending, and `"truncated": true` with a `note` tells the model what happened. When even
+    short strings do not fit (a list of thousands of items), the data becomes the start of
+    its own JSON text, as one string, under the same marker."""
+    text = envelope_text(envelope)
+    if len(text) <= limit:
+        return envelope
+    note = f"this result was cut to {limit:,} characters from {len(text):,}; strings ending in {CUT} were shortened"
+    budget = limit - len(note) - 64  # the marker fields and their quotes
+
+    def cut(value: Any, keep: int) -> Any:
+        if isinstance(value, str):
+            return value if len(value) <= keep else value[:keep] + CUT
+        if isinstance(value, dict):
+            return {k: cut(v, keep) for k, v in value.items()}
+        if isinstance(value, list):
+            return [cut(v, keep) for v in value]
+        return value
+
+    low, high, best = 16, budget, None  # the longest string length that still fits
+    while low <= high:
+        keep = (low + high) // 2
+        candidate = cut(envelope, keep)
+        if len(envelope_text(candidate)) <= budget:
+            best, low = candidate, keep + 1
+        else:
+            high = keep - 1
+    if best is None:
+        body = {k: v for k, v in envelope.items() if k not in ("data", "error")}
+        inner = envelope_text(envelope.get("data", envelope.get("error")))
+        keep = budget - len(envelope_text(body)) - 16
+        while True:  # JSON escapes quotes inside the string: shrink until it fits
+            best = {**body, "data": inner[: max(keep, 0)] + CUT}
+            over = len(envelope_text(best)) - budget
+            if over <= 0 or keep <= 0:
+                break
+            keep -= over
+    return {**best, "truncated": True, "note": note}
