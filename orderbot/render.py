@@ -11,6 +11,7 @@ import os
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import replace
 from pathlib import Path
 
 from rich import box
@@ -210,6 +211,7 @@ class TransitionView:
         # Asked once: Rich works it out from the environment and the file on every call.
         self._draws_live = enabled and console.is_terminal
         self._waiting: tuple[float, float] | None = None  # (began, seconds left) of the request in flight
+        self._retry: str | None = None  # the latest retry of the request in flight, shown under the waiting line
 
     def __call__(self, transition: Transition, state: RunState) -> None:
         self.transitions.append(transition)
@@ -230,7 +232,10 @@ class TransitionView:
         began, left = self._waiting
         elapsed = time.monotonic() - began
         line = _t("status.waiting", elapsed=elapsed, left=max(0.0, left - elapsed))
-        return Group(table, Spinner("dots", text=Text(line, style=STYLE_DIM)))
+        spinner = Spinner("dots", text=Text(line, style=STYLE_DIM))
+        if self._retry is None:
+            return Group(table, spinner)
+        return Group(table, spinner, Text(self._retry, style=STYLE_DIM))
 
     def watch(self, model):
         """The model, wrapped so that a terminal shows a live waiting line under the table
@@ -245,9 +250,15 @@ class TransitionView:
         try:
             yield
         finally:
-            self._waiting = None
+            self._waiting = self._retry = None
             if self._live is not None:
                 self._live.refresh()
+
+    def retrying(self, reason: str, delay: float, attempt: int, attempts: int) -> None:
+        """A request's retry, as it happens (the model's on_retry): shown under the waiting line."""
+        self._retry = _t("status.retry", reason=reason, delay=delay, attempt=attempt, attempts=attempts)
+        if self._live is not None:
+            self._live.refresh()
 
     def _table(self, start: int = 0) -> Table:
         console = self.console
@@ -282,7 +293,7 @@ class _Watched:
 
     def respond(self, request):
         with self._view.waiting(request.timeout):
-            return self._model.respond(request)
+            return self._model.respond(replace(request, on_retry=self._view.retrying))
 
     def __getattr__(self, name: str):
         return getattr(self._model, name)

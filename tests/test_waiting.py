@@ -11,7 +11,7 @@ import threading
 from pathlib import Path
 
 import pexpect
-from fakeapi import FakeAPI, message, response
+from fakeapi import FakeAPI, error, message, response
 
 ORDERBOT = str(Path(sys.executable).with_name("orderbot"))
 WAITED = re.compile(r"waiting for the model · (\d+) s · (\d+) s left")
@@ -48,6 +48,48 @@ def test_a_terminal_shows_the_elapsed_time_change_while_the_model_takes_3_second
     seconds = {int(m.group(1)) for m in WAITED.finditer(before_answer)}
     assert len(seconds) >= 3, screen[-2000:]  # e.g. 0, 1, 2: the line moved at least twice
     assert "订单 ORD-1001 已发货" in screen and child.exitstatus == 0
+
+
+RETRY = "rate limited (HTTP 429), retrying in 1.0 s, attempt 2 of 6"
+
+
+def test_a_terminal_shows_each_retry_as_it_happens():
+    with FakeAPI() as api:
+        api.enqueue("responses", error(429, "slow down", headers={"Retry-After": "1"}), slow_answer(0.0))
+        child = pexpect.spawn(
+            ORDERBOT,
+            ["ask", "--provider", "openai", "--max-steps", "1", "查询 ORD-1001"],
+            env=environment(api),
+            dimensions=(24, 120),
+            encoding="utf-8",
+            timeout=30,
+        )
+        child.expect(pexpect.EOF)
+        child.close()
+        assert len(api.requests_for("responses")) == 2
+    screen = child.before
+    assert RETRY in screen.split("订单 ORD-1001 已发货")[0], screen[-2000:]
+    assert "订单 ORD-1001 已发货" in screen and child.exitstatus == 0
+
+
+def test_retries_are_not_shown_in_piped_output_or_json():
+    with FakeAPI() as api:
+        for _ in range(2):
+            api.enqueue("responses", error(429, "slow down", headers={"Retry-After": "0"}), slow_answer(0.0))
+        runs = [
+            subprocess.run(
+                [ORDERBOT, "ask", "--provider", "openai", *extra, "查询 ORD-1001"],
+                env=environment(api),
+                capture_output=True,
+                text=True,
+                timeout=60,
+            )
+            for extra in ((), ("--json",))
+        ]
+        assert len(api.requests_for("responses")) == 4
+    for run in runs:
+        assert run.returncode == 0 and "已发货" in run.stdout
+        assert "retrying" not in run.stdout + run.stderr
 
 
 def test_piped_and_quiet_runs_show_no_waiting_line():

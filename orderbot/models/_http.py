@@ -127,9 +127,11 @@ def call_within(
     classify: Callable[[Exception], Failure],
     policy: RetryPolicy = RetryPolicy(),
     on_overrun: Callable[[], None] | None = None,
+    on_retry: Callable[[str, float, int, int], None] | None = None,
 ) -> T:
     """`send(seconds_left)` until it succeeds, fails for good, or the time is up.
 
+    `on_retry(reason, wait, next_attempt, max_attempts)` hears of each retry before its wait.
     Raises ModelTimeout when the deadline passes or the next wait would pass it, and the
     failure's error (ModelError or a subclass) when it is not worth retrying.
     """
@@ -150,7 +152,8 @@ def call_within(
             failure = classify(exc)
         if not failure.retryable:
             raise failure.error(failure.message) from None
-        if attempt >= min(policy.max_attempts, failure.attempts or policy.max_attempts):
+        attempts = min(policy.max_attempts, failure.attempts or policy.max_attempts)
+        if attempt >= attempts:
             raise ModelError(f"{failure.message}; gave up after {attempt} attempts") from None
         wait = policy.delay(attempt, failure.retry_after)
         if policy.clock() + wait >= deadline:
@@ -158,6 +161,8 @@ def call_within(
                 f"{failure.message}; no time left to retry within {timeout:g} s", cause=failure.message
             ) from None
         log.warning("model request failed: %s; retrying in %.2f s (attempt %d)", failure.message, wait, attempt)
+        if on_retry is not None:
+            on_retry(failure.message, wait, attempt + 1, attempts)
         policy.sleep(wait)
 
 

@@ -19,6 +19,9 @@ class ModelRequest:
     # Called with each piece of answer text as it streams in (the terminal shows it token by
     # token); a provider that does not stream never calls it. It must not raise.
     on_text: Callable[[str], None] | None = None
+    # Called before each retry with (reason, seconds until it, its attempt number, attempts
+    # at most), so a terminal can show it as it happens. It must not raise.
+    on_retry: Callable[[str, float, int, int], None] | None = None
 
 
 @dataclass(frozen=True)

@@ -101,7 +101,9 @@ class ChatModel:
                     return turn
             return to_turn(as_dict(self.client.chat.completions.create(**body, timeout=left)), self._new_id)
 
-        return call_within(send, request.timeout, self.classify, self.retry, on_overrun=streams.close_all)
+        return call_within(
+            send, request.timeout, self.classify, self.retry, on_overrun=streams.close_all, on_retry=request.on_retry
+        )
 
     def _new_id(self) -> str:
         return f"call_chat_{next(self._ids)}"

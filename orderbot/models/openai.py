@@ -98,7 +98,9 @@ class ResponsesModel:
                     return streamed
             return to_turn(as_dict(self.client.responses.create(**body, timeout=left)))
 
-        turn, originals = call_within(send, request.timeout, self.classify, self.retry, on_overrun=streams.close_all)
+        turn, originals = call_within(
+            send, request.timeout, self.classify, self.retry, on_overrun=streams.close_all, on_retry=request.on_retry
+        )
         for item, original in zip(turn.items, originals, strict=False):
             self._sent[id(item)] = (item, original)
         return turn
