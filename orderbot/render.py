@@ -8,6 +8,7 @@ set. Nothing here decides anything about a run.
 from __future__ import annotations
 
 import os
+import re
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -31,19 +32,24 @@ from orderbot.styles import STYLE_DIM, STYLE_ERROR, STYLE_OK, STYLE_PHASE, STYLE
 from orderbot.terminal import end_quietly_on_closed_pipe
 
 PIPED_WIDTH = 120
+# Spaces before a line's end (and any style codes after them): Rich pads every table cell
+# and line to the console width, which piped output should not carry.
+TRAILING_SPACES = re.compile(r" +((?:\x1b\[[0-9;]*m)*)(?=\n)")
 
 
 class SafeConsole(Console):
     """A console that shows every piece of text through orderbot.escape.visible after
     layout: no control, bidi or separator character from outside reaches the terminal,
-    while the colour and cursor codes Rich emits for orderbot's own styles stay."""
+    while the colour and cursor codes Rich emits for orderbot's own styles stay. Output
+    that is not a terminal has no trailing spaces."""
 
     def _render_buffer(self, buffer):  # Rich's one place that turns segments into output
         from rich.segment import Segment
 
-        return super()._render_buffer(
+        text = super()._render_buffer(
             Segment(text if control else visible(text), style, control) for text, style, control in buffer
         )
+        return text if self.is_terminal else TRAILING_SPACES.sub(r"\1", text)
 
 
 def make_console() -> Console:

@@ -61,6 +61,18 @@ def test_piped_ask_has_no_escape_codes_and_is_line_oriented(flags):
     assert all(len(line) <= 120 for line in result.stdout.splitlines())  # no terminal, fixed width
 
 
+@pytest.mark.parametrize(
+    ("args", "stdin"),
+    [(["ask", "查询 ORD-1001"], ""), (["ask", "--trace", "查询 ORD-1001"], ""), (["repl"], "查询 ORD-1001\n/exit\n")],
+)
+def test_piped_lines_are_not_padded_with_spaces(args, stdin):
+    result = orderbot_piped(*args, stdin=stdin)
+    assert result.returncode == 0, result.stderr
+    assert "ORD-1001" in result.stdout
+    padded = [line for line in result.stdout.splitlines() if line.endswith(" ")]
+    assert padded == [], padded
+
+
 def test_piped_repl_reads_lines_and_prints_plain_text():
     result = orderbot_piped("repl", stdin="查询 ORD-1001\n/exit\n")
     assert result.returncode == 0, result.stderr
