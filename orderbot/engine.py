@@ -17,6 +17,7 @@ value, a `Stop` when the run ends or pauses there, None to plan again.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import time
@@ -193,8 +194,13 @@ def user_message(text: str) -> Item:
 
 def new_run_id(now: float | None = None) -> str:
     """Short and sortable: UTC time to the second, then four random hex digits."""
-    stamp = time.strftime("%y%m%d-%H%M%S", time.gmtime(now if now is not None else time.time()))
-    return f"{stamp}-{os.urandom(2).hex()}"
+    return f"{_second_stamp(int(now if now is not None else time.time()))}-{os.urandom(2).hex()}"
+
+
+@functools.lru_cache(maxsize=1)
+def _second_stamp(second: int) -> str:
+    # Formatted once per second: runs started within the same second share it.
+    return time.strftime("%y%m%d-%H%M%S", time.gmtime(second))
 
 
 Observer = Callable[[Transition, RunState], None]
@@ -490,16 +496,7 @@ class Engine:
         # Cut once, here: the model, the record, transitions and --json all see the same
         # bounded result, and the record still matches what the model was sent.
         envelope = capped(envelope)
-        self._state.calls.append(
-            CallRecord(
-                step=step,
-                call_id=call.call_id,
-                name=call.name,
-                arguments=call.arguments[:2000],
-                decision=decision,
-                result=envelope,
-            )
-        )
+        self._state.calls.append(_call_record(step, call, decision, envelope))
         shown = self._show(call)
         self._emit(
             step,
@@ -536,15 +533,7 @@ class Engine:
 
     def _not_executed(self, step: int, calls: Iterable[FunctionCall]) -> None:
         for call in calls:
-            self._state.calls.append(
-                CallRecord(
-                    step=step,
-                    call_id=call.call_id,
-                    name=call.name,
-                    arguments=call.arguments[:2000],
-                    decision="not_executed",
-                )
-            )
+            self._state.calls.append(_call_record(step, call, "not_executed"))
 
     def _finish(self, stop: Stop) -> None:
         state = self._state
@@ -611,6 +600,18 @@ class Shown:
             arguments = raw[:500]
         data = {"call_id": call.call_id, "name": call.name[:100], "arguments": arguments}
         return cls(call, data, describe_call(call.name, arguments if isinstance(arguments, dict) else raw))
+
+
+def _call_record(step: int, call: FunctionCall, decision: str, result: dict | None = None) -> CallRecord:
+    """The record of one call (only executed, refused and rejected calls have a result)."""
+    return CallRecord(
+        step=step,
+        call_id=call.call_id,
+        name=call.name,
+        arguments=call.arguments[:2000],
+        decision=decision,
+        result=result,
+    )
 
 
 def _results_text(outputs: list[FunctionCallOutput]) -> str:

@@ -10,7 +10,7 @@ from typing import Protocol
 from orderbot.items import FunctionCall, Item, Message
 
 
-@dataclass(frozen=True)
+@dataclass  # not frozen, as Turn: made on every request; no provider changes it
 class ModelRequest:
     instructions: str
     items: Sequence[Item]
@@ -30,9 +30,12 @@ class Usage:
     output_tokens: int = 0
 
 
-@dataclass(frozen=True)
+@dataclass
 class Turn:
-    """What the model said in one request: output items in order, plus usage."""
+    """What the model said in one request: output items in order, plus usage.
+
+    Not frozen: a frozen dataclass sets each field through object.__setattr__, a cost paid
+    on every model request; nothing changes a turn after the provider builds it."""
 
     items: tuple[Item, ...]
     usage: Usage | None = None
@@ -44,9 +47,8 @@ class Turn:
     text: str = field(init=False)
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "calls", tuple(i for i in self.items if isinstance(i, FunctionCall)))
-        texts = [i.content for i in self.items if isinstance(i, Message) and i.role == "assistant"]
-        object.__setattr__(self, "text", "\n".join(texts))
+        self.calls = tuple(i for i in self.items if isinstance(i, FunctionCall))
+        self.text = "\n".join([i.content for i in self.items if isinstance(i, Message) and i.role == "assistant"])
 
     @property
     def size(self) -> int:
