@@ -81,6 +81,19 @@ def test_server_retry_after_is_honoured(clock, policy, slept):
     assert slept == [2.5]
 
 
+def test_each_retry_is_reported_before_its_wait(clock, policy, slept):
+    heard: list[tuple] = []
+    limited = Failure("rate limited (HTTP 429)", retryable=True, retry_after=1.0)
+    send = Flaky(clock, [limited, RETRY])
+
+    call_within(send, 10.0, Flaky.classify, policy, on_retry=lambda *retry: heard.append((*retry, list(slept))))
+
+    assert heard == [
+        ("rate limited (HTTP 429)", 1.0, 2, 5, []),
+        ("the model service failed (HTTP 500)", 0.75, 3, 5, [1.0]),
+    ]
+
+
 def test_not_retryable_fails_at_once(clock, policy, slept):
     send = Flaky(clock, [FATAL, RETRY])
 

@@ -30,19 +30,25 @@ def environment(api: FakeAPI) -> dict:
     return {**env, "OPENAI_API_KEY": "sk-test-wait", "OPENAI_BASE_URL": api.url, "LANG": "C.UTF-8", "TERM": "xterm"}
 
 
+def ask_in_terminal(api: FakeAPI, columns: int) -> pexpect.spawn:
+    """`orderbot ask` in a pseudo-terminal of 24 rows, run to its end."""
+    child = pexpect.spawn(
+        ORDERBOT,
+        ["ask", "--provider", "openai", "--max-steps", "1", "查询 ORD-1001"],
+        env=environment(api),
+        dimensions=(24, columns),
+        encoding="utf-8",
+        timeout=30,
+    )
+    child.expect(pexpect.EOF)
+    child.close()
+    return child
+
+
 def test_a_terminal_shows_the_elapsed_time_change_while_the_model_takes_3_seconds():
     with FakeAPI() as api:
         api.enqueue("responses", slow_answer(3.0))
-        child = pexpect.spawn(
-            ORDERBOT,
-            ["ask", "--provider", "openai", "--max-steps", "1", "查询 ORD-1001"],
-            env=environment(api),
-            dimensions=(24, 80),
-            encoding="utf-8",
-            timeout=30,
-        )
-        child.expect(pexpect.EOF)
-        child.close()
+        child = ask_in_terminal(api, columns=80)
     screen = child.before
     before_answer = screen.split("订单 ORD-1001 已发货")[0]
     seconds = {int(m.group(1)) for m in WAITED.finditer(before_answer)}
@@ -56,16 +62,7 @@ RETRY = "rate limited (HTTP 429), retrying in 1.0 s, attempt 2 of 6"
 def test_a_terminal_shows_each_retry_as_it_happens():
     with FakeAPI() as api:
         api.enqueue("responses", error(429, "slow down", headers={"Retry-After": "1"}), slow_answer(0.0))
-        child = pexpect.spawn(
-            ORDERBOT,
-            ["ask", "--provider", "openai", "--max-steps", "1", "查询 ORD-1001"],
-            env=environment(api),
-            dimensions=(24, 120),
-            encoding="utf-8",
-            timeout=30,
-        )
-        child.expect(pexpect.EOF)
-        child.close()
+        child = ask_in_terminal(api, columns=120)
         assert len(api.requests_for("responses")) == 2
     screen = child.before
     assert RETRY in screen.split("订单 ORD-1001 已发货")[0], screen[-2000:]
