@@ -495,7 +495,7 @@ class Engine:
     ) -> FunctionCallOutput:
         # Cut once, here: the model, the record, transitions and --json all see the same
         # bounded result, and the record still matches what the model was sent.
-        envelope = capped(envelope)
+        envelope, text = capped(envelope)
         self._state.calls.append(_call_record(step, call, decision, envelope))
         shown = self._show(call)
         self._emit(
@@ -505,7 +505,7 @@ class Engine:
             {"call": shown.data, "decision": decision, "result": envelope, "ms": ms} if self.with_data else None,
             label=CALL_LABELS.get(kind, decision),
         )
-        return FunctionCallOutput(call_id=call.call_id, output=envelope_text(envelope))
+        return FunctionCallOutput(call_id=call.call_id, output=text)
 
     def _show(self, call: FunctionCall) -> Shown:
         """How `call` appears in transitions, worked out once per call: its arguments are

@@ -330,8 +330,10 @@ def envelope_text(envelope: dict) -> str:
     return _COMPACT.encode(envelope)
 
 
-def capped(envelope: dict, limit: int = MAX_TOOL_RESULT_CHARS) -> dict:
-    """`envelope`, or when its JSON text is longer than `limit` characters, a copy that fits.
+def capped(envelope: dict, limit: int = MAX_TOOL_RESULT_CHARS) -> tuple[dict, str]:
+    """`envelope` and its JSON text, or when that text is longer than `limit` characters, a
+    copy that fits and its text (returned with it: the text is what the model is sent, and
+    encoding it again would cost every tool call a second pass).
 
     The cut copy stays a valid envelope (the model reads JSON, and a half string would not
     parse): every string longer than some length is cut to it with a visible `…[cut]`
@@ -340,7 +342,7 @@ def capped(envelope: dict, limit: int = MAX_TOOL_RESULT_CHARS) -> dict:
     its own JSON text, as one string, under the same marker."""
     text = envelope_text(envelope)
     if len(text) <= limit:
-        return envelope
+        return envelope, text
     note = f"this result was cut to {limit:,} characters from {len(text):,}; strings ending in {CUT} were shortened"
     budget = limit - len(note) - 64  # the marker fields and their quotes
 
@@ -371,4 +373,5 @@ def capped(envelope: dict, limit: int = MAX_TOOL_RESULT_CHARS) -> dict:
             if over <= 0 or keep <= 0:
                 break
             keep -= over
-    return {**best, "truncated": True, "note": note}
+    best = {**best, "truncated": True, "note": note}
+    return best, envelope_text(best)
