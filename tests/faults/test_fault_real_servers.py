@@ -17,6 +17,7 @@ from faultkit import KEY, Caps, check, run
 from orderbot.engine import StopReason
 
 CAPS = Caps(timeout=5.0)
+UNTIL_DEADLINE = Caps(timeout=0.3)  # for a server that fails until the deadline: the run waits all of it
 BOTH = pytest.mark.parametrize("wire", [WIRES["openai"], WIRES["chat"]], ids=["openai", "chat"])
 # What a small model really proposed: arguments that are not JSON.
 BROKEN = '{"order_id": "}} # 2. …'
@@ -156,7 +157,7 @@ def test_transient_500_until_the_deadline_names_the_reason(api, orders, wire):
     path, before = orders
     api.fallback[wire.route] = error(500, "The server is overloaded")
 
-    outcome = ask(api, wire, path, caps=Caps(timeout=1.0))
+    outcome = ask(api, wire, path, caps=UNTIL_DEADLINE)
 
     check(outcome, stop=StopReason.TIME_LIMIT, orders=path, before=before, requests=1)
     assert "The server is overloaded" in outcome.doc["stop_detail"]
@@ -379,7 +380,7 @@ def test_hanging_stream_stops_at_the_deadline_and_hangs_up(api, orders, wire):
     first = sse(wire.route, wire.text("订单 ORD-1001 的状态"))[:2]  # the opening events, then nothing but keep-alives
     api.enqueue(wire.route, stream_of(first, hang_after=True))
 
-    outcome = ask(api, wire, path, caps=Caps(timeout=1.0))
+    outcome = ask(api, wire, path, caps=UNTIL_DEADLINE)
 
     check(outcome, stop=StopReason.TIME_LIMIT, orders=path, before=before, requests=1)
     assert api.closed.wait(2)  # the connection was closed, not left open in an abandoned thread
