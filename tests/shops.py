@@ -31,7 +31,7 @@ KINDS = ("json", "sqlite", "postgres")
 PASSWORD = "pg-Secret-7f3a"  # tests check it never shows up anywhere
 ENABLE = (
     "PostgreSQL tests skipped: install the server binaries (initdb, pg_ctl on the PATH, e.g. "
-    "apt-get install postgresql) and pip install -e '.[dev,postgres]'"
+    "apt-get install postgresql) and pip install -e '.[dev]'"
 )
 
 
