@@ -1,0 +1,118 @@
+"""Issue 10 item 1, the pseudo-terminal half of the property: arbitrary Unicode in an order's
+item name and note and in the question, through `ask`, `runs show last` and the REPL in a
+real pseudo-terminal with colours on. Only orderbot's own codes may reach the terminal:
+SGR colours and the few cursor/erase codes of Rich's live table (ALLOWED below); no other
+ESC, no BEL, no U+009B and no U+202E."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import sys
+
+import pexpect
+from fuzz import IN_CI
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from orderbot.orders import SAMPLE_PATH
+
+# What orderbot itself writes to a terminal: SGR colours, and Rich's live table redrawing
+# itself (hide/show the cursor, erase the line, move up one line). Nothing else.
+ALLOWED = re.compile(r"\x1b\[[0-9;]*m|\x1b\[\?25[lh]|\x1b\[2K|\x1b\[1A")
+FORBIDDEN = ("\x1b", "\x07", "\x9b", "\u202e")
+
+# Always some of the dangerous ones, then anything: C0, C1, U+2028/2029, bidi controls.
+CORE = "\x1b]0;T\x07\x1b[31m\x9b2J\u202e"
+HOSTILE = [chr(c) for c in range(0x20)] + ["\x7f"] + [chr(c) for c in range(0x80, 0xA0)]
+HOSTILE += ["\u2028", "\u2029", "\u200e", "\u200f", "\u202a", "\u202b", "\u202c", "\u202d", "\u202e"]
+HOSTILE += ["\u2066", "\u2067", "\u2068", "\u2069"]
+
+
+def hostile(chars: st.SearchStrategy[str], hostile: list[str]) -> st.SearchStrategy[str]:
+    return st.tuples(st.text(chars, max_size=15), st.lists(st.sampled_from(hostile), min_size=2, max_size=8)).map(
+        lambda p: p[0] + "".join(p[1]) + CORE
+    )
+
+
+# In the orders file (JSON with \u escapes): all of Unicode, lone surrogates included.
+FIELD = hostile(st.characters(codec=None, exclude_categories=()), HOSTILE)
+# On the command line: no NUL (argv cannot hold it) and no surrogates (not encodable).
+ARGUMENT = hostile(st.characters(codec="utf-8", exclude_characters="\x00"), HOSTILE[1:])
+# Typed at the REPL: the terminal's line discipline and readline act on C0 and DEL (Ctrl-C,
+# Ctrl-D, ESC as Meta…), so a typed line holds C1, separators and bidi controls, no C0.
+TYPED_CHARS = st.characters(codec="utf-8", exclude_categories=("Cc", "Cs"))
+TYPED = st.tuples(
+    st.text(TYPED_CHARS, max_size=10), st.lists(st.sampled_from(HOSTILE[33:]), min_size=2, max_size=6)
+).map(lambda p: p[0] + "".join(p[1]) + "\x9b\u202e")
+
+
+def env(tmp_path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k not in ("NO_COLOR", "FORCE_COLOR", "TERM")}
+    return env | {
+        "ORDERBOT_STATE_DIR": str(tmp_path / "state"),
+        "HOME": str(tmp_path),
+        "TERM": "xterm-256color",
+        "LANG": "C.UTF-8",
+    }
+
+
+def spawn(tmp_path, *args: str) -> pexpect.spawn:
+    return pexpect.spawn(
+        sys.executable, ["-m", "orderbot", *args], env=env(tmp_path), encoding="utf-8", dimensions=(40, 120), timeout=30
+    )
+
+
+def run(tmp_path, *args: str) -> str:
+    child = spawn(tmp_path, *args)
+    child.expect(pexpect.EOF)
+    child.close()
+    return child.before
+
+
+def repl(tmp_path, orders, line: str) -> str:
+    """The REPL's output for one question, without the terminal's echo of the typed line
+    (the person's own keystrokes, shown back by the terminal, not by orderbot)."""
+    child = spawn(tmp_path, "repl", "--user", "C001", "--orders", str(orders))
+    try:
+        child.expect_exact("C001> ")
+        seen = child.before
+        child.sendline(line)
+        child.expect_exact("\n")  # the end of the echoed line
+        child.expect_exact("C001> ")
+        seen += child.before
+        child.sendeof()
+        child.expect(pexpect.EOF)
+        seen += child.before
+    finally:
+        child.close(force=True)
+    return seen
+
+
+def clean(output: str) -> None:
+    rest = ALLOWED.sub("", output)
+    for char in FORBIDDEN:
+        assert char not in rest, f"{char!r} reached the terminal: {rest[-800:]!r}"
+
+
+# Three orderbot processes per example (about 3 s): the full count in CI, a fifth locally.
+EXAMPLES = 30 if IN_CI else 6
+
+
+@settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(name=FIELD, note=FIELD, question=ARGUMENT, typed=TYPED)
+def test_arbitrary_unicode_in_a_terminal(tmp_path, name, note, question, typed):
+    doc = json.loads(SAMPLE_PATH.read_text("utf-8"))
+    doc["orders"][0]["items"][0]["name"] = name
+    doc["orders"][0]["note"] = note
+    orders = tmp_path / "orders.json"
+    orders.write_text(json.dumps(doc, ensure_ascii=True), "utf-8")
+
+    asked = run(tmp_path, "ask", "--user", "C001", "--orders", str(orders), "--", f"{question} ORD-1001 的详情")
+    clean(asked)
+    assert "\\x1b]0;T" in asked  # the details were shown (escaped), so the hostile text was rendered
+    clean(run(tmp_path, "runs", "show", "last"))
+    shown = repl(tmp_path, orders, f"{typed} ORD-1001 的详情")
+    clean(shown)
+    assert "\\x1b]0;T" in shown
