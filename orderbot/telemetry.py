@@ -10,7 +10,6 @@ The tracing observer lives in orderbot.otel.
 
 from __future__ import annotations
 
-import importlib
 import os
 from collections.abc import Callable
 from typing import TYPE_CHECKING
@@ -41,7 +40,7 @@ def setup(flag: bool, *, provider: str, model: str) -> Callable[[], Observer] | 
     if not wanted(flag):
         return None
     try:
-        otel = importlib.import_module("orderbot.otel")
+        import orderbot.otel as otel  # here, not at the top: when off, tracing imports nothing
     except ImportError:
         if flag:
             raise ConfigError(EXTRA_MISSING) from None
