@@ -32,6 +32,7 @@ from orderbot.models._http import (
     is_event_stream,
     make_client,
     open_stream,
+    plain_body,
     read_events,
     refused_streaming,
     whole_body,
@@ -99,7 +100,7 @@ class ChatModel:
                 turn = self._streamed(body, left, streams, request.on_text)
                 if turn is not None:
                     return turn
-            return to_turn(as_dict(self.client.chat.completions.create(**body, timeout=left)), self._new_id)
+            return to_turn(as_dict(plain_body(self.client.chat.completions, body, left)), self._new_id)
 
         return call_within(
             send, request.timeout, self.classify, self.retry, on_overrun=streams.close_all, on_retry=request.on_retry

@@ -31,6 +31,7 @@ from orderbot.models._http import (
     is_event_stream,
     make_client,
     open_stream,
+    plain_body,
     read_events,
     refused_streaming,
     whole_body,
@@ -96,7 +97,7 @@ class ResponsesModel:
                 streamed = self._streamed(body, left, streams, request.on_text)
                 if streamed is not None:
                     return streamed
-            return to_turn(as_dict(self.client.responses.create(**body, timeout=left)))
+            return to_turn(as_dict(plain_body(self.client.responses, body, left)))
 
         turn, originals = call_within(
             send, request.timeout, self.classify, self.retry, on_overrun=streams.close_all, on_retry=request.on_retry
