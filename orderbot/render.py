@@ -14,12 +14,11 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rich import box
 from rich.console import Console, Group
-from rich.live import Live
 from rich.panel import Panel
-from rich.spinner import Spinner
 from rich.table import Table
 from rich.text import Text
 
@@ -30,6 +29,9 @@ from orderbot.facts import Fact, facts_of
 from orderbot.i18n import t as _t
 from orderbot.styles import STYLE_DIM, STYLE_ERROR, STYLE_OK, STYLE_PHASE, STYLE_WARN
 from orderbot.terminal import end_quietly_on_closed_pipe
+
+if TYPE_CHECKING:
+    from rich.live import Live
 
 PIPED_WIDTH = 120
 # Spaces before a line's end (and any style codes after them): Rich pads every table cell
@@ -56,7 +58,8 @@ def make_console() -> Console:
     # Rich's own NO_COLOR handling drops colours but keeps bold and dim; no styles at all is
     # what people who set it expect.
     plain = os.environ.get("NO_COLOR", "") != ""
-    console = SafeConsole(highlight=False, soft_wrap=False, color_system=None if plain else "auto")
+    # No :emoji: codes: orderbot writes none, and text shown from outside is shown as it is.
+    console = SafeConsole(highlight=False, soft_wrap=False, emoji=False, color_system=None if plain else "auto")
     console.on_broken_pipe = end_quietly_on_closed_pipe  # Rich's own exits 1, which replay uses for "differs"
     if not console.is_terminal and "COLUMNS" not in os.environ:
         console.width = PIPED_WIDTH  # piped: wide enough that rows stay on one line
@@ -227,6 +230,8 @@ class TransitionView:
 
     def _start_live(self) -> None:
         if self._live is None:
+            from rich.live import Live  # only a terminal draws live: piped output never imports it
+
             # Redrawn a few times a second, so the waiting line's clock and spinner move.
             self._live = Live(console=self.console, get_renderable=self._screen, refresh_per_second=4, transient=False)
             self._live.start()
@@ -238,6 +243,8 @@ class TransitionView:
         began, left = self._waiting
         elapsed = time.monotonic() - began
         line = _t("status.waiting", elapsed=elapsed, left=max(0.0, left - elapsed))
+        from rich.spinner import Spinner  # with Live: only on a terminal
+
         spinner = Spinner("dots", text=Text(line, style=STYLE_DIM))
         if self._retry is None:
             return Group(table, spinner)
@@ -321,7 +328,7 @@ def print_outcome(console: Console, state: RunState, *, resume_hint: str | None 
         console.print(
             Panel(
                 Text(visible(state.answer or "")),
-                title=_t("outcome.answer"),
+                title=Text(_t("outcome.answer")),  # text, not markup: Rich would load its emoji table for it
                 title_align="left",
                 border_style=STYLE_OK,
                 box=box.ROUNDED if console.is_terminal else box.ASCII,
@@ -336,7 +343,7 @@ def print_outcome(console: Console, state: RunState, *, resume_hint: str | None 
         console.print(
             Panel(
                 Text(state.partial_answer + " …"),
-                title=_t("outcome.partial_answer"),
+                title=Text(_t("outcome.partial_answer")),
                 title_align="left",
                 border_style=STYLE_WARN,
                 box=box.ROUNDED if console.is_terminal else box.ASCII,

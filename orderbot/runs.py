@@ -45,7 +45,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, ConfigDict, ValidationError
 
 from orderbot.atomic import atomic_write
 from orderbot.engine import CALL_LABELS, Approver, Event, Limits, PendingCall, Phase, RunState, Transition
@@ -103,6 +103,9 @@ class Segment(BaseModel):
 
 class RecordFile(BaseModel):
     """The shape of a record on disk, checked when it is read back."""
+
+    # Built on the first read: a run that only writes its record never needs the validator.
+    model_config = ConfigDict(defer_build=True)
 
     format: Literal["orderbot-run"]
     version: int

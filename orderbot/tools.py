@@ -8,6 +8,7 @@ what the model sent.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import logging
@@ -85,7 +86,8 @@ class Tool:
     version: str = field(init=False)
 
     def __post_init__(self) -> None:
-        for name in argument_names(self.args):
+        schema = self.args.model_json_schema()  # made once: each costs ~1 ms, for every tool at startup
+        for name in argument_names(self.args, schema):
             if is_identity_name(name):
                 raise ConfigError(
                     f"tool {self.name!r} takes {name!r} from the model; identity must come from the session"
@@ -94,7 +96,7 @@ class Tool:
             "type": "function",
             "name": self.name,
             "description": self.description,
-            "parameters": strict_schema(self.args),
+            "parameters": strict_schema(schema),
             "strict": True,
         }
         object.__setattr__(self, "spec", spec)
@@ -102,8 +104,9 @@ class Tool:
         object.__setattr__(self, "version", digest[:12])
 
 
-def argument_names(model: type[BaseModel]) -> set[str]:
-    """Every property name the model could send, aliases and nested models included."""
+def argument_names(model: type[BaseModel], schema: dict) -> set[str]:
+    """Every property name the model could send, aliases and nested models included
+    (`schema` is the model's JSON schema)."""
     names: set[str] = set()
 
     def walk(node: Any) -> None:
@@ -117,7 +120,7 @@ def argument_names(model: type[BaseModel]) -> set[str]:
             for value in node:
                 walk(value)
 
-    walk(model.model_json_schema())
+    walk(schema)
     return names | set(model.model_fields)
 
 
@@ -127,13 +130,13 @@ def is_identity_name(name: str) -> bool:
     return any(word in flat for word in IDENTITY_WORDS) or any(token in IDENTITY_TOKENS for token in tokens)
 
 
-def strict_schema(model: type[BaseModel]) -> dict:
-    """The JSON schema for strict function calling: every field required, nothing extra.
+def strict_schema(schema: dict) -> dict:
+    """The JSON schema for strict function calling, from a model's JSON schema: every
+    field required, nothing extra.
 
     Length and pattern limits stay in the pydantic model, where dispatch enforces them;
     strict mode on the API side does not accept every keyword, so they are left out here.
     """
-    schema = model.model_json_schema()
     properties = {}
     for name, prop in schema.get("properties", {}).items():
         clean = {k: v for k, v in prop.items() if k in ("type", "description", "enum", "items")}
@@ -161,51 +164,57 @@ def fail(code: str, message: str) -> dict:
 # with a placeholder, so the model learns that something was there but not what.
 _TRACEBACK = re.compile(r"Traceback \(most recent call last\).*", re.S)
 _ANSI = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)?|.?)", re.S)
-_REDACTIONS: tuple[tuple[re.Pattern[str], str], ...] = (
-    (re.compile(r"\b[a-z][a-z0-9+.-]*://\S+", re.I), "<url>"),
-    (re.compile(r"\b(bearer)(\s+)[^\s,;]+", re.I), r"\1\2<redacted>"),
-    (re.compile(r"\b(authorization|token|basic|cookie)(\s*[:=]\s*)[^\s,;]+", re.I), r"\1\2<redacted>"),
-    (
-        re.compile(
-            r"\b(password|passwd|pwd|secret|api[_-]?key|access[_-]?key|private[_-]?key|credentials?)(\s*[=:]\s*)[^\s,;]+",
-            re.I,
+
+
+@functools.cache  # compiled on the first failure: a run where nothing fails never pays the ~10 ms
+def _redactions() -> tuple[tuple[re.Pattern[str], str], ...]:
+    return (
+        (re.compile(r"\b[a-z][a-z0-9+.-]*://\S+", re.I), "<url>"),
+        (re.compile(r"\b(bearer)(\s+)[^\s,;]+", re.I), r"\1\2<redacted>"),
+        (re.compile(r"\b(authorization|token|basic|cookie)(\s*[:=]\s*)[^\s,;]+", re.I), r"\1\2<redacted>"),
+        (
+            re.compile(
+                r"\b(password|passwd|pwd|secret|api[_-]?key|access[_-]?key|private[_-]?key|credentials?)(\s*[=:]\s*)[^\s,;]+",
+                re.I,
+            ),
+            r"\1\2<redacted>",
         ),
-        r"\1\2<redacted>",
-    ),
-    (re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+"), "<email>"),
-    (re.compile(r"\b\d{1,3}(?:\.\d{1,3}){3}(?::\d+)?\b"), "<address>"),
-    (
-        re.compile(
-            r"\[[0-9a-f:.%]*:[0-9a-f:.%]*\w*\](?::\d+)?"
-            r"|(?<![\w:])(?:[0-9a-f]{1,4}:){7}[0-9a-f]{1,4}(?![\w:])"
-            r"|(?<![\w:])(?:[0-9a-f]{1,4}(?::[0-9a-f]{1,4})*::(?:[0-9a-f]{1,4}(?::[0-9a-f]{1,4})*)?"
-            r"|::[0-9a-f]{1,4}(?::[0-9a-f]{1,4})*)(?:%\w+)?(?![\w:])",
-            re.I,
+        (re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+"), "<email>"),
+        (re.compile(r"\b\d{1,3}(?:\.\d{1,3}){3}(?::\d+)?\b"), "<address>"),
+        (
+            re.compile(
+                r"\[[0-9a-f:.%]*:[0-9a-f:.%]*\w*\](?::\d+)?"
+                r"|(?<![\w:])(?:[0-9a-f]{1,4}:){7}[0-9a-f]{1,4}(?![\w:])"
+                r"|(?<![\w:])(?:[0-9a-f]{1,4}(?::[0-9a-f]{1,4})*::(?:[0-9a-f]{1,4}(?::[0-9a-f]{1,4})*)?"
+                r"|::[0-9a-f]{1,4}(?::[0-9a-f]{1,4})*)(?:%\w+)?(?![\w:])",
+                re.I,
+            ),
+            "<address>",
         ),
-        "<address>",
-    ),
-    (
-        re.compile(
-            r"\b(?:localhost|[\w-]+(?:\.[\w-]+)*\.(?:internal|local|localdomain|lan|corp|intranet|home|private|svc|cluster))"
-            r"(?::\d+)?\b|\b[a-z0-9-]+(?:\.[a-z0-9-]+)+:\d{2,5}\b",
-            re.I,
+        (
+            re.compile(
+                r"\b(?:localhost|[\w-]+(?:\.[\w-]+)*\.(?:internal|local|localdomain|lan|corp|intranet|home|private|svc|cluster))"
+                r"(?::\d+)?\b|\b[a-z0-9-]+(?:\.[a-z0-9-]+)+:\d{2,5}\b",
+                re.I,
+            ),
+            "<host>",
         ),
-        "<host>",
-    ),
-    (re.compile(r"(?:\b[A-Za-z]:|\\\\[\w.$-]+)\\(?:[^\\/:*?\"<>|\r\n]+\\)*[^\\/:*?\"<>|\s]*"), "<path>"),
-    (
-        re.compile(r"(?<![\w.~-])~?/(?:[\w.~@+%-]+/)*[\w.~@+%-]+/?|\b(?:[\w.-]+[/\\])+[\w.-]+\.[A-Za-z]\w{0,5}\b"),
-        "<path>",
-    ),
-    (
-        re.compile(
-            r"\b(?:sk|pk|rk|api|key|tok|ghp|gho|ghs|github_pat|glpat|xox[a-z]?)[-_][A-Za-z0-9_-]{6,}"
-            r"|\bAKIA[0-9A-Z]{12,}|\beyJ[\w-]+\.[\w-]+(?:\.[\w-]+)?|[A-Za-z0-9_+/=-]{32,}",
-            re.I,
+        (re.compile(r"(?:\b[A-Za-z]:|\\\\[\w.$-]+)\\(?:[^\\/:*?\"<>|\r\n]+\\)*[^\\/:*?\"<>|\s]*"), "<path>"),
+        (
+            re.compile(r"(?<![\w.~-])~?/(?:[\w.~@+%-]+/)*[\w.~@+%-]+/?|\b(?:[\w.-]+[/\\])+[\w.-]+\.[A-Za-z]\w{0,5}\b"),
+            "<path>",
         ),
-        "<redacted>",
-    ),
-)
+        (
+            re.compile(
+                r"\b(?:sk|pk|rk|api|key|tok|ghp|gho|ghs|github_pat|glpat|xox[a-z]?)[-_][A-Za-z0-9_-]{6,}"
+                r"|\bAKIA[0-9A-Z]{12,}|\beyJ[\w-]+\.[\w-]+(?:\.[\w-]+)?|[A-Za-z0-9_+/=-]{32,}",
+                re.I,
+            ),
+            "<redacted>",
+        ),
+    )
+
+
 # Characters that are not text: C0/C1 controls, format characters (bidi overrides,
 # zero-width), private use, surrogates, line and paragraph separators.
 _NOT_TEXT = frozenset(("Cc", "Cf", "Co", "Cs", "Zl", "Zp"))
@@ -226,7 +235,7 @@ def sanitize(message: object, limit: int = MAX_ERROR_CHARS) -> str:
     if len(text) > bound:
         text = _TRAILING_TOKEN.sub("", text[:bound])
     text = "".join(" " if unicodedata.category(ch) in _NOT_TEXT else ch for ch in text)
-    for pattern, placeholder in _REDACTIONS:
+    for pattern, placeholder in _redactions():
         text = pattern.sub(placeholder, text)
     return one_line(text, limit) or "error"
 
