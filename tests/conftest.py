@@ -4,7 +4,9 @@ the real command line."""
 
 from __future__ import annotations
 
+import os
 import shutil
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -17,11 +19,39 @@ from orderbot.tools import Toolbox
 ENV_TO_CLEAR = ("OPENAI_API_KEY", "OPENAI_BASE_URL", "MODEL_NAME")
 
 
+def _build_the_click_command_once() -> None:
+    """typer.testing.CliRunner.invoke rebuilds the whole command tree from the Typer app on
+    every call (reading every command's signature: ~60 ms), which a real process does once.
+    The tree holds no state between invocations (each gets a new click Context), so the
+    tests build it once per app."""
+    import functools
+
+    import typer.testing
+
+    if not isinstance(typer.testing._get_command, functools._lru_cache_wrapper):
+        typer.testing._get_command = functools.cache(typer.testing._get_command)
+
+
+_build_the_click_command_once()
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """The orderbot processes the tests start (a hundred or so) compile orderbot's sources
+    once per test session, not once per process: some environments set
+    PYTHONDONTWRITEBYTECODE, and an editable install has no bytecode of its own. The cache
+    is private to the session (PYTHONPYCACHEPREFIX, outside the source tree); pytest-xdist's
+    workers inherit it from the controller, which configures first."""
+    if "PYTHONPYCACHEPREFIX" in os.environ:
+        return
+    cache = tempfile.mkdtemp(prefix="orderbot-tests-pycache-")
+    os.environ["PYTHONPYCACHEPREFIX"] = cache
+    os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+    config.add_cleanup(lambda: shutil.rmtree(cache, ignore_errors=True))
+
+
 @pytest.fixture(autouse=True)
 def isolated(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
     """Every test runs in its own folder, with its own state dir and no real settings."""
-    import os
-
     for name in list(os.environ):
         if name.startswith("ORDERBOT_") or name in ENV_TO_CLEAR:
             monkeypatch.delenv(name)
@@ -30,6 +60,10 @@ def isolated(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
     monkeypatch.chdir(work)
     monkeypatch.setenv("ORDERBOT_STATE_DIR", str(tmp_path / "state"))
     monkeypatch.setenv("NO_COLOR", "1")
+    # The width comes from the test, not from the shell or the test runner (pytest-xdist's
+    # workers have COLUMNS=80 in their environment): piped output is then PIPED_WIDTH wide.
+    for name in ("COLUMNS", "LINES"):
+        monkeypatch.delenv(name, raising=False)
     # English unless a test asks for Chinese, whatever the developer's locale is.
     for name in ("LC_ALL", "LC_MESSAGES"):
         monkeypatch.delenv(name, raising=False)
@@ -124,4 +158,4 @@ def shop(request, tmp_path):
         template = request.getfixturevalue("postgres_template")
     made = make_shop(request.param, tmp_path, server, template)
     yield made
-    made.close()
+    made.remove()

@@ -58,11 +58,27 @@ class PostgresServer:
             connection.execute(f"CREATE DATABASE {name} TEMPLATE {template}")
         return name
 
+    def drop_database(self, name: str) -> None:
+        with self.admin() as connection:
+            connection.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+
 
 def free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         return probe.getsockname()[1]
+
+
+def scratch_parent() -> str | None:
+    """Where the cluster goes: in memory when the machine has a tmpfs with room (each test's
+    CREATE DATABASE copies ~7 MB: 0.05 s there against 0.3 s on this disk), else the
+    default temporary directory. Each test drops its database, so little memory is held."""
+    shm = "/dev/shm"
+    try:
+        room = os.statvfs(shm)
+    except OSError:
+        return None
+    return shm if room.f_bavail * room.f_frsize >= 1 << 30 and os.access(shm, os.W_OK) else None
 
 
 def start_postgres() -> tuple[PostgresServer, callable]:
@@ -76,7 +92,7 @@ def start_postgres() -> tuple[PostgresServer, callable]:
         if os.environ.get("CI") == "true":
             pytest.fail("CI=true: " + ENABLE.replace("skipped", "must run"))
         pytest.skip(ENABLE)
-    root = Path(tempfile.mkdtemp(prefix="orderbot-pg-"))
+    root = Path(tempfile.mkdtemp(prefix="orderbot-pg-", dir=scratch_parent()))
     as_root = os.geteuid() == 0
     prefix: list[str] = []
     if as_root:  # initdb refuses root: the cluster belongs to the postgres system user
@@ -119,12 +135,16 @@ def sample_orders() -> list:
 class Shop:
     """The sample orders in one kind of store, private to one test."""
 
-    def __init__(self, kind: str, source: str, work: Path, server: PostgresServer | None = None) -> None:
+    def __init__(
+        self, kind: str, source: str, work: Path, server: PostgresServer | None = None, database: str | None = None
+    ) -> None:
         self.kind = kind
         self.source = source  # what --orders takes
         self.work = work
         self.server = server
+        self.database = database  # PostgreSQL: dropped by close()
         self._open: list[Store] = []
+        self._made: list[Shop] = []  # the stores another() made, closed with this one
 
     def another(self, orders: list[dict], name: str = "other") -> Shop:
         """A store of the same kind holding `orders` (JSON-shaped dicts) instead."""
@@ -139,13 +159,16 @@ class Shop:
         if self.kind == "sqlite":
             from orderbot.stores.sqlite import import_orders
 
-            source = parse_source(f"sqlite:///{self.work / (name + '.db')}")
+            source, database = parse_source(f"sqlite:///{self.work / (name + '.db')}"), None
         else:
             from orderbot.stores.postgres import import_orders
 
-            source = parse_source(self.server.url(self.server.new_database()))
+            database = self.server.new_database()
+            source = parse_source(self.server.url(database))
         import_orders(source, parsed, replace=False)
-        return Shop(self.kind, source.url, self.work, self.server)
+        made = Shop(self.kind, source.url, self.work, self.server, database)
+        self._made.append(made)
+        return made
 
     def open(self) -> Store:
         """The store as a new process would open it."""
@@ -162,9 +185,21 @@ class Shop:
         return {o.order_id: ORDER.dump_python(o, mode="json") for o in store.list_orders(None, limit=100_000)}
 
     def close(self) -> None:
+        """Close the connections the test opened (it may open the store again after)."""
         for store in self._open:
             store.close()
         self._open.clear()
+        for made in self._made:
+            made.close()
+
+    def remove(self) -> None:
+        """At the end of the test: close, and drop the PostgreSQL databases it made."""
+        self.close()
+        for shop in [*self._made, self]:
+            if shop.database:
+                shop.server.drop_database(shop.database)
+                shop.database = None
+        self._made.clear()
 
 
 def make_shop(kind: str, work: Path, server: PostgresServer | None, template: str | None) -> Shop:
@@ -178,4 +213,5 @@ def make_shop(kind: str, work: Path, server: PostgresServer | None, template: st
         source = parse_source(f"sqlite:///{work / 'shop.db'}")
         import_orders(source, sample_orders(), replace=False)
         return Shop(kind, source.url, work)
-    return Shop(kind, server.url(server.new_database(template)), work, server)
+    database = server.new_database(template)
+    return Shop(kind, server.url(database), work, server, database)
