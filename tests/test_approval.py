@@ -10,6 +10,7 @@ import sys
 
 import pexpect
 import pytest
+from forked_terminal import orderbot_in_a_terminal
 from rich.console import Console
 from typer.testing import CliRunner
 
@@ -259,14 +260,8 @@ def test_the_prompt_shows_model_text_literally(monkeypatch):
 
 def spawn_ask(source: str, question: str) -> pexpect.spawn:
     env = {**os.environ, "COLUMNS": "120", "TERM": "xterm"}
-    return pexpect.spawn(
-        sys.executable,
-        ["-m", "orderbot", "ask", "--user", "C001", "--orders", source, question],
-        env=env,
-        encoding="utf-8",
-        timeout=30,
-        dimensions=(50, 120),
-    )
+    args = ["ask", "--user", "C001", "--orders", source, question]
+    return orderbot_in_a_terminal(args, env=env, dimensions=(50, 120))
 
 
 def test_in_a_terminal_ask_asks_first_and_cancels_on_yes(shop):

@@ -10,13 +10,14 @@ from pathlib import Path
 
 import pexpect
 import pyte
+from forked_terminal import orderbot_in_a_terminal
 
 ORDERBOT = str(Path(sys.executable).with_name("orderbot"))
 
 
 def terminal(*args: str, state: Path) -> list[str]:
     env = {**os.environ, "NO_COLOR": "1", "TERM": "xterm", "ORDERBOT_STATE_DIR": str(state), "LANG": "C.UTF-8"}
-    child = pexpect.spawn(ORDERBOT, list(args), env=env, dimensions=(24, 80), encoding="utf-8", timeout=30)
+    child = orderbot_in_a_terminal(list(args), env=env, dimensions=(24, 80))
     child.expect(pexpect.EOF)
     child.close()
     # What the person sees: the output replayed on an 80-column screen (taller than 24 rows

@@ -10,6 +10,7 @@ import sys
 
 import pexpect
 import pytest
+from forked_terminal import orderbot_in_a_terminal
 from rich.cells import cell_len
 from rich.console import Console
 
@@ -38,14 +39,7 @@ def orderbot_piped(*args: str, stdin: str = "", **env: str) -> subprocess.Comple
 
 
 def orderbot_in_terminal(*args: str, **env: str) -> str:
-    child = pexpect.spawn(
-        sys.executable,
-        ["-m", "orderbot", *args],
-        env=clean_env(TERM="xterm-256color", **env),
-        encoding="utf-8",
-        dimensions=(40, 120),
-        timeout=30,
-    )
+    child = orderbot_in_a_terminal(list(args), env=clean_env(TERM="xterm-256color", **env), dimensions=(40, 120))
     child.expect(pexpect.EOF)
     child.close()
     assert child.exitstatus == 0, child.before

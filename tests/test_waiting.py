@@ -5,15 +5,15 @@ from __future__ import annotations
 
 import os
 import re
-import subprocess
-import sys
 import threading
-from pathlib import Path
 
 import pexpect
 from fakeapi import FakeAPI, error, message, response
+from forked_terminal import orderbot_in_a_terminal
+from typer.testing import CliRunner
 
-ORDERBOT = str(Path(sys.executable).with_name("orderbot"))
+from orderbot.cli import app
+
 WAITED = re.compile(r"waiting for the model · (\d+) s · (\d+) s left")
 
 
@@ -32,14 +32,8 @@ def environment(api: FakeAPI) -> dict:
 
 def ask_in_terminal(api: FakeAPI, columns: int) -> pexpect.spawn:
     """`orderbot ask` in a pseudo-terminal of 24 rows, run to its end."""
-    child = pexpect.spawn(
-        ORDERBOT,
-        ["ask", "--provider", "openai", "--max-steps", "1", "查询 ORD-1001"],
-        env=environment(api),
-        dimensions=(24, columns),
-        encoding="utf-8",
-        timeout=30,
-    )
+    args = ["ask", "--provider", "openai", "--max-steps", "1", "查询 ORD-1001"]
+    child = orderbot_in_a_terminal(args, env=environment(api), dimensions=(24, columns))
     child.expect(pexpect.EOF)
     child.close()
     return child
@@ -69,45 +63,31 @@ def test_a_terminal_shows_each_retry_as_it_happens():
     assert "订单 ORD-1001 已发货" in screen and child.exitstatus == 0
 
 
+def piped(api: FakeAPI, *args: str):
+    """`orderbot ask` with its output going to a pipe (CliRunner's streams are not terminals)."""
+    env = {"OPENAI_API_KEY": "sk-test-wait", "OPENAI_BASE_URL": api.url}
+    return CliRunner().invoke(app, ["ask", "--provider", "openai", *args, "查询 ORD-1001"], env=env)
+
+
 def test_retries_are_not_shown_in_piped_output_or_json():
     with FakeAPI() as api:
         for _ in range(2):
             api.enqueue("responses", error(429, "slow down", headers={"Retry-After": "0"}), slow_answer(0.0))
-        runs = [
-            subprocess.run(
-                [ORDERBOT, "ask", "--provider", "openai", *extra, "查询 ORD-1001"],
-                env=environment(api),
-                capture_output=True,
-                text=True,
-                timeout=60,
-            )
-            for extra in ((), ("--json",))
-        ]
+        runs = [piped(api), piped(api, "--json")]
         assert len(api.requests_for("responses")) == 4
     for run in runs:
-        assert run.returncode == 0 and "已发货" in run.stdout
-        assert "retrying" not in run.stdout + run.stderr
+        assert run.exit_code == 0 and "已发货" in run.output
+        assert "retrying" not in run.output  # stdout and stderr both
 
 
 def test_piped_and_quiet_runs_show_no_waiting_line():
     with FakeAPI() as api:
         api.enqueue("responses", slow_answer(0.0), slow_answer(0.0))
-        piped = subprocess.run(
-            [ORDERBOT, "ask", "--provider", "openai", "查询 ORD-1001"],
-            env=environment(api),
-            capture_output=True,
-            text=True,
-            timeout=60,
-        )
-        child = pexpect.spawn(
-            ORDERBOT,
-            ["ask", "--quiet", "--provider", "openai", "查询 ORD-1001"],
-            env=environment(api),
-            dimensions=(24, 80),
-            encoding="utf-8",
-            timeout=30,
+        plain = piped(api)
+        child = orderbot_in_a_terminal(
+            ["ask", "--quiet", "--provider", "openai", "查询 ORD-1001"], env=environment(api), dimensions=(24, 80)
         )
         child.expect(pexpect.EOF)
         child.close()
-    assert piped.returncode == 0 and "waiting for the model" not in piped.stdout
+    assert plain.exit_code == 0 and "已发货" in plain.output and "waiting for the model" not in plain.output
     assert "已发货" in child.before and "waiting for the model" not in child.before

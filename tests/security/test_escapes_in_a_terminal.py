@@ -12,6 +12,7 @@ import re
 import sys
 
 import pexpect
+from forked_terminal import orderbot_in_a_terminal
 from fuzz import IN_CI
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -58,14 +59,8 @@ def env(tmp_path) -> dict[str, str]:
     }
 
 
-def spawn(tmp_path, *args: str) -> pexpect.spawn:
-    return pexpect.spawn(
-        sys.executable, ["-m", "orderbot", *args], env=env(tmp_path), encoding="utf-8", dimensions=(40, 120), timeout=30
-    )
-
-
 def run(tmp_path, *args: str) -> str:
-    child = spawn(tmp_path, *args)
+    child = orderbot_in_a_terminal(list(args), env=env(tmp_path), dimensions=(40, 120))
     child.expect(pexpect.EOF)
     child.close()
     return child.before
@@ -74,7 +69,16 @@ def run(tmp_path, *args: str) -> str:
 def repl(tmp_path, orders, line: str) -> str:
     """The REPL's output for one question, without the terminal's echo of the typed line
     (the person's own keystrokes, shown back by the terminal, not by orderbot)."""
-    child = spawn(tmp_path, "repl", "--user", "C001", "--orders", str(orders))
+    # A real process: the REPL's line editing is readline, which the test process has set up
+    # for its own terminal (pytest imports it at start-up), so a fork would not show this one's.
+    child = pexpect.spawn(
+        sys.executable,
+        ["-m", "orderbot", "repl", "--user", "C001", "--orders", str(orders)],
+        env=env(tmp_path),
+        encoding="utf-8",
+        dimensions=(40, 120),
+        timeout=30,
+    )
     try:
         child.expect_exact("C001> ")
         seen = child.before

@@ -1,0 +1,118 @@
+"""`orderbot` in a pseudo-terminal, forked from the test process instead of started afresh.
+
+A new `orderbot` process spends ~0.4 s of CPU importing its libraries before it does
+anything (over 1 s with the openai SDK), and the terminal tests start dozens. Here the child
+is a fork of the test process, which has imported them already. Everything else is what
+pexpect's own child gets: pty.fork() makes it a session leader with the pseudo-terminal as
+its controlling terminal and as descriptors 0, 1 and 2 (so Ctrl-C, Ctrl-D, the window size
+and line editing behave the same), then the child takes the environment, directory and
+arguments it was given and runs `orderbot.cli.main()` with fresh standard streams, default
+signal handlers and no exit handlers of the test process; it ends as the console script's
+process ends (exit code, exit handlers, an uncaught exception's traceback). The test talks
+to it through the same pexpect object as before.
+
+Not for the REPL: its line editing is readline, which pytest imports at start-up, so a
+fork's readline is set up for the test process's terminal, not for the one the test gives.
+The REPL tests, the tests about signals sent to a process or about what a process imports,
+and the crash tests start real processes. tests/test_forked_terminal.py checks that a
+forked `ask` prints what the installed command prints in a terminal.
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import fcntl
+import os
+import pty
+import signal
+import struct
+import sys
+import termios
+import time
+import traceback
+
+import pexpect
+import ptyprocess
+
+
+def orderbot_in_a_terminal(
+    args: list[str],
+    *,
+    env: dict[str, str],
+    dimensions: tuple[int, int] = (24, 80),
+    timeout: float = 30,
+    cwd: str | None = None,
+) -> pexpect.spawn:
+    """`orderbot ARGS` running in a new pseudo-terminal of `dimensions` (rows, columns)."""
+    return _Forked(sys.executable, list(args), env=env, dimensions=dimensions, timeout=timeout, cwd=cwd,
+                   encoding="utf-8")  # fmt: skip
+
+
+class _Forked(pexpect.spawn):
+    def _spawnpty(self, args, *, env, cwd, dimensions=(24, 80), **_):
+        pid, fd = pty.fork()
+        if pid == 0:
+            _become_orderbot([a.decode() if isinstance(a, bytes) else a for a in args[1:]], env, cwd, dimensions)
+        return ptyprocess.PtyProcess(pid, fd)
+
+
+def _become_orderbot(args: list[str], env: dict[str, str], cwd: str | None, dimensions: tuple[int, int]) -> None:
+    code = 1
+    try:
+        rows, columns = dimensions
+        fcntl.ioctl(0, termios.TIOCSWINSZ, struct.pack("HHHH", rows, columns, 0, 0))
+        os.environ.clear()
+        os.environ.update(env)
+        time.tzset()
+        if cwd is not None:
+            os.chdir(cwd)
+        # What a new Python process starts with, not what the test process has set.
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+        for name in ("SIGTERM", "SIGHUP", "SIGQUIT", "SIGWINCH", "SIGCHLD", "SIGALRM", "SIGUSR1", "SIGUSR2"):
+            signal.signal(getattr(signal, name), signal.SIG_DFL)
+        signal.signal(signal.SIGPIPE, signal.SIG_IGN)
+        atexit._clear()
+        # Python's own streams on a terminal: UTF-8 here (the tests' terminals are), line
+        # buffered, stderr with backslashreplace.
+        sys.stdin = sys.__stdin__ = open(0, encoding="utf-8", closefd=False)  # noqa: SIM115
+        sys.stdout = sys.__stdout__ = open(1, "w", encoding="utf-8", buffering=1, closefd=False)  # noqa: SIM115
+        sys.stderr = sys.__stderr__ = open(2, "w", encoding="utf-8", errors="backslashreplace", buffering=1,  # noqa: SIM115
+                                           closefd=False)  # fmt: skip
+        sys.argv = ["orderbot", *args]
+        from orderbot import i18n
+        from orderbot.cli import main
+
+        i18n.set_language(None)  # chosen afresh from this environment, as at start-up
+        try:
+            main()
+            code = 0
+        except SystemExit as stop:
+            code = _exit_code(stop.code)
+        except KeyboardInterrupt:
+            traceback.print_exc()
+            _flush()
+            signal.signal(signal.SIGINT, signal.SIG_DFL)
+            os.kill(os.getpid(), signal.SIGINT)  # how Python itself ends on an uncaught Ctrl-C
+        except BaseException:
+            traceback.print_exc()
+            code = 1
+        atexit._run_exitfuncs()
+        _flush()
+    finally:
+        os._exit(code)
+
+
+def _exit_code(code: object) -> int:
+    if code is None:
+        return 0
+    if isinstance(code, int):
+        return code & 0xFF
+    print(code, file=sys.stderr)
+    return 1
+
+
+def _flush() -> None:
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(OSError, ValueError):  # a closed terminal
+            stream.flush()
