@@ -27,6 +27,7 @@ from enum import StrEnum
 from typing import Any
 
 from pydantic import BaseModel
+from pydantic_core import from_json
 
 from orderbot.budget import Budget, LimitExceeded, Limits
 from orderbot.errors import ModelError, ModelTimeout
@@ -35,7 +36,7 @@ from orderbot.items import FunctionCall, FunctionCallOutput, Item, text_chars, u
 from orderbot.limits import StopReason
 from orderbot.models.base import Model, ModelRequest, Turn
 from orderbot.text import cut, one_line, plural
-from orderbot.tools import Prepared, Refused, Toolbox, ToolContext, capped, envelope_text, fail
+from orderbot.tools import Prepared, Refused, Toolbox, ToolContext, capped, compact_json, envelope_text, fail
 
 
 class Phase(StrEnum):
@@ -121,8 +122,15 @@ class Transition:
         return out
 
 
-class CallRecord(BaseModel):
-    """What became of one tool call the model proposed."""
+@dataclass(slots=True)
+class CallRecord:
+    """What became of one tool call the model proposed.
+
+    A dataclass, not a pydantic model: the engine builds one for every call from values it
+    has already checked (the call as the provider parsed it, dispatch's decision, the
+    envelope the model was sent), so validating them again would only cost time on every
+    call. A record read back from disk is still validated field by field, as part of
+    `RunState` (pydantic validates a dataclass field like a model)."""
 
     step: int
     call_id: str
@@ -180,9 +188,12 @@ class RunState(BaseModel):
     def start(
         cls, question: str, *, user: str | None = None, history: Iterable[Item] = (), run_id: str | None = None
     ) -> RunState:
-        return cls(
-            run_id=run_id or new_run_id(), question=question, user=user, items=[*history, user_message(question)]
-        )
+        state = cls(run_id=run_id or new_run_id(), question=question, user=user)
+        # Added after validation, which would only check them again: the history is items of
+        # earlier runs and the question's message was validated when it was made.
+        state.items.extend(history)
+        state.items.append(user_message(question))
+        return state
 
     @property
     def observed(self) -> list[CallRecord]:
@@ -211,9 +222,8 @@ Observer = Callable[[Transition, RunState], None]
 Approver = Callable[[PendingCall], bool]
 
 
-# Encoders made once: json.dumps with options builds a new encoder on every call.
+# Made once: json.dumps with options builds a new encoder on every call.
 _JSON = json.JSONEncoder(ensure_ascii=False)
-_COMPACT = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
 
 
 def describe_call(name: str, arguments: Any, limit: int = 120) -> str:
@@ -222,7 +232,7 @@ def describe_call(name: str, arguments: Any, limit: int = 120) -> str:
     parsed = arguments
     if isinstance(arguments, str):
         try:
-            parsed = json.loads(arguments)
+            parsed = from_json(arguments)
         except ValueError:
             parsed = arguments
     if isinstance(parsed, dict):
@@ -234,7 +244,7 @@ def describe_call(name: str, arguments: Any, limit: int = 120) -> str:
 
 def summarize_result(envelope: dict, limit: int = 120) -> str:
     if envelope.get("ok"):
-        text = "ok " + _COMPACT.encode(envelope.get("data"))
+        text = "ok " + compact_json(envelope.get("data"))
     else:
         text = f"error {envelope.get('code')}: {envelope.get('error')}"
     return cut(text, limit)
@@ -597,7 +607,8 @@ class Shown:
                 describe_call(call.name, raw),
             )
         try:
-            arguments: Any = json.loads(raw)
+            # The parser dispatch validates with (pydantic's): both read the same arguments.
+            arguments: Any = from_json(raw)
         except ValueError:
             arguments = raw[:500]
         data = {"call_id": call.call_id, "name": call.name[:100], "arguments": arguments}

@@ -12,7 +12,7 @@ import re
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import replace
+from dataclasses import asdict, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -174,7 +174,7 @@ def json_document(
         "usage": None
         if state.input_tokens is None
         else {"input_tokens": state.input_tokens, "output_tokens": state.output_tokens},
-        "calls": [c.model_dump() for c in state.calls],
+        "calls": [asdict(c) for c in state.calls],
         "pending": [p.model_dump() for p in state.pending],
         "transitions": [t.as_dict() for t in transitions],
         "claims": [claim.as_dict() for claim in claims],

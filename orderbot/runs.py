@@ -41,7 +41,7 @@ import os
 import re
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
@@ -381,7 +381,7 @@ def bound_call(call):
     result = {"ok": call.result.get("ok"), "truncated": True, "preview": cut(text, MAX_RESULT)}
     if "code" in call.result:
         result["code"] = call.result["code"]
-    return call.model_copy(update={"result": result})
+    return replace(call, result=result)
 
 
 def _bound(value: Any, limit: int, depth: int = 0) -> Any:
