@@ -47,8 +47,13 @@ class Turn:
     text: str = field(init=False)
 
     def __post_init__(self) -> None:
-        self.calls = tuple(i for i in self.items if isinstance(i, FunctionCall))
-        self.text = "\n".join([i.content for i in self.items if isinstance(i, Message) and i.role == "assistant"])
+        calls, texts = [], []  # one pass over the items: a turn is made for every model request
+        for item in self.items:
+            if isinstance(item, FunctionCall):
+                calls.append(item)
+            elif isinstance(item, Message) and item.role == "assistant":
+                texts.append(item.content)
+        self.calls, self.text = tuple(calls), "\n".join(texts)
 
     @property
     def size(self) -> int:
