@@ -308,11 +308,6 @@ class PageRun:
 BLOCKS = [(page, index, block) for page in PAGES if page.exists() for index, block in enumerate(parse_page(page))]
 
 
-# Under pytest-xdist, every test here runs on one worker: a page's blocks build on each other
-# (a later block uses the run ids of an earlier one), and they share one warm orderbot.
-pytestmark = pytest.mark.xdist_group("docs")
-
-
 @pytest.fixture(scope="session")
 def pycache(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return tmp_path_factory.mktemp("pycache")
