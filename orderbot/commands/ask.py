@@ -24,6 +24,7 @@ from orderbot.commands.common import (
     Trace,
     User,
     errors_to_exit_codes,
+    settings_from,
     setup_logging,
 )
 from orderbot.escape import json_text  # --json: valid JSON, no raw controls
@@ -57,6 +58,7 @@ def ask(
     strict_claims: StrictClaims = False,
     otel: Otel = False,
 ) -> None:
+    flags = locals()
     with errors_to_exit_codes():
         from orderbot.commands.common import run_exit_code
         from orderbot.engine import RunState
@@ -68,7 +70,6 @@ def ask(
         from orderbot.runner import Runner
         from orderbot.runs import RunStore
         from orderbot.session import open_session
-        from orderbot.settings import load_settings
 
         if question == "-":  # the question from standard input: `echo 查询 ORD-1001 | orderbot ask -`
             question = sys.stdin.read(MAX_QUESTION_CHARS + 1)
@@ -76,18 +77,7 @@ def ask(
             raise ConfigError(t("error.question_empty"))
         if len(question) > MAX_QUESTION_CHARS:
             raise ConfigError(t("error.question_too_long", chars=len(question), limit=MAX_QUESTION_CHARS))
-        settings = load_settings(
-            max_steps=max_steps,
-            timeout=timeout,
-            max_tool_calls=max_tool_calls,
-            max_calls_per_step=max_calls_per_step,
-            orders=orders,
-            user=user,
-            provider=provider,
-            model=model,
-            base_url=base_url,
-            state_dir=state_dir,
-        )
+        settings = settings_from(flags)
         limits = settings.limits
         setup_logging(settings.resolved_state_dir())
         session = open_session(settings)

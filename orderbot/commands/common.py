@@ -233,6 +233,19 @@ def error_line(exc: BaseException) -> str:
     return t("error.prefix", error=cut(visible(exc, one_line=True), MAX_ERROR_LINE))
 
 
+# The flags that are settings, by the settings' own names (a command's parameters use them).
+SETTING_FLAGS = (*LIMIT, "orders", "user", "provider", "model", "base_url", "state_dir")
+
+
+def settings_from(flags: dict):
+    """The settings, with the command's setting flags that were given on top. Commands pass
+    their parameters (`locals()` before anything else is assigned); flags a command does not
+    have are simply absent."""
+    from orderbot.settings import load_settings
+
+    return load_settings(**{name: flags[name] for name in SETTING_FLAGS if name in flags})
+
+
 def setup_logging(state_dir: Path) -> None:
     """Tool failures and other internals go to a log file, never to the terminal."""
     import logging

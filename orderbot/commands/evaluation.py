@@ -21,6 +21,7 @@ from orderbot.commands.common import (
     Provider,
     Timeout,
     errors_to_exit_codes,
+    settings_from,
 )
 
 HELP = "Measure a model on a suite of cases (the built-in one by default) before trusting it."
@@ -49,23 +50,15 @@ def eval_command(
     json_out: Json = False,
     otel: Otel = False,
 ) -> None:
+    flags = locals()
     with errors_to_exit_codes():
         from orderbot.evaluate import Report, case_runner, load_suite, orders_source, run_suite
         from orderbot.models import create, resolve_provider
         from orderbot.render import make_console, print_eval
         from orderbot.runner import Runner
         from orderbot.runs import RunStore
-        from orderbot.settings import load_settings
 
-        settings = load_settings(
-            max_steps=max_steps,
-            timeout=timeout,
-            max_tool_calls=max_tool_calls,
-            max_calls_per_step=max_calls_per_step,
-            provider=provider,
-            model=model,
-            base_url=base_url,
-        )
+        settings = settings_from(flags | {"orders": None})  # --orders names the suite's orders, not a setting
         loaded, suite_path = load_suite(suite)
         source = orders_source(loaded, suite_path, orders)
         chosen = resolve_provider(settings)

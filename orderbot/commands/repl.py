@@ -29,6 +29,7 @@ from orderbot.commands.common import (
     Trace,
     User,
     errors_to_exit_codes,
+    settings_from,
     setup_logging,
 )
 from orderbot.i18n import t
@@ -54,23 +55,12 @@ def repl(
     no_facts: NoFacts = False,
     otel: Otel = False,
 ) -> None:
+    flags = locals()
     with errors_to_exit_codes():
         from orderbot.models import create
         from orderbot.session import open_session
-        from orderbot.settings import load_settings
 
-        settings = load_settings(
-            max_steps=max_steps,
-            timeout=timeout,
-            max_tool_calls=max_tool_calls,
-            max_calls_per_step=max_calls_per_step,
-            orders=orders,
-            user=user,
-            provider=provider,
-            model=model,
-            base_url=base_url,
-            state_dir=state_dir,
-        )
+        settings = settings_from(flags)
         setup_logging(settings.resolved_state_dir())
         code = Repl(
             settings, open_session(settings), create(settings), trace=trace, facts=not no_facts, otel=otel

@@ -29,6 +29,7 @@ from orderbot.commands.common import (
     Timeout,
     User,
     errors_to_exit_codes,
+    settings_from,
     setup_logging,
 )
 from orderbot.escape import json_text  # --json: valid JSON, no raw controls
@@ -78,6 +79,7 @@ def resume(
     strict_claims: StrictClaims = False,
     otel: Otel = False,
 ) -> None:
+    flags = locals()
     if approve and reject:
         from orderbot.i18n import t
 
@@ -95,20 +97,8 @@ def resume(
         from orderbot.runner import Runner
         from orderbot.runs import RunStore
         from orderbot.session import open_session
-        from orderbot.settings import load_settings
 
-        settings = load_settings(
-            max_steps=max_steps,
-            timeout=timeout,
-            max_tool_calls=max_tool_calls,
-            max_calls_per_step=max_calls_per_step,
-            orders=orders,
-            user=user,
-            provider=provider,
-            model=model,
-            base_url=base_url,
-            state_dir=state_dir,
-        )
+        settings = settings_from(flags)
         limits = settings.limits
         setup_logging(settings.resolved_state_dir())
         store = RunStore(settings.resolved_state_dir(), keep=settings.keep_runs)
