@@ -176,7 +176,9 @@ def main() -> None:
             rate = f"{options.count / seconds:,.0f} orders/s"
             rows.append((f"import {options.count:,} into PostgreSQL (COPY)", rate, "-", "-", "info"))
         try:
-            targets = cancellable(big, options.rounds * (len(sources) + 1) + 2)
+            # Per round: one order to cancel per store, and two in the JSON file (orderbot's
+            # approval and the read-modify-write baseline).
+            targets = cancellable(big, options.rounds * (len(sources) + 2))
             results: dict[str, list[tuple[float, float]]] = {}
             for _ in range(options.rounds):  # interleaved: every variant sees the same machine load
                 for name, source in [("sample", str(sample)), *sources.items(), ("json", str(big))]:
