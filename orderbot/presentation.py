@@ -23,6 +23,8 @@ from orderbot.styles import STYLE_ERROR, STYLE_OK, STYLE_WARN
 from orderbot.text import one_line
 
 RUN_ID_CELLS = len("261130-114943-3f2a")
+STARTED_CELLS = len("2026-11-30 18:26")
+NARROW_RUNS = 96  # below this many columns the table of runs leaves out steps and calls
 QUESTION_CHARS = 28  # of the question, in the table of runs
 YES = ("y", "yes", "是", "好")
 
@@ -83,36 +85,33 @@ def _stop_text(row) -> str:
     return f"{text} ({decided})" if decided else text
 
 
-def format_runs(rows, *, plain: bool) -> Table:
-    """Recorded runs (orderbot.runs.RunSummary), one row each, newest first."""
+def format_runs(rows, *, plain: bool, width: int | None = None) -> Table:
+    """Recorded runs (orderbot.runs.RunSummary), one row each, newest first. Narrower than
+    NARROW_RUNS columns (an 80-column terminal), the step and call counts are left out so the
+    run id, its start time and some of the question fit; `runs show` has them."""
+    counts = width is None or width >= NARROW_RUNS
     table = Table(
         box=box.SIMPLE if plain else box.ROUNDED,
         show_edge=not plain,
         pad_edge=not plain,
         header_style="" if plain else "bold",
     )
-    for name, justify in (
-        (t("table.run_id"), "left"),
-        (t("table.started"), "left"),
-        (t("table.user"), "left"),
-        (t("table.stop_reason"), "left"),
-        (t("table.steps"), "right"),
-        (t("table.calls"), "right"),
-    ):
+    columns = [(t("table.run_id"), "left"), (t("table.started"), "left"), (t("table.user"), "left")]
+    columns.append((t("table.stop_reason"), "left"))
+    if counts:
+        columns += [(t("table.steps"), "right"), (t("table.calls"), "right")]
+    for name, justify in columns:
         table.add_column(name, justify=justify, no_wrap=True, min_width=cell_len(name))
-    # A run id is the one thing a person must copy whole: its column never shrinks.
+    # A run id is the one thing a person must copy whole, and a start time cut to its date
+    # says nothing: neither column shrinks (the question and the stop reason give way).
     table.columns[0].min_width = RUN_ID_CELLS
+    table.columns[1].min_width = STARTED_CELLS
     table.add_column(t("table.question"), no_wrap=True, overflow="ellipsis", max_width=QUESTION_CHARS, min_width=4)
     for row in rows:
         if row.error is not None:
+            unreadable = Text(t("table.unreadable"), style=STYLE_ERROR)
             table.add_row(
-                row.run_id,
-                "",
-                "",
-                Text(t("table.unreadable"), style=STYLE_ERROR),
-                "",
-                "",
-                Text(row.error, style=STYLE_ERROR),
+                row.run_id, "", "", unreadable, *(["", ""] if counts else []), Text(row.error, style=STYLE_ERROR)
             )
             continue
         style = (
@@ -124,8 +123,7 @@ def format_runs(rows, *, plain: bool) -> Table:
             row.created_at.replace("T", " ")[:16],
             row.user or "-",
             Text(_stop_text(row), style=style),
-            str(row.steps),
-            str(row.tool_calls),
+            *([str(row.steps), str(row.tool_calls)] if counts else []),
             question,
         )
     return table

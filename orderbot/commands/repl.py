@@ -250,7 +250,7 @@ class Repl:
         if not rows:
             self.say(t("runs.none", dir=self.store.dir))
             return
-        self.console.print(format_runs(rows, plain=not self.console.is_terminal))
+        self.console.print(format_runs(rows, plain=not self.console.is_terminal, width=self.console.width))
         self.say(t("repl.runs_hint"))
 
     def say(self, text: str) -> None:

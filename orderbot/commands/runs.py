@@ -66,7 +66,7 @@ def list_runs(
                 markup=False,
             )
             return
-        console.print(format_runs(rows, plain=not console.is_terminal))
+        console.print(format_runs(rows, plain=not console.is_terminal, width=console.width))
 
 
 @app.command("show", help=SHOW_HELP, epilog=SHOW_EPILOG)
