@@ -49,6 +49,14 @@ def orderbot_in_a_terminal(
                    encoding="utf-8")  # fmt: skip
 
 
+def orderbot_process_in_a_terminal(
+    args: list[str], *, env: dict[str, str], dimensions: tuple[int, int] = (24, 80), timeout: float = 30
+) -> pexpect.spawn:
+    """The same, as a new process (`python -m orderbot ARGS`): for the REPL (see above)."""
+    return pexpect.spawn(sys.executable, ["-m", "orderbot", *args], env=env, encoding="utf-8", dimensions=dimensions,
+                         timeout=timeout)  # fmt: skip
+
+
 class _Forked(pexpect.spawn):
     def _spawnpty(self, args, *, env, cwd, dimensions=(24, 80), **_):
         pid, fd = pty.fork()

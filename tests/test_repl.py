@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import json
 import os
-import sys
 import threading
 from pathlib import Path
 
 import pexpect
 import pytest
 from fakeapi import FakeAPI, completion, hang
+from forked_terminal import orderbot_process_in_a_terminal
 
 PROMPT = "orderbot C001> "
 WAIT = 30  # seconds pexpect waits for text that should come at once; never slept
@@ -35,8 +35,8 @@ def spawn(tmp_path: Path, orders_file: Path):
             "LINES": "40",
             "HOME": str(tmp_path),
         }
-        argv = ["-m", "orderbot", "repl", "--orders", str(orders_file), *(["--user", user] if user else []), *args]
-        child = pexpect.spawn(sys.executable, argv, env=env, encoding="utf-8", dimensions=(40, 120), timeout=WAIT)
+        argv = ["repl", "--orders", str(orders_file), *(["--user", user] if user else []), *args]
+        child = orderbot_process_in_a_terminal(argv, env=env, dimensions=(40, 120), timeout=WAIT)
         children.append(child)
         return child
 

@@ -9,10 +9,9 @@ from __future__ import annotations
 import json
 import os
 import re
-import sys
 
 import pexpect
-from forked_terminal import orderbot_in_a_terminal
+from forked_terminal import orderbot_in_a_terminal, orderbot_process_in_a_terminal
 from fuzz import IN_CI
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -69,16 +68,8 @@ def run(tmp_path, *args: str) -> str:
 def repl(tmp_path, orders, line: str) -> str:
     """The REPL's output for one question, without the terminal's echo of the typed line
     (the person's own keystrokes, shown back by the terminal, not by orderbot)."""
-    # A real process: the REPL's line editing is readline, which the test process has set up
-    # for its own terminal (pytest imports it at start-up), so a fork would not show this one's.
-    child = pexpect.spawn(
-        sys.executable,
-        ["-m", "orderbot", "repl", "--user", "C001", "--orders", str(orders)],
-        env=env(tmp_path),
-        encoding="utf-8",
-        dimensions=(40, 120),
-        timeout=30,
-    )
+    args = ["repl", "--user", "C001", "--orders", str(orders)]
+    child = orderbot_process_in_a_terminal(args, env=env(tmp_path), dimensions=(40, 120))
     try:
         child.expect_exact("C001> ")
         seen = child.before

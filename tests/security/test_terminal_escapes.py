@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import sys
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -119,14 +118,10 @@ def test_the_repl_and_the_approval_prompt_in_a_terminal(orders_file, tmp_path):
     hostile sequences may not."""
     pexpect = pytest.importorskip("pexpect")
     hostile_orders(orders_file)
-    child = pexpect.spawn(
-        sys.executable,
-        ["-m", "orderbot", "repl", "--orders", str(orders_file), "--user", "C001"],
-        env=_pty_env(tmp_path),
-        encoding="utf-8",
-        dimensions=(40, 120),
-        timeout=30,
-    )
+    from forked_terminal import orderbot_process_in_a_terminal
+
+    args = ["repl", "--orders", str(orders_file), "--user", "C001"]
+    child = orderbot_process_in_a_terminal(args, env=_pty_env(tmp_path), dimensions=(40, 120))
     try:
         child.expect_exact("C001> ")
         child.sendline("ORD-1001 的详情")
