@@ -107,23 +107,26 @@ def format_runs(rows, *, plain: bool, width: int | None = None) -> Table:
     table.columns[0].min_width = RUN_ID_CELLS
     table.columns[1].min_width = STARTED_CELLS
     table.add_column(t("table.question"), no_wrap=True, overflow="ellipsis", max_width=QUESTION_CHARS, min_width=4)
+
+    def add(run_id, started, user, stop, steps, calls, question) -> None:
+        table.add_row(run_id, started, user, stop, *((steps, calls) if counts else ()), question)
+
     for row in rows:
         if row.error is not None:
-            unreadable = Text(t("table.unreadable"), style=STYLE_ERROR)
-            table.add_row(
-                row.run_id, "", "", unreadable, *(["", ""] if counts else []), Text(row.error, style=STYLE_ERROR)
-            )
+            unreadable, why = Text(t("table.unreadable"), style=STYLE_ERROR), Text(row.error, style=STYLE_ERROR)
+            add(row.run_id, "", "", unreadable, "", "", why)
             continue
         style = (
             STYLE_OK if row.status == "answered" else STYLE_WARN if row.status == "awaiting_approval" else STYLE_ERROR
         )
         question = one_line(row.question, QUESTION_CHARS)
-        table.add_row(
+        add(
             row.run_id,
             row.created_at.replace("T", " ")[:16],
             row.user or "-",
             Text(_stop_text(row), style=style),
-            *([str(row.steps), str(row.tool_calls)] if counts else []),
+            str(row.steps),
+            str(row.tool_calls),
             question,
         )
     return table

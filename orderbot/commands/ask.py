@@ -24,6 +24,7 @@ from orderbot.commands.common import (
     Trace,
     User,
     errors_to_exit_codes,
+    run_exit_code,
     settings_from,
     setup_logging,
 )
@@ -60,7 +61,6 @@ def ask(
 ) -> None:
     flags = locals()
     with errors_to_exit_codes():
-        from orderbot.commands.common import run_exit_code
         from orderbot.engine import RunState
         from orderbot.errors import ConfigError
         from orderbot.i18n import t

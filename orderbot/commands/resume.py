@@ -29,6 +29,7 @@ from orderbot.commands.common import (
     Timeout,
     User,
     errors_to_exit_codes,
+    run_exit_code,
     settings_from,
     setup_logging,
 )
@@ -87,7 +88,6 @@ def resume(
     with errors_to_exit_codes():
         from filelock import Timeout as LockTimeout
 
-        from orderbot.commands.common import run_exit_code
         from orderbot.errors import RecordError
         from orderbot.i18n import t
         from orderbot.models import FACTORIES, create, endpoint, resolve_provider
