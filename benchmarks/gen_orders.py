@@ -1,7 +1,7 @@
 """Write a realistic orders file: `python benchmarks/gen_orders.py COUNT PATH`.
 
 Orders look like the bundled sample (Chinese goods, carriers, cities; 1-4 line items;
-totals that add up; every status), are valid per `orderbot.orders.Order`, and are
+totals that add up; every status), are valid per `orderbot.shops.sample.tools.Order`, and are
 deterministic for a given count (seeded), so runs are comparable. The file is compact
 JSON, as a program would write it. Generated files belong in a temporary directory:
 they are never committed.

@@ -57,15 +57,15 @@ def load_plain_gc_off(path: Path) -> dict:
 
 
 def load_orderbot(path: Path):
-    from orderbot.stores.jsonfile import JsonStore as OrderStore
+    from orderbot.shops.sample.stores.jsonfile import JsonStore as OrderStore
 
     return OrderStore.load(path)
 
 
 def cancel_one(path: Path) -> dict:
     """One cancellation through the store's own API (lock, re-read, atomic rewrite)."""
-    from orderbot.orders import CANCELLABLE
-    from orderbot.stores.jsonfile import JsonStore as OrderStore
+    from orderbot.shops.sample.model import CANCELLABLE
+    from orderbot.shops.sample.stores.jsonfile import JsonStore as OrderStore
 
     store = OrderStore.load(path)
     order = next(o for o in store.orders.values() if o.status in CANCELLABLE)
@@ -79,7 +79,7 @@ def main(mode: str, path: Path) -> None:
     if mode == "cancel":
         print(json.dumps(cancel_one(path)))
         return
-    import orderbot.orders  # noqa: F401 - imports are not part of the load (and the same for all)
+    import orderbot.shops.sample.tools  # noqa: F401 - imports are not part of the load (and the same for all)
 
     load = {"json-gc-on": load_plain, "json-gc-off": load_plain_gc_off, "orderbot": load_orderbot}[mode]
     gc.collect()

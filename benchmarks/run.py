@@ -141,12 +141,14 @@ def loop_overhead(quick: bool) -> list[Figure]:
     import plain_loop
     from rich.console import Console
 
-    from orderbot.engine import Engine, Limits, RunState, StopReason
+    from orderbot.loop.engine import Engine, Limits, StopReason
+    from orderbot.loop.state import RunState
+    from orderbot.loop.tools import Toolbox
     from orderbot.models.scripted import ScriptedModel, call, calls, text
-    from orderbot.orders import SAMPLE_PATH, order_tools
-    from orderbot.render import TransitionView
-    from orderbot.stores.jsonfile import JsonStore as OrderStore
-    from orderbot.tools import Toolbox
+    from orderbot.shops.sample.model import SAMPLE_PATH
+    from orderbot.shops.sample.stores.jsonfile import JsonStore as OrderStore
+    from orderbot.shops.sample.tools import order_tools
+    from orderbot.ui.render import TransitionView
 
     store = OrderStore.load(SAMPLE_PATH)  # in memory from here on: get_order_status only reads
     toolbox = Toolbox(order_tools(store))

@@ -98,8 +98,8 @@ os.replace(path + ".tmp", path)
 EXECUTEMANY = """
 import sqlite3, sys, time
 from pathlib import Path
-from orderbot.stores.jsonfile import parse_orders
-from orderbot.stores.sql import INDEXES, rows_of, tables
+from orderbot.shops.sample.stores.jsonfile import parse_orders
+from orderbot.shops.sample.stores.sql import INDEXES, rows_of, tables
 path = Path(sys.argv[1])
 rows = list(rows_of(parse_orders(path, path.read_bytes()).values()))
 db = sqlite3.connect(sys.argv[2], isolation_level=None)
@@ -126,7 +126,7 @@ def main() -> None:
     options = parser.parse_args()
     from gen_orders import write
 
-    from orderbot.orders import SAMPLE_PATH
+    from orderbot.shops.sample.model import SAMPLE_PATH
 
     rows: list[tuple[str, str, str, str]] = []
 

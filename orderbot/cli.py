@@ -19,7 +19,7 @@ import typer
 from typer.core import TyperGroup, TyperOption
 
 from orderbot.commands import ask, doctor, evaluation, orders, repl, replay, resume, runs
-from orderbot.terminal import end_quietly_on_closed_pipe
+from orderbot.ui.terminal import end_quietly_on_closed_pipe
 
 # The order a newcomer needs the commands in (Typer would list sub-apps such as `runs` last).
 COMMAND_ORDER = ("ask", "repl", "runs", "resume", "replay", "orders", "eval", "doctor")

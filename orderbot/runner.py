@@ -2,7 +2,7 @@
 
 A run is wired in this order, and only here:
 
-1. the session: the orders source, its tools, the user, the settings (orderbot.session);
+1. the session: the orders source, its tools, the user, the settings (orderbot.shops.session);
 2. the model, wrapped by the recorder, which keeps each turn for replay;
 3. the approver, guarded by the recorder, which notes a side effect as `executing` on disk
    before a yes is carried out (so a crash mid-call can never lead to running it twice);
@@ -12,7 +12,7 @@ A run is wired in this order, and only here:
      b. the views (screen: the transitions table, the trace, the REPL's step lines),
         in the order the command gives them;
 5. the Engine, which runs the loop and calls the observers after each transition;
-6. after the run, the claim check of its answer (orderbot.claims), kept in the record.
+6. after the run, the claim check of its answer (orderbot.answers.claims), kept in the record.
 
 `Runner.start` begins a recorded run, `Runner.resume` continues a recorded one (a paused
 approval or a limit stop, from `orderbot resume` or the REPL's "continue"), and
@@ -27,12 +27,15 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from orderbot.claims import check_state
-from orderbot.engine import Approver, Engine, Limits, Observer, RunState
+from orderbot.answers.claims import check_state
+from orderbot.loop.engine import Engine, Limits
+from orderbot.loop.state import Approver, Observer, RunState
+from orderbot.loop.tools import Toolbox
 from orderbot.models.base import Model
-from orderbot.orders import INSTRUCTIONS
-from orderbot.runs import Recorder, RunRecord, RunStore
-from orderbot.tools import Toolbox
+from orderbot.runs.record import RunRecord
+from orderbot.runs.recorder import Recorder
+from orderbot.runs.store import RunStore
+from orderbot.shops.sample.tools import INSTRUCTIONS
 
 
 def observers(
@@ -69,7 +72,7 @@ class Runner:
         base_url: str | None = None,
         otel: bool = False,
     ) -> Runner:
-        """A runner over a session (orderbot.session.Session): its tools and its orders file;
+        """A runner over a session (orderbot.shops.session.Session): its tools and its orders file;
         runs are traced when `otel` (--otel) or OTEL_EXPORTER_OTLP_ENDPOINT asks for it."""
         from orderbot import telemetry
 
@@ -142,7 +145,7 @@ class Runner:
         approver: Approver | None = None,
     ) -> RunState:
         """Continue a stored run with a fresh budget, appending to its record. Whoever calls
-        this has re-checked the record (orderbot.resume.check_resume) when it came from disk.
+        this has re-checked the record (orderbot.runs.resume.check_resume) when it came from disk.
         `approve` settles the calls the run is waiting for; approved ones are noted
         `executing` on disk before they run."""
         recorder = Recorder(self._store(), record, wall_clock=self.wall_clock)

@@ -14,9 +14,9 @@ from pydantic import AliasChoices, Field, PrivateAttr, SecretStr, ValidationErro
 from pydantic_core import PydanticCustomError
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from orderbot.budget import Limits
 from orderbot.errors import ConfigError, UsageError
-from orderbot.limits import LIMIT, LIMITS
+from orderbot.loop.budget import Limits
+from orderbot.loop.limits import LIMIT, LIMITS
 from orderbot.text import first_error
 
 # A user id is short and plain: it is shown in prompts, records and the resume command.
@@ -45,11 +45,11 @@ class Settings(BaseSettings):
     base_url: str | None = Field(
         None, validation_alias=AliasChoices("base_url", "ORDERBOT_BASE_URL", "OPENAI_BASE_URL")
     )
-    orders: str | None = None  # a JSON file path, sqlite:///path or postgresql://... (orderbot/stores/)
+    orders: str | None = None  # a JSON file path, sqlite:///path or postgresql://... (orderbot/shops/sample/stores/)
     user: str | None = Field(None, max_length=64)
     state_dir: Path | None = None
 
-    # The limits (orderbot.limits' table), checked when `limits` builds them.
+    # The limits (orderbot.loop.limits' table), checked when `limits` builds them.
     max_steps: int = LIMIT["max_steps"].default
     timeout: float = LIMIT["timeout"].default
     max_tool_calls: int = LIMIT["max_tool_calls"].default

@@ -12,9 +12,10 @@ from pathlib import Path
 import pytest
 
 from orderbot import models
-from orderbot.orders import SAMPLE_PATH, order_tools
-from orderbot.stores.jsonfile import JsonStore
-from orderbot.tools import Toolbox
+from orderbot.loop.tools import Toolbox
+from orderbot.shops.sample.model import SAMPLE_PATH
+from orderbot.shops.sample.stores.jsonfile import JsonStore
+from orderbot.shops.sample.tools import order_tools
 
 ENV_TO_CLEAR = ("OPENAI_API_KEY", "OPENAI_BASE_URL", "MODEL_NAME")
 
@@ -119,13 +120,13 @@ def clock() -> FakeClock:
     return FakeClock()
 
 
-# ---- the three stores (tests/shops.py) ------------------------------------------------------
+# ---- the three stores (tests/shopkit.py) ------------------------------------------------------
 
 
 @pytest.fixture(scope="session")
 def postgres_server():
     """A throwaway PostgreSQL cluster for the whole test session, removed at the end."""
-    from shops import start_postgres
+    from shopkit import start_postgres
 
     server, stop = start_postgres()
     try:
@@ -137,10 +138,10 @@ def postgres_server():
 @pytest.fixture(scope="session")
 def postgres_template(postgres_server) -> str:
     """A database holding the sample orders; each test gets its own copy of it."""
-    from shops import sample_orders
+    from shopkit import sample_orders
 
-    from orderbot.stores import parse_source
-    from orderbot.stores.postgres import import_orders
+    from orderbot.shops.sample.stores.postgres import import_orders
+    from orderbot.shops.source import parse_source
 
     name = postgres_server.new_database()
     import_orders(parse_source(postgres_server.url(name)), sample_orders(), replace=False)
@@ -150,7 +151,7 @@ def postgres_template(postgres_server) -> str:
 @pytest.fixture(params=["json", "sqlite", "postgres"])
 def shop(request, tmp_path):
     """The sample orders in each kind of store in turn, private to the test."""
-    from shops import make_shop
+    from shopkit import make_shop
 
     server = template = None
     if request.param == "postgres":

@@ -14,7 +14,7 @@ to it through the same pexpect object as before.
 Not for the REPL: its line editing is readline, which pytest imports at start-up, so a
 fork's readline is set up for the test process's terminal, not for the one the test gives.
 The REPL tests, the tests about signals sent to a process or about what a process imports,
-and the crash tests start real processes. tests/test_forked_terminal.py checks that a
+and the crash tests start real processes. tests/ui/test_forked_terminal.py checks that a
 forked `ask` prints what the installed command prints in a terminal.
 """
 

@@ -15,13 +15,14 @@ from rich.console import Console
 from typer.testing import CliRunner
 
 from orderbot.cli import app
-from orderbot.engine import Engine, Limits, PendingCall, RunState, StopReason
-from orderbot.items import FunctionCallOutput
+from orderbot.loop.engine import Engine, Limits, StopReason
+from orderbot.loop.items import FunctionCallOutput
+from orderbot.loop.state import PendingCall, RunState
+from orderbot.loop.tools import Toolbox
 from orderbot.models.scripted import ScriptedModel, call, calls, text
-from orderbot.orders import order_tools
-from orderbot.presentation import terminal_approver
-from orderbot.render import TransitionView
-from orderbot.tools import Toolbox
+from orderbot.shops.sample.tools import order_tools
+from orderbot.ui.presentation import terminal_approver
+from orderbot.ui.render import TransitionView
 
 runner = CliRunner()
 CANCEL = {"order_id": "ORD-1002", "reason": "不想要了"}
@@ -171,7 +172,7 @@ def test_resuming_the_same_paused_run_twice_cancels_once(shop, toolbox):
     assert first.stop_reason is second.stop_reason is StopReason.ANSWERED
     assert [c.decision for c in first.calls] == [c.decision for c in second.calls] == ["executed"]
     assert first.calls[0].result == second.calls[0].result  # the same answer, from what was stored
-    assert shop.snapshot() == written  # no second write (the JSON file's inode: tests/test_writes.py)
+    assert shop.snapshot() == written  # no second write (the JSON file's inode: tests/shops/sample/test_writes.py)
     assert shop.status("ORD-1002") == "已取消"
 
 

@@ -87,7 +87,7 @@ def test_an_unknown_stop_reason_is_a_usage_error_listing_the_valid_ones():
 
 def test_the_stop_reasons_runs_accepts_are_the_engines_and_incomplete():
     from orderbot.commands.runs import STOP_REASONS
-    from orderbot.engine import StopReason
+    from orderbot.loop.engine import StopReason
 
     assert set(STOP_REASONS) == {str(r) for r in StopReason} | {"incomplete"}
 
@@ -171,7 +171,7 @@ def test_a_bad_value_in_the_environment_or_env_file_names_its_source(monkeypatch
 
 
 def test_tokens_are_in_the_footer_when_reported_and_none_offline(use_model):
-    from orderbot.items import Message
+    from orderbot.loop.items import Message
     from orderbot.models.base import Turn, Usage
 
     offline = json.loads(cli("ask", "--json", "查询 ORD-1001").stdout)

@@ -434,7 +434,7 @@ def section(text: str, title: str) -> str:
 def test_the_readme_tables_name_every_limit_and_exit_code() -> None:
     from orderbot.commands import common
     from orderbot.commands.common import EXIT_CODES
-    from orderbot.limits import LIMITS
+    from orderbot.loop.limits import LIMITS
 
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     limits = [row for row in section(readme, "Limits").splitlines() if row.startswith("| ")]

@@ -6,12 +6,14 @@ import ast
 import dataclasses
 from pathlib import Path
 
-from orderbot.engine import Limits, RunState, StopReason
+from orderbot.loop.engine import Limits, StopReason
+from orderbot.loop.state import RunState
+from orderbot.loop.tools import Toolbox
 from orderbot.models.scripted import ScriptedModel, call, calls, text
-from orderbot.orders import order_tools
 from orderbot.runner import Runner
-from orderbot.runs import COMMITTED, EXECUTING, RunStore, read_record
-from orderbot.tools import Toolbox
+from orderbot.runs.record import COMMITTED, EXECUTING
+from orderbot.runs.store import RunStore, read_record
+from orderbot.shops.sample.tools import order_tools
 
 PACKAGE = Path(__file__).resolve().parents[1] / "orderbot"
 CANCEL = {"order_id": "ORD-1002", "reason": "不要了"}

@@ -28,7 +28,7 @@ from orderbot.commands.common import (
     settings_from,
     setup_logging,
 )
-from orderbot.escape import json_text  # --json: valid JSON, no raw controls
+from orderbot.ui.escape import json_text  # --json: valid JSON, no raw controls
 
 HELP = "Ask one question about orders: one bounded plan → act → observe → finish run."
 EPILOG = 'Example: orderbot ask "请查询订单 ORD-1001 的状态。"'
@@ -61,15 +61,15 @@ def ask(
 ) -> None:
     flags = locals()
     with errors_to_exit_codes():
-        from orderbot.engine import RunState
         from orderbot.errors import ConfigError
         from orderbot.i18n import t
+        from orderbot.loop.state import RunState
         from orderbot.models import create, endpoint, resolve_provider
-        from orderbot.presentation import provider_text, resume_command, resume_hint, terminal_approver
-        from orderbot.render import TransitionView, json_document, make_console, print_header, print_outcome
         from orderbot.runner import Runner
-        from orderbot.runs import RunStore
-        from orderbot.session import open_session
+        from orderbot.runs.store import RunStore
+        from orderbot.shops.session import open_session
+        from orderbot.ui.presentation import provider_text, resume_command, resume_hint, terminal_approver
+        from orderbot.ui.render import TransitionView, json_document, make_console, print_header, print_outcome
 
         if question == "-":  # the question from standard input: `echo 查询 ORD-1001 | orderbot ask -`
             question = sys.stdin.read(MAX_QUESTION_CHARS + 1)
@@ -88,7 +88,7 @@ def ask(
         view = TransitionView(console, limits, enabled=not json_out and not trace)
         views = [view]
         if trace and not json_out:
-            from orderbot.trace import TraceView  # only with --trace: a plain run skips its import
+            from orderbot.ui.trace import TraceView  # only with --trace: a plain run skips its import
 
             views.append(TraceView(console, limits))
         state = RunState.start(question.strip(), user=settings.user)

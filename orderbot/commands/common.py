@@ -14,7 +14,7 @@ from typing import Annotated
 
 import typer
 
-from orderbot.limits import LIMIT, StopReason
+from orderbot.loop.limits import LIMIT, StopReason
 
 # How each way a run stops becomes the exit code; errors before a run are 1, bad input 6.
 EXIT_CODES: dict[StopReason, int] = {
@@ -35,10 +35,10 @@ STRICT_CLAIMS_EXIT = 7  # --strict-claims: the answer made a claim the tools did
 
 def run_exit_code(state, *, strict_claims: bool = False) -> int:
     """A finished run's exit code; with --strict-claims an answer with unsupported claims
-    (orderbot.claims) exits 7 instead of 0."""
+    (orderbot.answers.claims) exits 7 instead of 0."""
     code = EXIT_CODES[state.stop_reason]
     if strict_claims and code == 0:
-        from orderbot.claims import check_state
+        from orderbot.answers.claims import check_state
 
         if check_state(state):
             return STRICT_CLAIMS_EXIT
@@ -46,7 +46,7 @@ def run_exit_code(state, *, strict_claims: bool = False) -> int:
 
 
 def _limit_option(name: str):
-    """A limit's option, from the one table of limits (orderbot.limits)."""
+    """A limit's option, from the one table of limits (orderbot.loop.limits)."""
     limit = LIMIT[name]
     return Annotated[
         limit.type | None,
@@ -87,7 +87,7 @@ def complete_provider(incomplete: str) -> list[str]:
 def complete_run_id(incomplete: str) -> list[str]:
     """Shell completion of a run id: `last`, then the recorded runs, newest first."""
     try:
-        from orderbot.runs import RunStore
+        from orderbot.runs.store import RunStore
         from orderbot.settings import load_settings
 
         ids = RunStore(load_settings().resolved_state_dir()).ids()
@@ -179,7 +179,7 @@ def errors_to_exit_codes() -> Iterator[None]:
             raise typer.Exit(TERMINATED_EXIT) from None
         raise
     except BrokenPipeError:
-        from orderbot.terminal import end_quietly_on_closed_pipe
+        from orderbot.ui.terminal import end_quietly_on_closed_pipe
 
         end_quietly_on_closed_pipe()
     except UsageError as exc:
@@ -204,7 +204,7 @@ def _terminate_like_ctrl_c():
     """SIGTERM (a service manager, `kill`, a closing terminal) stops a run like Ctrl-C: the
     engine sees KeyboardInterrupt, the run stops as `cancelled` with its record saved and
     resumable, and the command exits 143. A side effect already noted `executing` is never
-    run again (orderbot.resume). Returns the handler it replaced, None when it cannot
+    run again (orderbot.runs.resume). Returns the handler it replaced, None when it cannot
     install one (not the main thread)."""
     global _terminated
     _terminated = False
@@ -225,10 +225,10 @@ MAX_ERROR_LINE = 2000  # characters: an error quoting a huge input still fits a 
 
 def error_line(exc: BaseException) -> str:
     """The one line an error prints: it may quote outside text (an id, a file's field),
-    so it is bounded and goes through orderbot.escape.visible."""
-    from orderbot.escape import visible
+    so it is bounded and goes through orderbot.ui.escape.visible."""
     from orderbot.i18n import t
     from orderbot.text import cut
+    from orderbot.ui.escape import visible
 
     return t("error.prefix", error=cut(visible(exc, one_line=True), MAX_ERROR_LINE))
 

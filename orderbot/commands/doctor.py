@@ -23,8 +23,8 @@ from orderbot.commands.common import (
     errors_to_exit_codes,
     setup_logging,
 )
-from orderbot.escape import json_text  # --json: valid JSON, no raw controls
 from orderbot.i18n import t
+from orderbot.ui.escape import json_text  # --json: valid JSON, no raw controls
 
 HELP = "Show the provider, model, base URL, orders file and state directory orderbot would use."
 EPILOG = "Example: orderbot doctor --provider chat --base-url http://localhost:11434/v1 --ping"
@@ -105,7 +105,7 @@ def _line(key: str, value: str) -> None:
     from rich.cells import cell_len
 
     label = t(f"doctor.{key}")
-    from orderbot.escape import visible  # values quote settings, .env and files: outside text
+    from orderbot.ui.escape import visible  # values quote settings, .env and files: outside text
 
     typer.echo(label + " " * max(1, LABEL_CELLS - cell_len(label)) + visible(value, one_line=True))
 
@@ -130,8 +130,8 @@ def _base_url(settings, chosen: str) -> str:
 
 def _orders(settings) -> tuple[str, bool, dict]:
     from orderbot.errors import ConfigError
-    from orderbot.session import orders_source
-    from orderbot.stores import open_store
+    from orderbot.shops.sample.stores import open_store
+    from orderbot.shops.session import orders_source
 
     fact: dict = {"path": settings.orders, "read_only": False, "count": None, "error": None}
     try:
@@ -173,7 +173,7 @@ def _tool_check(llm, timeout: float) -> tuple[str, dict]:
     import json
 
     from orderbot.errors import ModelError
-    from orderbot.items import user
+    from orderbot.loop.items import user
     from orderbot.models.base import ModelRequest
 
     request = ModelRequest(TOOL_INSTRUCTIONS, (user("pong"),), (ECHO_TOOL,), timeout)
@@ -195,7 +195,7 @@ def _tool_check(llm, timeout: float) -> tuple[str, dict]:
 def _ping(llm, timeout: float) -> tuple[str, bool, dict]:
     """One tiny request through the same path a run takes: retries and deadline included."""
     from orderbot.errors import ModelError
-    from orderbot.items import user
+    from orderbot.loop.items import user
     from orderbot.models.base import ModelRequest
 
     request = ModelRequest(PING_INSTRUCTIONS, (user("ping"),), (), timeout)

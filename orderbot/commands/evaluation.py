@@ -52,11 +52,11 @@ def eval_command(
 ) -> None:
     flags = locals()
     with errors_to_exit_codes():
-        from orderbot.evaluate import Report, case_runner, load_suite, orders_source, run_suite
+        from orderbot.answers.evaluate import Report, case_runner, load_suite, orders_source, run_suite
         from orderbot.models import create, resolve_provider
-        from orderbot.render import make_console, print_eval
         from orderbot.runner import Runner
-        from orderbot.runs import RunStore
+        from orderbot.runs.store import RunStore
+        from orderbot.ui.render import make_console, print_eval
 
         settings = settings_from(flags | {"orders": None})  # --orders names the suite's orders, not a setting
         loaded, suite_path = load_suite(suite)

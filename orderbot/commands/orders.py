@@ -20,8 +20,8 @@ from typing import Annotated
 import typer
 
 from orderbot.commands.common import Json, Orders, User, errors_to_exit_codes
-from orderbot.escape import json_text  # --json: valid JSON, no raw controls
 from orderbot.i18n import t
+from orderbot.ui.escape import json_text  # --json: valid JSON, no raw controls
 
 HELP = "Import orders into SQLite or PostgreSQL, and list or show them without a model."
 EPILOG = (
@@ -62,16 +62,16 @@ def import_(
         from rich.console import Console
 
         from orderbot.errors import ConfigError
-        from orderbot.stores import parse_source
-        from orderbot.stores.jsonfile import parse_orders, read_file
+        from orderbot.shops.sample.stores.jsonfile import parse_orders, read_file
+        from orderbot.shops.source import parse_source
 
         target = parse_source(to)
         if target.kind == "json":
             raise ConfigError(t("orders.to_is_a_file", path=to))
         if target.kind == "sqlite":
-            from orderbot.stores.sqlite import import_orders
+            from orderbot.shops.sample.stores.sqlite import import_orders
         else:
-            from orderbot.stores.postgres import connect, import_orders
+            from orderbot.shops.sample.stores.postgres import connect, import_orders
 
             connect(target).close()  # a wrong password says so before a long validation
         began = time.monotonic()
@@ -117,7 +117,7 @@ def list_(
 ) -> None:
     with errors_to_exit_codes():
         from orderbot.errors import ConfigError
-        from orderbot.orders import order_summary
+        from orderbot.shops.sample.model import order_summary
 
         settings = _settings(orders, user)
         if settings.user is not None and all_:
@@ -152,7 +152,8 @@ def show(
 ) -> None:
     with errors_to_exit_codes():
         from orderbot.errors import ConfigError, ToolError
-        from orderbot.orders import NOT_FOUND, order_details, owned_order
+        from orderbot.shops.sample.model import NOT_FOUND, order_details
+        from orderbot.shops.sample.tools import owned_order
 
         settings = _settings(orders, user)
         if settings.user is not None and all_:
@@ -190,8 +191,8 @@ def _settings(orders, user):
 
 
 def _open(settings):
-    from orderbot.session import orders_source
-    from orderbot.stores import open_store
+    from orderbot.shops.sample.stores import open_store
+    from orderbot.shops.session import orders_source
 
     source, writable = orders_source(settings)
     return open_store(source, writable=writable)
@@ -205,8 +206,8 @@ def text(value: object) -> str:
 def _print_list(rows: list[dict], *, more: bool, next_offset: int, with_customer: bool) -> None:
     from rich.table import Table
 
-    from orderbot.orders import format_money
-    from orderbot.render import make_console
+    from orderbot.shops.sample.model import format_money
+    from orderbot.ui.render import make_console
 
     console = make_console()
     if not rows:
@@ -224,8 +225,8 @@ def _print_list(rows: list[dict], *, more: bool, next_offset: int, with_customer
 
 
 def _print_order(doc: dict) -> None:
-    from orderbot.orders import format_money
-    from orderbot.render import make_console
+    from orderbot.shops.sample.model import format_money
+    from orderbot.ui.render import make_console
 
     console = make_console()
     lines = []

@@ -2,9 +2,9 @@
 
 The loop reads a line, hands it to the engine with the earlier turns as history, and
 prints what the engine's observers and the render functions produce. Everything else
-lives elsewhere: carrying context and parsing /limits in orderbot.conversation, the
-per-step views in orderbot.trace, line editing in orderbot.terminal, the approval
-prompt in orderbot.presentation, the wiring of each run in orderbot.runner.
+lives elsewhere: carrying context and parsing /limits in orderbot.loop.conversation, the
+per-step views in orderbot.ui.trace, line editing in orderbot.ui.terminal, the approval
+prompt in orderbot.ui.presentation, the wiring of each run in orderbot.runner.
 """
 
 from __future__ import annotations
@@ -58,7 +58,7 @@ def repl(
     flags = locals()
     with errors_to_exit_codes():
         from orderbot.models import create
-        from orderbot.session import open_session
+        from orderbot.shops.session import open_session
 
         settings = settings_from(flags)
         setup_logging(settings.resolved_state_dir())
@@ -70,11 +70,11 @@ def repl(
 
 class Repl:
     def __init__(self, settings, session, llm, *, trace: bool, facts: bool = True, otel: bool = False) -> None:
-        from orderbot.conversation import Conversation
+        from orderbot.loop.conversation import Conversation
         from orderbot.models import resolve_provider
-        from orderbot.render import make_console
         from orderbot.runner import Runner
-        from orderbot.runs import RunStore
+        from orderbot.runs.store import RunStore
+        from orderbot.ui.render import make_console
 
         self.settings, self.session, self.llm = settings, session, llm
         self.limits = settings.limits
@@ -99,9 +99,9 @@ class Repl:
     def loop(self) -> int:
         """Read and run messages until the person leaves; the exit code. Piped, a session whose
         last message paused for approval exits 4, as `ask` does: a script learns nothing ran."""
-        from orderbot.presentation import provider_text
-        from orderbot.terminal import line_history, read_line
-        from orderbot.trace import format_limits
+        from orderbot.ui.presentation import provider_text
+        from orderbot.ui.terminal import line_history, read_line
+        from orderbot.ui.trace import format_limits
 
         if self.interactive:
             # Started from a shell that ignores Ctrl-C (a background job inherits that), the
@@ -120,18 +120,18 @@ class Repl:
 
     def exit_code(self) -> int:
         from orderbot.commands.common import EXIT_CODES
-        from orderbot.limits import StopReason
+        from orderbot.loop.limits import StopReason
 
         paused = self.last_stop is StopReason.AWAITING_APPROVAL
         return EXIT_CODES[StopReason.AWAITING_APPROVAL] if paused and not self.interactive else 0
 
     def turn(self, question: str) -> None:
         from orderbot.commands.ask import MAX_QUESTION_CHARS  # the same limit as `ask`
-        from orderbot.conversation import bigger_limits
-        from orderbot.engine import RunState
         from orderbot.errors import OrderbotError
         from orderbot.i18n import t
-        from orderbot.limits import LIMIT_STOPS
+        from orderbot.loop.conversation import bigger_limits
+        from orderbot.loop.limits import LIMIT_STOPS
+        from orderbot.loop.state import RunState
 
         if len(question) > MAX_QUESTION_CHARS:  # never sent to the model, never echoed whole
             self.say(t("error.question_too_long", chars=len(question), limit=MAX_QUESTION_CHARS))
@@ -152,9 +152,9 @@ class Repl:
 
     def run(self, state, limits, record=None):
         """One recorded run over `state`; `record` continues an earlier one."""
-        from orderbot.presentation import resume_hint, terminal_approver
-        from orderbot.render import print_outcome
-        from orderbot.trace import StepLines, TraceView
+        from orderbot.ui.presentation import resume_hint, terminal_approver
+        from orderbot.ui.render import print_outcome
+        from orderbot.ui.trace import StepLines, TraceView
 
         view = (TraceView if self.trace else StepLines)(self.console, limits)
         approver = terminal_approver(view, self.console) if self.interactive else None
@@ -167,8 +167,8 @@ class Repl:
 
     def offer_more(self) -> bool:
         """One keypress: c continues the stopped run with a larger budget."""
-        from orderbot.conversation import bigger_limits, format_limits_short
-        from orderbot.terminal import read_key
+        from orderbot.loop.conversation import bigger_limits, format_limits_short
+        from orderbot.ui.terminal import read_key
 
         if not self.interactive:
             return False
@@ -211,9 +211,9 @@ class Repl:
         self.say(t("repl.trace_set", state=arg.lower()))
 
     def set_limits(self, arg: str) -> None:
-        from orderbot.conversation import parse_limits
         from orderbot.errors import ConfigError
-        from orderbot.trace import format_limits
+        from orderbot.loop.conversation import parse_limits
+        from orderbot.ui.trace import format_limits
 
         if arg:
             try:
@@ -244,7 +244,7 @@ class Repl:
     def show_runs(self, arg: str) -> None:
         from itertools import islice
 
-        from orderbot.presentation import format_runs
+        from orderbot.ui.presentation import format_runs
 
         rows = list(islice(self.store.summaries(), RUNS_SHOWN))
         if not rows:

@@ -16,7 +16,7 @@ from typing import Annotated
 import typer
 
 from orderbot.commands.common import Json, RunId, StateDir, errors_to_exit_codes
-from orderbot.escape import json_text  # --json: valid JSON, no raw controls
+from orderbot.ui.escape import json_text  # --json: valid JSON, no raw controls
 
 HELP = (
     "Replay a recorded run against today's tools and engine (model turns played back) and report any step that differs."
@@ -43,12 +43,12 @@ def replay(
     json_out: Json = False,
 ) -> None:
     with errors_to_exit_codes():
-        from orderbot.render import make_console
-        from orderbot.replay import DIFFERS_EXIT, pin_time, scratch_session
-        from orderbot.replay import replay as replay_record
-        from orderbot.runs import RunStore
-        from orderbot.session import orders_source
+        from orderbot.runs.replay import DIFFERS_EXIT, pin_time, scratch_session
+        from orderbot.runs.replay import replay as replay_record
+        from orderbot.runs.store import RunStore
         from orderbot.settings import load_settings
+        from orderbot.shops.session import orders_source
+        from orderbot.ui.render import make_console
 
         settings = load_settings(orders=orders, state_dir=state_dir)
         store = RunStore(settings.resolved_state_dir(), keep=settings.keep_runs)
@@ -72,7 +72,7 @@ def replay(
             from rich.text import Text
 
             from orderbot.i18n import t
-            from orderbot.styles import STYLE_DIM, STYLE_OK, STYLE_WARN
+            from orderbot.ui.styles import STYLE_DIM, STYLE_OK, STYLE_WARN
 
             console = make_console()
             console.print(
@@ -104,7 +104,7 @@ def _orders_source(settings, record, orders_source) -> Path:
     what `ask` would use. Replay copies the orders, so it needs a JSON file."""
     from orderbot.errors import ConfigError
     from orderbot.i18n import t
-    from orderbot.stores import parse_source
+    from orderbot.shops.source import parse_source
 
     if settings.orders is not None:
         chosen = parse_source(settings.orders)

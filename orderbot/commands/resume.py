@@ -33,7 +33,7 @@ from orderbot.commands.common import (
     settings_from,
     setup_logging,
 )
-from orderbot.escape import json_text  # --json: valid JSON, no raw controls
+from orderbot.ui.escape import json_text  # --json: valid JSON, no raw controls
 
 HELP = "Resume a stored run: approve or reject its waiting action, or continue it with a fresh budget."
 EPILOG = (
@@ -91,12 +91,12 @@ def resume(
         from orderbot.errors import RecordError
         from orderbot.i18n import t
         from orderbot.models import FACTORIES, create, endpoint, resolve_provider
-        from orderbot.presentation import provider_text, resume_command, resume_hint, terminal_approver
-        from orderbot.render import TransitionView, json_document, make_console, print_header, print_outcome
-        from orderbot.resume import check_resume
         from orderbot.runner import Runner
-        from orderbot.runs import RunStore
-        from orderbot.session import open_session
+        from orderbot.runs.resume import check_resume
+        from orderbot.runs.store import RunStore
+        from orderbot.shops.session import open_session
+        from orderbot.ui.presentation import provider_text, resume_command, resume_hint, terminal_approver
+        from orderbot.ui.render import TransitionView, json_document, make_console, print_header, print_outcome
 
         settings = settings_from(flags)
         limits = settings.limits
@@ -169,7 +169,7 @@ def resume(
 def _defaults_from_record(settings, record, factories, *, explicit_orders: bool, base_url_flag: str | None = None):
     """Unless told otherwise, a run continues with the orders, the model and the server it
     used. The orders are the ones the run recorded, checked to be the same ones
-    (orderbot.resume.recorded_orders); only --orders on this command line names others, and
+    (orderbot.runs.resume.recorded_orders); only --orders on this command line names others, and
     ORDERBOT_ORDERS counts only when it names those same orders (a database URL was
     recorded without its password: libpq finds it in PGPASSWORD or ~/.pgpass, or give the
     whole URL again with --orders / ORDERBOT_ORDERS). The server only changes with
@@ -177,9 +177,9 @@ def _defaults_from_record(settings, record, factories, *, explicit_orders: bool,
     must not go elsewhere by accident). Returns the settings and, when --base-url sends
     the run somewhere new, where it went before."""
     from orderbot.i18n import t
-    from orderbot.resume import recorded_orders
+    from orderbot.runs.resume import recorded_orders
     from orderbot.settings import public_base_url
-    from orderbot.stores import source_identity
+    from orderbot.shops.source import source_identity
 
     update: dict = {}
     recorded = None if explicit_orders else recorded_orders(record)

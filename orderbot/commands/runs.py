@@ -11,9 +11,9 @@ from typing import Annotated
 import typer
 
 from orderbot.commands.common import Json, RunId, StateDir, Trace, errors_to_exit_codes
-from orderbot.escape import json_text  # --json: valid JSON, no raw controls
 from orderbot.i18n import t
-from orderbot.limits import StopReason
+from orderbot.loop.limits import StopReason
+from orderbot.ui.escape import json_text  # --json: valid JSON, no raw controls
 
 HELP = "List recent runs, newest first; `orderbot runs show ID` shows one."
 EPILOG = "Examples: orderbot runs --user C001 --stop-reason awaiting_approval · orderbot runs show 261130-050026-1a2b"
@@ -46,8 +46,8 @@ def list_runs(
     if ctx.invoked_subcommand is not None:
         return  # `runs show ...`: the subcommand does the work
     with errors_to_exit_codes():
-        from orderbot.presentation import format_runs
-        from orderbot.render import make_console
+        from orderbot.ui.presentation import format_runs
+        from orderbot.ui.render import make_console
 
         if stop_reason is not None and stop_reason not in STOP_REASONS:
             from orderbot.errors import UsageError
@@ -77,7 +77,7 @@ def show(
     state_dir: StateDir = None,
 ) -> None:
     with errors_to_exit_codes():
-        from orderbot.render import make_console
+        from orderbot.ui.render import make_console
 
         store = _store(state_dir)
         path = store.path(store.resolve(run_id))
@@ -93,11 +93,11 @@ def print_record(console, record, *, trace: bool = False) -> None:
     run, then each resumption), the trace if asked, and the outcome."""
     from rich.text import Text
 
-    from orderbot.engine import Limits
-    from orderbot.presentation import resume_hint
-    from orderbot.render import format_transitions, print_outcome
-    from orderbot.runs import transition_from_dict
-    from orderbot.styles import STYLE_DIM, STYLE_ERROR
+    from orderbot.loop.engine import Limits
+    from orderbot.runs.record import transition_from_dict
+    from orderbot.ui.presentation import resume_hint
+    from orderbot.ui.render import format_transitions, print_outcome
+    from orderbot.ui.styles import STYLE_DIM, STYLE_ERROR
 
     state = record.state
     console.print(
@@ -136,7 +136,7 @@ def print_record(console, record, *, trace: bool = False) -> None:
         if transitions:
             console.print(format_transitions(transitions, limits, plain=not console.is_terminal, width=console.width))
         if trace and transitions:
-            from orderbot.trace import print_trace
+            from orderbot.ui.trace import print_trace
 
             print_trace(console, transitions)
     if record.dropped.get("transitions"):
@@ -148,7 +148,7 @@ def print_record(console, record, *, trace: bool = False) -> None:
 
 
 def _store(state_dir):
-    from orderbot.runs import RunStore
+    from orderbot.runs.store import RunStore
     from orderbot.settings import load_settings
 
     settings = load_settings(state_dir=state_dir)

@@ -39,8 +39,8 @@ from typing import TYPE_CHECKING, TypeVar
 from urllib.parse import urlsplit
 
 from orderbot.errors import ConfigError, EmptyReply, ModelError, ModelResponseError, ModelTimeout
+from orderbot.loop.tools import sanitize
 from orderbot.settings import public_base_url as public_url
-from orderbot.tools import sanitize
 
 if TYPE_CHECKING:
     from openai import OpenAI

@@ -7,7 +7,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from orderbot.items import FunctionCall, Item, Message
+from orderbot.loop.items import FunctionCall, Item, Message
 
 
 @dataclass  # not frozen, as Turn: made on every request; no provider changes it

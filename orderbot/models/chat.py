@@ -21,7 +21,7 @@ from itertools import count
 from typing import Any
 
 from orderbot.errors import EmptyReply, ModelResponseError
-from orderbot.items import FunctionCall, FunctionCallOutput, Item, Message
+from orderbot.loop.items import FunctionCall, FunctionCallOutput, Item, Message
 from orderbot.models._http import (
     Classifier,
     RetryPolicy,

@@ -12,9 +12,9 @@ import json
 import re
 from collections.abc import Sequence
 
-from orderbot.items import FunctionCall, FunctionCallOutput, Item, Message, assistant
+from orderbot.loop.items import FunctionCall, FunctionCallOutput, Item, Message, assistant
 from orderbot.models.base import ModelRequest, Turn
-from orderbot.orders import CANCELLABLE, STATUS_WORDS_EN
+from orderbot.shops.sample.model import CANCELLABLE, STATUS_WORDS_EN
 
 ORDER_ID = re.compile(r"\bORD-[A-Za-z0-9_-]+", re.I)
 PRONOUN = re.compile(r"它|这个订单|这单|那个订单|那单|\bit\b|\bthat order\b|\bthis order\b", re.I)

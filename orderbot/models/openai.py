@@ -20,7 +20,7 @@ from dataclasses import replace
 from typing import Any
 
 from orderbot.errors import EmptyReply, ModelResponseError
-from orderbot.items import FunctionCall, FunctionCallOutput, Item, Message, ProviderItem
+from orderbot.loop.items import FunctionCall, FunctionCallOutput, Item, Message, ProviderItem
 from orderbot.models._http import (
     Classifier,
     RetryPolicy,

@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterable
 from itertools import count
 
 from orderbot.errors import ModelResponseError
-from orderbot.items import FunctionCall, assistant
+from orderbot.loop.items import FunctionCall, assistant
 from orderbot.models.base import ModelRequest, Turn, Usage
 
 Step = Turn | BaseException | Callable[[ModelRequest], Turn]

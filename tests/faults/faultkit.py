@@ -19,7 +19,7 @@ from typer.testing import CliRunner
 
 from orderbot.cli import app
 from orderbot.commands.common import EXIT_CODES
-from orderbot.engine import StopReason
+from orderbot.loop.engine import StopReason
 
 KEY = "sk-fault-KEY-0f1e2d3c4b5a69788796a5b4"
 SIDE_EFFECTS = frozenset({"cancel_order"})

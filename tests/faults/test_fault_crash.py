@@ -30,10 +30,10 @@ from fuzz import IN_CI
 from typer.testing import CliRunner
 
 from orderbot.cli import app
-from orderbot.orders import ORDER, SAMPLE_PATH
-from orderbot.runs import RUN_ID as RUN_ID_FORMAT
-from orderbot.runs import RunStore, read_record
-from orderbot.stores.jsonfile import JsonStore
+from orderbot.runs.record import RUN_ID as RUN_ID_FORMAT
+from orderbot.runs.store import RunStore, read_record
+from orderbot.shops.sample.model import ORDER, SAMPLE_PATH
+from orderbot.shops.sample.stores.jsonfile import JsonStore
 
 ROUNDS = 10 if IN_CI else 4  # each round starts two processes (tests/fuzz.py)
 USER = "C001"

@@ -12,7 +12,7 @@ import json
 import pytest
 from faultkit import Caps, check, run
 
-from orderbot.engine import StopReason
+from orderbot.loop.engine import StopReason
 from orderbot.models.base import Turn
 from orderbot.models.scripted import ScriptedModel, call, calls, text
 

@@ -24,13 +24,15 @@ from hypothesis import event, given, settings
 from hypothesis import strategies as st
 
 from orderbot.commands.common import EXIT_CODES
-from orderbot.engine import Engine, Limits, RunState, StopReason
 from orderbot.errors import ModelError, ModelTimeout
-from orderbot.items import FunctionCall, FunctionCallOutput, assistant
+from orderbot.loop.engine import Engine, Limits, StopReason
+from orderbot.loop.items import FunctionCall, FunctionCallOutput, assistant
+from orderbot.loop.state import RunState
+from orderbot.loop.tools import MAX_ERROR_CHARS, Toolbox
 from orderbot.models.base import ModelRequest, Turn
-from orderbot.orders import SAMPLE_PATH, order_tools
-from orderbot.stores.jsonfile import JsonStore
-from orderbot.tools import MAX_ERROR_CHARS, Toolbox
+from orderbot.shops.sample.model import SAMPLE_PATH
+from orderbot.shops.sample.stores.jsonfile import JsonStore
+from orderbot.shops.sample.tools import order_tools
 
 STORE = JsonStore.load(SAMPLE_PATH)  # for the ids the strategies draw from
 SIDE_EFFECTS = {"cancel_order"}

@@ -14,7 +14,7 @@ import pytest
 from fakeapi import LLAMA_CPP_BAD_ARGUMENTS, WIRES, FakeAPI, Request, error, llama_cpp_error, raw, sse, stream_of
 from faultkit import KEY, Caps, check, run
 
-from orderbot.engine import StopReason
+from orderbot.loop.engine import StopReason
 
 CAPS = Caps(timeout=5.0)
 UNTIL_DEADLINE = Caps(timeout=0.3)  # for a server that fails until the deadline: the run waits all of it

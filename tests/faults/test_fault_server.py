@@ -14,7 +14,7 @@ import pytest
 from fakeapi import FakeAPI, error, function_call, hang, message, raw, reset, response, stall
 from faultkit import KEY, Caps, check, run
 
-from orderbot.engine import StopReason
+from orderbot.loop.engine import StopReason
 
 CAPS = Caps(timeout=1.0)
 # A server that fails until the deadline makes the run wait all of it: those cases get a

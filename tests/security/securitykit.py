@@ -37,7 +37,8 @@ def read_doc(run_id: str) -> dict:
 def write_doc(run_id: str, doc: dict, *, sign: bool, path: Path | None = None) -> Path:
     """Write an edited record; `sign` re-tags it with the state directory's key, as only
     someone who can read that key could."""
-    from orderbot.runs import TAG, RunStore  # here, so the tests still run (and fail) on older code
+    from orderbot.runs.record import TAG  # here, so the tests still run (and fail) on older code
+    from orderbot.runs.store import RunStore
 
     doc = {k: v for k, v in doc.items() if k != "integrity"}
     body = json.dumps(doc, ensure_ascii=False, separators=(",", ":")).encode()

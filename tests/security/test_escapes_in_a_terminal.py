@@ -16,7 +16,7 @@ from fuzz import IN_CI
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from orderbot.orders import SAMPLE_PATH
+from orderbot.shops.sample.model import SAMPLE_PATH
 
 # What orderbot itself writes to a terminal: SGR colours, and Rich's live table redrawing
 # itself (hide/show the cursor, erase the line, move up one line). Nothing else.

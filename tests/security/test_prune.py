@@ -8,7 +8,7 @@ import os
 from securitykit import cli, runs_dir
 
 from orderbot.models.scripted import ScriptedModel, text
-from orderbot.runs import RunStore
+from orderbot.runs.store import RunStore
 
 OLD = [f"250101-{i // 60:04d}{i % 60:02d}-0000" for i in range(300)]  # older than any real run
 

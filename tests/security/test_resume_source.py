@@ -9,7 +9,7 @@ import shutil
 import pytest
 from securitykit import cli, runs_dir, statuses
 
-from orderbot.orders import SAMPLE_PATH
+from orderbot.shops.sample.model import SAMPLE_PATH
 
 ENV_EXAMPLE = "ORDERBOT_ORDERS=\nORDERBOT_USER=\nORDERBOT_PROVIDER=\nORDERBOT_TIMEOUT=\nOPENAI_BASE_URL=\n"
 

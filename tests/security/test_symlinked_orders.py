@@ -9,7 +9,7 @@ import shutil
 
 from securitykit import cli
 
-from orderbot.orders import SAMPLE_PATH
+from orderbot.shops.sample.model import SAMPLE_PATH
 
 
 def test_a_cancel_through_a_symlink_changes_the_real_file_and_keeps_the_link(tmp_path):

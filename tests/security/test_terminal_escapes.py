@@ -4,7 +4,7 @@ Every vector (the model's answer, a tool name the model sends, an order's field,
 question, the orders-file error line) through every renderer (the transitions table, the
 answer panel, --trace, runs show, --json; the REPL and the approval prompt in a
 pseudo-terminal), then a property test with arbitrary Unicode. The one function all of it
-goes through is orderbot.escape.visible.
+goes through is orderbot.ui.escape.visible.
 """
 
 from __future__ import annotations
@@ -18,9 +18,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from securitykit import cli, runs_dir
 
-from orderbot.escape import json_text, visible
 from orderbot.models.scripted import ScriptedModel, call, calls, text
-from orderbot.orders import SAMPLE_PATH
+from orderbot.shops.sample.model import SAMPLE_PATH
+from orderbot.ui.escape import json_text, visible
 
 HOSTILE = "Bag\x1b]0;PWNED\x07\x1b[31mRED\x1b]8;;http://x\x1b\\link\x1b[2J\x9b2J\u202eevil\u2066\u2028[bold]x[/]"
 FORBIDDEN = ("\x1b", "\x07", "\x9b", "\u202e")

@@ -8,8 +8,8 @@ import json
 
 from securitykit import cli, runs_dir
 
-from orderbot.items import FunctionCallOutput
-from orderbot.limits import MAX_TOOL_RESULT_CHARS
+from orderbot.loop.items import FunctionCallOutput
+from orderbot.loop.limits import MAX_TOOL_RESULT_CHARS
 from orderbot.models.scripted import ScriptedModel, call, calls, text
 
 NOTE = "请尽快发货。" * 900_000  # 5.4 MB of note on one order

@@ -1,0 +1,205 @@
+"""Facts: what the tools returned in one run, one line per order, in orderbot's own words.
+
+A person reading the model's answer cannot see the observations behind it; this module
+renders them from the run's call records (never from the model's text), so the answer can
+be checked against them at a glance. It is pure: call records in, `Fact` values out. The
+same values feed the facts panel, the `facts` array of --json and the claim check
+(orderbot.answers.claims).
+
+    ORD-1001 · 已发货 · items: 西湖龙井 250g ×1, 玻璃茶杯 ×2 · total: ¥227.00 · shipping: 顺丰速运 …
+    ORD-9999 · not found
+    ORD-1003 · no access
+    ORD-1006 · not cancellable: 已发货
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+
+from orderbot.loop.state import CallRecord, PendingCall, RunState
+from orderbot.shops.sample.model import NOT_FOUND, Status, format_money
+from orderbot.ui.escape import visible
+
+STATUSES: tuple[str, ...] = Status.__args__  # the store's vocabulary, in its own order
+FIELD_CHARS = 80  # one field of a fact line; order data is outside text of any length
+
+# The words of a fact line, by key. The facts panel takes them from the message catalogue
+# (orderbot.i18n.catalogue, `facts.<key>`); --json and the claim check use these English ones.
+ENGLISH = {
+    "not_found": "not found",
+    "no_access": "no access",
+    "sign_in_required": "sign-in required",
+    "not_cancellable": "not cancellable: {status}",
+    "rejected": "cancel rejected: nothing was done",
+    "read_only": "not cancelled: read-only sample",
+    "busy": "not cancelled: orders file busy",
+    "write_failed": "not cancelled: write failed",
+    "store_unavailable": "not cancelled: orders file unreadable",
+    "internal_error": "tool failed",
+    "failed": "failed: {code}",
+    "pending": "cancel awaiting approval",
+    "cancelled": "cancelled in this run",
+    "items": "items",
+    "total": "total",
+    "shipping": "shipping",
+    "created": "created",
+    "note": "note",
+}
+KNOWN_FAILURES = frozenset(
+    (
+        "no_access",
+        "sign_in_required",
+        "rejected",
+        "read_only",
+        "busy",
+        "write_failed",
+        "store_unavailable",
+        "internal_error",
+    )
+)
+
+
+def english(key: str, **params: object) -> str:
+    return ENGLISH[key].format(**params)
+
+
+@dataclass
+class Fact:
+    """What this run learnt about one order."""
+
+    order_id: str
+    status: str | None = None  # the last status a tool returned; NOT_FOUND for an unknown id
+    fields: dict[str, str] = field(default_factory=dict)  # the details shown, as short text
+    outcomes: list[str] = field(default_factory=list)  # keys of ENGLISH: refusals, cancellations
+    failure: str = ""  # the error code behind a `failed` outcome
+    no_access: bool = False
+    cancelled: bool = False  # a cancel_order call for it executed and succeeded
+
+    @property
+    def not_found(self) -> bool:
+        return self.status == NOT_FOUND
+
+    def line(self, word: Callable[..., str] = english) -> str:
+        """`ORD-1001 · 已发货 · items: … · not cancellable: 已发货`, in the words `word` gives."""
+        parts = [self.order_id]
+        if self.not_found:
+            parts.append(word("not_found"))
+        elif self.status:
+            parts.append(self.status)
+        parts += [f"{word(name)}: {value}" for name, value in self.fields.items()]
+        parts += self.outcome_texts(word)
+        return " · ".join(parts)
+
+    def outcome_texts(self, word: Callable[..., str] = english) -> list[str]:
+        return [word(key, status=self.status or "?", code=self.failure) for key in self.outcomes]
+
+    def as_dict(self) -> dict:
+        return {
+            "order_id": self.order_id,
+            "status": self.status,
+            "fields": dict(self.fields),
+            "outcomes": list(self.outcomes),
+            "text": self.line(),
+        }
+
+
+def facts(calls: Iterable[CallRecord], pending: Iterable[PendingCall] = ()) -> list[Fact]:
+    """One Fact per order the run's tool calls touched, in the order they were first touched.
+    Calls that were never executed nor answered by a refusal (limits, bad arguments, unknown
+    tools) say nothing about an order and are left out."""
+    found: dict[str, Fact] = {}
+
+    def fact(order_id: str) -> Fact:
+        order_id = _text(order_id[:32])  # the model wrote it (or the store holds it): outside text
+        return found.setdefault(order_id, Fact(order_id))
+
+    for call in calls:
+        result = call.result or {}
+        if call.decision in ("not_executed", "unknown_tool", "invalid_arguments") or not result:
+            continue
+        order_id = _order_id(call.arguments)
+        if result.get("ok"):
+            _observe_ok(call.name, order_id, result.get("data"), fact)
+        elif order_id:
+            _observe_failure(fact(order_id), str(result.get("code", "")), str(result.get("error", "")))
+    for waiting in pending:
+        order_id = _order_id(waiting.arguments)
+        if order_id:
+            fact(order_id).outcomes.append("pending")
+    return list(found.values())
+
+
+def facts_of(state: RunState) -> list[Fact]:
+    return facts(state.calls, state.pending)
+
+
+def _observe_ok(name: str, order_id: str | None, data: object, fact) -> None:
+    data = data if isinstance(data, dict) else {}
+    if name == "list_my_orders":
+        for row in data.get("orders") or []:
+            if isinstance(row, dict) and isinstance(row.get("order_id"), str):
+                fact(row["order_id"]).status = _text(row.get("status"))
+        return
+    oid = data.get("order_id") if isinstance(data.get("order_id"), str) else order_id
+    if not oid:
+        return
+    target = fact(oid)
+    if "status" in data:
+        target.status = _text(data.get("status"))
+    if name == "get_order_details":
+        target.fields.update(detail_fields(data))
+    elif name == "cancel_order":
+        target.cancelled = True
+        target.outcomes.append("cancelled")
+
+
+def _observe_failure(target: Fact, code: str, error: str) -> None:
+    if code == "not_cancellable":
+        named = [s for s in STATUSES if s in error]  # the refusal names the status first, then the allowed ones
+        status = min(named, key=error.find) if named else None
+        if status:
+            target.status = status
+        target.outcomes.append("not_cancellable")
+        return
+    if code in ("no_access", "sign_in_required"):
+        target.no_access = True
+    if code in KNOWN_FAILURES:
+        target.outcomes.append(code)
+    else:
+        target.outcomes.append("failed")
+        target.failure = _text(code[:40])
+
+
+def detail_fields(data: dict) -> dict[str, str]:
+    """The fields of get_order_details a person checks an answer against."""
+    out: dict[str, str] = {}
+    items = [i for i in data.get("items") or [] if isinstance(i, dict)]
+    if items:
+        out["items"] = _text(", ".join(f"{i.get('name')} ×{i.get('quantity')}" for i in items))
+    if isinstance(data.get("total"), int | float) and isinstance(data.get("currency"), str):
+        out["total"] = format_money(float(data["total"]), data["currency"])
+    shipping = data.get("shipping") if isinstance(data.get("shipping"), dict) else {}
+    where = " ".join(str(shipping[k]) for k in ("carrier", "tracking_number", "city") if shipping.get(k))
+    if where:
+        out["shipping"] = _text(where)
+    if data.get("created_at"):
+        out["created"] = _text(str(data["created_at"])[:10])
+    if data.get("note"):
+        out["note"] = _text(data["note"])
+    return out
+
+
+def _order_id(arguments: str) -> str | None:
+    try:
+        value = json.loads(arguments).get("order_id")
+    except (ValueError, AttributeError):
+        return None
+    return value[:32] if isinstance(value, str) else None
+
+
+def _text(value: object) -> str:
+    """Order data is outside text: one line, every control shown as an escape, bounded."""
+    text = visible(value, one_line=True)
+    return text if len(text) <= FIELD_CHARS else text[: FIELD_CHARS - 1] + "…"

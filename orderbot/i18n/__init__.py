@@ -1,0 +1,78 @@
+"""The language orderbot speaks to the person at the terminal: Chinese (`zh`) or English (`en`).
+
+Every sentence orderbot itself prints comes from one catalogue, orderbot/i18n/catalogue.py:
+a plain Python dict from a message id to its English and Chinese text, side by side, with
+`str.format` placeholders. Plain dicts rather than gettext .po/.mo files because there are
+two languages, no plural forms worth a library (Chinese has none; the English texts are
+written to avoid them or take the count as a placeholder), nothing to compile at build
+time, and a missing translation is caught by a test (tests/ui/test_i18n.py), not at run time.
+
+    t("stop.step_limit")                       # in the chosen language
+    t("error.question_too_long", chars=5000)   # placeholders are keyword arguments
+
+Literal braces in a text are doubled (`{{`), as for any `str.format` string.
+
+The language is chosen once per process, in this order: `--lang`, then `ORDERBOT_LANG`,
+then the POSIX locale variables `LC_ALL`, `LC_MESSAGES`, `LANG` (the first one set wins, as
+for any program), else English. A locale that starts with `zh` means Chinese; anything
+else (`C`, `POSIX`, `en_US.UTF-8`, `de_DE`) means English.
+
+What never changes with the language: `--json` keys and values, stop reasons, exit codes,
+the run records on disk, and what is sent to the model. The model and the offline planner
+answer in the language of the question, whatever the UI language is.
+
+This module has no I/O and imports nothing heavy: the engine and `--help` may use it.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+
+LANGUAGES = ("en", "zh")
+DEFAULT = "en"
+LOCALE_VARIABLES = ("LC_ALL", "LC_MESSAGES", "LANG")
+
+_current: str | None = None
+
+
+def language_from(environ: Mapping[str, str], flag: str | None = None) -> str:
+    """The UI language for a `--lang` value (None when not given) and an environment."""
+    for value in (flag, environ.get("ORDERBOT_LANG")):
+        if value and value.strip():
+            return normalize(value)
+    for name in LOCALE_VARIABLES:
+        value = environ.get(name, "")
+        if value:  # POSIX: the first one set decides, even if it names a language we lack
+            return "zh" if value.lower().startswith("zh") else DEFAULT
+    return DEFAULT
+
+
+def normalize(value: str) -> str:
+    """`zh`, `zh_CN.UTF-8`, `zh-Hans`, `ZH` -> zh; `en`, `en_GB`, `C` -> en; others are refused."""
+    low = value.strip().lower()
+    if low.startswith("zh"):
+        return "zh"
+    if low.startswith("en") or low in ("c", "posix", "c.utf-8"):
+        return "en"
+    raise ValueError(value)
+
+
+def set_language(lang: str | None) -> None:
+    """Fix the language for this process (None: choose again from the environment)."""
+    global _current
+    _current = normalize(lang) if lang else None
+
+
+def language() -> str:
+    global _current
+    if _current is None:
+        _current = language_from(os.environ)
+    return _current
+
+
+def t(message_id: str, /, lang: str | None = None, **params: object) -> str:
+    """The message in the UI language (or `lang`), with its placeholders filled in."""
+    from orderbot.i18n.catalogue import MESSAGES
+
+    return MESSAGES[message_id][lang or language()].format(**params)

@@ -1,0 +1,404 @@
+"""Every sentence orderbot prints for a person, in English and Chinese (see orderbot/i18n/).
+
+One entry per message id, both languages side by side, so a new message cannot be added
+in one language only (tests/ui/test_i18n.py checks both exist with the same placeholders).
+Ids are grouped by where they are shown: `stop.*`, `outcome.*`, `table.*`, `approve.*`,
+`repl.*`, `runs.*`, `doctor.*`, `error.*`, `status.*`.
+
+Names that are also values (stop reasons such as `step_limit`, flags, commands, JSON keys)
+stay as they are in both languages: people copy them into commands and scripts.
+"""
+
+from __future__ import annotations
+
+MESSAGES: dict[str, dict[str, str]] = {
+    # ---- why a run stopped (the sentence before the detail) -------------------------------
+    "stop.step_limit": {"en": "Stopped: the step limit was reached.", "zh": "已停止：达到了步数上限。"},
+    "stop.time_limit": {"en": "Stopped: the time limit was reached.", "zh": "已停止：达到了时间上限。"},
+    "stop.tool_call_limit": {
+        "en": "Stopped: the tool-call limit was reached.",
+        "zh": "已停止：达到了工具调用次数上限。",
+    },
+    "stop.response_too_large": {
+        "en": "Stopped: the model's response was too large.",
+        "zh": "已停止：模型的回复太长。",
+    },
+    "stop.response_truncated": {
+        "en": "Stopped: the model's response was cut off.",
+        "zh": "已停止：模型的回复被截断了。",
+    },
+    "stop.awaiting_approval": {
+        "en": "Paused: an action is waiting for your approval.",
+        "zh": "已暂停：有一个操作等待你的确认。",
+    },
+    "stop.model_error": {"en": "Stopped: the model service failed.", "zh": "已停止：模型服务出错。"},
+    "stop.cancelled": {"en": "Cancelled.", "zh": "已取消。"},
+    # ---- the detail of a stop, after the sentence above: a clause, no capital, no full stop.
+    # The English text is also the stop_detail of --json and the run record (orderbot.loop.budget).
+    "detail.step_limit_one": {
+        "en": "the model asked for {names} at step {step} of {max_steps}; the call was not executed",
+        "zh": "模型在第 {step} 步（共 {max_steps} 步）请求调用 {names}；这个调用没有执行",
+    },
+    "detail.step_limit": {
+        "en": "the model asked for {names} at step {step} of {max_steps}; the {count} calls were not executed",
+        "zh": "模型在第 {step} 步（共 {max_steps} 步）请求调用 {names}；这 {count} 个调用没有执行",
+    },
+    "detail.calls_per_step": {
+        "en": "the model asked for {count} tool calls in one step, over the cap of {cap}; none were executed",
+        "zh": "模型在一步中请求了 {count} 个工具调用，超过了每步 {cap} 个的上限；一个都没有执行",
+    },
+    "detail.tool_calls": {
+        "en": "{count} more tool calls would pass the run's cap of {cap} ({used} used); none were executed",
+        "zh": "再执行 {count} 个工具调用会超过本次运行 {cap} 个的上限（已用 {used} 个）；一个都没有执行",
+    },
+    "detail.time_before_request": {
+        "en": "the {seconds:g} s time limit passed before the next request",
+        "zh": "在下一次请求之前，{seconds:g} 秒的时间上限已到",
+    },
+    "detail.time_during_tools": {
+        "en": "the {seconds:g} s time limit passed during tool calls",
+        "zh": "执行工具调用期间，{seconds:g} 秒的时间上限已到",
+    },
+    "detail.model_timeout": {
+        "en": "the model did not answer within the {seconds:g} s time limit",
+        "zh": "模型没有在 {seconds:g} 秒的时间上限内回答",
+    },
+    "detail.model_timeout_cause": {
+        "en": "the model did not answer within the {seconds:g} s time limit (last error: {cause})",
+        "zh": "模型没有在 {seconds:g} 秒的时间上限内回答（最后一次错误：{cause}）",
+    },
+    "detail.response_too_large": {
+        "en": "the model's response had {size:,} characters, over the {cap:,} cap",
+        "zh": "模型的回复有 {size:,} 个字符，超过了 {cap:,} 的上限",
+    },
+    "detail.truncated": {
+        "en": "the model's response was cut off at the output-token limit after {size:,} characters",
+        "zh": "模型的回复在 {size:,} 个字符后达到输出令牌上限而被截断",
+    },
+    "detail.truncated_calls": {
+        "en": "the model's response was cut off at the output-token limit after {size:,} characters; "
+        "{count} call(s) not executed",
+        "zh": "模型的回复在 {size:,} 个字符后达到输出令牌上限而被截断；{count} 个调用没有执行",
+    },
+    "detail.provider_crashed": {
+        "en": "the model provider failed unexpectedly ({kind})",
+        "zh": "模型服务意外出错（{kind}）",
+    },
+    "detail.still_waiting": {"en": "a call is still waiting for approval", "zh": "还有一个调用在等待确认"},
+    "detail.interrupted": {"en": "interrupted by the person at the keyboard", "zh": "被键盘前的人中断"},
+    # ---- the end of a run ------------------------------------------------------------------------
+    "outcome.stop": {"en": "{sentence} {detail}.", "zh": "{sentence}{detail}。"},
+    "outcome.answer": {"en": "Answer", "zh": "回答"},
+    "outcome.partial_answer": {"en": "Partial answer (cut off)", "zh": "不完整的回答（被截断）"},
+    "outcome.observed": {"en": "Observed before the stop:", "zh": "停止前已查到的结果："},
+    "outcome.stop_line": {
+        "en": "stop reason: {reason} · run id: {run_id}",
+        "zh": "停止原因：{reason} · 运行编号：{run_id}",
+    },
+    "outcome.to_resume": {"en": "To resume:", "zh": "继续这次运行："},
+    "outcome.or_reject": {"en": "(or --reject)", "zh": "（或 --reject 拒绝）"},
+    "outcome.tokens": {"en": "tokens: {input} in / {output} out", "zh": "令牌：输入 {input} / 输出 {output}"},
+    "outcome.not_finished": {
+        "en": "The run did not finish: the process ended (killed or crashed) after the last transition shown.",
+        "zh": "这次运行没有结束：进程在上面最后一个状态转换之后终止了（被杀死或崩溃）。",
+    },
+    "outcome.dropped": {
+        "en": "({count} older transitions were dropped to keep the record small)",
+        "zh": "（为保持记录精简，删去了较早的 {count} 个状态转换）",
+    },
+    # ---- headers -----------------------------------------------------------------------------------
+    "header.run": {
+        "en": "orderbot · run {run_id} · {provider} · user {user}",
+        "zh": "orderbot · 运行 {run_id} · {provider} · 用户 {user}",
+    },
+    "header.record": {
+        "en": "orderbot · run {run_id} · model: {provider}/{model} · user {user} · started {started}",
+        "zh": "orderbot · 运行 {run_id} · 模型：{provider}/{model} · 用户 {user} · 开始于 {started}",
+    },
+    "header.anonymous": {"en": "anonymous", "zh": "匿名"},
+    "header.offline": {
+        "en": "model: offline (built-in planner, no network)",
+        "zh": "模型：offline（内置规划器，不联网）",
+    },
+    "header.model": {"en": "model: {provider}/{model}", "zh": "模型：{provider}/{model}"},
+    "header.auto_key": {"en": "[auto: OPENAI_API_KEY is set]", "zh": "[auto：已设置 OPENAI_API_KEY]"},
+    "header.auto_no_key": {"en": "[auto: no OPENAI_API_KEY]", "zh": "[auto：未设置 OPENAI_API_KEY]"},
+    "header.resumed": {"en": "resumed", "zh": "已继续"},
+    "header.base_url": {"en": "at {url}", "zh": "地址 {url}"},
+    "header.base_url_changed": {
+        "en": "at {url}, given by --base-url (the run used {was})",
+        "zh": "地址 {url}，由 --base-url 指定（这次运行原来用的是 {was}）",
+    },
+    "header.default_service": {"en": "the provider's own service", "zh": "服务商自己的服务"},
+    "header.segment": {"en": "{kind}{settled} · {started}", "zh": "{kind}{settled} · {started}"},
+    "header.approved": {"en": ", approved", "zh": "，已批准"},
+    "header.rejected": {"en": ", rejected", "zh": "，已拒绝"},
+    # ---- tables ------------------------------------------------------------------------------------
+    "table.step": {"en": "step", "zh": "步"},
+    "table.transition": {"en": "from → to", "zh": "状态"},
+    "table.event": {"en": "event", "zh": "事件"},
+    "table.detail": {"en": "detail", "zh": "详情"},
+    "table.ms": {"en": "ms", "zh": "毫秒"},
+    "table.budget": {"en": "steps calls time", "zh": "步数 调用 时间"},
+    "table.run_id": {"en": "id", "zh": "编号"},
+    "table.started": {"en": "started (UTC)", "zh": "开始（UTC）"},
+    "table.user": {"en": "user", "zh": "用户"},
+    "table.stop_reason": {"en": "stop reason", "zh": "停止原因"},
+    "table.steps": {"en": "steps", "zh": "步数"},
+    "table.calls": {"en": "calls", "zh": "调用"},
+    "table.question": {"en": "question", "zh": "问题"},
+    "table.unreadable": {"en": "unreadable", "zh": "无法读取"},
+    # ---- approval ----------------------------------------------------------------------------------
+    "approve.prompt": {"en": "{description}?", "zh": "{description}？"},
+    "approve.choices": {"en": "[y/N]", "zh": "[y/N]"},
+    # ---- waiting for the model ---------------------------------------------------------------------
+    "status.waiting": {
+        "en": "waiting for the model · {elapsed:.0f} s · {left:.0f} s left",
+        "zh": "等待模型回答 · 已用 {elapsed:.0f} 秒 · 剩余 {left:.0f} 秒",
+    },
+    "status.retry": {
+        "en": "{reason}, retrying in {delay:.1f} s, attempt {attempt} of {attempts}",
+        "zh": "{reason}，{delay:.1f} 秒后重试，第 {attempt} 次，共 {attempts} 次",
+    },
+    # ---- the REPL ----------------------------------------------------------------------------------
+    "repl.banner": {"en": "orderbot repl · {provider} · user {user}", "zh": "orderbot repl · {provider} · 用户 {user}"},
+    "repl.banner_help": {
+        "en": "{limits} · /help for commands, Ctrl-D to leave",
+        "zh": "{limits} · 输入 /help 查看命令，Ctrl-D 退出",
+    },
+    "repl.help": {
+        "en": (
+            "/help                 this list\n"
+            "/trace on|off         per-step panels instead of one line per step\n"
+            "/limits               show the limits of each run\n"
+            "/limits steps=5 timeout=20 calls=4 per-step=2\n"
+            "                      change them for the next runs\n"
+            "/user [ID]            show who is asking, or switch (this starts a new conversation)\n"
+            "/reset                forget the earlier turns\n"
+            "/runs                 the latest recorded runs\n"
+            "/exit                 leave (so do Ctrl-D, and Ctrl-C at an empty prompt)\n"
+            "Ctrl-C during a run cancels that run."
+        ),
+        "zh": (
+            "/help                 显示这份列表\n"
+            "/trace on|off         每一步显示详细面板，而不是一行\n"
+            "/limits               显示每次运行的上限\n"
+            "/limits steps=5 timeout=20 calls=4 per-step=2\n"
+            "                      修改之后运行的上限\n"
+            "/user [ID]            显示当前用户，或切换用户（会开始新的对话）\n"
+            "/reset                忘掉之前的对话\n"
+            "/runs                 最近记录的运行\n"
+            "/exit                 退出（Ctrl-D，或在空提示符下按 Ctrl-C 也可以）\n"
+            "运行中按 Ctrl-C 会取消这次运行。"
+        ),
+    },
+    "repl.cancelled": {"en": "Cancelled.", "zh": "已取消。"},
+    "repl.more": {
+        "en": "Press c to continue this run with a larger budget ({more}), any other key to go on.",
+        "zh": "按 c 以更大的额度（{more}）继续这次运行，按其他键跳过。",
+    },
+    "repl.unknown": {
+        "en": "Unknown command {name}: /help lists the commands.",
+        "zh": "没有 {name} 这个命令：/help 列出所有命令。",
+    },
+    "repl.trace_usage": {
+        "en": "/trace on or /trace off (it is {state}).",
+        "zh": "/trace on 或 /trace off（现在是 {state}）。",
+    },
+    "repl.trace_set": {"en": "Trace is {state}.", "zh": "Trace 已设为 {state}。"},
+    "repl.limits_unchanged": {"en": "{error}; the limits are unchanged.", "zh": "{error}；上限没有改变。"},
+    "repl.limits": {"en": "Each run's {limits}.", "zh": "每次运行的{limits}。"},
+    "repl.user": {"en": "User: {user}.", "zh": "用户：{user}。"},
+    "repl.bad_user": {
+        "en": "A user id is 1 to 64 letters, digits or . _ - @, starting with a letter or digit, e.g. C001.",
+        "zh": "用户编号由 1 到 64 个字母、数字或 . _ - @ 组成，以字母或数字开头，例如 C001。",
+    },
+    "repl.user_switched": {
+        "en": "User: {user}. The conversation starts afresh.",
+        "zh": "用户：{user}。对话重新开始。",
+    },
+    "repl.reset": {"en": "The earlier turns are forgotten.", "zh": "之前的对话已忘掉。"},
+    "repl.runs_hint": {
+        "en": "orderbot runs show ID shows one of them; orderbot resume ID continues it.",
+        "zh": "orderbot runs show ID 查看其中一次；orderbot resume ID 继续它。",
+    },
+    # ---- orderbot runs -----------------------------------------------------------------------------
+    "runs.server_model": {"en": "server model: {model}", "zh": "服务器模型：{model}"},
+    "runs.fingerprint": {"en": "fingerprint {fingerprint}", "zh": "指纹 {fingerprint}"},
+    "runs.altered": {
+        "en": "This record was altered outside orderbot ({reason}): it is shown as found, "
+        "and will not be resumed or replayed.",
+        "zh": "这条记录在 orderbot 之外被改动过（{reason}）：按原样显示，不会被恢复或重放。",
+    },
+    "runs.none": {"en": "No runs recorded in {dir}.", "zh": "{dir} 中没有记录任何运行。"},
+    "runs.no_match": {"en": "No runs match.", "zh": "没有符合条件的运行。"},
+    "runs.approved": {"en": "approved", "zh": "已批准"},
+    "runs.rejected": {"en": "rejected", "zh": "已拒绝"},
+    # ---- orderbot doctor ---------------------------------------------------------------------------
+    "doctor.provider": {"en": "provider:", "zh": "模型服务："},
+    "doctor.model": {"en": "model:", "zh": "模型："},
+    "doctor.base_url": {"en": "base URL:", "zh": "基础 URL："},
+    "doctor.api_key": {"en": "API key:", "zh": "API 密钥："},
+    "doctor.orders": {"en": "orders:", "zh": "订单："},
+    "doctor.state_dir": {"en": "state dir:", "zh": "状态目录："},
+    "doctor.ping": {"en": "ping:", "zh": "连通测试："},
+    "doctor.not_usable": {"en": "{what}: not usable: {error}", "zh": "{what}：不可用：{error}"},
+    "doctor.not_usable_short": {"en": "not usable: {error}", "zh": "不可用：{error}"},
+    "doctor.built_in": {"en": "{name} (built in, no network)", "zh": "{name}（内置，不联网）"},
+    "doctor.auto_key": {"en": " (auto: OPENAI_API_KEY is set)", "zh": "（auto：已设置 OPENAI_API_KEY）"},
+    "doctor.auto_no_key": {"en": " (auto: no OPENAI_API_KEY)", "zh": "（auto：未设置 OPENAI_API_KEY）"},
+    "doctor.offline_url_unused": {
+        "en": "{url} (not used by the offline model: pass --provider chat to use it)",
+        "zh": "{url}（offline 模型不使用它：要使用它请加 --provider chat）",
+    },
+    "doctor.url_unused": {"en": "not used by the offline model", "zh": "offline 模型不使用"},
+    "doctor.url_default": {"en": "{url} (default)", "zh": "{url}（默认）"},
+    "doctor.key_set": {"en": "set (not shown)", "zh": "已设置（不显示）"},
+    "doctor.key_unset": {"en": "not set", "zh": "未设置"},
+    "doctor.sample": {"en": "{path} (the bundled sample, read-only)", "zh": "{path}（自带示例，只读）"},
+    "doctor.order_count": {"en": "{where}: {count} orders", "zh": "{where}：{count} 个订单"},
+    "doctor.order_count_one": {"en": "{where}: {count} order", "zh": "{where}：{count} 个订单"},
+    "doctor.tool_calling": {"en": "tool calling:", "zh": "工具调用："},
+    "doctor.tools_ok": {"en": "ok: a well-formed tool call came back", "zh": "正常：收到了格式正确的工具调用"},
+    "doctor.tools_malformed": {
+        "en": "a tool call came back, but its arguments are not a JSON object",
+        "zh": "收到了工具调用，但它的参数不是 JSON 对象",
+    },
+    "doctor.tools_text": {
+        "en": "no tool call came back, only text: start llama.cpp with --jinja, or vLLM with "
+        "--enable-auto-tool-choice and a --tool-call-parser",
+        "zh": "没有收到工具调用，只有文本：llama.cpp 请加 --jinja 启动，vLLM 请加 "
+        "--enable-auto-tool-choice 和 --tool-call-parser",
+    },
+    "doctor.tools_failed": {"en": "failed: {error}", "zh": "失败：{error}"},
+    "doctor.ping_skipped": {"en": "skipped: the provider is not usable", "zh": "跳过：模型服务不可用"},
+    "doctor.ping_failed": {"en": "failed: {error}", "zh": "失败：{error}"},
+    "doctor.ping_ok": {"en": "ok: answered in {ms:.0f} ms", "zh": "正常：{ms:.0f} 毫秒内回答"},
+    "doctor.ping_tokens": {"en": ", {input} tokens in, {output} out", "zh": "，输入 {input} 个令牌，输出 {output} 个"},
+    # ---- orderbot replay -----------------------------------------------------------------------
+    "replay.header": {
+        "en": "replay · run {run_id} · {turns} recorded model turns · today's tools over a scratch copy of {source}",
+        "zh": "重放 · 运行 {run_id} · {turns} 个已记录的模型回合 · 用现在的工具处理 {source} 的临时副本",
+    },
+    "replay.note": {"en": "note: {note}", "zh": "注意：{note}"},
+    "replay.same": {
+        "en": "No difference: every step matches the record (stop reason {reason}).",
+        "zh": "没有差异：每一步都与记录一致（停止原因 {reason}）。",
+    },
+    "replay.differences": {"en": "{count} differences from the record:", "zh": "与记录有 {count} 处差异："},
+    "replay.differences_one": {"en": "{count} difference from the record:", "zh": "与记录有 {count} 处差异："},
+    "replay.difference": {"en": "  step {step}: {text}", "zh": "  第 {step} 步：{text}"},
+    # ---- orderbot orders ------------------------------------------------------------------------
+    "orders.none": {"en": "No orders match.", "zh": "没有符合条件的订单。"},
+    "orders.more": {"en": "More orders: --offset {offset}", "zh": "还有更多订单：--offset {offset}"},
+    "orders.imported": {
+        "en": "Imported {count:,} orders from {source} into {target} in {seconds:.1f} s.",
+        "zh": "已把 {source} 中的 {count:,} 个订单导入 {target}，用时 {seconds:.1f} 秒。",
+    },
+    "orders.validating": {"en": "Reading and validating {path} …", "zh": "正在读取并校验 {path} …"},
+    "orders.importing": {"en": "Importing into {target}", "zh": "正在导入 {target}"},
+    "orders.to_is_a_file": {
+        "en": "--to takes sqlite:///path/to/shop.db or postgresql://user@host/db, not the file {path}",
+        "zh": "--to 需要 sqlite:///path/to/shop.db 或 postgresql://user@host/db，而不是文件 {path}",
+    },
+    "orders.user_and_all": {"en": "--user and --all cannot be used together", "zh": "--user 和 --all 不能同时使用"},
+    "orders.whose": {
+        "en": "say whose orders: --user C001 for a customer's own, or --all for every customer's",
+        "zh": "请说明是谁的订单：--user C001 查看这位客户自己的订单，--all 查看所有客户的订单",
+    },
+    "orders.no_access": {
+        "en": "{order_id}: no order with this id belongs to {user}",
+        "zh": "{order_id}：没有属于 {user} 的这个订单",
+    },
+    "orders.replay_needs_json": {
+        "en": "replay works on a scratch copy of a JSON orders file, not on {source}; pass --orders with a JSON file",
+        "zh": "replay 只能在 JSON 订单文件的临时副本上运行，不能用 {source}；请用 --orders 指定一个 JSON 文件",
+    },
+    # ---- errors (after "orderbot: ") ---------------------------------------------------------------
+    "error.prefix": {"en": "orderbot: {error}", "zh": "orderbot：{error}"},
+    "error.question_empty": {
+        "en": 'the question is empty: say what you want to know, e.g. "查询 ORD-1001"',
+        "zh": "问题是空的：请说明你想知道什么，例如 “查询 ORD-1001”",
+    },
+    "error.question_too_long": {
+        "en": "the question is {chars:,} characters long; the limit is {limit:,}",
+        "zh": "问题有 {chars:,} 个字符，上限是 {limit:,}",
+    },
+    "error.resume_busy": {
+        "en": "run {run_id} is being resumed by another orderbot process; try again when it ends",
+        "zh": "运行 {run_id} 正被另一个 orderbot 进程继续执行；请等它结束后再试",
+    },
+    "error.approve_and_reject": {
+        "en": "--approve and --reject cannot be used together",
+        "zh": "--approve 和 --reject 不能同时使用",
+    },
+    "error.bad_stop_reason": {
+        "en": "invalid value for --stop-reason: {value!r} is not a stop reason; use one of {valid}",
+        "zh": "--stop-reason 的值无效：{value!r} 不是停止原因；请用以下之一：{valid}",
+    },
+    "error.bad_lang": {
+        "en": "unknown language {value!r} in {source}: use zh or en",
+        "zh": "{source} 中的语言 {value!r} 无法识别：请用 zh 或 en",
+    },
+    # ---- under the answer: the facts panel and the claim check (orderbot.answers.facts, orderbot.answers.claims) --
+    "facts.title": {"en": "Facts from the tools:", "zh": "工具返回的事实："},
+    "facts.not_found": {"en": "not found", "zh": "不存在"},
+    "facts.no_access": {"en": "no access", "zh": "无权查看"},
+    "facts.sign_in_required": {"en": "sign-in required", "zh": "需要登录"},
+    "facts.not_cancellable": {"en": "not cancellable: {status}", "zh": "不能取消：{status}"},
+    "facts.rejected": {"en": "cancel rejected: nothing was done", "zh": "取消被拒绝：未做任何操作"},
+    "facts.read_only": {"en": "not cancelled: read-only sample", "zh": "未取消：只读示例数据"},
+    "facts.busy": {"en": "not cancelled: orders file busy", "zh": "未取消：订单文件被占用"},
+    "facts.write_failed": {"en": "not cancelled: write failed", "zh": "未取消：保存失败"},
+    "facts.store_unavailable": {"en": "not cancelled: orders file unreadable", "zh": "未取消：订单文件无法读取"},
+    "facts.internal_error": {"en": "tool failed", "zh": "工具出错"},
+    "facts.failed": {"en": "failed: {code}", "zh": "失败：{code}"},
+    "facts.pending": {"en": "cancel awaiting approval", "zh": "取消等待确认"},
+    "facts.cancelled": {"en": "cancelled in this run", "zh": "已在本次运行中取消"},
+    "facts.items": {"en": "items", "zh": "商品"},
+    "facts.total": {"en": "total", "zh": "合计"},
+    "facts.shipping": {"en": "shipping", "zh": "物流"},
+    "facts.created": {"en": "created", "zh": "下单"},
+    "facts.note": {"en": "note", "zh": "备注"},
+    "claims.unknown_id": {
+        "en": "⚠ Unsupported: the answer names {order_id}, but no tool returned it",
+        "zh": "⚠ 无依据：回答提到了 {order_id}，但没有任何工具返回过它",
+    },
+    "claims.nonexistent_id": {
+        "en": "⚠ Unsupported: the answer speaks of {order_id}, but the tools said it does not exist ({observed})",
+        "zh": "⚠ 无依据：回答提到了 {order_id}，但工具说它不存在（{observed}）",
+    },
+    "claims.status": {
+        "en": "⚠ Unsupported: the answer gives {order_id} the status {said}, but the tools returned {observed}",
+        "zh": "⚠ 无依据：回答说 {order_id} 的状态是 {said}，但工具返回的是 {observed}",
+    },
+    "claims.cancellation": {
+        "en": "⚠ Unsupported: the answer says {order_id} was cancelled ({said}), but no cancellation ran ({observed})",
+        "zh": "⚠ 无依据：回答说 {order_id} 已取消（{said}），但并没有执行取消（{observed}）",
+    },
+    "claims.nothing": {"en": "nothing about it", "zh": "没有相关结果"},
+    # ---- orderbot eval ----------------------------------------------------------------------------
+    "eval.header": {
+        "en": "orderbot eval · {suite} · model: {provider}/{model} · orders: {orders}",
+        "zh": "orderbot eval · {suite} · 模型：{provider}/{model} · 订单：{orders}",
+    },
+    "eval.case": {"en": "case", "zh": "用例"},
+    "eval.result": {"en": "result", "zh": "结果"},
+    "eval.stop": {"en": "stop", "zh": "停止原因"},
+    "eval.calls": {"en": "calls", "zh": "调用"},
+    "eval.seconds": {"en": "s", "zh": "秒"},
+    "eval.tokens": {"en": "tokens", "zh": "令牌"},
+    "eval.why": {"en": "why it failed", "zh": "失败原因"},
+    "eval.pass": {"en": "pass", "zh": "通过"},
+    "eval.fail": {"en": "FAIL", "zh": "失败"},
+    "eval.totals": {
+        "en": "{passed}/{cases} passed ({rate}%, needed {needed}%) · time median {median_s} s, worst {worst_s} s · "
+        "tokens median {median_tokens}, worst {worst_tokens}",
+        "zh": "{passed}/{cases} 通过（{rate}%，要求 {needed}%）· 用时中位数 {median_s} 秒，最慢 {worst_s} 秒 · "
+        "令牌中位数 {median_tokens}，最多 {worst_tokens}",
+    },
+    "eval.orders_changed": {
+        "en": " · THE ORDERS SOURCE CHANGED DURING THE EVAL",
+        "zh": " · 评测期间订单数据被改动了",
+    },
+}

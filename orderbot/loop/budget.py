@@ -1,0 +1,123 @@
+"""Limits, and the Budget that checks them: every limit rule and its message live here.
+
+`Limits` are the caps of one run (declared in orderbot.loop.limits' table). A `Budget` counts what
+one run, or one resumption, has used of them, and the engine asks it before each model
+request and before each tool call, as pydantic-ai's `UsageLimits.check_before_request` and
+`check_before_tool_call` do. A check that fails raises `LimitExceeded`, whose message names
+the number that was passed; the engine turns it into the run's stop.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from pydantic import BaseModel, Field
+
+from orderbot.i18n import t
+from orderbot.loop.limits import LIMIT, StopReason
+
+
+def _field(name: str):
+    limit = LIMIT[name]
+    return Field(limit.default, **limit.bounds)
+
+
+class Limits(BaseModel):
+    max_steps: int = _field("max_steps")
+    timeout: float = _field("timeout")
+    max_tool_calls: int = _field("max_tool_calls")
+    max_calls_per_step: int = _field("max_calls_per_step")
+    max_response_chars: int = _field("max_response_chars")
+
+
+class LimitExceeded(Exception):
+    """A limit check failed: the run stops with `reason`, and the message says why.
+
+    The message is a catalogue entry (orderbot.i18n.catalogue `detail.*`): its English text is
+    the stop detail of records and --json; `message` lets the terminal say it in Chinese."""
+
+    def __init__(self, reason: StopReason, message_id: str, **params: object) -> None:
+        from orderbot.i18n.catalogue import MESSAGES
+
+        if message_id not in MESSAGES:  # plain English text: shown as it is in either language
+            super().__init__(message_id)
+            self.reason, self.message = reason, None
+            return
+        super().__init__(t(message_id, lang="en", **params))
+        self.reason = reason
+        self.message: dict | None = {"id": message_id, "params": params}
+
+
+class Budget:
+    """What one run (or one resumption) has used of its limits."""
+
+    def __init__(self, limits: Limits, clock: Callable[[], float]) -> None:
+        self.limits = limits
+        self.clock = clock
+        self.started = clock()
+        self.deadline = self.started + limits.timeout
+        self.steps = 0  # model requests made
+        self.calls = 0  # tool calls dispatched
+
+    def elapsed(self) -> float:
+        return self.clock() - self.started
+
+    def remaining(self) -> float:
+        """Seconds left; the model request's own timeout."""
+        return self.deadline - self.clock()
+
+    def exclude(self, seconds: float) -> None:
+        """Time that is not the run's (a person deciding an approval) moves the deadline."""
+        self.deadline += seconds
+
+    def left(self) -> dict:
+        return {
+            "steps": self.limits.max_steps - self.steps,
+            "tool_calls": self.limits.max_tool_calls - self.calls,
+            "seconds": round(max(0.0, self.remaining()), 3),
+        }
+
+    # ---- the checks -------------------------------------------------------------------
+
+    def check_before_request(self) -> None:
+        if self.remaining() <= 0:
+            raise LimitExceeded(StopReason.TIME_LIMIT, "detail.time_before_request", seconds=self.limits.timeout)
+
+    def timed_out(self, cause: str | None) -> LimitExceeded:
+        """The model request outlived the time left (the provider raised ModelTimeout)."""
+        if cause:
+            return LimitExceeded(
+                StopReason.TIME_LIMIT, "detail.model_timeout_cause", seconds=self.limits.timeout, cause=cause
+            )
+        return LimitExceeded(StopReason.TIME_LIMIT, "detail.model_timeout", seconds=self.limits.timeout)
+
+    def check_response(self, size: int) -> None:
+        cap = self.limits.max_response_chars
+        if size > cap:
+            raise LimitExceeded(StopReason.RESPONSE_TOO_LARGE, "detail.response_too_large", size=size, cap=cap)
+
+    def check_before_tool_calls(self, names: Sequence[str]) -> None:
+        """The calls one step proposes run all or not at all. A call proposed at the last
+        allowed step never runs: nobody would read its result."""
+        limits, count = self.limits, len(names)
+        if self.steps >= limits.max_steps:
+            raise LimitExceeded(
+                StopReason.STEP_LIMIT,
+                "detail.step_limit_one" if count == 1 else "detail.step_limit",
+                names=", ".join(names),
+                step=self.steps,
+                max_steps=limits.max_steps,
+                count=count,
+            )
+        if count > limits.max_calls_per_step:
+            raise LimitExceeded(
+                StopReason.TOOL_CALL_LIMIT, "detail.calls_per_step", count=count, cap=limits.max_calls_per_step
+            )
+        if self.calls + count > limits.max_tool_calls:
+            raise LimitExceeded(
+                StopReason.TOOL_CALL_LIMIT, "detail.tool_calls", count=count, cap=limits.max_tool_calls, used=self.calls
+            )
+
+    def check_before_tool_call(self) -> None:
+        if self.remaining() <= 0:
+            raise LimitExceeded(StopReason.TIME_LIMIT, "detail.time_during_tools", seconds=self.limits.timeout)

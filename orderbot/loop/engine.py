@@ -1,0 +1,415 @@
+"""The bounded workflow: plan -> act -> observe -> ... -> finish, owned by the program.
+
+The model only proposes the next step; this module decides whether it happens. Every
+run is a small state machine with hard limits, and each state transition is a value
+handed to observers (the renderer, the run record, the trace). The engine has no I/O of
+its own: it takes a model, a toolbox, a clock and callbacks, and mutates a `RunState`
+that can be saved as JSON and resumed.
+
+Rules that keep the limits honest (the checks and their messages are in orderbot.loop.budget):
+- a tool call proposed at the last allowed step is never executed (nobody would read it);
+- the deadline bounds the model request itself (the time left is its timeout);
+- a stopped run makes no further model request.
+
+The loop reads top to bottom in `Engine.run`: each round (`_step`) returns its outcome as a
+value, a `Stop` when the run ends or pauses there, None to plan again.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic_core import from_json
+
+from orderbot.errors import ModelError, ModelTimeout
+from orderbot.loop.budget import Budget, LimitExceeded, Limits
+from orderbot.loop.items import FunctionCall, FunctionCallOutput, text_chars
+from orderbot.loop.limits import StopReason
+from orderbot.loop.state import (
+    CALL_LABELS,
+    PHASES,
+    Approver,
+    CallRecord,
+    Event,
+    Observer,
+    PendingCall,
+    Phase,
+    RunState,
+    Stop,
+    Transition,
+    _stop,
+    describe_call,
+    summarize_result,
+)
+from orderbot.loop.tools import Prepared, Refused, Toolbox, ToolContext, capped, envelope_text, fail
+from orderbot.models.base import Model, ModelRequest, Turn
+from orderbot.text import one_line, plural
+
+
+class Engine:
+    """Runs one bounded plan -> act -> observe loop over a RunState."""
+
+    def __init__(
+        self,
+        model: Model,
+        toolbox: Toolbox,
+        limits: Limits | None = None,
+        *,
+        clock: Callable[[], float] = time.monotonic,
+        wall_clock: Callable[[], float] = time.time,
+        observers: Iterable[Observer] = (),
+        approver: Approver | None = None,
+        instructions: str = "",
+    ) -> None:
+        self.model = model
+        self.toolbox = toolbox
+        self.limits = limits or Limits()
+        self.clock = clock
+        self.wall_clock = wall_clock
+        self.observers = list(observers)
+        # Transition data (what was sent, proposed, returned; the budget left) is built only
+        # when an observer wants it: the record, --json and --trace do; a table does not.
+        self.with_data = any(getattr(o, "wants_data", True) for o in self.observers)
+        self.approver = approver
+        self.instructions = instructions  # the system prompt: it belongs with the tools (orderbot.shops.sample.tools)
+
+    # ---- the loop -------------------------------------------------------------------
+
+    def run(self, state: RunState, *, approve_pending: bool | None = None) -> RunState:
+        """Run (or continue) `state` until it finishes; returns the same object.
+
+        `approve_pending` settles calls left awaiting approval by an earlier run: True runs
+        them, False rejects them. Whoever passes it has re-checked the binding first.
+        """
+        self._state = state
+        self._budget = Budget(self.limits, self.clock)
+        self._shown: dict[str, Shown] = {}  # by call id: see _show
+        self._phase = Phase.PLAN  # where a Ctrl-C lands: plan while the model thinks, act while tools run
+        if state.stop_reason is not None:  # a stopped run continues: it has not stopped yet
+            state.stop_reason, state.stop_detail, state.stop_message = None, "", None
+        self._emit(
+            state.steps,
+            Event.RESUMED if state.steps > 0 else Event.STARTED,
+            one_line(state.question, 80),
+            {"limits": self.limits.model_dump(), "question": state.question[:500]} if self.with_data else None,
+        )
+        try:
+            stop = self._settle_pending(approve_pending)
+            if stop is None:
+                self._answer_dangling_calls()
+            while stop is None:
+                stop = self._step()
+        except KeyboardInterrupt:
+            stop = _stop(StopReason.CANCELLED, "detail.interrupted")
+        self._finish(stop)
+        return state
+
+    def _step(self) -> Stop | None:
+        """One round: plan (ask the model), act (run what it proposed), observe (hand the
+        results back). A Stop when the run ends in this round; None to plan again.
+
+        A limit check that fails (orderbot.loop.budget) ends the round: the calls of this round
+        that had not run yet are recorded as not executed."""
+        self._unrun: list[FunctionCall] = []  # this round's calls not yet dispatched
+        self._data: dict | None = None  # what the model was sent and proposed, until shown
+        try:
+            self._budget.check_before_request()
+            step = self._state.steps + 1
+            stop = self._plan(step)
+            if stop is None:
+                stop = self._act(step)
+            return stop
+        except LimitExceeded as exceeded:
+            self._not_executed(self._state.steps, self._unrun)
+            return Stop(exceeded.reason, str(exceeded), self._data, exceeded.message)
+
+    def _plan(self, step: int) -> Stop | None:
+        state, budget = self._state, self._budget
+        remaining = budget.remaining()
+        request = ModelRequest(self.instructions, tuple(state.items), self.toolbox.specs, remaining)
+        began = self.clock()
+        self._phase = Phase.PLAN
+        try:
+            turn = self.model.respond(request)
+        except ModelTimeout as exc:
+            self._count_request(step)
+            raise budget.timed_out(exc.cause) from None
+        except ModelError as exc:
+            self._count_request(step)
+            return Stop(StopReason.MODEL_ERROR, str(exc))
+        except Exception as exc:  # noqa: BLE001 - a provider that broke its contract still stops cleanly
+            self._count_request(step)
+            return _stop(StopReason.MODEL_ERROR, "detail.provider_crashed", kind=type(exc).__name__)
+        self._count_request(step)
+        if turn.usage is not None:
+            state.input_tokens = (state.input_tokens or 0) + turn.usage.input_tokens
+            state.output_tokens = (state.output_tokens or 0) + turn.usage.output_tokens
+        if turn.server_model:
+            state.server_model, state.system_fingerprint = turn.server_model, turn.fingerprint
+        self._unrun = list(turn.calls)
+        self._data = self._turn_data(request, turn, self.clock() - began) if self.with_data else None
+        budget.check_response(turn.size)
+        if turn.truncated:  # cut off at the output-token cap: the text is partial, a call may be cut mid-argument
+            state.partial_answer = turn.text.rstrip() or None
+            raise LimitExceeded(
+                StopReason.RESPONSE_TRUNCATED,
+                "detail.truncated_calls" if turn.calls else "detail.truncated",
+                size=turn.size,
+                count=len(turn.calls),
+            )
+        state.items.extend(turn.items)
+        if not turn.calls:
+            state.answer = turn.text.rstrip()  # trailing newlines would show as blank lines
+            return Stop(StopReason.ANSWERED, one_line(turn.text), self._data)
+        budget.check_before_tool_calls([c.name for c in turn.calls])
+        label = f"proposed {plural(len(turn.calls), 'call')}"
+        self._emit(step, Event.PROPOSED, "; ".join(self._show(c).line for c in turn.calls), self._data, label)
+        self._data = None  # shown with the proposal: a later stop in this round does not repeat it
+        budget.calls += len(turn.calls)
+        state.tool_calls += len(turn.calls)
+        return None
+
+    def _turn_data(self, request: ModelRequest, turn: Turn, seconds: float) -> dict:
+        """What was sent and what came back, for --json, --trace and the record."""
+        return {
+            "sent": {
+                "items": len(request.items),
+                "chars": sum(map(text_chars, request.items)),
+                "tools": [t["name"] for t in request.tools],
+            },
+            "request_ms": round(seconds * 1000, 1),
+            "usage": None
+            if turn.usage is None
+            else {"input_tokens": turn.usage.input_tokens, "output_tokens": turn.usage.output_tokens},
+            "proposed": [self._show(c).data for c in turn.calls],
+            "text": turn.text[:2000] or None,
+            # a streamed response: the bytes read before it ended, or before it was cut
+            **({"received_bytes": turn.received_bytes} if turn.received_bytes is not None else {}),
+        }
+
+    def _count_request(self, step: int) -> None:
+        self._state.steps = step
+        self._budget.steps += 1
+
+    def _act(self, step: int) -> Stop | None:
+        state = self._state
+        self._phase = Phase.ACT
+        ctx = ToolContext(user=state.user, run_id=state.run_id, time_left=self._budget.remaining)
+        outputs: list[FunctionCallOutput] = []
+        waiting: list[PendingCall] = []
+        while self._unrun:
+            self._budget.check_before_tool_call()
+            call = self._unrun.pop(0)
+            prepared = self.toolbox.prepare(call, ctx)
+            if isinstance(prepared, Refused):
+                output = self._observe(step, call, prepared.decision, prepared.envelope, Event.REFUSED)
+            elif prepared.tool.side_effect:
+                pending = self._pending(step, prepared, ctx)
+                if self.approver is None:
+                    waiting.append(pending)
+                    continue
+                output = self._decide(step, prepared, ctx, self._ask(pending))
+            else:
+                output = self._run_call(step, prepared, ctx)
+            outputs.append(output)
+            state.items.append(output)  # now, so a stop later in this round keeps it
+        if waiting:
+            state.pending = waiting
+            names = ", ".join(f"{p.name}({p.arguments})" for p in waiting)
+            pending = {"pending": [p.model_dump() for p in waiting]}
+            self._emit(step, Event.AWAITING_APPROVAL, names, pending, "approval needed")
+            return Stop(StopReason.AWAITING_APPROVAL, "; ".join(p.description for p in waiting))
+        self._emit(step, Event.RETURNED, _results_text(outputs))
+        return None
+
+    def _ask(self, pending: PendingCall) -> bool:
+        """Ask the approver. The time a person takes to decide is theirs, not the run's:
+        the deadline moves by it, so a slow "yes" does not stop the run at its time limit."""
+        began = self.clock()
+        try:
+            return self.approver(pending)
+        finally:
+            self._budget.exclude(self.clock() - began)
+
+    def _settle_pending(self, approve: bool | None) -> Stop | None:
+        """Calls an earlier run left waiting: still waiting (a Stop), or settled now."""
+        state = self._state
+        if not state.pending:
+            return None
+        if approve is None:
+            return _stop(StopReason.AWAITING_APPROVAL, "detail.still_waiting")
+        self._phase = Phase.ACT
+        ctx = ToolContext(user=state.user, run_id=state.run_id, time_left=self._budget.remaining)
+        outputs = []
+        for pending in state.pending:
+            call = FunctionCall(call_id=pending.call_id, name=pending.name, arguments=pending.arguments)
+            prepared = self.toolbox.prepare(call, ctx)
+            if isinstance(prepared, Refused):
+                outputs.append(self._observe(pending.step, call, prepared.decision, prepared.envelope, Event.REFUSED))
+            else:
+                outputs.append(self._decide(pending.step, prepared, ctx, approve))
+        state.pending = []
+        state.items.extend(outputs)
+        self._emit(state.steps, Event.RETURNED, _results_text(outputs))
+        return None
+
+    def _answer_dangling_calls(self) -> None:
+        """Calls a limit stop left without a result get one saying so before the run goes on:
+        the model should know they did not run, and the APIs refuse a call with no output."""
+        state = self._state
+        answered = {i.call_id for i in state.items if isinstance(i, FunctionCallOutput)}
+        waiting = {p.call_id for p in state.pending}
+        missing = [
+            i
+            for i in state.items
+            if isinstance(i, FunctionCall) and i.call_id not in answered and i.call_id not in waiting
+        ]
+        if not missing:
+            return  # the usual case; fail() sanitizes its message, which is not free
+        envelope = fail("not_executed", "this call was not executed: the run stopped at a limit before it ran")
+        state.items.extend(FunctionCallOutput(call_id=c.call_id, output=envelope_text(envelope)) for c in missing)
+
+    def _decide(self, step: int, prepared: Prepared, ctx: ToolContext, approved: bool) -> FunctionCallOutput:
+        if approved:
+            return self._run_call(step, prepared, ctx, Event.APPROVED)
+        envelope = fail("rejected", "the person did not approve this action; nothing was done")
+        return self._observe(step, prepared.call, "rejected", envelope, Event.REJECTED)
+
+    def _run_call(
+        self, step: int, prepared: Prepared, ctx: ToolContext, kind: Event = Event.EXECUTED
+    ) -> FunctionCallOutput:
+        began = self.clock()
+        envelope = self.toolbox.execute(prepared, ctx)
+        return self._observe(step, prepared.call, "executed", envelope, kind, round((self.clock() - began) * 1000, 1))
+
+    def _observe(
+        self, step: int, call: FunctionCall, decision: str, envelope: dict, kind: Event, ms: float | None = None
+    ) -> FunctionCallOutput:
+        # Cut once, here: the model, the record, transitions and --json all see the same
+        # bounded result, and the record still matches what the model was sent.
+        envelope, text = capped(envelope)
+        self._state.calls.append(_call_record(step, call, decision, envelope))
+        shown = self._show(call)
+        self._emit(
+            step,
+            kind,
+            f"{shown.line} → {summarize_result(envelope)}",
+            {"call": shown.data, "decision": decision, "result": envelope, "ms": ms} if self.with_data else None,
+            label=CALL_LABELS.get(kind, decision),
+        )
+        return FunctionCallOutput(call_id=call.call_id, output=text)
+
+    def _show(self, call: FunctionCall) -> Shown:
+        """How `call` appears in transitions, worked out once per call: its arguments are
+        parsed once, whether it is then proposed, refused, run or rejected."""
+        shown = self._shown.get(call.call_id)
+        if shown is None or shown.call is not call:
+            shown = self._shown[call.call_id] = Shown.of(call)
+        return shown
+
+    def _pending(self, step: int, prepared: Prepared, ctx: ToolContext) -> PendingCall:
+        tool = prepared.tool
+        description = (
+            tool.describe(prepared.args, ctx) if tool.describe else f"{tool.name}({prepared.canonical_arguments})"
+        )
+        return PendingCall(
+            step=step,
+            call_id=prepared.call.call_id,
+            name=tool.name,
+            version=tool.version,
+            arguments=prepared.canonical_arguments,
+            user=ctx.user,
+            description=description,
+            requested_at=self.wall_clock(),
+        )
+
+    def _not_executed(self, step: int, calls: Iterable[FunctionCall]) -> None:
+        for call in calls:
+            self._state.calls.append(_call_record(step, call, "not_executed"))
+
+    def _finish(self, stop: Stop) -> None:
+        state = self._state
+        state.stop_reason, state.stop_detail, state.stop_message = stop.reason, stop.detail, stop.message
+        if stop.reason is StopReason.AWAITING_APPROVAL:
+            return  # the approval-needed transition is the last one: the run is paused
+        source = self._phase if stop.reason is StopReason.CANCELLED else Phase.PLAN
+        self._emit(state.steps, Event.FINISHED, stop.detail, stop.data, str(stop.reason), source=source)
+
+    # ---- helpers --------------------------------------------------------------------
+
+    def _emit(
+        self,
+        step: int,
+        kind: Event,
+        detail: str,
+        data: dict | None = None,
+        label: str | None = None,
+        *,
+        source: Phase | None = None,
+    ) -> None:
+        budget = self._budget
+        if data is not None and self.with_data:
+            data = {**data, "budget_left": budget.left()}
+        from_, to = PHASES[kind]
+        transition = Transition(
+            step,
+            source or from_,
+            to,
+            label or str(kind),
+            detail,
+            budget.elapsed(),
+            budget.steps,
+            budget.calls,
+            data,
+            kind=kind,
+        )
+        for observer in self.observers:
+            observer(transition, self._state)
+
+
+@dataclass(slots=True)  # not frozen, as Transition: one per call; nothing changes it once made
+class Shown:
+    """One call as transitions show it: `data` for --json, --trace and the record, `line`
+    for tables and stop messages (describe_call)."""
+
+    call: FunctionCall
+    data: dict[str, Any]
+    line: str
+
+    @classmethod
+    def of(cls, call: FunctionCall) -> Shown:
+        # A model that sends megabytes of arguments must not have them echoed (nor parsed) whole.
+        raw = call.arguments
+        if len(raw) > 2000:
+            return cls(
+                call,
+                {"call_id": call.call_id, "name": call.name[:100], "arguments": raw[:500] + "…"},
+                describe_call(call.name, raw),
+            )
+        try:
+            # The parser dispatch validates with (pydantic's): both read the same arguments.
+            arguments: Any = from_json(raw)
+        except ValueError:
+            arguments = raw[:500]
+        data = {"call_id": call.call_id, "name": call.name[:100], "arguments": arguments}
+        return cls(call, data, describe_call(call.name, arguments if isinstance(arguments, dict) else raw))
+
+
+def _call_record(step: int, call: FunctionCall, decision: str, result: dict | None = None) -> CallRecord:
+    """The record of one call (only executed, refused and rejected calls have a result)."""
+    return CallRecord(
+        step=step,
+        call_id=call.call_id,
+        name=call.name,
+        arguments=call.arguments[:2000],
+        decision=decision,
+        result=result,
+    )
+
+
+def _results_text(outputs: list[FunctionCallOutput]) -> str:
+    good = sum(1 for o in outputs if o.output.startswith('{"ok":true'))
+    return f"{plural(len(outputs), 'result')} to the model: {good} ok, {len(outputs) - good} failed"

@@ -1,0 +1,255 @@
+"""The values of a run: its phases and events, each transition, each call, the state that is
+saved and resumed, and how a run stops. Plain data, no I/O; the engine (orderbot.loop.engine)
+moves a `RunState` through them."""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any
+
+from pydantic import BaseModel, Field
+from pydantic_core import from_json
+
+from orderbot.i18n import t
+from orderbot.loop.items import Item, user
+from orderbot.loop.limits import StopReason
+from orderbot.loop.tools import compact_json
+from orderbot.text import cut
+
+
+class Phase(StrEnum):
+    START = "start"
+    PLAN = "plan"
+    ACT = "act"
+    OBSERVE = "observe"
+    AWAITING = "awaiting_approval"
+    FINISH = "finish"
+
+
+class Event(StrEnum):
+    """What a transition is. Views and records switch on this, never on the label text."""
+
+    STARTED = "started"
+    RESUMED = "resumed"
+    PROPOSED = "proposed"  # the model proposed tool calls
+    EXECUTED = "executed"  # a call ran
+    APPROVED = "approved"  # a person approved a call, and it ran
+    REJECTED = "rejected"  # a person rejected a call
+    REFUSED = "refused"  # dispatch refused a call: unknown tool, invalid arguments, no access ...
+    AWAITING_APPROVAL = "awaiting_approval"  # the run pauses until a person decides
+    RETURNED = "returned"  # the results went back to the model
+    FINISHED = "finished"  # the run stopped; the label is the stop reason
+
+
+# Where each kind of transition goes. A finish comes from PLAN, or from ACT when cancelled.
+PHASES: dict[Event, tuple[Phase, Phase]] = {
+    Event.STARTED: (Phase.START, Phase.PLAN),
+    Event.RESUMED: (Phase.START, Phase.PLAN),
+    Event.PROPOSED: (Phase.PLAN, Phase.ACT),
+    Event.EXECUTED: (Phase.ACT, Phase.OBSERVE),
+    Event.APPROVED: (Phase.ACT, Phase.OBSERVE),
+    Event.REJECTED: (Phase.ACT, Phase.OBSERVE),
+    Event.REFUSED: (Phase.ACT, Phase.OBSERVE),
+    Event.AWAITING_APPROVAL: (Phase.ACT, Phase.AWAITING),
+    Event.RETURNED: (Phase.OBSERVE, Phase.PLAN),
+    Event.FINISHED: (Phase.PLAN, Phase.FINISH),
+}
+
+
+# The labels of call outcomes, as tables and records show them; a refusal shows its decision.
+CALL_LABELS = {
+    Event.EXECUTED: "executed",
+    Event.APPROVED: "approved and executed",
+    Event.REJECTED: "rejected by the person",
+}
+
+
+# Not frozen, though a value that observers must not change: a frozen dataclass's __init__
+# costs five times more, and every step makes several of these.
+@dataclass(slots=True)
+class Transition:
+    step: int
+    from_: Phase
+    to: Phase
+    event: str  # the label a person reads ("proposed 2 calls", "approved and executed", ...)
+    detail: str
+    elapsed: float  # seconds since this run (or this resumption) started
+    steps_used: int  # budget used so far in this run or resumption
+    calls_used: int
+    data: dict | None = None  # the full detail, for --trace and --json
+    kind: Event = field(kw_only=True)  # what the transition is
+
+    @property
+    def stop_reason(self) -> StopReason | None:
+        return StopReason(self.event) if self.kind is Event.FINISHED else None
+
+    def as_dict(self) -> dict:
+        out = {
+            "step": self.step,
+            "from": str(self.from_),
+            "to": str(self.to),
+            "kind": str(self.kind),
+            "event": self.event,
+            "detail": self.detail,
+            "elapsed_ms": round(self.elapsed * 1000, 1),
+            "steps_used": self.steps_used,
+            "calls_used": self.calls_used,
+        }
+        if self.data:
+            out["data"] = self.data
+        return out
+
+
+@dataclass(slots=True)
+class CallRecord:
+    """What became of one tool call the model proposed.
+
+    A dataclass, not a pydantic model: the engine builds one for every call from values it
+    has already checked (the call as the provider parsed it, dispatch's decision, the
+    envelope the model was sent), so validating them again would only cost time on every
+    call. A record read back from disk is still validated field by field, as part of
+    `RunState` (pydantic validates a dataclass field like a model)."""
+
+    step: int
+    call_id: str
+    name: str
+    arguments: str
+    decision: str  # executed, rejected, not_executed, unknown_tool, invalid_arguments, ...
+    result: dict | None = None  # the envelope the model saw; None when nothing was sent back
+
+    @property
+    def executed(self) -> bool:
+        return self.decision == "executed"
+
+
+class PendingCall(BaseModel):
+    """A side-effecting call waiting for a person, bound to exactly this call."""
+
+    step: int
+    call_id: str
+    name: str
+    version: str
+    arguments: str  # canonical JSON of the validated arguments
+    user: str | None
+    description: str
+    requested_at: float  # wall-clock time, for expiry checks on resume
+
+
+def _new_list() -> list:
+    return []
+
+
+class RunState(BaseModel):
+    """Everything a run needs to be inspected or resumed; plain JSON when saved."""
+
+    run_id: str
+    question: str
+    user: str | None = None
+    # A new list for each instance from a Python function: pydantic inspects a default
+    # factory's signature, and a builtin's (`list`) costs ~7 ms at startup (tokenize), while
+    # a mutable default (`= []`) is deep-copied for each instance, ~1 µs per list per run.
+    items: list[Item] = Field(default_factory=_new_list)
+    steps: int = 0  # model requests made, over all resumptions
+    tool_calls: int = 0  # tool calls dispatched, over all resumptions
+    stop_reason: StopReason | None = None
+    stop_detail: str = ""
+    # The detail as a catalogue id and values ({"id": ..., "params": ...}) when it is one of
+    # orderbot's own sentences, so the terminal can say it in the UI language.
+    stop_message: dict | None = None
+    answer: str | None = None
+    partial_answer: str | None = None  # the text of a response cut off at the token limit: not an answer
+    calls: list[CallRecord] = Field(default_factory=_new_list)
+    pending: list[PendingCall] = Field(default_factory=_new_list)
+    # None until the provider reports usage (the offline model never does): "not reported",
+    # in --json and the footer alike, rather than a 0 that looks measured.
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    server_model: str | None = None  # the model the server says answered (the latest request)
+    system_fingerprint: str | None = None  # its system_fingerprint, when the server sends one
+
+    @classmethod
+    def start(
+        cls, question: str, *, user: str | None = None, history: Iterable[Item] = (), run_id: str | None = None
+    ) -> RunState:
+        state = cls(run_id=run_id or new_run_id(), question=question, user=user)
+        # Added after validation, which would only check them again: the history is items of
+        # earlier runs and the question's message was validated when it was made.
+        state.items.extend(history)
+        state.items.append(user_message(question))
+        return state
+
+    @property
+    def observed(self) -> list[CallRecord]:
+        """Calls whose results were gathered: what a person still sees after a limit stop."""
+        return [c for c in self.calls if c.executed]
+
+
+def user_message(text: str) -> Item:
+    return user(text)
+
+
+def new_run_id(now: float | None = None) -> str:
+    """Short and sortable: UTC time to the second, then four random hex digits."""
+    return f"{_second_stamp(int(now if now is not None else time.time()))}-{os.urandom(2).hex()}"
+
+
+@functools.lru_cache(maxsize=1)
+def _second_stamp(second: int) -> str:
+    # Formatted once per second: runs started within the same second share it.
+    return time.strftime("%y%m%d-%H%M%S", time.gmtime(second))
+
+
+Observer = Callable[[Transition, RunState], None]
+# Returns True to run the call, False to reject it. None as the approver means nobody can
+# be asked (no terminal): the run then pauses in awaiting_approval.
+Approver = Callable[[PendingCall], bool]
+
+
+# Made once: json.dumps with options builds a new encoder on every call.
+_JSON = json.JSONEncoder(ensure_ascii=False)
+
+
+def describe_call(name: str, arguments: Any, limit: int = 120) -> str:
+    """`name(key=value, ...)`, one line, from raw or parsed arguments; the raw text when
+    they are not a JSON object. Tables, traces and stop messages all show calls this way."""
+    parsed = arguments
+    if isinstance(arguments, str):
+        try:
+            parsed = from_json(arguments)
+        except ValueError:
+            parsed = arguments
+    if isinstance(parsed, dict):
+        inner = ", ".join(f"{k}={_JSON.encode(v)}" for k, v in parsed.items())
+    else:
+        inner = arguments if isinstance(arguments, str) else _JSON.encode(arguments)
+    return cut(f"{name}({inner})", limit)
+
+
+def summarize_result(envelope: dict, limit: int = 120) -> str:
+    if envelope.get("ok"):
+        text = "ok " + compact_json(envelope.get("data"))
+    else:
+        text = f"error {envelope.get('code')}: {envelope.get('error')}"
+    return cut(text, limit)
+
+
+@dataclass(slots=True)  # not frozen, as Transition: a run makes one or more of these
+class Stop:
+    """A round's outcome when the run ends (or pauses) there."""
+
+    reason: StopReason
+    detail: str
+    data: dict | None = None
+    message: dict | None = None  # the detail as a catalogue id and its values, for the terminal
+
+
+def _stop(reason: StopReason, message_id: str, **params: object) -> Stop:
+    """A stop whose detail is one of orderbot's sentences: English in the record, any
+    language on the terminal."""
+    return Stop(reason, t(message_id, lang="en", **params), message={"id": message_id, "params": params})

@@ -1,0 +1,446 @@
+"""Run records on disk: save, load, list, prune (the re-checks before a resume are in
+orderbot.runs.resume).
+
+Each run has one JSON file, `<state_dir>/runs/<run_id>.json`, replaced atomically
+(orderbot.atomic: temporary file, fsync, rename) at three kinds of moment: when a run (or
+a resumption) starts, so a process killed at any moment still leaves a record, marked
+`incomplete`; before an approved side effect runs, so it is `executing` on disk first;
+and when the run stops. A read-only run is thus two writes, not one per transition: a
+killed read-only run has nothing on disk that could change what happens next, so the
+record of its last transitions is not worth an fsync each. The record holds what is needed to
+inspect the run (`orderbot runs show`), to resume it (`orderbot resume`) and to replay it
+(`orderbot replay`): the run's state with the conversation, each model turn, each
+transition, the tool versions, and any call waiting for approval with its binding.
+
+Records are bounded: long texts and results are shortened, the oldest entries are
+dropped past fixed counts, and only the newest `keep` runs are kept (pruned once a run has
+finished, from one directory listing, and only files named like run ids). No API key or
+token is ever written: the record names the provider, the model and the base URL the
+requests went to, stripped of any credentials, query and fragment
+(settings.public_base_url), so that a resume sends the conversation back to the same server.
+
+Each record ends with an integrity tag, an HMAC-SHA256 of the rest of the file made with a
+key private to the state directory (`record.key`, created once, mode 0600, never printed
+nor written into a record). A record whose tag does not verify (edited by another tool,
+copied from another machine or state directory) or that is not the run its file is named
+after is refused for resume and replay; `runs show` still shows it, marked as altered.
+docs/threat-model.md says what this protects against and what it cannot.
+
+The engine knows nothing of this module. A `Recorder` is an engine observer; it also wraps
+the model (to keep each turn for replay) and the approver (to note a side effect as
+`executing` on disk before it runs, so a crash mid-call can never lead to running it twice).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from orderbot.loop.engine import Limits
+from orderbot.loop.items import FunctionCallOutput, Item, ProviderItem
+from orderbot.loop.state import CALL_LABELS, Event, Phase, RunState, Transition
+from orderbot.loop.tools import Toolbox
+from orderbot.models.base import Turn
+from orderbot.runs.index import QUESTION_HEAD, RunSummary
+from orderbot.settings import public_base_url
+from orderbot.shops.source import source_fingerprint, source_identity
+from orderbot.text import cut
+
+FORMAT = "orderbot-run"
+VERSION = 1
+RUN_ID = re.compile(r"^\d{6}-\d{6}-[0-9a-f]{4}$")
+RUN_ID_LENGTH = 18
+KEY_FILE = "record.key"  # in the state directory, next to runs/
+KEY_BYTES = 32
+# The tag is the record's last member, so the bytes it covers are the file without it.
+TAG_PREFIX = b',"integrity":"hmac-sha256:'
+TAG = re.compile(rb',"integrity":"hmac-sha256:([0-9a-f]{64})"\}\n?\Z')
+
+# Per-entry bounds, in characters, and how many entries of each kind a record keeps (the
+# oldest go first). Together they cap a record at roughly 3 MB; a typical run is a few KB.
+MAX_TEXT = 4000  # a message, arguments or tool output kept in the conversation
+MAX_RESULT = 2000  # one call's result envelope, as JSON
+MAX_TRANSITION = 3000  # one transition, as JSON
+MAX_TURN = 8000  # one model turn's text and arguments (a longer turn is replayed padded)
+MAX_QUESTION = 2000
+MAX_ANSWER = 8000
+MAX_ITEMS, MAX_CALLS, MAX_TRANSITIONS, MAX_TURNS = 300, 200, 300, 100
+
+# Status of an approved side effect, noted around the call.
+EXECUTING, COMMITTED, FAILED = "executing", "committed", "failed"
+
+
+def utc_iso(wall: float) -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(wall))
+
+
+# ---- the record -----------------------------------------------------------------------
+
+
+class Segment(BaseModel):
+    """One engine run over the record: the first `ask`, then each resumption."""
+
+    kind: str  # "ask", "resume", "repl", ...
+    started_at: str
+    limits: dict
+    approve: bool | None = None  # how pending calls were settled when this segment began
+    approver: bool = False  # whether a person could be asked inline during this segment
+    stop_reason: str | None = None  # how this segment ended
+    utc_offset: int | None = None  # the machine's offset from UTC in seconds: replay stamps times with it
+
+
+class RecordFile(BaseModel):
+    """The shape of a record on disk, checked when it is read back."""
+
+    # Built on the first read: a run that only writes its record never needs the validator.
+    model_config = ConfigDict(defer_build=True)
+
+    format: Literal["orderbot-run"]
+    version: int
+    run_id: str
+    created_at: str
+    updated_at: str
+    provider: str
+    model: str
+    # Where the model's requests went, stripped of credentials, query and fragment; None:
+    # the provider's own service (or offline). Absent in records older than this field.
+    base_url: str | None = None
+    orders: str | None = None
+    orders_identity: str | None = None  # orderbot.shops.source.Source.fingerprint: the same file, not only the path
+    tool_versions: dict[str, str]
+    segments: list[Segment]
+    side_effects: dict[str, str] = {}
+    approvals: dict[str, bool] = {}
+    dropped: dict[str, int] = {}
+    claims: list[dict] = []  # the claim check's findings on the answer (orderbot.answers.claims)
+    state: RunState
+    turns: list[dict]
+    transitions: list[dict]
+
+
+@dataclass
+class RunRecord:
+    """A run's record in memory. Turns and transitions are kept as JSON text, each
+    serialised once when it arrives, so rewriting the file after every transition costs
+    one dump of the state plus string joins."""
+
+    run_id: str
+    created_at: str
+    provider: str
+    model: str
+    orders: str | None
+    tool_versions: dict[str, str]
+    state: RunState
+    base_url: str | None = None
+    base_url_known: bool = True  # False for a record written before base URLs were kept
+    segments: list[Segment] = field(default_factory=list)
+    side_effects: dict[str, str] = field(default_factory=dict)
+    approvals: dict[str, bool] = field(default_factory=dict)
+    dropped: dict[str, int] = field(default_factory=dict)
+    orders_identity: str | None = None
+    claims: list[dict] = field(default_factory=list)
+    updated_at: str = ""
+    turn_texts: list[str] = field(default_factory=list)
+    transition_texts: list[str] = field(default_factory=list)
+    # Why the record cannot be trusted (tag missing or wrong, renamed) when it was loaded
+    # for display only; None for a record that verified or was made in this process.
+    altered: str | None = None
+    _items: list[tuple[Item, Item]] = field(default_factory=list, repr=False)  # (source, bounded)
+    _calls: list[tuple[Any, Any]] = field(default_factory=list, repr=False)
+
+    @classmethod
+    def new(
+        cls,
+        state: RunState,
+        *,
+        provider: str,
+        model: str,
+        toolbox: Toolbox,
+        base_url: str | None = None,
+        orders: Path | str | None = None,
+        now: float | None = None,
+    ) -> RunRecord:
+        stamp = utc_iso(time.time() if now is None else now)
+        return cls(
+            run_id=state.run_id,
+            created_at=stamp,
+            updated_at=stamp,
+            provider=provider,
+            model=model,
+            orders=None if orders is None else source_identity(orders),
+            base_url=None if base_url is None else public_base_url(base_url),
+            orders_identity=None if orders is None else source_fingerprint(orders),
+            tool_versions=dict(toolbox.versions),
+            state=state,
+        )
+
+    @classmethod
+    def from_file(cls, doc: RecordFile) -> RunRecord:
+        record = cls(
+            run_id=doc.run_id,
+            created_at=doc.created_at,
+            updated_at=doc.updated_at,
+            provider=doc.provider,
+            model=doc.model,
+            base_url=doc.base_url,
+            base_url_known="base_url" in doc.model_fields_set,
+            orders=doc.orders,
+            orders_identity=doc.orders_identity,
+            tool_versions=doc.tool_versions,
+            state=doc.state,
+            segments=doc.segments,
+            side_effects=doc.side_effects,
+            approvals=doc.approvals,
+            dropped=doc.dropped,
+            claims=doc.claims,
+        )
+        record.turn_texts = [_dumps(t) for t in doc.turns]
+        record.transition_texts = [_dumps(t) for t in doc.transitions]
+        return record
+
+    # -- what the record shows --
+
+    @property
+    def turns(self) -> list[dict]:
+        return [json.loads(t) for t in self.turn_texts]
+
+    @property
+    def transitions(self) -> list[dict]:
+        return [json.loads(t) for t in self.transition_texts]
+
+    @property
+    def status(self) -> str:
+        """The stop reason, or `incomplete` when the process ended without one (killed)."""
+        return str(self.state.stop_reason) if self.state.stop_reason else "incomplete"
+
+    def summary(self) -> RunSummary:
+        """What a listing shows of this run: the same as `read_summary` of its file."""
+        state = self.state
+        return RunSummary(
+            run_id=self.run_id,
+            created_at=self.created_at,
+            user=state.user,
+            status=self.status,
+            steps=state.steps,
+            tool_calls=state.tool_calls,
+            question=state.question[:QUESTION_HEAD],
+            history=tuple(s.stop_reason or "incomplete" for s in self.segments),
+            decisions=_decisions([s.approve for s in self.segments] + list(self.approvals.values())),
+        )
+
+    # -- what the recorder adds --
+
+    def begin(
+        self,
+        kind: str,
+        limits: Limits,
+        *,
+        approve: bool | None = None,
+        approver: bool = False,
+        now: float | None = None,
+    ) -> None:
+        wall = time.time() if now is None else now
+        self.segments.append(
+            Segment(
+                kind=kind,
+                started_at=utc_iso(wall),
+                limits=limits.model_dump(),
+                approve=approve,
+                approver=approver,
+                utc_offset=time.localtime(wall).tm_gmtoff,
+            )
+        )
+
+    def add_transition(self, transition: Transition) -> None:
+        doc = transition.as_dict()
+        doc["segment"] = len(self.segments) - 1
+        doc["elapsed"] = transition.elapsed  # unrounded, so `runs show` redraws the same table
+        text = _dumps(doc)
+        if len(text) > MAX_TRANSITION:
+            doc["data"] = _bound(doc.get("data"), 300)
+            doc["detail"] = cut(doc["detail"], 500)
+            text = _dumps(doc)
+            if len(text) > MAX_TRANSITION:  # still too big: keep the line, drop the detail
+                doc["data"] = {"dropped": True}
+                text = _dumps(doc)
+        _append_bounded(self.transition_texts, text, MAX_TRANSITIONS, self.dropped, "transitions")
+
+    def add_turn(self, step: int, turn: Turn) -> None:
+        items = [i for i in turn.items if not isinstance(i, ProviderItem)]  # replay needs no provider items
+        doc: dict[str, Any] = {"step": step, "items": [i.model_dump(mode="json") for i in items]}
+        if turn.usage is not None:
+            doc["usage"] = {"input_tokens": turn.usage.input_tokens, "output_tokens": turn.usage.output_tokens}
+        if turn.size > MAX_TURN:
+            # Only the size matters to the engine past the cap: keep the start, note the size.
+            doc["size"] = turn.size
+            for item in doc["items"]:
+                for key in ("content", "arguments"):
+                    if key in item:
+                        item[key] = cut(item[key], MAX_TURN // max(1, len(items)))
+        _append_bounded(self.turn_texts, _dumps(doc), MAX_TURNS, self.dropped, "turns")
+
+    def add_turn_error(self, step: int, exc: BaseException) -> None:
+        doc = {"step": step, "error": type(exc).__name__, "message": cut(str(exc), 500)}
+        _append_bounded(self.turn_texts, _dumps(doc), MAX_TURNS, self.dropped, "turns")
+
+    # -- serialisation --
+
+    def to_json(self, now: float | None = None) -> str:
+        self.updated_at = utc_iso(time.time() if now is None else now)
+        head = {
+            "format": FORMAT,
+            "version": VERSION,
+            "run_id": self.run_id,
+            "created_at": self.created_at,
+            "updated_at": self.updated_at,
+            "provider": self.provider,
+            "model": self.model,
+            "base_url": self.base_url,
+            "orders": self.orders,
+            "orders_identity": self.orders_identity,
+            "tool_versions": self.tool_versions,
+            "segments": [s.model_dump() for s in self.segments],
+            "side_effects": self.side_effects,
+            "approvals": self.approvals,
+            "dropped": self.dropped,
+            "claims": self.claims,
+        }
+        state = self.state
+        bounded = state.model_copy(
+            update={
+                "question": cut(state.question, MAX_QUESTION),
+                "answer": None if state.answer is None else cut(state.answer, MAX_ANSWER),
+                "stop_detail": cut(state.stop_detail, 1000),
+                "items": self._bounded_items(state.items),
+                "calls": self._bounded_calls(state.calls),
+            }
+        )
+        return (
+            _dumps(head)[:-1]
+            + ',"state":'
+            + bounded.model_dump_json()
+            + ',"turns":['
+            + ",".join(self.turn_texts)
+            + '],"transitions":['
+            + ",".join(self.transition_texts)
+            + "]}"
+        )
+
+    def _bounded_items(self, items: list[Item]) -> list[Item]:
+        out = _bounded_prefix(self._items, items, bound_item)
+        if len(out) > MAX_ITEMS:
+            out = out[-MAX_ITEMS:]
+            while out and isinstance(out[0], FunctionCallOutput):  # never start with an orphan result
+                out = out[1:]
+        return out
+
+    def _bounded_calls(self, calls: list) -> list:
+        out = _bounded_prefix(self._calls, calls, bound_call)
+        return out[-MAX_CALLS:]
+
+
+def _bounded_prefix(cache: list[tuple[Any, Any]], source: list, bound: Callable[[Any], Any]) -> list:
+    """Bound each entry once: the engine only appends, so entries already seen are reused."""
+    same = 0
+    while same < len(cache) and same < len(source) and cache[same][0] is source[same]:
+        same += 1
+    del cache[same:]
+    cache.extend((entry, bound(entry)) for entry in source[same:])
+    return [bounded for _, bounded in cache]
+
+
+def bound_item(item: Item) -> Item:
+    for key in ("content", "arguments", "output"):
+        value = getattr(item, key, None)
+        if isinstance(value, str) and len(value) > MAX_TEXT:
+            return item.model_copy(update={key: cut(value, MAX_TEXT)})
+    if isinstance(item, ProviderItem) and len(_dumps(item.data)) > MAX_TEXT * 4:
+        return item.model_copy(update={"data": {"dropped": True}})
+    return item
+
+
+def bound_call(call):
+    """A CallRecord with its result cut to MAX_RESULT characters of JSON."""
+    if call.result is None:
+        return call
+    text = _dumps(call.result)
+    if len(text) <= MAX_RESULT:
+        return call
+    result = {"ok": call.result.get("ok"), "truncated": True, "preview": cut(text, MAX_RESULT)}
+    if "code" in call.result:
+        result["code"] = call.result["code"]
+    return replace(call, result=result)
+
+
+def _bound(value: Any, limit: int, depth: int = 0) -> Any:
+    """Shorten every string in a JSON-like value; cut long lists; stop at a small depth."""
+    if isinstance(value, str):
+        return cut(value, limit)
+    if depth > 4:
+        return "…"
+    if isinstance(value, dict):
+        return {k: _bound(v, limit, depth + 1) for k, v in list(value.items())[:30]}
+    if isinstance(value, list):
+        return [_bound(v, limit, depth + 1) for v in value[:10]]
+    return value
+
+
+def _append_bounded(texts: list[str], text: str, cap: int, dropped: dict[str, int], key: str) -> None:
+    texts.append(text)
+    if len(texts) > cap:
+        del texts[0]
+        dropped[key] = dropped.get(key, 0) + 1
+
+
+def transition_from_dict(doc: dict) -> Transition:
+    """A recorded transition back as the engine's value, for the renderers."""
+    return Transition(
+        doc["step"],
+        Phase(doc["from"]),
+        Phase(doc["to"]),
+        doc["event"],
+        doc["detail"],
+        doc.get("elapsed", doc.get("elapsed_ms", 0.0) / 1000),
+        doc.get("steps_used", 0),
+        doc.get("calls_used", 0),
+        doc.get("data"),
+        kind=Event(doc["kind"]) if "kind" in doc else _older_kind(doc),
+    )
+
+
+def _older_kind(doc: dict) -> Event:
+    """The kind of a transition recorded before transitions carried it: from its phases,
+    and for a call's outcome from its label (the only place a label is read)."""
+    to, label = doc["to"], doc["event"]
+    if to == Phase.FINISH:
+        return Event.FINISHED
+    if to == Phase.AWAITING:
+        return Event.AWAITING_APPROVAL
+    if doc["from"] == Phase.START:
+        return Event.RESUMED if label == "resumed" else Event.STARTED
+    if to == Phase.ACT:
+        return Event.PROPOSED
+    if to == Phase.PLAN:
+        return Event.RETURNED
+    labels = {label: kind for kind, label in CALL_LABELS.items()}
+    return labels.get(label, Event.REFUSED)
+
+
+def _dumps(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+# ---- the store ------------------------------------------------------------------------
+
+
+def _decisions(said: list[bool | None]) -> tuple[str, ...]:
+    """What people decided in a run, at the prompt or with resume --approve/--reject: from
+    each segment's `approve` and the inline approvals."""
+    return tuple(word for word, value in (("approved", True), ("rejected", False)) if value in said)

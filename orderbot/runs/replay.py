@@ -1,0 +1,201 @@
+"""Replay: run a recorded run again with today's tools and engine, the model played back
+from the record, and report every step that now differs.
+
+It is a regression check for prompt, tool and engine changes: the model's turns are fixed,
+so any difference comes from orderbot or from the data. Replay never touches real data:
+the tools work on a throwaway copy of the orders file. Side effects are settled exactly
+as the record says (approved inline, approved or rejected on resume), against that copy;
+a run that paused for approval replays up to the pause.
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta, timezone
+from itertools import zip_longest
+from pathlib import Path
+
+from orderbot.errors import ModelError, ModelResponseError, ModelTimeout, RecordError
+from orderbot.loop.engine import Limits, StopReason
+from orderbot.loop.items import ITEMS, Message
+from orderbot.loop.state import RunState, Transition, summarize_result
+from orderbot.loop.tools import Toolbox
+from orderbot.models.base import Turn, Usage
+from orderbot.models.scripted import ScriptedModel
+from orderbot.runner import Runner
+from orderbot.runs.record import RunRecord, bound_call
+from orderbot.runs.store import read_record
+from orderbot.shops.session import Session, session_over
+from orderbot.text import cut
+
+ERRORS = {"ModelTimeout": ModelTimeout, "ModelResponseError": ModelResponseError}
+DIFFERS_EXIT = 1  # `orderbot replay` exits with this when any step differs
+
+
+@dataclass(frozen=True)
+class Difference:
+    step: int
+    text: str
+
+
+@dataclass
+class ReplayReport:
+    run_id: str
+    state: RunState
+    transitions: list[tuple[int, Transition]]  # (segment, transition)
+    differences: list[Difference] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def identical(self) -> bool:
+        return not self.differences
+
+
+def playback_model(record: RunRecord) -> ScriptedModel:
+    """A model that returns the recorded turns in order (and raises recorded errors)."""
+    steps: list = []
+    for turn in record.turns:
+        if "error" in turn:
+            steps.append(ERRORS.get(turn["error"], ModelError)(turn.get("message", "")))
+            continue
+        items = list(ITEMS.validate_python(turn["items"]))
+        usage = Usage(**turn["usage"]) if turn.get("usage") else None
+        replayed = Turn(tuple(items), usage)
+        if turn.get("size", 0) > replayed.size:
+            # The record kept the start of an oversized turn: pad it back to its size so the
+            # response-size check decides as it did.
+            items.append(Message(role="assistant", content=" " * (turn["size"] - replayed.size)))
+            replayed = Turn(tuple(items), usage)
+        steps.append(replayed)
+    if record.state.stop_reason is StopReason.CANCELLED:
+        steps.append(KeyboardInterrupt())  # the person interrupted after the last turn
+    model = ScriptedModel(steps, name=record.model)
+    model.provider = record.provider
+    return model
+
+
+def replay(
+    record: RunRecord, toolbox: Toolbox, *, observers: tuple = (), set_time: Callable[[datetime], None] | None = None
+) -> ReplayReport:
+    """Re-run `record` against `toolbox` (give it scratch data) and compare. `set_time`, if
+    given, is called with each segment's recorded start, so data the tools stamp with the
+    time (a cancellation) matches the record."""
+    if record.dropped.get("turns"):
+        raise RecordError(f"run {record.run_id} dropped some model turns to stay bounded; it cannot be replayed")
+    if not record.segments:
+        raise RecordError(f"run {record.run_id} has no recorded segments; it cannot be replayed")
+    runner = Runner(toolbox, playback_model(record))
+    state = RunState.start(record.state.question, user=record.state.user, run_id=record.run_id)
+    seen: list[tuple[int, Transition]] = []
+    for index, segment in enumerate(record.segments):
+        if index and state.stop_reason is StopReason.ANSWERED:
+            break  # it answered earlier than recorded: the comparison says so
+        if set_time is not None:
+            started = datetime.strptime(segment.started_at, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC)
+            # In the recording machine's time zone: the store stamps local time.
+            zone = None if segment.utc_offset is None else timezone(timedelta(seconds=segment.utc_offset))
+            set_time(started.astimezone(zone))
+        decisions = dict(record.approvals)
+        approver = (
+            (lambda pending, decisions=decisions: decisions.get(pending.call_id, False)) if segment.approver else None
+        )
+        collect = (lambda i: lambda t, s: seen.append((i, t)))(index)
+        runner.unrecorded(
+            state,
+            Limits(**segment.limits),
+            views=[collect, *observers],
+            approver=approver,
+            approve_pending=segment.approve if index else None,
+        )
+    report = ReplayReport(record.run_id, state, seen)
+    report.notes = version_notes(record, toolbox)
+    report.differences = compare(record, state, seen)
+    return report
+
+
+def version_notes(record: RunRecord, toolbox: Toolbox) -> list[str]:
+    notes = []
+    for name, version in record.tool_versions.items():
+        current = toolbox.versions.get(name)
+        if current is None:
+            notes.append(f"the tool {name} no longer exists")
+        elif current != version:
+            notes.append(f"the tool {name} changed since the run (version {version} → {current})")
+    return notes
+
+
+def compare(record: RunRecord, state: RunState, seen: list[tuple[int, Transition]]) -> list[Difference]:
+    diffs: list[Difference] = []
+    # Each call by id: what dispatch decided and what came back.
+    before = {c.call_id: c for c in record.state.calls}
+    after = {c.call_id: bound_call(c) for c in state.calls}
+    for call_id in dict.fromkeys([*before, *after]):
+        old, new = before.get(call_id), after.get(call_id)
+        if old is None:
+            diffs.append(Difference(new.step, f"{_call(new)} is new: {_outcome(new)}"))
+        elif new is None:
+            diffs.append(Difference(old.step, f"{_call(old)} no longer happens (was {_outcome(old)})"))
+        elif (old.decision, old.result) != (new.decision, new.result):
+            diffs.append(Difference(old.step, f"{_call(old)} was {_outcome(old)}; now {_outcome(new)}"))
+    # The transitions in order: only the first that differs, the rest follow from it; and
+    # only when no call difference already explains it.
+    if not record.dropped.get("transitions"):
+        old_rows = [
+            (t.get("segment", 0), t["step"], t["from"], t["to"], t["event"], t["detail"]) for t in record.transitions
+        ]
+        new_rows = [(i, t.step, str(t.from_), str(t.to), t.event, t.detail) for i, t in seen]
+        for old_row, new_row in zip_longest(old_rows, new_rows):
+            if old_row != new_row:
+                step = (old_row or new_row)[1]
+                if not any(d.step <= step for d in diffs):
+                    diffs.append(Difference(step, f"was {_row(old_row)}; now {_row(new_row)}"))
+                break
+    if record.state.stop_reason != state.stop_reason:
+        diffs.append(Difference(state.steps, f"the run stopped with {record.status}; now with {state.stop_reason}"))
+    elif cut(record.state.answer or "", 200) != cut(state.answer or "", 200):
+        diffs.append(Difference(state.steps, "the answer differs"))
+    return sorted(diffs, key=lambda d: d.step)
+
+
+def _call(call) -> str:
+    return f"{call.name}({cut(call.arguments, 80)})"
+
+
+def _outcome(call) -> str:
+    return call.decision if call.result is None else f"{call.decision} → {summarize_result(call.result, 160)}"
+
+
+def _row(row) -> str:
+    if row is None:
+        return "nothing"
+    return f"'{row[2]} → {row[3]} {row[4]}: {cut(row[5], 100)}'"
+
+
+def scratch_session(orders: Path, workdir: Path) -> Session:
+    """Today's tools over a throwaway copy of the orders file: replay never writes real data."""
+    copy = Path(workdir) / "orders.json"
+    shutil.copyfile(orders, copy)
+    return session_over(copy, writable=True)
+
+
+def pin_time(session: Session) -> Callable[[datetime], None]:
+    """A `set_time` for `replay` that fixes the scratch store's clock."""
+
+    def set_time(when: datetime) -> None:
+        session.store.now = lambda: when
+
+    return set_time
+
+
+def replay_file(path: Path | str, orders: Path | str | None = None) -> ReplayReport:
+    """Load a record file and replay it over a copy of `orders` (default: the bundled
+    sample): recorded runs double as regression fixtures."""
+    from orderbot.shops.sample.model import SAMPLE_PATH
+
+    record = read_record(Path(path))
+    with tempfile.TemporaryDirectory(prefix="orderbot-replay-") as tmp:
+        session = scratch_session(Path(orders or SAMPLE_PATH), Path(tmp))
+        return replay(record, session.toolbox, set_time=pin_time(session))

@@ -1,0 +1,180 @@
+"""Resuming a stored run: every re-check before its state is trusted again, then the run.
+
+A record on disk is old state, and untrusted input: RunStore.load has already checked its
+integrity tag and that it is the run its file is named after. Before it continues, the
+session user must be the run's, every tool must be the version the run used, each waiting
+call must be, field for field, the call the model made in the recorded conversation, an
+approval must be neither expired nor dated in the future, the action must still be
+possible, and no approved call may have been left half-done. Only then does orderbot.runner
+continue it, with a fresh budget, appending to the same record.
+"""
+
+from __future__ import annotations
+
+import math
+
+from orderbot.errors import RecordError
+from orderbot.loop.engine import StopReason
+from orderbot.loop.items import FunctionCall
+from orderbot.loop.limits import LIMIT_STOPS
+from orderbot.loop.state import PendingCall
+from orderbot.loop.tools import Prepared, Refused, Toolbox, ToolContext
+from orderbot.runs.record import COMMITTED, EXECUTING, RunRecord
+
+# How far in the future a request may seem to have been made: clocks of machines sharing a
+# state directory drift a little; a record dated further ahead was altered.
+CLOCK_SKEW = 300.0  # seconds
+RESUMABLE = LIMIT_STOPS | {StopReason.AWAITING_APPROVAL, StopReason.MODEL_ERROR, StopReason.CANCELLED}
+
+
+def check_resume(
+    record: RunRecord, toolbox: Toolbox, *, user: str | None, approve: bool | None, now: float, ttl_hours: float
+) -> None:
+    """Every re-check before a stored run is trusted again; the first failure is raised
+    as a RecordError that names it. Nothing runs before all of them pass."""
+    state, rid = record.state, record.run_id
+    unsure = [c for c, s in record.side_effects.items() if s == EXECUTING]
+    if unsure:
+        raise RecordError(
+            f"run {rid} stopped while an approved call ({unsure[0]}) was being carried out; it may "
+            "have been done. Check the order; this run will not be resumed"
+        )
+    reason = state.stop_reason
+    if reason is None:
+        raise RecordError(f"run {rid} did not finish cleanly (the process was killed); start a new run")
+    if reason is StopReason.ANSWERED:
+        raise RecordError(f"run {rid} already answered; there is nothing to resume")
+    if reason not in RESUMABLE:
+        raise RecordError(f"run {rid} stopped with {reason}; it cannot be resumed")
+    if state.user != user:
+        owner = f"user {state.user}" if state.user else "an anonymous session"
+        hint = " (pass --user)" if user is None else ""
+        raise RecordError(
+            f"run {rid} belongs to {owner}, not to {f'user {user}' if user else 'an anonymous session'}"
+            f"{hint}; nothing was executed"
+        )
+    for name, version in record.tool_versions.items():
+        current = toolbox.versions.get(name)
+        if current is None:
+            raise RecordError(f"run {rid} used the tool {name}, which is no longer available")
+        if current != version:
+            raise RecordError(
+                f"the tool {name} changed since run {rid} (version {version} → {current}); the run will not be resumed"
+            )
+    if reason is not StopReason.AWAITING_APPROVAL:
+        if approve is not None:
+            raise RecordError(
+                f"run {rid} is not waiting for approval (it stopped with {reason}); drop --approve/--reject"
+            )
+        return
+    if approve is None:
+        raise RecordError(f"run {rid} is waiting for approval: pass --approve or --reject")
+    for pending in state.pending:
+        _check_pending(rid, record, pending, toolbox, now, ttl_hours, approve)
+
+
+def _check_pending(
+    rid: str, record: RunRecord, pending: PendingCall, toolbox: Toolbox, now: float, ttl_hours: float, approve: bool
+) -> None:
+    if record.side_effects.get(pending.call_id) == COMMITTED:
+        raise RecordError(
+            f"{pending.name} ({pending.call_id}) of run {rid} was already carried out; it will not run again"
+        )
+    tool = toolbox.get(pending.name)
+    if tool is None or tool.version != pending.version:
+        raise RecordError(
+            f"the tool {pending.name} changed since the approval was requested; the run will not be resumed"
+        )
+    mismatch = binding_mismatch(record, pending, tool)
+    if mismatch:
+        raise RecordError(
+            f"the call run {rid} waits for does not match the call the model made ({mismatch}); "
+            "the record was altered, nothing was executed"
+        )
+    if not math.isfinite(pending.requested_at) or pending.requested_at > now + CLOCK_SKEW:
+        raise RecordError(
+            f"the approval request of run {rid} is dated in the future; the record was altered, nothing was executed"
+        )
+    age = now - pending.requested_at
+    if age > ttl_hours * 3600:
+        raise RecordError(
+            f"the approval request of run {rid} expired: it was made {age / 3600:.1f} h ago "
+            f"and approvals last {ttl_hours:g} h; ask again"
+        )
+    if not approve:
+        return  # saying no needs no preconditions: nothing will run
+    call = FunctionCall(call_id=pending.call_id, name=pending.name, arguments=pending.arguments)
+    prepared = toolbox.prepare(call, ToolContext(user=record.state.user, run_id=rid))
+    if isinstance(prepared, Refused):
+        raise RecordError(
+            f"{pending.description} can no longer be done: {prepared.envelope.get('error')}; nothing was executed"
+        )
+    if prepared.canonical_arguments != pending.arguments:
+        raise RecordError(f"the approval of run {rid} no longer matches its call; nothing was executed")
+
+
+def binding_mismatch(record: RunRecord, pending: PendingCall, tool) -> str | None:
+    """What differs between a waiting call and the call the model made, or None.
+
+    The waiting call must equal, field for field (call id, tool name, canonical arguments,
+    tool version, step, user), the function call in the recorded conversation and in the
+    recorded model turn of its step, which no call record may already have settled."""
+    state = record.state
+    if pending.user != state.user:
+        return "its user differs from the run's"
+    if pending.version != record.tool_versions.get(pending.name):
+        return "its tool version differs from the run's"
+    made = [i for i in state.items if isinstance(i, FunctionCall) and i.call_id == pending.call_id]
+    if len(made) != 1:
+        return "the conversation has no such call" if not made else "the call id appears twice"
+    call = made[0]
+    if call.name != pending.name:
+        return "its tool name differs"
+    if canonical_arguments(tool, call.arguments) != pending.arguments:
+        return "its arguments differ"
+    if any(c.call_id == pending.call_id for c in state.calls):
+        return "it was already settled"
+    turns = [t for t in record.turns if t.get("step") == pending.step]
+    made_in_turn = [
+        i
+        for t in turns
+        for i in t.get("items", ())
+        if i.get("type") == "function_call" and i.get("call_id") == call.call_id
+    ]
+    if [(i.get("name"), i.get("arguments")) for i in made_in_turn] != [(call.name, call.arguments)]:
+        return "the recorded model turn differs"
+    return None
+
+
+def canonical_arguments(tool, raw: str) -> str | None:
+    """The arguments as dispatch would bind them (see tools.Prepared), None if invalid."""
+    from pydantic import ValidationError
+
+    try:
+        args = tool.args.model_validate_json(raw or "{}")
+    except ValidationError:
+        return None
+    return Prepared(FunctionCall(call_id="", name=tool.name, arguments=raw), tool, args).canonical_arguments
+
+
+def recorded_orders(record: RunRecord) -> str | None:
+    """The orders source the run acted on (as recorded: orderbot.shops.source.source_identity), if
+    it is still there and still the same one (Source.fingerprint); otherwise a RecordError
+    saying to name it with --orders. None for a run recorded without one (Python API)."""
+    from orderbot.shops.source import parse_source
+
+    rid = record.run_id
+    if not record.orders:
+        return None
+    source = parse_source(record.orders)
+    found = source.fingerprint
+    if found is None:
+        raise RecordError(
+            f"the orders source run {rid} used, {source.shown}, is gone; pass --orders to name the one to act on"
+        )
+    if record.orders_identity is not None and found != record.orders_identity:
+        raise RecordError(
+            f"{source.shown} is not the orders file run {rid} used (its directory was replaced or moved); "
+            f"pass --orders {source.shown} if it is the one to act on"
+        )
+    return record.orders

@@ -1,0 +1,310 @@
+"""Run records on disk: save, load, list and prune them, and the key that tags each one.
+
+See orderbot.runs.record for what a record holds and when it is written."""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import hmac
+import json
+import os
+import re
+from collections.abc import Iterator
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from orderbot.atomic import atomic_write
+from orderbot.errors import RecordError
+from orderbot.runs.index import INDEX_FILE, QUESTION_HEAD, RunIndex, RunSummary, field_text
+from orderbot.runs.record import (
+    FORMAT,
+    KEY_BYTES,
+    KEY_FILE,
+    RUN_ID,
+    RUN_ID_LENGTH,
+    TAG,
+    TAG_PREFIX,
+    VERSION,
+    RecordFile,
+    RunRecord,
+    _decisions,
+)
+from orderbot.text import cut, first_error
+
+
+class RunStore:
+    """The records in `<state_dir>/runs`, newest first by run id (ids sort by time)."""
+
+    def __init__(self, state_dir: Path, *, keep: int = 200) -> None:
+        self.state_dir = Path(state_dir)
+        self.dir = self.state_dir / "runs"
+        self.keep = keep
+        self._key: bytes | None = None
+        self.index = RunIndex(self.dir, Path(state_dir) / INDEX_FILE, run_id_of=_record_id, summarize=read_summary)
+
+    def path(self, run_id: str) -> Path:
+        return self.dir / f"{run_id}.json"
+
+    def _names(self) -> list[str]:
+        try:
+            return os.listdir(self.dir)
+        except FileNotFoundError:
+            return []
+        except OSError as exc:
+            raise RecordError(f"{self.dir}: cannot be listed ({exc.strerror or exc})") from None
+
+    def ids(self) -> list[str]:
+        """Run ids with a record, newest first; files not named like a run id are not ours."""
+        return _run_ids(self._names())
+
+    # -- the integrity key and tag --
+
+    def key(self, *, create: bool) -> bytes | None:
+        """The state directory's record key; made once (0600) when `create` and missing."""
+        if self._key is None:
+            self._key = read_or_create_key(self.state_dir / KEY_FILE, create=create)
+        return self._key
+
+    def tag(self, body: bytes) -> bytes:
+        """The record's bytes with its integrity tag as the last member."""
+        key = self.key(create=True)
+        assert key is not None
+        return body[:-1] + TAG_PREFIX + _digest(key, body).encode() + b'"}'
+
+    def check_tag(self, raw: bytes) -> str | None:
+        """Why the tag of these record bytes does not verify, or None when it does."""
+        found = TAG.search(raw)
+        if found is None:
+            return "it carries no integrity tag"
+        key = self.key(create=False)
+        body = raw[: found.start()] + b"}"
+        if key is None or not hmac.compare_digest(_digest(key, body).encode(), found.group(1)):
+            return "its integrity tag does not match (edited, or copied from another state directory)"
+        return None
+
+    # -- reading and writing --
+
+    def save(self, record: RunRecord) -> Path:
+        """Write the record atomically (a reader sees the old file or the new one, never
+        half), then its line in the runs index."""
+        path = self.path(record.run_id)
+        try:
+            self.dir.mkdir(mode=0o700, parents=True, exist_ok=True)  # records hold customers' orders
+            atomic_write(path, self.tag(record.to_json().encode()))
+            self.index.saved(record.summary(), path)
+        except OSError as exc:
+            raise RecordError(f"cannot write the run record {path}: {exc.strerror or exc}") from None
+        return path
+
+    def resolve(self, run_id: str) -> str:
+        """A full run id from an id or a unique prefix of one (at least 6 characters)."""
+        run_id = run_id.strip()
+        if run_id == "last":  # the run written most recently: the one a person just saw
+            ids = self.ids()
+            if not ids:
+                raise RecordError(f"no runs recorded in {self.dir}")
+            # Ids sort by the second they started in; two runs in one second need the clock of
+            # the file. A run resumed since was written since: it is the last one too.
+            return max(ids[:20], key=self._written_at)
+        if RUN_ID.fullmatch(run_id):
+            if not self.path(run_id).exists():
+                raise RecordError(f"no run {run_id} in {self.dir}")
+            return run_id
+        if len(run_id) < 6 or not re.fullmatch(r"[0-9a-f-]+", run_id):
+            raise RecordError(f"{cut(run_id, 40)!r} is not a run id (they look like 261130-050026-1a2b)")
+        found = [i for i in self.ids() if i.startswith(run_id)]
+        if not found:
+            raise RecordError(f"no run starting with {cut(run_id, 40)} in {self.dir}")
+        if len(found) > 1:
+            raise RecordError(
+                f"{cut(run_id, 40)} matches {len(found)} runs ({', '.join(found[:3])}, ...): give more of the id"
+            )
+        return found[0]
+
+    def _written_at(self, run_id: str) -> int:
+        try:
+            return self.path(run_id).stat().st_mtime_ns
+        except OSError:  # pruned meanwhile
+            return 0
+
+    def load(self, run_id: str, *, allow_altered: bool = False) -> RunRecord:
+        """The record of `run_id`, checked: its tag verifies and it is the run its file is
+        named after. `allow_altered` (for display only) returns an unverified record with
+        `altered` set instead of refusing it."""
+        path = self.path(self.resolve(run_id))
+        raw = _read(path)
+        record = parse_record(path, raw)
+        reason = self.check_tag(raw)
+        if record.run_id != path.stem or record.state.run_id != path.stem:
+            reason = f"the run inside is {cut(record.state.run_id, 40)!r}, not {path.stem}"
+        if reason is not None:
+            if not allow_altered:
+                raise RecordError(
+                    f"the record of run {path.stem} was altered: {reason}; it will not be resumed or replayed"
+                )
+            record.altered = reason
+        return record
+
+    def summaries(self, *, user: str | None = None, status: str | None = None) -> Iterator[RunSummary]:
+        """Newest first, from the index (orderbot.runs.index); an unreadable record yields a
+        summary with `error` set, which matches no filter."""
+        # Most entries fail a filter: the index skips those without parsing them.
+        wanted = [field_text(key, value) for key, value in (("user", user), ("status", status)) if value is not None]
+        for entry in self.index.entries(containing=wanted):
+            try:
+                summary = entry.summary()
+            except (ValueError, TypeError):
+                summary = RunSummary(run_id=entry.run_id, error="its line in the runs index is damaged")
+            matches = summary.error is None and user in (None, summary.user) and status in (None, summary.status)
+            if matches or not wanted:
+                yield summary
+
+    def prune(self, keep_id: str | None = None) -> list[str]:
+        """Delete the oldest records past `keep`, with their lock and any temporary file a
+        killed writer left. One directory listing; only names that are a run id's (a
+        `0-my-notes.json` someone put here is not a record, and stays)."""
+        names = self._names()
+        ids = _run_ids(names)
+        if len(ids) <= self.keep:
+            return []
+        doomed = set(ids[self.keep :]) - {keep_id}
+        for name in names:
+            if _owner(name) in doomed:
+                with contextlib.suppress(OSError):
+                    (self.dir / name).unlink()
+        return sorted(doomed, reverse=True)
+
+    def lock(self, run_id: str):
+        """A lock held while a run is resumed, so two shells cannot resume it at once."""
+        from filelock import FileLock
+
+        self.dir.mkdir(parents=True, exist_ok=True)
+        return FileLock(str(self.dir / f"{run_id}.lock"), timeout=0)
+
+
+def _record_id(name: str) -> str | None:
+    """The run a file in runs/ is the record of (`<run id>.json`), or None."""
+    return name[:-5] if name.endswith(".json") and RUN_ID.fullmatch(name[:-5]) else None
+
+
+def read_summary(path: Path, run_id: str) -> RunSummary | None:
+    """What a listing shows of one record file, read whole; None when it vanished (pruned
+    meanwhile). A record that cannot be read gives a summary with `error` set."""
+    try:
+        doc = json.loads(path.read_bytes())
+        if not isinstance(doc, dict) or doc.get("format") != FORMAT:
+            raise ValueError("not an orderbot run record")
+        state = doc["state"]
+        return RunSummary(
+            run_id=run_id,
+            created_at=str(doc["created_at"]),
+            user=state.get("user"),
+            status=state.get("stop_reason") or "incomplete",
+            steps=int(state["steps"]),
+            tool_calls=int(state["tool_calls"]),
+            question=str(state["question"])[:QUESTION_HEAD],
+            history=tuple(str(s.get("stop_reason") or "incomplete") for s in doc["segments"]),
+            decisions=_decisions(
+                [s.get("approve") for s in doc["segments"]] + list((doc.get("approvals") or {}).values())
+            ),
+        )
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        reason = "not valid JSON" if isinstance(exc, json.JSONDecodeError) else str(exc) or type(exc).__name__
+        return RunSummary(run_id=run_id, error=cut(reason, 120))
+
+
+def _run_ids(names: list[str]) -> list[str]:
+    return sorted((n[:-5] for n in names if n.endswith(".json") and RUN_ID.fullmatch(n[:-5])), reverse=True)
+
+
+def _owner(name: str) -> str | None:
+    """The run id a file in runs/ belongs to: `<id>.json`, `<id>.lock`, `.<id>.json.*.tmp`."""
+    hidden = int(name.startswith("."))
+    stem, rest = name[hidden : hidden + RUN_ID_LENGTH], name[hidden + RUN_ID_LENGTH :]
+    if not RUN_ID.fullmatch(stem):
+        return None
+    if not hidden and rest in (".json", ".lock"):
+        return stem
+    if hidden and rest.startswith(".json.") and rest.endswith(".tmp"):
+        return stem
+    return None
+
+
+def _digest(key: bytes, body: bytes) -> str:
+    return hmac.new(key, body, hashlib.sha256).hexdigest()
+
+
+def read_or_create_key(path: Path, *, create: bool) -> bytes | None:
+    """The key in `path`; when missing and `create`, a new random one, written 0600 and
+    linked into place so two processes racing to make it end up with the same key."""
+    try:
+        key = path.read_bytes()
+    except FileNotFoundError:
+        key = None
+    except OSError as exc:
+        raise RecordError(f"{path}: the record key cannot be read ({exc.strerror or exc})") from None
+    if key is not None:
+        if len(key) != KEY_BYTES:
+            raise RecordError(f"{path}: the record key is damaged; remove it (records made with it will be refused)")
+        return key
+    if not create:
+        return None
+    import tempfile
+
+    try:
+        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        fd, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")  # mode 0600
+        try:
+            with os.fdopen(fd, "wb") as handle:
+                handle.write(os.urandom(KEY_BYTES))
+                handle.flush()
+                os.fsync(handle.fileno())
+            with contextlib.suppress(FileExistsError):  # another process made it first: use theirs
+                os.link(temp, path)
+        finally:
+            os.unlink(temp)
+    except OSError as exc:
+        raise RecordError(f"{path}: the record key cannot be created ({exc.strerror or exc})") from None
+    return read_or_create_key(path, create=False)
+
+
+def _read(path: Path) -> bytes:
+    try:
+        return path.read_bytes()
+    except FileNotFoundError:
+        raise RecordError(f"{path}: no such run record") from None
+    except OSError as exc:
+        raise RecordError(f"{path}: cannot be read ({exc.strerror or exc})") from None
+
+
+def read_record(path: Path) -> RunRecord:
+    """Read one record file and check its shape (not its tag: RunStore.load does that);
+    any problem is a RecordError naming the file."""
+    return parse_record(path, _read(path))
+
+
+def parse_record(path: Path, raw: bytes) -> RunRecord:
+    try:
+        doc = json.loads(raw)
+    except ValueError as exc:
+        raise RecordError(f"{path}: the run record is corrupt (not valid JSON: {exc})") from None
+    if not isinstance(doc, dict) or doc.get("format") != FORMAT:
+        raise RecordError(f"{path}: not an orderbot run record")
+    if doc.get("version") != VERSION:
+        raise RecordError(
+            f"{path}: run record version {cut(repr(doc.get('version')), 20)} is not supported "
+            f"(this orderbot reads {VERSION})"
+        )
+    try:
+        checked = RecordFile.model_validate(doc)
+    except ValidationError as exc:
+        where, what = first_error(exc)
+        raise RecordError(f"{path}: the run record is damaged ({cut(where or 'record', 80)}: {what})") from None
+    return RunRecord.from_file(checked)
+
+
+# ---- recording a run ------------------------------------------------------------------

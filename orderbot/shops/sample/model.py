@@ -1,0 +1,170 @@
+"""The sample shop's data: one order, its statuses, and what the owner may see of it. The
+stores (orderbot.shops.sample.stores) keep orders; the tools (orderbot.shops.sample.tools) ask them."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Literal
+
+from pydantic import ConfigDict, Field, TypeAdapter
+from pydantic.dataclasses import dataclass
+
+from orderbot.errors import ToolError
+
+if TYPE_CHECKING:
+    pass
+
+
+Status = Literal["待付款", "处理中", "已发货", "已签收", "已取消", "退款中", "已退款"]
+
+
+# While an order is in one of these states it has not left the warehouse: it may be cancelled.
+CANCELLABLE: frozenset[str] = frozenset({"待付款", "处理中"})
+
+
+NOT_FOUND = "不存在"  # the article's answer for an unknown id
+
+
+# The store's status vocabulary in English: the offline model answers with the first word,
+# and the claim check (orderbot.answers.claims) recognises every one of them in an answer.
+STATUS_WORDS_EN: dict[str, tuple[str, ...]] = {
+    "待付款": ("awaiting payment", "pending payment", "unpaid"),
+    "处理中": ("processing",),
+    "已发货": ("shipped",),
+    "已签收": ("delivered",),
+    "已取消": ("cancelled", "canceled"),
+    "退款中": ("refund in progress", "refunding"),
+    "已退款": ("refunded",),
+}
+
+
+CANCELLED: Status = "已取消"
+
+
+MAX_LISTED = 20
+
+
+MAX_REASON_CHARS = 200
+
+
+# One message for "someone else's order" and "no such order": a refusal must not tell a
+# stranger whether an order id exists.
+NO_ACCESS = "no order with this id belongs to the signed-in customer; nothing about it can be shown or changed"
+
+
+READ_ONLY = (
+    "the orders bundled with orderbot are a read-only sample; nothing was changed. "
+    "Pass --orders with your own orders file to make changes"
+)
+
+
+CURRENCY_SYMBOLS = {"CNY": "¥"}
+
+
+SAMPLE_PATH = Path(__file__).with_name("sample_orders.json")
+
+
+# Orders are slotted pydantic dataclasses, not BaseModels: a BaseModel instance carries a
+# __dict__ and a set of the fields that were set, which doubled the memory of a loaded file
+# and added a third to its load time (benchmarks/README.md). Validation is the same.
+_ORDER_CONFIG = ConfigDict(extra="forbid")
+
+
+_record = dataclass(config=_ORDER_CONFIG, frozen=True, slots=True)
+
+
+@_record
+class LineItem:
+    sku: str
+    name: str
+    quantity: Annotated[int, Field(gt=0)]
+    unit_price: Annotated[float, Field(ge=0)]
+
+
+@_record
+class Shipping:
+    carrier: str | None = None
+    tracking_number: str | None = None
+    city: str | None = None
+
+
+@_record
+class Order:
+    order_id: Annotated[str, Field(pattern=r"^ORD-", max_length=32)]
+    customer_id: Annotated[str, Field(min_length=1, max_length=32)]
+    status: Status
+    items: Annotated[list[LineItem], Field(min_length=1)]
+    total: Annotated[float, Field(ge=0)]
+    currency: Annotated[str, Field(min_length=3, max_length=3)]
+    created_at: datetime
+    updated_at: datetime
+    shipping: Shipping | None = None
+    note: str | None = None
+    # Written when orderbot cancels the order. cancelled_by names the approved call that did
+    # it ("run_id/call_id"), so a resumed run repeating that call finds it already done.
+    cancelled_at: datetime | None = None
+    cancel_reason: str | None = None
+    cancelled_by: str | None = None
+
+
+@_record
+class OrdersFile:
+    orders: list[Order]
+
+
+ORDERS_FILE = TypeAdapter(OrdersFile)
+
+
+ORDER = TypeAdapter(Order)
+
+
+def local_now() -> datetime:
+    """The time a cancellation is stamped with: local, to the second."""
+    return datetime.now().astimezone().replace(microsecond=0)
+
+
+def newest_first(order: Order) -> tuple[float, str]:
+    """The sort key of every listing, the same in every store: newest, then highest id."""
+    return (order.created_at.timestamp(), order.order_id)
+
+
+def ensure_cancellable(order: Order) -> None:
+    if order.status not in CANCELLABLE:
+        allowed = " or ".join(sorted(CANCELLABLE))
+        raise ToolError(
+            f"order {order.order_id} is {order.status}; only orders that are {allowed} can be cancelled",
+            "not_cancellable",
+        )
+
+
+def format_money(amount: float, currency: str) -> str:
+    symbol = CURRENCY_SYMBOLS.get(currency)
+    return f"{symbol}{amount:.2f}" if symbol else f"{currency} {amount:.2f}"
+
+
+def order_details(order: Order) -> dict:
+    """Everything the owner may see. The note stays a field inside this data: the model is
+    told that tool results are data, and the offline model never reads it as a request."""
+    return ORDER.dump_python(order, mode="json", exclude={"customer_id", "cancelled_by"}, exclude_none=True)
+
+
+def order_summary(order: Order) -> dict:
+    return {
+        "order_id": order.order_id,
+        "status": order.status,
+        "total": order.total,
+        "currency": order.currency,
+        "created_at": order.created_at.isoformat(),
+    }
+
+
+def cancel_result(order: Order) -> dict:
+    """Built only from what is stored, so a repeated call gets exactly the first answer."""
+    data = ORDER.dump_python(order, mode="json", include={"order_id", "status", "cancelled_at", "cancel_reason"})
+    return {
+        "order_id": data["order_id"],
+        "status": data["status"],
+        "cancelled_at": data["cancelled_at"],
+        "reason": data["cancel_reason"],
+    }

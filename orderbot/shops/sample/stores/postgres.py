@@ -1,0 +1,181 @@
+"""The PostgreSQL store (psycopg 3, the optional extra `pip install 'orderbot[postgres]'`):
+postgresql://user:password@host:5432/shop, also postgres://.
+
+Same schema and semantics as SQLite (orderbot/shops/sample/stores/sql.py). Every statement a run makes
+is bounded by what is left of the run (statement_timeout, set for that statement alone).
+The URL's password is used to connect and nowhere else: messages, logs and run records
+name the place by `Source.shown`, the URL without it.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Sequence
+from functools import lru_cache
+from typing import TYPE_CHECKING, Any
+
+from orderbot.errors import ConfigError, ToolError
+from orderbot.shops.sample.model import Order
+from orderbot.shops.sample.stores.sql import (
+    INDEXES,
+    ITEM_COLUMNS,
+    ORDER_COLUMNS,
+    SCHEMA_VERSION,
+    SHIPPING_COLUMNS,
+    TABLES,
+    SqlStore,
+    chunks,
+    tables,
+)
+from orderbot.shops.sample.stores.sqlite import check_version
+
+if TYPE_CHECKING:  # at run time the package imports this module (open_store): no circle
+    from orderbot.shops.source import Source
+
+log = logging.getLogger("orderbot")
+
+INSTALL = "PostgreSQL orders need psycopg, which is not installed: pip install 'orderbot[postgres]'"
+CONNECT_SECONDS = 5
+CHUNK = 10_000  # orders per COPY round during an import (and per progress report)
+
+
+def _psycopg():
+    try:
+        import psycopg
+    except ImportError:
+        raise ConfigError(INSTALL) from None
+    return psycopg
+
+
+@lru_cache(maxsize=64)
+def _native(sql: str) -> str:
+    """orderbot's SQL uses sqlite3's `?`; psycopg wants `%s`."""
+    return sql.replace("?", "%s")
+
+
+def connect(source: Source) -> Any:
+    """A connection in autocommit mode, or ConfigError with one sentence that never holds
+    the password."""
+    psycopg = _psycopg()
+    try:
+        return psycopg.connect(
+            source.url, autocommit=True, connect_timeout=CONNECT_SECONDS, application_name="orderbot"
+        )
+    except psycopg.ProgrammingError:
+        raise ConfigError(f"{source.shown}: not a valid PostgreSQL URL (postgresql://user@host:5432/db)") from None
+    except psycopg.Error as exc:
+        raise ConfigError(f"{source.shown}: {_why_not_connected(exc)}") from None
+
+
+def _why_not_connected(exc: Exception) -> str:
+    state = getattr(exc, "sqlstate", None)
+    text = str(exc)
+    if state in ("28P01", "28000") or "password authentication failed" in text or "no password supplied" in text:
+        return "the server refused the user name or password"
+    if state == "3D000" or ("database" in text and "does not exist" in text):
+        return "no such database on that server"
+    if "Connection refused" in text:
+        return "cannot connect: nothing answers at that host and port (is the server running?)"
+    if "timeout expired" in text:
+        return f"cannot connect: no answer within {CONNECT_SECONDS} s"
+    if "translate host name" in text or "Name or service not known" in text:
+        return "cannot connect: unknown host name"
+    return "cannot connect to the PostgreSQL server"
+
+
+class PostgresStore(SqlStore):
+    def __init__(self, source: Source, connection: Any) -> None:
+        super().__init__(source.shown)
+        self.connection = connection
+        self._psycopg = _psycopg()
+
+    @classmethod
+    def open(cls, source: Source) -> PostgresStore:
+        psycopg = _psycopg()
+        connection = connect(source)
+        try:
+            version = connection.execute("SELECT version FROM schema_version").fetchone()
+        except psycopg.errors.UndefinedTable:
+            connection.close()
+            raise ConfigError(
+                f"{source.shown}: holds no orderbot orders (no schema_version table); "
+                f"import them with: orderbot orders import orders.json --to {source.shown}"
+            ) from None
+        except psycopg.Error as exc:
+            connection.close()
+            raise ConfigError(f"{source.shown}: cannot read the orders ({type(exc).__name__})") from None
+        check_version(source.shown, version)
+        return cls(source, connection)
+
+    def close(self) -> None:
+        self.connection.close()
+
+    def _execute(self, sql: str, params: tuple, timeout: float | None):
+        psycopg = self._psycopg
+        try:
+            if timeout is None:
+                return self.connection.execute(_native(sql), params)
+            with self.connection.transaction():
+                # The run's remaining time bounds this statement alone (is_local = true).
+                milliseconds = max(1, int(timeout * 1000))
+                self.connection.execute("SELECT set_config('statement_timeout', %s, true)", (str(milliseconds),))
+                return self.connection.execute(_native(sql), params)
+        except psycopg.errors.QueryCanceled:
+            raise ToolError(
+                "the orders database did not answer within the run's time limit; nothing was changed", "timeout"
+            ) from None
+        except psycopg.Error as exc:
+            log.error("postgres %s: %s: %s", self.source, type(exc).__name__, exc)
+            raise ToolError(
+                "the orders database cannot be used right now; nothing was changed", "store_unavailable"
+            ) from None
+
+    def _rows(self, sql: str, params: tuple = (), *, timeout: float | None = None) -> list[tuple]:
+        return self._execute(sql, params, timeout).fetchall()
+
+    def _change(self, sql: str, params: tuple = (), *, timeout: float | None = None) -> int:
+        return self._execute(sql, params, timeout).rowcount
+
+
+def import_orders(
+    source: Source, orders: Sequence[Order], *, replace: bool, progress: Callable[[int], None] | None = None
+) -> int:
+    """Write `orders` in one transaction (COPY, chunk by chunk): all of them or none.
+    Refuses a database that already holds orders unless `replace`."""
+    psycopg = _psycopg()
+    connection = connect(source)
+    try:
+        with connection.transaction():
+            if connection.execute("SELECT to_regclass('orders') IS NOT NULL").fetchone()[0]:
+                held = connection.execute("SELECT count(*) FROM orders").fetchone()[0]
+                if held and not replace:
+                    raise ConfigError(f"{source.shown} already holds {held:,} orders; pass --replace to replace them")
+            for table in TABLES:
+                connection.execute(f"DROP TABLE IF EXISTS {table} CASCADE")
+            for statement in tables("DOUBLE PRECISION", 'TEXT COLLATE "C"'):
+                connection.execute(statement)
+            done = 0
+            with connection.cursor() as cursor:
+                for order_rows, item_rows, shipping_rows in chunks(orders, CHUNK):
+                    _copy(cursor, "orders", ORDER_COLUMNS, order_rows)
+                    _copy(cursor, "line_items", ITEM_COLUMNS, item_rows)
+                    _copy(cursor, "shipping", SHIPPING_COLUMNS, shipping_rows)
+                    done += len(order_rows)
+                    if progress:
+                        progress(done)
+            for statement in INDEXES:
+                connection.execute(statement)
+            connection.execute("INSERT INTO schema_version VALUES (%s)", (SCHEMA_VERSION,))
+        return done
+    except psycopg.Error as exc:
+        log.error("postgres import %s: %s: %s", source.shown, type(exc).__name__, exc)
+        reason = "permission denied" if isinstance(exc, psycopg.errors.InsufficientPrivilege) else type(exc).__name__
+        raise ConfigError(f"{source.shown}: the import failed and nothing was written ({reason})") from None
+    finally:
+        connection.close()
+
+
+def _copy(cursor, table: str, columns: Sequence[str], rows) -> None:
+    with cursor.copy(f"COPY {table} ({', '.join(columns)}) FROM STDIN") as copy:
+        for row in rows:
+            copy.write_row(row)

@@ -1,0 +1,162 @@
+"""The SQLite store (the standard library's sqlite3): sqlite:///path/to/shop.db.
+
+The database is in WAL mode, so readers never wait for the writer and a cancellation
+never waits for readers; writers wait for each other up to BUSY_SECONDS. Each cancellation
+is one conditional UPDATE, which SQLite runs as one transaction.
+"""
+
+from __future__ import annotations
+
+import logging
+import sqlite3
+from collections.abc import Callable, Sequence
+from contextlib import suppress
+from pathlib import Path
+from typing import TYPE_CHECKING
+from urllib.parse import quote
+
+from orderbot.errors import ConfigError, ToolError
+from orderbot.shops.sample.model import Order
+from orderbot.shops.sample.stores.sql import INDEXES, ORDER_COLUMNS, SCHEMA_VERSION, TABLES, SqlStore, chunks, tables
+
+if TYPE_CHECKING:  # at run time the package imports this module (open_store): no circle
+    from orderbot.shops.source import Source
+
+log = logging.getLogger("orderbot")
+
+BUSY_SECONDS = 5.0  # how long a statement waits for another process's write to finish
+CHUNK = 10_000  # orders per executemany during an import (and per progress report)
+INSERT_ORDER = f"INSERT INTO orders VALUES ({', '.join('?' * len(ORDER_COLUMNS))})"
+
+
+def connect(path: Path, *, create: bool = False) -> sqlite3.Connection:
+    mode = "rwc" if create else "rw"
+    uri = f"file:{quote(str(path.absolute()))}?mode={mode}"
+    # isolation_level=None: no implicit transactions; each statement commits by itself
+    # unless one is opened explicitly (imports do).
+    connection = sqlite3.connect(uri, uri=True, timeout=BUSY_SECONDS, isolation_level=None, check_same_thread=False)
+    connection.execute(f"PRAGMA busy_timeout = {int(BUSY_SECONDS * 1000)}")
+    return connection
+
+
+class SqliteStore(SqlStore):
+    def __init__(self, source: Source, connection: sqlite3.Connection) -> None:
+        super().__init__(source.shown)
+        self.path = source.path
+        self.connection = connection
+
+    @classmethod
+    def open(cls, source: Source) -> SqliteStore:
+        path = source.path
+        if not path.is_file():
+            raise ConfigError(
+                f"{path}: no such SQLite database "
+                f"(create it with: orderbot orders import orders.json --to {source.url})"
+            )
+        try:
+            connection = connect(path)
+            version = connection.execute("SELECT version FROM schema_version").fetchone()
+        except sqlite3.Error as exc:
+            if "no such table" in str(exc):
+                raise ConfigError(
+                    f"{path}: holds no orderbot orders (no schema_version table); "
+                    f"import them with: orderbot orders import orders.json --to {source.url}"
+                ) from None
+            raise ConfigError(f"{path}: cannot be opened as a SQLite database ({exc})") from None
+        check_version(str(path), version)
+        return cls(source, connection)
+
+    def close(self) -> None:
+        self.connection.close()
+
+    def _rows(self, sql: str, params: tuple = (), *, timeout: float | None = None) -> list[tuple]:
+        try:
+            return self.connection.execute(sql, params).fetchall()
+        except sqlite3.Error as exc:
+            raise _tool_error(exc, self.path) from None
+
+    def _change(self, sql: str, params: tuple = (), *, timeout: float | None = None) -> int:
+        try:
+            return self.connection.execute(sql, params).rowcount
+        except sqlite3.Error as exc:
+            raise _tool_error(exc, self.path) from None
+
+
+def check_version(where: str, row: Sequence | None) -> None:
+    if row is None or row[0] != SCHEMA_VERSION:
+        found = "none" if row is None else row[0]
+        raise ConfigError(
+            f"{where}: orders schema version {found}, and this orderbot reads version {SCHEMA_VERSION}; "
+            "import the orders again with --replace"
+        )
+
+
+def _tool_error(exc: sqlite3.Error, path: Path) -> ToolError:
+    if "locked" in str(exc) or "busy" in str(exc):
+        return ToolError("the orders database is busy with another change; nothing was changed, try again", "busy")
+    log.error("sqlite %s: %s", path, exc)
+    return ToolError("the orders database cannot be used right now; nothing was changed", "store_unavailable")
+
+
+def import_orders(
+    source: Source, orders: Sequence[Order], *, replace: bool, progress: Callable[[int], None] | None = None
+) -> int:
+    """Write `orders` into the database in one transaction: all of them or none. Refuses
+    a database that already holds orders unless `replace`. A database file this call
+    created is removed again when the import fails."""
+    path = source.path
+    created = not path.exists()
+    try:
+        connection = connect(path, create=True)
+        connection.execute("PRAGMA journal_mode = WAL")  # kept by the file: every later opener uses it
+        connection.execute("PRAGMA cache_size = -200000")  # 200 MB for building the indexes
+        connection.execute("BEGIN IMMEDIATE")
+        try:
+            done = _write(connection, orders, where=str(path), replace=replace, progress=progress)
+            connection.execute("COMMIT")
+        except BaseException:
+            connection.execute("ROLLBACK")
+            raise
+        connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        connection.close()
+        return done
+    except BaseException as exc:
+        with suppress(Exception):
+            connection.close()
+        if created:
+            for leftover in (path, Path(f"{path}-wal"), Path(f"{path}-shm"), Path(f"{path}-journal")):
+                with suppress(OSError):
+                    leftover.unlink()
+        if isinstance(exc, sqlite3.Error):
+            raise ConfigError(f"{path}: the import failed and nothing was written ({exc})") from None
+        raise
+
+
+def _write(connection: sqlite3.Connection, orders: Sequence[Order], *, where: str, replace: bool, progress) -> int:
+    held = existing_orders(connection)
+    if held and not replace:
+        raise ConfigError(f"{where} already holds {held:,} orders; pass --replace to replace them")
+    for table in TABLES:
+        connection.execute(f"DROP TABLE IF EXISTS {table}")
+    for statement in tables("REAL", "TEXT"):
+        connection.execute(statement)
+    done = 0
+    for order_rows, item_rows, shipping_rows in chunks(orders, CHUNK):
+        connection.executemany(INSERT_ORDER, order_rows)
+        connection.executemany("INSERT INTO line_items VALUES (?, ?, ?, ?, ?, ?)", item_rows)
+        connection.executemany("INSERT INTO shipping VALUES (?, ?, ?, ?)", shipping_rows)
+        done += len(order_rows)
+        if progress:
+            progress(done)
+    for statement in INDEXES:
+        connection.execute(statement)
+    connection.execute("INSERT INTO schema_version VALUES (?)", (SCHEMA_VERSION,))
+    return done
+
+
+def existing_orders(connection: sqlite3.Connection) -> int:
+    """How many orders the database holds (0 when it has no orders table)."""
+    try:
+        return connection.execute("SELECT count(*) FROM orders").fetchone()[0]
+    except sqlite3.OperationalError:
+        return 0

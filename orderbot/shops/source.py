@@ -1,0 +1,114 @@
+"""Where a shop's data is: a parsed --orders value (a JSON file, sqlite:///path or
+postgresql://...), shown and recorded without its password."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Literal
+from urllib.parse import urlsplit, urlunsplit
+
+from orderbot.errors import ConfigError
+
+if TYPE_CHECKING:
+    pass
+
+
+Kind = Literal["json", "sqlite", "postgres"]
+
+
+@dataclass(frozen=True)
+class Source:
+    """A parsed --orders value. `url` is what connects (it may hold a password); `shown`
+    is the same place with the password removed: the only form printed or recorded."""
+
+    kind: Kind
+    url: str
+    path: Path | None = None  # json and sqlite
+
+    @property
+    def shown(self) -> str:
+        return {"json": str(self.path), "sqlite": self.url}.get(self.kind) or public_source(self.url)
+
+    @property
+    def identity(self) -> str:
+        """The same place however it was spelled, as run records keep it: a resolved path
+        (sqlite:////abs/shop.db for SQLite), or the URL without its password."""
+        if self.kind == "json":
+            return str(self.path.resolve())
+        if self.kind == "sqlite":
+            return f"sqlite:///{self.path.resolve()}"
+        return public_source(self.url)
+
+    @property
+    def fingerprint(self) -> str | None:
+        """Which source this is beyond its name, so a resume can tell the same file at the
+        same path from another one (orderbot.runs.resume.recorded_orders); None when a file is gone.
+
+        For a file: the device and inode of the directory holding it, with its name. That
+        survives orderbot's own atomic rewrites (each gives the file a new inode, and any
+        run's cancellation rewrites it) but not another tree at the same path (a new
+        checkout, a copied, moved or remounted directory). A directory deleted and made
+        again may get its old inode back, and then passes. For a database: its identity
+        (a server cannot be fingerprinted from here)."""
+        if self.path is None:
+            text = self.identity
+        else:
+            path = self.path.resolve()
+            try:
+                directory = os.stat(path.parent)
+            except OSError:
+                return None
+            if not path.is_file():
+                return None
+            text = f"{self.kind}:{directory.st_dev}:{directory.st_ino}:{path.name}"
+        return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+
+
+def parse_source(value: str | Path) -> Source:
+    """`--orders` as given: a path, sqlite:///path or postgresql://... (postgres://)."""
+    text = str(value)
+    scheme = text.split("://", 1)[0].lower() if "://" in text else ""
+    if not scheme:
+        return Source("json", text, Path(text))
+    if scheme == "sqlite":
+        # As SQLAlchemy spells it: sqlite:///shop.db is relative, sqlite:////srv/shop.db absolute.
+        rest = text.split("://", 1)[1]
+        if not rest.startswith("/") or rest == "/":
+            raise ConfigError(f"{public_source(text)}: write a SQLite database as sqlite:///path/to/shop.db")
+        path = Path(rest[1:])
+        return Source("sqlite", f"sqlite:///{rest[1:]}", path)
+    if scheme in ("postgresql", "postgres"):
+        return Source("postgres", text)
+    raise ConfigError(
+        f"{public_source(text)}: unknown kind of orders source {scheme!r}; "
+        "use a JSON file path, sqlite:///path/to/shop.db or postgresql://user@host/db"
+    )
+
+
+def source_identity(value: str | Path) -> str:
+    """What a run record keeps to say which orders it acted on (see Source.identity)."""
+    return parse_source(value).identity
+
+
+def source_fingerprint(value: str | Path) -> str | None:
+    """What a run record keeps to tell the same orders from others at the same place (see Source.fingerprint)."""
+    return parse_source(value).fingerprint
+
+
+def public_source(url: str) -> str:
+    """The URL without its password (and without any query, which may carry one too)."""
+    if "://" not in url:
+        return url
+    try:
+        parts = urlsplit(url)
+        host = parts.hostname or ""
+        if ":" in host:
+            host = f"[{host}]"
+        port = f":{parts.port}" if parts.port else ""
+    except ValueError:
+        return url.split("://", 1)[0] + "://…"
+    user = f"{parts.username}@" if parts.username else ""
+    return urlunsplit((parts.scheme, f"{user}{host}{port}", parts.path, "", ""))

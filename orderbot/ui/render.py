@@ -1,0 +1,412 @@
+"""Everything a person sees: Rich views of transitions, answers and stops.
+
+Pure `format_*` functions build strings and tables; the few functions that print take a
+Console. Rich decides colour by itself: none when stdout is not a terminal or NO_COLOR is
+set. Nothing here decides anything about a run.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import asdict, replace
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from rich import box
+from rich.console import Console, Group
+from rich.panel import Panel
+from rich.table import Table
+from rich.text import Text
+
+from orderbot.answers.claims import Claim, check_state
+from orderbot.answers.facts import Fact, facts_of
+from orderbot.i18n import t as _t
+from orderbot.loop.engine import Limits, StopReason
+from orderbot.loop.state import Event, RunState, Transition, describe_call, summarize_result
+from orderbot.ui.escape import visible
+from orderbot.ui.styles import STYLE_DIM, STYLE_ERROR, STYLE_OK, STYLE_PHASE, STYLE_WARN
+from orderbot.ui.terminal import end_quietly_on_closed_pipe
+
+if TYPE_CHECKING:
+    from rich.live import Live
+
+PIPED_WIDTH = 120
+# Spaces before a line's end (and any style codes after them): Rich pads every table cell
+# and line to the console width, which piped output should not carry.
+TRAILING_SPACES = re.compile(r" +((?:\x1b\[[0-9;]*m)*)(?=\n)")
+
+
+class SafeConsole(Console):
+    """A console that shows every piece of text through orderbot.ui.escape.visible after
+    layout: no control, bidi or separator character from outside reaches the terminal,
+    while the colour and cursor codes Rich emits for orderbot's own styles stay. Output
+    that is not a terminal has no trailing spaces."""
+
+    def _render_buffer(self, buffer):  # Rich's one place that turns segments into output
+        from rich.segment import Segment
+
+        text = super()._render_buffer(
+            Segment(text if control else visible(text), style, control) for text, style, control in buffer
+        )
+        return text if self.is_terminal else TRAILING_SPACES.sub(r"\1", text)
+
+
+def make_console() -> Console:
+    # Rich's own NO_COLOR handling drops colours but keeps bold and dim; no styles at all is
+    # what people who set it expect.
+    plain = os.environ.get("NO_COLOR", "") != ""
+    # No :emoji: codes: orderbot writes none, and text shown from outside is shown as it is.
+    console = SafeConsole(highlight=False, soft_wrap=False, emoji=False, color_system=None if plain else "auto")
+    console.on_broken_pipe = end_quietly_on_closed_pipe  # Rich's own exits 1, which replay uses for "differs"
+    if not console.is_terminal and "COLUMNS" not in os.environ:
+        console.width = PIPED_WIDTH  # piped: wide enough that rows stay on one line
+    return console
+
+
+# ---- pure formatting ------------------------------------------------------------------
+
+
+def format_budget(t: Transition, limits: Limits) -> str:
+    return f"{t.steps_used}/{limits.max_steps} {t.calls_used}/{limits.max_tool_calls} {t.elapsed:.1f}s"
+
+
+def event_style(t: Transition) -> str:
+    if t.kind is Event.FINISHED:
+        return STYLE_OK if t.stop_reason is StopReason.ANSWERED else STYLE_ERROR
+    if t.kind in (Event.AWAITING_APPROVAL, Event.REJECTED, Event.REFUSED):
+        return STYLE_WARN
+    return ""
+
+
+NARROW = 100  # below this many columns the table keeps step, event and detail only
+
+
+def format_transitions(
+    transitions: list[Transition], limits: Limits, *, plain: bool = False, width: int | None = None
+) -> Table:
+    """The transitions table. Narrower than NARROW columns (an 80-column terminal), the
+    least useful columns go first (ms, budget, from → to: the event names the move), so
+    the detail keeps room for a call on one or two lines."""
+    narrow = width is not None and width < NARROW
+    table = Table(
+        box=box.SIMPLE if plain else box.ROUNDED,
+        show_edge=not plain,
+        header_style="" if plain else "bold",
+        title=None,
+        expand=False,
+    )
+    table.add_column(_t("table.step"), justify="right")
+    if not narrow:
+        table.add_column(_t("table.transition"), no_wrap=True)
+    table.add_column(_t("table.event"), no_wrap=True)
+    table.add_column(_t("table.detail"), overflow="fold", ratio=1)
+    if not narrow:
+        table.add_column(_t("table.ms"), justify="right", no_wrap=True)
+        table.add_column(_t("table.budget"), no_wrap=True)
+    for t in transitions:
+        event = Text(visible(t.event, one_line=True), style=event_style(t))
+        detail = Text(visible(t.detail, one_line=True))  # outside text: never Rich markup, never raw controls
+        if narrow:
+            table.add_row(str(t.step), event, detail)
+        else:
+            phases = Text(f"{t.from_} → {t.to}", style=STYLE_PHASE)
+            table.add_row(str(t.step), phases, event, detail, f"{t.elapsed * 1000:.0f}", format_budget(t, limits))
+    return table
+
+
+def format_stop(state: RunState) -> str:
+    reason = state.stop_reason
+    if reason is None or reason is StopReason.ANSWERED:
+        return ""
+    sentence = _t(f"stop.{reason}")
+    message = state.stop_message  # orderbot's own sentence: in the UI language
+    detail = _t(message["id"], **message["params"]) if message else state.stop_detail.rstrip(".")
+    return _t("outcome.stop", sentence=sentence, detail=detail[:1].upper() + detail[1:]) if detail else sentence
+
+
+def format_observed(state: RunState) -> list[str]:
+    """Results gathered before a stop: the person still gets what was found."""
+    return [
+        f"{describe_call(c.name, c.arguments, 200)} → {summarize_result(c.result or {}, 200)}" for c in state.observed
+    ]
+
+
+def format_facts(facts: list[Fact]) -> list[str]:
+    """The facts panel's lines: orderbot's own rendering of what the tools returned."""
+    return [fact.line(lambda key, **params: _t(f"facts.{key}", **params)) for fact in facts]
+
+
+def format_claim(claim: Claim) -> str:
+    """One finding of the claim check as a plain sentence."""
+    observed = claim.observed or _t("claims.nothing")
+    return _t(f"claims.{claim.kind}", order_id=claim.order_id, said=claim.said, observed=observed)
+
+
+def json_document(
+    state: RunState,
+    transitions: list[Transition],
+    *,
+    provider: str,
+    model: str,
+    limits: Limits,
+    exit_code: int | None,
+    trace: bool = False,
+    facts: bool = True,
+) -> dict:
+    claims = check_state(state)
+    doc = {
+        "run_id": state.run_id,
+        "stop_reason": str(state.stop_reason) if state.stop_reason else None,
+        "stop_detail": state.stop_detail or None,
+        "exit_code": exit_code,
+        "answer": state.answer,
+        "partial_answer": state.partial_answer,
+        "question": state.question,
+        "user": state.user,
+        "provider": provider,
+        "model": model,
+        "limits": limits.model_dump(),
+        "steps": state.steps,
+        "tool_calls": state.tool_calls,
+        "usage": None
+        if state.input_tokens is None
+        else {"input_tokens": state.input_tokens, "output_tokens": state.output_tokens},
+        "calls": [asdict(c) for c in state.calls],
+        "pending": [p.model_dump() for p in state.pending],
+        "transitions": [t.as_dict() for t in transitions],
+        "claims": [claim.as_dict() for claim in claims],
+    }
+    if facts:
+        doc["facts"] = [fact.as_dict() for fact in facts_of(state)]
+    if trace:  # the --trace panels' content, one record per step
+        from orderbot.ui.trace import trace_steps
+
+        doc["trace"] = trace_steps(transitions)
+    return doc
+
+
+# ---- printing -------------------------------------------------------------------------
+
+
+def print_checks(console: Console, state: RunState, *, facts: bool = True) -> None:
+    """Under the answer: what the tools returned (unless --no-facts), then each claim of the
+    answer they do not support. Both are orderbot's words, never the model's."""
+    lines = format_facts(facts_of(state)) if facts else []
+    if lines:
+        console.print(Text(_t("facts.title"), style=STYLE_DIM))
+        for line in lines:
+            console.print(Text(f"  {line}", style=STYLE_DIM))
+    for claim in check_state(state):
+        console.print(Text(format_claim(claim), style=STYLE_WARN))
+
+
+class TransitionView:
+    """An engine observer: the table grows live in a terminal, and is printed whole
+    at the end otherwise (so piped output is stable text)."""
+
+    def __init__(self, console: Console, limits: Limits, *, enabled: bool = True) -> None:
+        self.console = console
+        self.limits = limits
+        self.enabled = enabled
+        # The table shows no transition data; a view that does not draw is kept for the
+        # --json document, which does (orderbot.loop.engine builds data only when wanted).
+        self.wants_data = not enabled
+        self.transitions: list[Transition] = []
+        self._live: Live | None = None
+        self._live_from = 0  # rows before this stay on screen from before a pause
+        # Asked once: Rich works it out from the environment and the file on every call.
+        self._draws_live = enabled and console.is_terminal
+        self._waiting: tuple[float, float] | None = None  # (began, seconds left) of the request in flight
+        self._retry: str | None = None  # the latest retry of the request in flight, shown under the waiting line
+
+    def __call__(self, transition: Transition, state: RunState) -> None:
+        self.transitions.append(transition)
+        if self._draws_live:
+            self._start_live()
+            self._live.refresh()
+
+    def _start_live(self) -> None:
+        if self._live is None:
+            from rich.live import Live  # only a terminal draws live: piped output never imports it
+
+            # Redrawn a few times a second, so the waiting line's clock and spinner move.
+            self._live = Live(console=self.console, get_renderable=self._screen, refresh_per_second=4, transient=False)
+            self._live.start()
+
+    def _screen(self):
+        table = self._table(self._live_from)
+        if self._waiting is None:
+            return table
+        began, left = self._waiting
+        elapsed = time.monotonic() - began
+        line = _t("status.waiting", elapsed=elapsed, left=max(0.0, left - elapsed))
+        from rich.spinner import Spinner  # with Live: only on a terminal
+
+        spinner = Spinner("dots", text=Text(line, style=STYLE_DIM))
+        if self._retry is None:
+            return Group(table, spinner)
+        return Group(table, spinner, Text(self._retry, style=STYLE_DIM))
+
+    def watch(self, model):
+        """The model, wrapped so that a terminal shows a live waiting line under the table
+        while each request is in flight (spinner, seconds waited, seconds left). Only a view
+        that draws live wraps: piped output, --json and --quiet get the model as it is."""
+        return _Watched(model, self) if self._draws_live else model
+
+    @contextmanager
+    def waiting(self, seconds_left: float) -> Iterator[None]:
+        self._waiting = (time.monotonic(), seconds_left)
+        self._start_live()
+        try:
+            yield
+        finally:
+            self._waiting = self._retry = None
+            if self._live is not None:
+                self._live.refresh()
+
+    def retrying(self, reason: str, delay: float, attempt: int, attempts: int) -> None:
+        """A request's retry, as it happens (the model's on_retry): shown under the waiting line."""
+        self._retry = _t("status.retry", reason=reason, delay=delay, attempt=attempt, attempts=attempts)
+        if self._live is not None:
+            self._live.refresh()
+
+    def _table(self, start: int = 0) -> Table:
+        console = self.console
+        return format_transitions(
+            self.transitions[start:], self.limits, plain=not console.is_terminal, width=console.width
+        )
+
+    @contextmanager
+    def paused(self) -> Iterator[None]:
+        """Stop the live display while the person is asked something."""
+        if self._live is not None:
+            self._live.stop()
+            self._live = None
+            self._live_from = len(self.transitions)  # the stopped table stays printed: continue below it
+        yield  # the next transition starts a new live table below the prompt
+
+    def close(self) -> None:
+        if not self.enabled:
+            return
+        if self._live is not None:
+            self._live.stop()
+            self._live = None
+        elif self.transitions and not self.console.is_terminal:
+            self.console.print(self._table())
+
+
+class _Watched:
+    """A model whose requests show the waiting line of a TransitionView; otherwise the model."""
+
+    def __init__(self, model, view: TransitionView) -> None:
+        self._model, self._view = model, view
+
+    def respond(self, request):
+        with self._view.waiting(request.timeout):
+            return self._model.respond(replace(request, on_retry=self._view.retrying))
+
+    def __getattr__(self, name: str):
+        return getattr(self._model, name)
+
+
+def print_header(console: Console, state: RunState, provider_text: str) -> None:
+    who = state.user or _t("header.anonymous")
+    console.print(Text(_t("header.run", run_id=state.run_id, provider=provider_text, user=who), style=STYLE_DIM))
+
+
+def print_tokens(console: Console, state: RunState) -> None:
+    """The footer's token count, when the provider reported one (the offline model does not)."""
+    if state.input_tokens is not None:
+        console.print(Text(_t("outcome.tokens", input=state.input_tokens, output=state.output_tokens), style=STYLE_DIM))
+
+
+def print_outcome(console: Console, state: RunState, *, resume_hint: str | None = None, facts: bool = True) -> None:
+    if state.stop_reason is StopReason.ANSWERED:
+        console.print(
+            Panel(
+                Text(visible(state.answer or "")),
+                title=Text(_t("outcome.answer")),  # text, not markup: Rich would load its emoji table for it
+                title_align="left",
+                border_style=STYLE_OK,
+                box=box.ROUNDED if console.is_terminal else box.ASCII,
+            )
+        )
+        print_checks(console, state, facts=facts)
+        print_tokens(console, state)
+        return
+    style = STYLE_WARN if state.stop_reason is StopReason.AWAITING_APPROVAL else STYLE_ERROR
+    console.print(Text(format_stop(state), style=style))
+    if state.partial_answer:  # what arrived before the cut, marked so nobody takes it for the answer
+        console.print(
+            Panel(
+                Text(state.partial_answer + " …"),
+                title=Text(_t("outcome.partial_answer")),
+                title_align="left",
+                border_style=STYLE_WARN,
+                box=box.ROUNDED if console.is_terminal else box.ASCII,
+            )
+        )
+    observed = format_observed(state)
+    if observed:
+        console.print(_t("outcome.observed"), markup=False)
+        for line in observed:
+            console.print(f"  {line}", markup=False)
+    console.print(_t("outcome.stop_line", reason=state.stop_reason, run_id=state.run_id), markup=False)
+    print_tokens(console, state)
+    if resume_hint:
+        console.print(Group(Text(_t("outcome.to_resume")), Text(f"  {resume_hint}")))
+
+
+# ---- orderbot eval ----------------------------------------------------------------------
+
+
+def format_eval(report, *, plain: bool = False) -> Table:
+    """One row per case of an eval report (orderbot.answers.evaluate.Report)."""
+    table = Table(box=box.SIMPLE if plain else box.ROUNDED, show_edge=not plain, header_style="" if plain else "bold")
+    table.add_column(_t("eval.case"), no_wrap=True)
+    table.add_column(_t("eval.result"), no_wrap=True)
+    table.add_column(_t("eval.stop"), no_wrap=True)
+    table.add_column(_t("eval.calls"), overflow="fold", ratio=1)
+    table.add_column(_t("eval.seconds"), justify="right", no_wrap=True)
+    table.add_column(_t("eval.tokens"), justify="right", no_wrap=True)
+    table.add_column(_t("eval.why"), overflow="fold", ratio=1)
+    for result in report.results:
+        why = result.error or "; ".join(f"{c.name}: {c.detail}" for c in result.checks if not c.ok)
+        table.add_row(
+            Text(result.name),
+            Text(_t("eval.pass"), style=STYLE_OK) if result.passed else Text(_t("eval.fail"), style=STYLE_ERROR),
+            result.stop_reason or "-",
+            Text("; ".join(result.calls) or "-"),  # model-made text: never markup
+            f"{result.seconds:.2f}",
+            str(result.tokens),
+            Text(why),
+        )
+    return table
+
+
+def format_eval_totals(report) -> str:
+    totals = report.totals()
+    text = _t(
+        "eval.totals",
+        passed=totals["passed"],
+        cases=totals["cases"],
+        rate=f"{totals['pass_rate']:g}",
+        needed=f"{totals['min_pass']:g}",
+        median_s=f"{totals['median_seconds']:.2f}",
+        worst_s=f"{totals['worst_seconds']:.2f}",
+        median_tokens=f"{totals['median_tokens']:g}",
+        worst_tokens=totals["worst_tokens"],
+    )
+    return text if totals["orders_unchanged"] else text + _t("eval.orders_changed")
+
+
+def print_eval(console: Console, report) -> None:
+    suite, orders = Path(report.suite).name, Path(report.orders).name  # --json has the whole paths
+    header = _t("eval.header", suite=suite, provider=report.provider, model=report.model, orders=orders)
+    console.print(Text(header, style=STYLE_DIM))
+    console.print(format_eval(report, plain=not console.is_terminal))
+    console.print(Text(format_eval_totals(report), style=STYLE_OK if report.ok else STYLE_ERROR))

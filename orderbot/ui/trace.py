@@ -1,0 +1,380 @@
+"""Per-step views of a run: the `--trace` panels and the REPL's one line per step.
+
+`trace_steps()` turns the engine's transitions into one plain record per step (what was
+sent, what the model proposed, what dispatch decided for each call and why, each result,
+the time of each phase, the budget left). The same records go into `--json --trace`, are
+drawn as Rich panels by `format_step_panel()`, and as one line by `format_step_line()`.
+`TraceView` and `StepLines` are engine observers that print a step as soon as it ends.
+Nothing here decides anything about a run.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from rich import box
+from rich.console import Console
+from rich.panel import Panel
+from rich.table import Table
+from rich.text import Text
+
+from orderbot.loop.engine import Limits, StopReason
+from orderbot.loop.state import Event, Phase, RunState, Transition, describe_call
+from orderbot.text import cut, plural
+from orderbot.ui.styles import STYLE_DIM, STYLE_ERROR, STYLE_OK, STYLE_PHASE, STYLE_WARN
+
+MAX_SHOWN_CHARS = 1500  # of one pretty-printed argument or result block
+ONE_LINE_CHARS = 80  # shorter JSON stays on one line
+
+# decision -> how a person reads it. Refusals come from Toolbox.prepare or a tool's check.
+DECISION_TEXT = {
+    "executed": "allowed, executed",
+    "approved": "approved by the person, executed",
+    "rejected": "rejected by the person",
+    "unknown_tool": "refused: unknown tool (not in the whitelist)",
+    "invalid_arguments": "refused: invalid arguments",
+    "no_access": "refused: no access",
+    "sign_in_required": "refused: sign-in required",
+    "needs_approval": "needs approval: waiting for a person",
+    "not_executed": "not executed",
+}
+SHORT_DECISIONS = {
+    "executed": "executed",
+    "approved": "approved, executed",
+    "rejected": "rejected",
+    "needs_approval": "awaiting approval",
+    "not_executed": "not executed",
+}
+
+# ---- transitions -> step records (pure) -----------------------------------------------
+
+
+def trace_steps(transitions: list[Transition]) -> list[dict]:
+    """One record per step, in order. A step ends when its results go back to the model,
+    when the run finishes, or when it pauses for approval."""
+    steps: list[dict] = []
+    current: dict | None = None
+    previous_end = 0.0
+    for t in transitions:
+        if t.from_ == Phase.START:
+            previous_end = t.elapsed
+            continue
+        if current is None:
+            current = _new_step(t.step)
+        _absorb(current, t)
+        if _ends_step(t):
+            steps.append(_close(current, t, previous_end))
+            previous_end, current = t.elapsed, None
+    if current is not None:  # the record of a process killed mid-step
+        steps.append(_close(current, transitions[-1], previous_end))
+    return steps
+
+
+def _new_step(step: int) -> dict:
+    return {
+        "step": step,
+        "sent": None,
+        "request_ms": None,
+        "usage": None,
+        "proposed": [],
+        "text": None,
+        "outcomes": [],
+        "calls": [],
+        "stop": None,
+        "budget_left": None,
+        "ms": None,
+        "steps_used": 0,
+        "calls_used": 0,
+        "elapsed": 0.0,
+    }
+
+
+def _absorb(rec: dict, t: Transition) -> None:
+    data = t.data or {}
+    for key in ("sent", "request_ms", "usage", "proposed", "text"):
+        if key in data:
+            rec[key] = data[key]
+    if data.get("budget_left"):
+        rec["budget_left"] = data["budget_left"]
+    rec["steps_used"], rec["calls_used"], rec["elapsed"] = t.steps_used, t.calls_used, round(t.elapsed, 3)
+    if t.to == Phase.OBSERVE and "call" in data:
+        decision = "approved" if t.kind is Event.APPROVED else data.get("decision", "")
+        rec["outcomes"].append(
+            {
+                **data["call"],
+                "decision": decision,
+                "why": _why(decision, data.get("result")),
+                "result": data.get("result"),
+                "ms": data.get("ms"),
+            }
+        )
+    elif t.to == Phase.AWAITING:
+        for pending in data.get("pending", []):
+            rec["outcomes"].append(
+                {
+                    "call_id": pending["call_id"],
+                    "name": pending["name"],
+                    "arguments": _loads(pending["arguments"]),
+                    "decision": "needs_approval",
+                    "why": pending.get("description", ""),
+                    "result": None,
+                    "ms": None,
+                }
+            )
+    elif t.to == Phase.FINISH:
+        rec["stop"] = {"reason": t.event, "detail": t.detail}
+
+
+def _ends_step(t: Transition) -> bool:
+    return t.to in (Phase.FINISH, Phase.AWAITING) or (t.from_ == Phase.OBSERVE and t.to == Phase.PLAN)
+
+
+def _close(rec: dict, last: Transition, previous_end: float) -> dict:
+    """Pair each proposed call with what became of it. A call with no outcome in a finished
+    step never ran: the engine stopped first (a limit, the clock, or Ctrl-C)."""
+    outcomes = list(rec.pop("outcomes"))
+    stop = rec["stop"]
+    for proposed in rec["proposed"]:
+        match = next((o for o in outcomes if o["call_id"] == proposed["call_id"]), None)
+        if match is not None:
+            outcomes.remove(match)
+            rec["calls"].append(match)
+        else:
+            why = f"{stop['reason']}: {stop['detail']}" if stop else "the run stopped before it ran"
+            rec["calls"].append({**proposed, "decision": "not_executed", "why": why, "result": None, "ms": None})
+    rec["calls"].extend(outcomes)  # settled approvals from an earlier run: proposed back then
+    rec["ms"] = round((last.elapsed - previous_end) * 1000, 1)
+    return rec
+
+
+def _why(decision: str, result: dict | None) -> str:
+    if decision in ("executed", "approved") or not result:
+        return ""
+    return str(result.get("error", ""))
+
+
+def _loads(text: str) -> object:
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text
+
+
+# ---- records -> text (pure) -----------------------------------------------------------
+
+
+def format_call(call: dict) -> str:
+    """`name(key="value", ...)`, one line."""
+    return describe_call(str(call.get("name")), call.get("arguments"), 200)
+
+
+def decision_text(call: dict) -> str:
+    decision = call.get("decision", "")
+    text = DECISION_TEXT.get(decision, f"refused: {decision}")
+    if decision == "not_executed" and call.get("why"):
+        text += f" ({call['why'].split(':')[0]})"
+    return text
+
+
+def decision_word(decision: str) -> str:
+    """The short form, for one-line views."""
+    return SHORT_DECISIONS.get(decision, f"refused ({decision})")
+
+
+def decision_style(decision: str) -> str:
+    if decision in ("executed", "approved"):
+        return STYLE_OK
+    if decision in ("needs_approval", "not_executed", "rejected"):
+        return STYLE_WARN
+    return STYLE_ERROR
+
+
+def pretty(value: object, limit: int = MAX_SHOWN_CHARS) -> str:
+    """JSON on one line when it is short, indented when it is not."""
+    if isinstance(value, str):
+        text = value
+    else:
+        text = json.dumps(value, ensure_ascii=False)
+        if len(text) > ONE_LINE_CHARS:
+            text = json.dumps(value, ensure_ascii=False, indent=2)
+    return cut(text, limit)
+
+
+def format_result(call: dict) -> str:
+    """The envelope the model got; a refusal's message is already on the decision row."""
+    result = call["result"]
+    if not result.get("ok") and result.get("error") == call.get("why"):
+        return f'{{"ok": false, "code": "{result.get("code")}", "error": <the reason above>}}'
+    return pretty(result)
+
+
+def format_sent(rec: dict) -> str:
+    sent = rec.get("sent")
+    if not sent:
+        return "nothing: no model request in this step"
+    usage = rec.get("usage")
+    tokens = f"{usage['input_tokens']} in / {usage['output_tokens']} out" if usage else "not reported"
+    tools = ", ".join(sent.get("tools", [])) or "none"
+    size = f"{plural(sent['items'], 'item')}, {plural(sent['chars'], 'character')}"
+    return f"{size} · tokens: {tokens} · tools offered: {tools}"
+
+
+def format_budget_left(budget: dict | None) -> str:
+    if not budget:
+        return "unknown"
+    return (
+        f"{plural(budget['steps'], 'step')} · {plural(budget['tool_calls'], 'tool call')} · {budget['seconds']:.1f} s"
+    )
+
+
+def format_times(rec: dict) -> str:
+    parts = []
+    if rec.get("request_ms") is not None:
+        parts.append(f"model request {rec['request_ms']:g} ms")
+    call_ms = [c["ms"] for c in rec["calls"] if c.get("ms") is not None]
+    if call_ms:
+        parts.append(f"tools {sum(call_ms):.1f} ms")
+    if rec.get("ms") is not None:
+        parts.append(f"step {rec['ms']:g} ms")
+    return " · ".join(parts) or "-"
+
+
+def step_label(rec: dict) -> str:
+    """`step N`; a stop that came between model requests (the clock, Ctrl-C while
+    waiting for the model) belongs to no step of its own."""
+    return f"step {rec['step']}" if rec.get("sent") or rec["calls"] else "run"
+
+
+def format_step_line(rec: dict, limits: Limits) -> Text:
+    """The REPL's default view: one line per step."""
+    line = Text(step_label(rec), style=STYLE_PHASE)
+    for call in rec["calls"]:
+        line.append(" · ")
+        line.append(format_call(call))
+        line.append(" → ")
+        line.append(decision_word(call.get("decision", "")), style=decision_style(call.get("decision", "")))
+    stop = rec.get("stop")
+    if stop:
+        reason = stop["reason"]
+        line.append(" · ")
+        line.append(
+            reason if reason == StopReason.ANSWERED else f"stopped: {reason}",
+            style=STYLE_OK if reason == StopReason.ANSWERED else STYLE_ERROR,
+        )
+    line.append(
+        f"  [{rec['steps_used']}/{limits.max_steps} steps · {rec['calls_used']}/{limits.max_tool_calls} calls"
+        f" · {rec['elapsed']:.1f}s]",
+        style=STYLE_DIM,
+    )
+    return line
+
+
+def format_step_panel(rec: dict, *, plain: bool = False) -> Panel:
+    """The `--trace` view of one step: a panel of labelled rows."""
+    grid = Table.grid(padding=(0, 2))
+    grid.add_column(style="bold" if not plain else "", no_wrap=True)
+    grid.add_column(overflow="fold")
+    grid.add_row("sent", Text(format_sent(rec)))  # Text everywhere: the model wrote much of this
+    if rec.get("proposed"):
+        grid.add_row("model proposed", plural(len(rec["proposed"]), "tool call"))
+    elif rec.get("text"):
+        grid.add_row("model answered", Text(rec["text"]))
+    for index, call in enumerate(rec["calls"], 1):
+        grid.add_row(f"call {index}", Text(f"{call.get('name')}  ({call.get('call_id')})", style=STYLE_PHASE))
+        grid.add_row("  arguments", Text(pretty(call.get("arguments"))))
+        decision = Text(decision_text(call), style=decision_style(call.get("decision", "")))
+        if call.get("why") and call.get("decision") != "not_executed":
+            decision.append(f": {call['why']}")
+        elif call.get("decision") == "not_executed":
+            decision.append(f": {call['why'].split(': ', 1)[-1]}")
+        if call.get("ms") is not None:
+            decision.append(f" · {call['ms']:g} ms", style=STYLE_DIM)
+        grid.add_row("  decision", decision)
+        if call.get("result") is not None:
+            grid.add_row("  result", Text(format_result(call)))
+    stop = rec.get("stop")
+    if stop:
+        if stop["reason"] == StopReason.ANSWERED:  # the answer is already shown above
+            grid.add_row("finish", Text(stop["reason"], style=STYLE_OK))
+        else:
+            grid.add_row("finish", Text(f"{stop['reason']}: {stop['detail']}", style=STYLE_ERROR))
+    grid.add_row("time", Text(format_times(rec)))
+    grid.add_row("budget left", Text(format_budget_left(rec.get("budget_left"))))
+    return Panel(
+        grid,
+        title=step_label(rec),
+        title_align="left",
+        box=box.ASCII if plain else box.ROUNDED,
+        border_style="" if plain else STYLE_PHASE,
+    )
+
+
+def format_limits(limits: Limits) -> str:
+    return (
+        f"limits: {plural(limits.max_steps, 'step')} · {plural(limits.max_tool_calls, 'tool call')} "
+        f"({limits.max_calls_per_step} per step) · {limits.timeout:g} s"
+    )
+
+
+# ---- observers ------------------------------------------------------------------------
+
+
+class _StepPrinter:
+    """Collects transitions and prints each step once it has ended."""
+
+    def __init__(self, console: Console, limits: Limits) -> None:
+        self.console = console
+        self.limits = limits
+        self.transitions: list[Transition] = []
+        self._printed = 0
+
+    def __call__(self, transition: Transition, state: RunState) -> None:
+        self.transitions.append(transition)
+        if transition.from_ == Phase.START:
+            self.started(transition)
+        elif _ends_step(transition):
+            steps = trace_steps(self.transitions)
+            for rec in steps[self._printed :]:
+                self.print_step(rec)
+            self._printed = len(steps)
+
+    @contextmanager
+    def paused(self) -> Iterator[None]:
+        yield  # nothing live to stop: each step is printed whole
+
+    def close(self) -> None:
+        pass
+
+    def started(self, transition: Transition) -> None:
+        pass
+
+    def print_step(self, rec: dict) -> None:
+        raise NotImplementedError
+
+
+class TraceView(_StepPrinter):
+    """`--trace`: the limits once, then one panel per step."""
+
+    def started(self, transition: Transition) -> None:
+        self.console.print(Text(f"{transition.event} · {format_limits(self.limits)}", style=STYLE_DIM))
+
+    def print_step(self, rec: dict) -> None:
+        self.console.print(format_step_panel(rec, plain=not self.console.is_terminal))
+
+
+class StepLines(_StepPrinter):
+    """The REPL's compact view: one line per step."""
+
+    def print_step(self, rec: dict) -> None:
+        self.console.print(format_step_line(rec, self.limits), soft_wrap=True)  # one line, however long
+
+
+def print_trace(console: Console, transitions: list[Transition]) -> None:
+    """All steps of a finished run at once (for `runs show --trace`)."""
+    for rec in trace_steps(transitions):
+        console.print(format_step_panel(rec, plain=not console.is_terminal))
+
+
+__all__ = ["StepLines", "TraceView", "format_step_line", "format_step_panel", "print_trace", "trace_steps"]

@@ -1,0 +1,165 @@
+"""`orderbot replay`: recorded model turns played back against today's tools and engine."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+from datetime import UTC
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from orderbot.cli import app
+from orderbot.errors import RecordError
+from orderbot.loop.tools import Toolbox
+from orderbot.runs.replay import DIFFERS_EXIT, replay, replay_file
+from orderbot.runs.store import read_record
+from orderbot.shops.sample.tools import order_tools
+
+runner = CliRunner()
+FIXTURES = Path(__file__).parent / "fixtures" / "runs"
+
+
+def cli(*args: str):
+    return runner.invoke(app, list(args))
+
+
+@pytest.mark.parametrize("fixture", sorted(FIXTURES.glob("*.json")), ids=lambda p: p.stem)
+def test_recorded_fixtures_replay_without_difference(fixture):
+    """Regression fixtures: runs recorded with the offline model against the bundled sample.
+    A change in tools, dispatch or the engine that alters any step fails here."""
+    report = replay_file(fixture)
+    assert report.identical, [d.text for d in report.differences]
+    assert report.state.stop_reason is not None
+
+
+def test_the_cancel_fixture_replays_both_segments_without_touching_real_data():
+    from orderbot.shops.sample.model import SAMPLE_PATH
+
+    before = SAMPLE_PATH.read_bytes()
+    report = replay_file(FIXTURES / "cancel_approved_on_resume.json")
+    assert [t.event for _, t in report.transitions if t.to == "observe"] == ["approved and executed"]
+    assert report.state.answer == "订单 ORD-1002 已取消。"
+    assert SAMPLE_PATH.read_bytes() == before
+
+
+def test_replay_stamps_times_in_the_zone_the_run_was_recorded_in():
+    """The cancel fixture was recorded in UTC; replayed on a machine in UTC+8 its
+    cancellation time must still come out the same."""
+    import time
+
+    old = os.environ.get("TZ")
+    os.environ["TZ"] = "Asia/Shanghai"
+    time.tzset()
+    try:
+        report = replay_file(FIXTURES / "cancel_approved_on_resume.json")
+    finally:
+        if old is None:
+            del os.environ["TZ"]
+        else:
+            os.environ["TZ"] = old
+        time.tzset()
+    assert report.identical, [d.text for d in report.differences]
+
+
+def test_replay_reports_the_step_whose_tool_output_changed(store):
+    record = read_record(FIXTURES / "details_and_refusals.json")
+
+    def get_order_details_v2(args, ctx):  # today's tool says something else
+        return {"order_id": args.order_id, "status": "已签收"}
+
+    tools = [
+        dataclasses.replace(t, run=get_order_details_v2) if t.name == "get_order_details" else t
+        for t in order_tools(store)
+    ]
+    report = replay(record, Toolbox(tools))
+    assert not report.identical
+    [diff] = report.differences
+    assert diff.step == 1 and "get_order_details" in diff.text and "ORD-1001" in diff.text
+    assert "已签收" in diff.text
+
+
+def test_cli_replay_of_a_fresh_run_is_identical_then_differs_when_the_data_changes(orders_file):
+    asked = cli("ask", "--orders", str(orders_file), "查询 ORD-1001 和 ORD-1002")
+    assert asked.exit_code == 0
+    [path] = (Path(os.environ["ORDERBOT_STATE_DIR"]) / "runs").glob("*.json")
+    same = cli("replay", path.stem)
+    assert same.exit_code == 0, same.output
+    assert "No difference" in same.output
+
+    data = json.loads(orders_file.read_text())
+    data["orders"][1]["status"] = "已发货"  # ORD-1002 shipped since
+    orders_file.write_text(json.dumps(data, ensure_ascii=False))
+    before = orders_file.read_bytes()
+    changed = cli("replay", path.stem, "--json")
+    assert changed.exit_code == DIFFERS_EXIT == 1
+    doc = json.loads(changed.output)
+    assert doc["identical"] is False and doc["recorded_stop_reason"] == doc["replayed_stop_reason"] == "answered"
+    [diff] = doc["differences"]
+    assert diff["step"] == 1 and "ORD-1002" in diff["text"] and "已发货" in diff["text"]
+    assert orders_file.read_bytes() == before  # replay reads a scratch copy
+
+
+def test_replay_of_a_paused_run_stops_at_the_pause_and_writes_nothing(orders_file):
+    assert cli("ask", "--user", "C001", "--orders", str(orders_file), "取消订单 ORD-1002").exit_code == 4
+    [path] = (Path(os.environ["ORDERBOT_STATE_DIR"]) / "runs").glob("*.json")
+    result = cli("replay", path.stem)
+    assert result.exit_code == 0 and "awaiting_approval" in result.output
+    assert json.loads(orders_file.read_text())["orders"][1]["status"] == "处理中"
+
+
+def test_a_record_that_dropped_turns_cannot_be_replayed(toolbox):
+    record = read_record(FIXTURES / "details_and_refusals.json")
+    record.dropped["turns"] = 3
+    with pytest.raises(RecordError, match="cannot be replayed"):
+        replay(record, toolbox)
+
+
+def test_an_inline_approval_is_recorded_and_replayed_the_same_way(orders_file, tmp_path):
+    from datetime import datetime
+
+    from orderbot.loop.engine import Engine, Limits
+    from orderbot.loop.state import RunState
+    from orderbot.models.scripted import ScriptedModel, call, calls, text
+    from orderbot.runs.record import COMMITTED
+    from orderbot.runs.recorder import Recorder
+    from orderbot.runs.store import RunStore
+    from orderbot.shops.sample.stores.jsonfile import JsonStore
+
+    noon = datetime(2026, 11, 30, 12, 0, 0, tzinfo=UTC)
+    store = JsonStore.load(orders_file)
+    store.now = lambda: noon  # the store stamps the cancellation with this time
+    toolbox = Toolbox(order_tools(store))
+    runs = RunStore(tmp_path / "state")
+    model = ScriptedModel(
+        [calls(call("cancel_order", {"order_id": "ORD-1002", "reason": "不要了"}, call_id="c1")), text("已取消")]
+    )
+    state = RunState.start("取消订单 ORD-1002", user="C001")
+    recorder = Recorder.start(
+        runs,
+        state,
+        provider="scripted",
+        model="m",
+        toolbox=toolbox,
+        limits=Limits(),
+        interactive=True,
+        wall_clock=noon.timestamp,
+    )
+    asked = []
+    engine = Engine(
+        recorder.wrap(model),
+        toolbox,
+        Limits(),
+        observers=[recorder],
+        approver=recorder.guard(lambda pending: asked.append(pending.call_id) or True),
+    )
+    engine.run(state)
+    recorder.close()
+    assert asked == ["c1"] and state.answer == "已取消"
+    record = runs.load(state.run_id)
+    assert record.approvals == {"c1": True} and record.side_effects == {"c1": COMMITTED}
+    report = replay_file(runs.path(state.run_id))  # over a fresh copy of the sample
+    assert report.identical, [d.text for d in report.differences]
+    assert [t.event for _, t in report.transitions if t.to == "observe"] == ["approved and executed"]

@@ -1,0 +1,277 @@
+"""Run records on disk, `orderbot runs` and `orderbot runs show`."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from orderbot.cli import app
+from orderbot.errors import RecordError
+from orderbot.loop.engine import Engine, Limits
+from orderbot.loop.state import RunState, new_run_id
+from orderbot.loop.tools import Toolbox
+from orderbot.models.scripted import ScriptedModel, call, calls, text
+from orderbot.runner import Runner
+from orderbot.runs.record import COMMITTED, EXECUTING, FORMAT, MAX_RESULT, MAX_TEXT
+from orderbot.runs.recorder import Recorder
+from orderbot.runs.store import RunStore, read_record
+from orderbot.shops.sample.tools import order_tools
+
+runner = CliRunner()
+
+
+def cli(*args: str, env: dict | None = None):
+    return runner.invoke(app, list(args), env=env)
+
+
+def state_dir() -> Path:
+    return Path(os.environ["ORDERBOT_STATE_DIR"])
+
+
+def record_files() -> list[Path]:
+    return sorted((state_dir() / "runs").glob("*.json"))
+
+
+def only_record() -> dict:
+    [path] = record_files()
+    return json.loads(path.read_text())
+
+
+def test_ask_writes_one_record_with_what_is_needed_to_inspect_it(orders_file):
+    result = cli(
+        "ask",
+        "--json",
+        "--user",
+        "C001",
+        "--orders",
+        str(orders_file),
+        "查询 ORD-1001 和 ORD-1002",
+        env={"OPENAI_API_KEY": "sk-test-secret-key-1234567890", "ORDERBOT_PROVIDER": "offline"},
+    )
+    assert result.exit_code == 0, result.output
+    shown = json.loads(result.output)
+    doc = only_record()
+    assert doc["format"] == FORMAT and doc["version"] == 1
+    assert doc["run_id"] == shown["run_id"] and doc["state"]["user"] == "C001"
+    assert (doc["provider"], doc["model"]) == ("offline", "offline-planner")
+    assert doc["state"]["stop_reason"] == "answered" and doc["state"]["answer"] == shown["answer"]
+    assert [t["event"] for t in doc["transitions"]] == [t["event"] for t in shown["transitions"]]
+    assert [c["call_id"] for c in doc["state"]["calls"]] == [c["call_id"] for c in shown["calls"]]
+    assert len(doc["turns"]) == 2 and doc["turns"][0]["items"][0]["name"] == "get_order_status"
+    assert set(doc["tool_versions"]) >= {"get_order_status", "cancel_order"}
+    assert doc["segments"][0]["limits"]["max_steps"] == 3
+    raw = record_files()[0].read_text()
+    assert "sk-test-secret" not in raw and "api_key" not in raw  # never a key
+
+
+def test_record_is_bounded_when_tools_return_huge_results(toolbox, store, tmp_path):
+    huge = "x" * 50_000
+    model = ScriptedModel([calls(call("get_order_status", {"order_id": "ORD-1001"})), text(huge)])
+    runs = RunStore(tmp_path / "state")
+    state = RunState.start("查询 ORD-1001 " + "很长" * 5000)
+    recorder = Recorder.start(
+        runs, state, provider="scripted", model="m", toolbox=toolbox, limits=Limits(max_response_chars=100_000)
+    )
+    Engine(recorder.wrap(model), toolbox, Limits(max_response_chars=100_000), observers=[recorder]).run(state)
+    recorder.close()
+    size = runs.path(state.run_id).stat().st_size
+    assert state.answer == huge  # the run itself is untouched
+    assert size < 60_000  # the per-field caps, whatever the run produced (over 100 KB here)
+    doc = json.loads(runs.path(state.run_id).read_text())
+    assert len(doc["state"]["answer"]) <= 8000
+    assert all(len(i.get("content", "")) <= MAX_TEXT for i in doc["state"]["items"])
+    assert doc["turns"][1]["size"] == 50_000  # replay pads the turn back to this size
+
+
+def test_long_results_are_shortened_in_the_record(toolbox, tmp_path):
+    from orderbot.loop.state import CallRecord
+    from orderbot.runs.record import bound_call
+
+    big = CallRecord(
+        step=1, call_id="c", name="n", arguments="{}", decision="executed", result={"ok": True, "data": ["row"] * 2000}
+    )
+    small = bound_call(big)
+    assert small.result["truncated"] is True and len(small.result["preview"]) <= MAX_RESULT
+    assert big.result["data"] == ["row"] * 2000  # the run's own copy is not changed
+
+
+class WatchedStore(RunStore):
+    """A real RunStore that also notes what each save wrote: status, transitions, side effects."""
+
+    def __init__(self, state: Path) -> None:
+        super().__init__(state)
+        self.writes: list[tuple[str, list[str], dict]] = []
+
+    def save(self, record):
+        events = [t["event"] for t in record.transitions]
+        self.writes.append((record.status, events, dict(record.side_effects)))
+        return super().save(record)
+
+
+def test_a_read_only_run_writes_its_record_at_the_start_and_at_the_stop(toolbox, tmp_path):
+    runs = WatchedStore(tmp_path / "state")
+    model = ScriptedModel([calls(call("get_order_status", {"order_id": "ORD-1001"})), text("已发货")])
+    Runner(toolbox, model, runs, provider="scripted").start(RunState.start("查询 ORD-1001"), Limits())
+    assert runs.writes == [
+        ("incomplete", ["started"], {}),
+        ("answered", ["started", "proposed 1 call", "executed", "returned", "answered"], {}),
+    ]
+
+
+def test_an_approved_side_effect_is_executing_on_disk_before_it_runs(store, tmp_path):
+    runs = WatchedStore(tmp_path / "state")
+    seen = []
+
+    def watched(run):
+        def run_and_look(args, ctx):
+            seen.append(runs.load(ctx.run_id).side_effects)  # what a crash right now would leave
+            return run(args, ctx)
+
+        return run_and_look
+
+    toolbox = Toolbox([dataclasses.replace(t, run=watched(t.run)) for t in order_tools(store)])
+    cancel = call("cancel_order", {"order_id": "ORD-1002", "reason": "不要了"}, call_id="c1")
+    model = ScriptedModel([calls(cancel), text("已取消")])
+    state = RunState.start("取消订单 ORD-1002", user="C001")
+    Runner(toolbox, model, runs, provider="scripted").start(state, Limits(), approver=lambda pending: True)
+    assert seen == [{"c1": EXECUTING}]
+    assert [w[2] for w in runs.writes] == [{}, {"c1": EXECUTING}, {"c1": COMMITTED}, {"c1": COMMITTED}]
+    assert runs.load(state.run_id).side_effects == {"c1": COMMITTED}
+
+
+CHILD = textwrap.dedent("""
+    import sys, threading
+    from pathlib import Path
+    from orderbot.loop.engine import Engine, Limits
+    from orderbot.loop.state import RunState
+    from orderbot.models.scripted import ScriptedModel, call, calls
+    from orderbot.shops.sample.tools import order_tools
+    from orderbot.shops.sample.stores.jsonfile import JsonStore
+    from orderbot.runs.recorder import Recorder
+    from orderbot.runs.store import RunStore
+    from orderbot.loop.tools import Toolbox
+
+    def block(request):
+        print("waiting", flush=True)       # the parent kills us now
+        threading.Event().wait()
+
+    toolbox = Toolbox(order_tools(JsonStore.load(Path(sys.argv[1]))))
+    state = RunState.start("查询 ORD-1001", run_id=sys.argv[3])
+    recorder = Recorder.start(RunStore(Path(sys.argv[2])), state, provider="scripted", model="slow",
+                              toolbox=toolbox, limits=Limits())
+    model = ScriptedModel([calls(call("get_order_status", {"order_id": "ORD-1001"})), block])
+    Engine(recorder.wrap(model), toolbox, Limits(), observers=[recorder]).run(state)
+""")
+
+
+def test_a_run_killed_mid_way_leaves_a_readable_record(orders_file):
+    run_id = new_run_id()
+    child = subprocess.Popen(
+        [sys.executable, "-c", CHILD, str(orders_file), str(state_dir()), run_id], stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert child.stdout.readline().strip() == "waiting"  # blocked inside the second model request
+    finally:
+        child.send_signal(signal.SIGKILL)
+        child.wait()
+    record = read_record(state_dir() / "runs" / f"{run_id}.json")
+    assert record.state.stop_reason is None and record.status == "incomplete"
+    # A read-only run is written when it starts and when it stops: killed in between, it
+    # leaves the record of its start.
+    assert [t["event"] for t in record.transitions] == ["started"]
+    assert record.state.question == "查询 ORD-1001"
+    listed = cli("runs")
+    assert listed.exit_code == 0 and run_id in listed.output and "incomplete" in listed.output
+    shown = cli("runs", "show", run_id)
+    assert shown.exit_code == 0 and "did not finish" in shown.output
+    refused = cli("resume", run_id, "--max-steps", "3")
+    assert refused.exit_code == 6 and "did not finish cleanly" in refused.output
+
+
+def _run(runs: RunStore, toolbox, run_id: str, question: str = "查询 ORD-1001") -> None:
+    state = RunState.start(question, run_id=run_id)
+    recorder = Recorder.start(runs, state, provider="scripted", model="m", toolbox=toolbox, limits=Limits())
+    Engine(recorder.wrap(ScriptedModel([text("好")])), toolbox, Limits(), observers=[recorder]).run(state)
+    recorder.close()
+
+
+def test_retention_keeps_the_newest_runs(toolbox, monkeypatch):
+    monkeypatch.setenv("ORDERBOT_KEEP_RUNS", "3")
+    from orderbot.settings import load_settings
+
+    runs = RunStore(state_dir(), keep=load_settings().keep_runs)
+    ids = [new_run_id(now=1_790_000_000 + day * 86400) for day in range(5)]
+    for run_id in ids:
+        _run(runs, toolbox, run_id)
+    assert runs.ids() == sorted(ids[2:], reverse=True)  # the two oldest are gone
+
+
+def test_runs_lists_newest_first_with_filters_and_json(orders_file):
+    assert cli("ask", "--user", "C001", "--orders", str(orders_file), "查询 ORD-1001").exit_code == 0
+    assert cli("ask", "--user", "C001", "--orders", str(orders_file), "取消订单 ORD-1002").exit_code == 4
+    assert cli("ask", "--max-steps", "1", "查询 ORD-1003").exit_code == 3
+    listed = cli("runs")
+    assert listed.exit_code == 0
+    for word in ("awaiting_approval", "answered", "step_limit", "取消订单 ORD-1002", "C001"):
+        assert word in listed.output
+    rows = json.loads(cli("runs", "--json").output)
+    assert len(rows) == 3 and [r["run_id"] for r in rows] == sorted((r["run_id"] for r in rows), reverse=True)
+    mine = json.loads(cli("runs", "--json", "--user", "C001").output)
+    assert {r["user"] for r in mine} == {"C001"} and len(mine) == 2
+    paused = json.loads(cli("runs", "--json", "--stop-reason", "awaiting_approval").output)
+    assert [r["question"] for r in paused] == ["取消订单 ORD-1002"]
+    assert len(json.loads(cli("runs", "--json", "--limit", "1").output)) == 1
+
+
+def test_runs_show_reproduces_the_table_of_ask(orders_file):
+    asked = cli("ask", "--user", "C001", "--orders", str(orders_file), "查询 ORD-1001 和 ORD-1002")
+    run_id = json.loads(cli("runs", "--json").output)[0]["run_id"]
+    shown = cli("runs", "show", run_id[:13])  # a unique prefix is enough
+    assert shown.exit_code == 0, shown.output
+    table = _table(asked.output)
+    assert len(table) > 5 and table == _table(shown.output)
+    assert "订单 ORD-1001 的状态是：已发货。" in shown.output
+    doc = json.loads(cli("runs", "show", run_id, "--json").output)
+    assert doc["run_id"] == run_id and doc["state"]["stop_reason"] == "answered"
+
+
+def _table(output: str) -> list[str]:
+    lines = output.splitlines()
+    start = next(i for i, line in enumerate(lines) if "from → to" in line)
+    end = next(i for i in range(start, len(lines)) if lines[i].startswith("+"))  # the answer panel
+    return lines[start:end]
+
+
+def test_corrupt_and_foreign_records_are_named_and_do_not_hide_the_others(orders_file):
+    assert cli("ask", "查询 ORD-1001").exit_code == 0
+    runs = state_dir() / "runs"
+    (runs / "261101-000000-dead.json").write_text('{"format": "orderbot-run", "version": 1, "run_')
+    (runs / "261101-000001-beef.json").write_text('{"hello": "world"}')
+    shown = cli("runs", "show", "261101-000000-dead")
+    assert shown.exit_code == 6
+    assert "261101-000000-dead.json" in shown.output and "corrupt" in shown.output
+    assert "Traceback" not in shown.output
+    foreign = cli("resume", "261101-000001-beef", "--max-steps", "3")
+    assert foreign.exit_code == 6 and "not an orderbot run record" in foreign.output
+    listed = cli("runs")
+    assert listed.exit_code == 0 and listed.output.count("unreadable") == 2 and "查询 ORD-1001" in listed.output
+    assert cli("runs", "show", "../../etc/passwd").exit_code == 6
+
+
+def test_damaged_and_newer_records_are_refused(tmp_path):
+    bad = tmp_path / "261101-000000-0000.json"
+    bad.write_text(json.dumps({"format": FORMAT, "version": 99}))
+    with pytest.raises(RecordError, match="version 99 is not supported"):
+        read_record(bad)
+    bad.write_text(json.dumps({"format": FORMAT, "version": 1, "run_id": "x"}))
+    with pytest.raises(RecordError, match="damaged"):
+        read_record(bad)

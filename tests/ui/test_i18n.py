@@ -1,0 +1,221 @@
+"""The UI language: one catalogue with every message in both languages, chosen by --lang,
+ORDERBOT_LANG or the locale; and no user-facing text written around the catalogue."""
+
+from __future__ import annotations
+
+import ast
+import json
+import re
+import string
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from orderbot import i18n
+from orderbot.cli import app
+from orderbot.i18n.catalogue import MESSAGES
+
+runner = CliRunner()
+
+
+def fields(text: str) -> set[str]:
+    return {name for _, name, _, _ in string.Formatter().parse(text) if name is not None}
+
+
+def test_every_message_exists_in_both_languages_with_the_same_placeholders():
+    for message_id, texts in MESSAGES.items():
+        assert set(texts) == set(i18n.LANGUAGES), f"{message_id}: needs exactly {i18n.LANGUAGES}, has {set(texts)}"
+        assert all(texts[lang].strip() for lang in i18n.LANGUAGES), f"{message_id}: an empty text"
+        assert fields(texts["en"]) == fields(texts["zh"]), f"{message_id}: en and zh placeholders differ"
+
+
+def test_every_message_formats_with_numbers_for_its_placeholders():
+    for message_id, texts in MESSAGES.items():
+        for lang in i18n.LANGUAGES:
+            params = dict.fromkeys(fields(texts[lang]), 1234)
+            assert i18n.t(message_id, lang=lang, **params), message_id
+
+
+@pytest.mark.parametrize(
+    ("flag", "env", "expected"),
+    [
+        (None, {}, "en"),
+        (None, {"LANG": "zh_CN.UTF-8"}, "zh"),
+        (None, {"LANG": "C"}, "en"),
+        (None, {"LANG": "zh_CN.UTF-8", "LC_MESSAGES": "en_US.UTF-8"}, "en"),
+        (None, {"LANG": "en_US.UTF-8", "LC_MESSAGES": "zh_TW.UTF-8"}, "zh"),
+        (None, {"LC_MESSAGES": "zh_CN.UTF-8", "LC_ALL": "C"}, "en"),
+        (None, {"LC_ALL": "C", "ORDERBOT_LANG": "zh"}, "zh"),
+        ("en", {"ORDERBOT_LANG": "zh"}, "en"),
+        ("zh-Hans", {}, "zh"),
+        (None, {"LANG": "de_DE.UTF-8"}, "en"),
+    ],
+)
+def test_language_precedence(flag, env, expected):
+    assert i18n.language_from(env, flag) == expected
+
+
+def test_an_unknown_language_is_a_usage_error_naming_its_source(monkeypatch):
+    result = runner.invoke(app, ["--lang", "fr", "runs"])
+    assert result.exit_code == 2
+    assert "--lang" in result.output and "fr" in result.output
+    monkeypatch.setenv("ORDERBOT_LANG", "klingon")
+    result = runner.invoke(app, ["runs"])
+    assert result.exit_code == 2 and "ORDERBOT_LANG" in result.output
+
+
+def test_the_language_flag_chooses_the_catalogue():
+    runner.invoke(app, ["--lang", "zh", "runs"])
+    assert i18n.language() == "zh"
+    assert i18n.t("stop.cancelled") == "已取消。"
+    runner.invoke(app, ["--lang", "en", "runs"])
+    assert i18n.t("stop.cancelled") == "Cancelled."
+
+
+def test_json_does_not_change_with_the_language(monkeypatch):
+    documents = []
+    for lang in ("en", "zh"):
+        monkeypatch.setenv("ORDERBOT_LANG", lang)
+        result = runner.invoke(app, ["ask", "--json", "--max-steps", "1", "查询 ORD-1001"])
+        assert result.exit_code == 3
+        doc = json.loads(result.stdout)
+        documents.append({k: v for k, v in doc.items() if k not in ("run_id", "transitions", "resume_command")})
+        assert [(t["event"], t["detail"]) for t in doc["transitions"]]
+    assert documents[0] == documents[1]
+
+
+# ---- no user-facing text around the catalogue ----------------------------------------------
+
+ROOT = Path(__file__).resolve().parents[2] / "orderbot"
+# What is scanned: the modules that talk to the person. The engine, tools, stores and model
+# adapters produce data (records, --json, what the model reads), not sentences for a person.
+UI_MODULES = ("cli.py", "render.py", "presentation.py", "runner.py", "terminal.py", "status.py")
+SCANNED = sorted([*ROOT.glob("commands/*.py"), *(ROOT / name for name in UI_MODULES if (ROOT / name).exists())])
+# Calls whose arguments reach the person: printing, prompts, table headings and panel
+# titles, and the errors that become the one-sentence message on stderr.
+SINKS = {
+    "print", "echo", "secho", "say", "input", "Text", "Panel", "add_column", "add_row", "Status",
+    "ConfigError", "RecordError", "OrdersFileError", "OrderbotError", "ModelError", "BadParameter",
+}  # fmt: skip
+NOT_TEXT = {
+    "param_hint",
+    "style",
+    "justify",
+    "overflow",
+    "box",
+    "border_style",
+    "title_align",
+    "file",
+    "end",
+    "sep",
+    "spinner",
+}
+CATALOGUE_CALLS = {"t", "_t"}
+LETTERS = re.compile(r"[A-Za-z\u4e00-\u9fff]")
+MARKUP = re.compile(r"\[/?[a-z ]*\]")  # Rich styles such as [bold yellow]...[/] are not words
+PRAGMA = "# untranslated:"  # followed by why, on the line of a call that may print a fixed word
+
+
+def _name(func: ast.expr) -> str:
+    return func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+
+
+def _words(node: ast.AST) -> list[str]:
+    """The string literals with letters that end up in what is printed: literals, the literal
+    parts of f-strings, `+` and `a if c else b`, and the text arguments of a nested sink
+    (Text inside print). Calls to the catalogue, and strings handed to other calls (a
+    `.replace("T", " ")`, say), are not text for the person."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return [node.value] if LETTERS.search(MARKUP.sub("", node.value)) else []
+    if isinstance(node, ast.JoinedStr):
+        return [w for part in node.values for w in _words(part)]
+    if isinstance(node, ast.FormattedValue):
+        return _words(node.value)
+    if isinstance(node, ast.BinOp):
+        return _words(node.left) + _words(node.right)
+    if isinstance(node, ast.IfExp):
+        return _words(node.body) + _words(node.orelse)
+    if isinstance(node, ast.Call) and _name(node.func) in SINKS:
+        return [w for arg in _text_args(node) for w in _words(arg)]
+    return []
+
+
+def _text_args(call: ast.Call) -> list[ast.expr]:
+    return [*call.args, *(k.value for k in call.keywords if k.arg not in NOT_TEXT)]
+
+
+def bypasses(path: Path) -> list[str]:
+    source = path.read_text(encoding="utf-8")
+    lines = source.splitlines()
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if not isinstance(node, ast.Call) or _name(node.func) not in SINKS:
+            continue
+        if any(PRAGMA in lines[n - 1] for n in range(node.lineno, (node.end_lineno or node.lineno) + 1)):
+            continue
+        for words in filter(None, map(_words, _text_args(node))):
+            found.append(f"{path.relative_to(ROOT.parent)}:{node.lineno}: {_name(node.func)}(...) prints {words[0]!r}")
+    return found
+
+
+def test_no_user_facing_text_bypasses_the_catalogue():
+    found = [line for path in SCANNED for line in bypasses(path)]
+    assert not found, (
+        "These calls show a person text that is not in the message catalogue:\n  "
+        + "\n  ".join(found)
+        + "\nAdd each sentence to orderbot/i18n/catalogue.py with an id, in both en and zh, and print "
+        "t('the.id', name=value) from orderbot.i18n instead. A fixed word that is the same in every "
+        f"language (a command name, a flag) may stay: end that line with '{PRAGMA} <why>'."
+    )
+
+
+def test_the_scan_catches_a_literal_and_an_f_string(tmp_path):
+    sample = ROOT / "commands" / "_scan_sample.py"
+    sample.write_text(
+        'console.print(f"Stopped at step {n}")\nraise ConfigError("bad value")\n'
+        'console.print(t("stop.cancelled"))\nconsole.print(Text(f"  {x} → {y}", style="bold red"))\n',
+        encoding="utf-8",
+    )
+    try:
+        found = bypasses(sample)
+    finally:
+        sample.unlink()
+    assert [line.split(": ", 1)[1] for line in found] == [
+        "print(...) prints 'Stopped at step '",
+        "ConfigError(...) prints 'bad value'",
+    ]
+
+
+def _stop_explanation(env: dict) -> str:
+    import os
+    import subprocess
+    import sys
+
+    orderbot = str(Path(sys.executable).with_name("orderbot"))
+    full = {k: v for k, v in os.environ.items() if not k.startswith(("LC_", "LANG", "ORDERBOT_LANG"))}
+    result = subprocess.run(
+        [orderbot, "ask", "--max-steps", "1", "查询 ORD-1001"],
+        env={**full, **env},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode == 3, result.stderr
+    return result.stdout
+
+
+def test_the_locale_chooses_the_language_of_the_stop_explanation():
+    chinese = _stop_explanation({"LANG": "zh_CN.UTF-8"})
+    assert "已停止：达到了步数上限。模型在第 1 步（共 1 步）请求调用 get_order_status；这个调用没有执行。" in chinese
+    assert "停止原因：step_limit" in chinese  # the reason itself is a value: the same in both
+    english = _stop_explanation({"LANG": "C"})
+    assert "Stopped: the step limit was reached. The model asked for get_order_status at step 1 of 1" in english
+    assert "已停止" not in english
+
+
+def test_every_stop_reason_has_its_sentence():
+    from orderbot.loop.engine import StopReason
+
+    missing = [r for r in StopReason if r is not StopReason.ANSWERED and f"stop.{r}" not in MESSAGES]
+    assert not missing, f"add stop.<reason> to orderbot/i18n/catalogue.py for {missing}"
