@@ -21,7 +21,7 @@ import json
 import math
 import re
 import unicodedata
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import IO, Annotated, Any, Literal
 
@@ -314,11 +314,18 @@ def document(exported: Iterable[Product | User | Order]) -> dict:
     return sections
 
 
-def write_document(exported: Iterable[Product | User | Order], out: IO[str], *, indent: int | None = 4) -> None:
+def write_document(
+    exported: Iterable[Product | User | Order],
+    out: IO[str],
+    *,
+    indent: int | None = 4,
+    after: Mapping[str, Any] | None = None,
+) -> None:
     """The tau2 document of exported records written to `out` one record at a time, so a
     million orders never sit in memory as one document. Records must come in export order
     (a store's `export` promises it). Indented by 4 it is byte for byte how tau2's own
-    db.json is written (json.dump with indent=4), so an unchanged shop exports as that file."""
+    db.json is written (json.dump with indent=4), so an unchanged shop exports as that file.
+    `after`: members to write after the three sections (a store's own bookkeeping)."""
     newline, pad = ("\n", " " * indent) if indent else ("", "")
     groups = itertools.groupby(exported, key=lambda record: SECTION_OF[type(record)])
     pending = next(groups, None)
@@ -338,4 +345,7 @@ def write_document(exported: Iterable[Product | User | Order], out: IO[str], *, 
         out.write((newline + pad if wrote else "") + "}")
     if pending is not None:
         raise ValueError(f"{pending[0]} after the later sections: records must come in export order")
+    for key, value in (after or {}).items():
+        body = json.dumps(value, indent=indent, ensure_ascii=True)
+        out.write("," + newline + pad + json.dumps(key) + ": " + (body.replace("\n", "\n" + pad) if indent else body))
     out.write(newline + "}")
