@@ -25,7 +25,7 @@ from orderbot.errors import OrdersFileError, ToolError
 from orderbot.shops.retail import data
 from orderbot.shops.retail.data import Order, Product, Shop, User, Variant
 from orderbot.shops.retail.store import ShopRecord, Write
-from orderbot.stores.jsonfile import lock_path, read_file, remove_stale_temporaries, signature_of
+from orderbot.shops.sample.stores.jsonfile import lock_path, read_file, remove_stale_temporaries, signature_of
 
 log = logging.getLogger("orderbot")
 
