@@ -8,7 +8,8 @@
     ├── ModelError                the model service failed for good; the run stops as model_error
     │   ├── ModelTimeout          the request outlived the run's deadline; the run stops as time_limit
     │   └── ModelResponseError    the service answered with something that is not a valid turn
-    │       └── EmptyReply        ...with nothing at all (retried once)
+    │       ├── EmptyReply        ...with nothing at all (retried once)
+    │       └── IncompleteReply   ...a stream that ended before its end marker (retried)
     └── ToolError                 an expected business failure inside a tool; its message is safe
                                   to show the model and comes back as {"ok": false, ...}
 
@@ -62,6 +63,11 @@ class ModelResponseError(ModelError):
 
 class EmptyReply(ModelResponseError):
     """The service answered HTTP 200 with no text and no tool call: worth one more try."""
+
+
+class IncompleteReply(ModelResponseError):
+    """A stream ended before the event that says the response is whole (`finish_reason`,
+    `[DONE]`, `response.completed`): what arrived is a fragment, never an answer."""
 
 
 class ToolError(OrderbotError):

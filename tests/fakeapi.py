@@ -147,12 +147,18 @@ def trickle(every: float = 0.2) -> Reply:
     return Reply(body=b" ", behaviour="trickle", every=every)
 
 
-def stream_of(chunks, *, hang_after: bool = False) -> Reply:
+def stream_of(chunks, *, hang_after: bool = False, headers: dict[str, str] | None = None) -> Reply:
     """A 200 `text/event-stream` whose body is `chunks` (an iterable of bytes, e.g. SSE
     events made by `event()`), each written and flushed on its own. With `hang_after`,
     the stream then stays open, sending an SSE comment now and then (a keep-alive), never
-    ending."""
-    return Reply(content_type="text/event-stream", behaviour="stream", chunks=chunks, every=0.05 if hang_after else 0)
+    ending. `headers` go out as given (e.g. `content-encoding: gzip` for chunks that are)."""
+    return Reply(
+        headers=dict(headers or {}),
+        content_type="text/event-stream",
+        behaviour="stream",
+        chunks=chunks,
+        every=0.05 if hang_after else 0,
+    )
 
 
 def event(data: dict | str, name: str | None = None) -> bytes:
@@ -413,7 +419,7 @@ class FakeAPI:
     def __init__(self, *, streams: bool = True) -> None:
         self.streams = streams  # False: a server that ignores "stream": true
         self.sent_bytes = 0  # of the body of the latest stream, written before the client hung up
-        self.closed = threading.Event()  # set when a client hung up on a stream
+        self.closed = threading.Event()  # set when a client hung up on a stream or a body
         self.queues: dict[str, list[Script]] = {"responses": [], "chat": []}
         out = error(500, "the fake API has no scripted reply left")
         self.fallback: dict[str, Script] = {"responses": out, "chat": out}
@@ -527,7 +533,11 @@ def _handler(api: FakeAPI) -> type[BaseHTTPRequestHandler]:
                 return
             self.send_header("content-length", str(len(answer.body)))
             self.end_headers()
-            self.wfile.write(answer.body)
+            try:
+                self.wfile.write(answer.body)
+            except OSError:  # the client hung up before the whole body went out
+                api.closed.set()
+                self.close_connection = True
 
         def log_message(self, format: str, *args: object) -> None:  # keep test output clean
             pass

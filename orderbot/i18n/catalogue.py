@@ -71,6 +71,12 @@ MESSAGES: dict[str, dict[str, str]] = {
         "en": "the model's response had {size:,} characters, over the {cap:,} cap",
         "zh": "模型的回复有 {size:,} 个字符，超过了 {cap:,} 的上限",
     },
+    "detail.response_too_large_bytes": {
+        "en": "the model service sent more than {bytes:,} bytes in one piece, more than a response "
+        "within the {cap:,}-character cap can take; reading stopped there",
+        "zh": "模型服务在一段数据里发送了超过 {bytes:,} 字节，"
+        "超出了 {cap:,} 个字符上限内的回复所能占用的大小；已停止读取",
+    },
     "detail.truncated": {
         "en": "the model's response was cut off at the output-token limit after {size:,} characters",
         "zh": "模型的回复在 {size:,} 个字符后达到输出令牌上限而被截断",

@@ -91,8 +91,12 @@ class Budget:
             )
         return LimitExceeded(StopReason.TIME_LIMIT, "detail.model_timeout", seconds=self.limits.timeout)
 
-    def check_response(self, size: int) -> None:
+    def check_response(self, size: int, oversize: int | None = None) -> None:
         cap = self.limits.max_response_chars
+        if oversize is not None:
+            raise LimitExceeded(
+                StopReason.RESPONSE_TOO_LARGE, "detail.response_too_large_bytes", bytes=oversize, cap=cap
+            )
         if size > cap:
             raise LimitExceeded(StopReason.RESPONSE_TOO_LARGE, "detail.response_too_large", size=size, cap=cap)
 

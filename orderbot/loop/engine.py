@@ -151,7 +151,7 @@ class Engine:
             state.server_model, state.system_fingerprint = turn.server_model, turn.fingerprint
         self._unrun = list(turn.calls)
         self._data = self._turn_data(request, turn, self.clock() - began) if self.with_data else None
-        budget.check_response(turn.size)
+        budget.check_response(turn.size, turn.oversize)
         if turn.truncated:  # cut off at the output-token cap: the text is partial, a call may be cut mid-argument
             state.partial_answer = turn.text.rstrip() or None
             raise LimitExceeded(

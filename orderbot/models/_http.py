@@ -15,6 +15,7 @@ Three things live here, once:
     retried once                          a 5xx whose body says the request itself is bad
                                           (a parse error, the context length exceeded);
                                           an empty reply (HTTP 200 with nothing in it)
+    retried twice, at once                a stream that ended before its end marker
     retried while time is left            429, other 5xx, timeouts, connection errors
     time runs out                         ModelTimeout (the run ends as time_limit)
     attempts run out                      ModelError (model_error)
@@ -33,13 +34,21 @@ import re
 import socket
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, TypeVar
 from urllib.parse import urlsplit
 
-from orderbot.errors import ConfigError, EmptyReply, ModelError, ModelResponseError, ModelTimeout
+from orderbot.errors import (
+    ConfigError,
+    EmptyReply,
+    IncompleteReply,
+    ModelError,
+    ModelResponseError,
+    ModelTimeout,
+)
 from orderbot.loop.tools import sanitize
+from orderbot.models.base import Turn
 from orderbot.settings import public_base_url as public_url
 
 if TYPE_CHECKING:
@@ -213,7 +222,29 @@ def as_dict(response: object) -> dict:
     return response
 
 
-# ---- streaming --------------------------------------------------------------------------
+# ---- streaming ----------------------------------------------------------------------------
+
+# One event of a stream, or a whole body, holds at most this much for a response within the
+# size cap: a character of text or arguments takes at most 12 bytes in JSON (a surrogate
+# pair written as two \u escapes), and the envelope around it gets a fixed allowance (the
+# final Responses event repeats the instructions, the tools and the usage).
+BYTES_PER_CHAR = 12
+ENVELOPE_BYTES = 256 * 1024
+
+
+def piece_limit(max_chars: int) -> int:
+    """The most bytes one event or one body may take for a response of `max_chars`."""
+    return max_chars * BYTES_PER_CHAR + ENVELOPE_BYTES
+
+
+class Oversized(Exception):
+    """One event, or a whole body, passed its byte limit before it ended: reading stopped
+    there and the connection was closed. Never leaves the provider: `turn` is what the
+    engine gets, and the engine stops the run as response_too_large."""
+
+    def __init__(self, limit: int, received: int | None) -> None:
+        super().__init__(f"more than {limit} bytes in one piece")
+        self.turn = Turn((), oversize=limit, received_bytes=received)
 
 
 class Streams:
@@ -240,18 +271,23 @@ def open_stream(endpoint, body: dict, left: float):
     return endpoint.with_streaming_response.create(**body, stream=True, timeout=left).__enter__()
 
 
-def plain_body(endpoint, body: dict, left: float) -> object:
+def plain_body(endpoint, body: dict, left: float, max_chars: int) -> object:
     """POST `body` without streaming and return the reply's JSON, read as plain JSON like the
     events of a stream, not through the SDK's typed models (whose first use costs a few
-    hundred milliseconds of CPU, inside the run's deadline). As the SDK does: a body that
+    hundred milliseconds of CPU, inside the run's deadline). The body is read as it comes,
+    within `piece_limit(max_chars)` bytes (Oversized past it). As the SDK does: a body that
     is not JSON and does not claim to be comes back as its text (as_dict then refuses it)."""
-    response = endpoint.with_raw_response.create(**body, timeout=left).http_response
+    response = endpoint.with_streaming_response.create(**body, timeout=left).__enter__()
     try:
-        return response.json()
+        data = read_within(response, piece_limit(max_chars))
+    finally:
+        response.close()
+    try:
+        return json.loads(data)
     except ValueError:
         if response.headers.get("content-type", "").split(";")[0].strip().endswith("json"):
             raise  # classified as a reply that is not valid JSON
-        return response.text
+        return data.decode("utf-8", "replace")
 
 
 def hang_up(stream) -> None:
@@ -271,25 +307,63 @@ def is_event_stream(stream) -> bool:
     return stream.headers.get("content-type", "").startswith("text/event-stream")
 
 
-def whole_body(stream) -> object:
-    """The JSON body of a server that ignored `stream: true`."""
+def whole_body(stream, max_chars: int) -> object:
+    """The JSON body of a server that ignored `stream: true`, read within the byte limit."""
     try:
-        return json.loads(stream.read())
+        return json.loads(read_within(stream, piece_limit(max_chars)))
     finally:
         stream.close()
 
 
-def read_events(stream, add: Callable[[dict], str], size: Callable[[], int], limit: int, on_text=None) -> bool:
+def read_within(response, limit: int) -> bytes:
+    """The decoded body, or Oversized (after hanging up) once it passes `limit` bytes."""
+    body = bytearray()
+    for chunk in response.iter_bytes():
+        body += chunk
+        if len(body) > limit:
+            hang_up(response)
+            raise Oversized(limit, bytes_read(response))
+    return bytes(body)
+
+
+def lines_within(response, limit: int) -> Iterator[str]:
+    """The lines of a streamed body as they arrive, none longer than `limit` bytes.
+
+    The SDK's own line reader holds a line whole however long it grows: a 20 MB event on
+    one line, or a gzip body that inflates to gigabytes without a newline. This one raises
+    Oversized (after hanging up) as soon as an unfinished line passes the limit, having
+    read at most one network read (or one decoded piece) beyond it."""
+    pending = bytearray()
+    for chunk in response.iter_bytes():
+        pending += chunk
+        end = max(pending.rfind(b"\n"), pending.rfind(b"\r"))
+        if end >= 0:
+            lines = bytes(pending[: end + 1]).splitlines()  # \n, \r\n and \r, as SSE allows
+            del pending[: end + 1]
+        else:
+            lines = []
+        if len(pending) > limit or any(len(line) > limit for line in lines):
+            hang_up(response)
+            raise Oversized(limit, bytes_read(response))
+        for line in lines:
+            yield line.decode("utf-8", "replace")
+    if pending:
+        yield pending.decode("utf-8", "replace")
+
+
+def read_events(stream, add: Callable[[dict], str], size: Callable[[], int], limit: int, on_text=None) -> str:
     """Feed each event's JSON to `add` (which returns the answer text it carried) until the
-    stream ends. Once `size()` passes `limit`, hang up at once and return True: the rest of
-    the response is never read. The deadline is the watchdog's (call_within)."""
+    stream ends, and say how it ended: "done" (the server sent `[DONE]`), "closed" (the body
+    ended without it) or "cut": once `size()` passes `limit` characters, hang up at once;
+    the rest of the response is never read. One event longer than a response within the
+    limit can take raises Oversized. The deadline is the watchdog's (call_within)."""
     try:
-        for line in stream.iter_lines():
+        for line in lines_within(stream, piece_limit(limit)):
             if not line.startswith("data:"):
                 continue  # event names, comments (keep-alives) and blank lines
             data = line[5:].strip()
             if data == "[DONE]":
-                break
+                return "done"
             event = json.loads(data)
             if not isinstance(event, dict):
                 raise ModelResponseError("the model service streamed an event that is not a JSON object")
@@ -300,8 +374,8 @@ def read_events(stream, add: Callable[[dict], str], size: Callable[[], int], lim
                 on_text(text)
             if size() > limit:
                 hang_up(stream)
-                return True
-        return False
+                return "cut"
+        return "closed"
     finally:
         stream.close()
 
@@ -334,6 +408,8 @@ class Classifier:
 
         if isinstance(exc, EmptyReply):  # local servers do this now and then; the next try usually works
             return Failure(str(exc), retryable=True, retry_after=0.0, attempts=2, error=EmptyReply)
+        if isinstance(exc, IncompleteReply):  # the connection ended early: the whole answer may come next time
+            return Failure(str(exc), retryable=True, retry_after=0.0, attempts=3, error=IncompleteReply)
         if isinstance(exc, ModelError):  # the reply was read and is not a turn: asking again will not help
             return Failure(str(exc), retryable=False, error=type(exc))
         if isinstance(exc, openai.APIStatusError):

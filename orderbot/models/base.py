@@ -43,6 +43,9 @@ class Turn:
     server_model: str | None = None  # the model name the server says answered
     fingerprint: str | None = None  # Chat Completions' system_fingerprint, when sent
     received_bytes: int | None = None  # of a streamed response, as read from the server
+    # Set when one event of a stream, or a whole body, passed this many bytes unfinished:
+    # more than a response within the size cap can take, so reading stopped there.
+    oversize: int | None = None
     calls: tuple[FunctionCall, ...] = field(init=False)
     text: str = field(init=False)
 

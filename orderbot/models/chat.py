@@ -20,10 +20,11 @@ from dataclasses import replace
 from itertools import count
 from typing import Any
 
-from orderbot.errors import EmptyReply, ModelResponseError
+from orderbot.errors import EmptyReply, IncompleteReply, ModelResponseError
 from orderbot.loop.items import FunctionCall, FunctionCallOutput, Item, Message
 from orderbot.models._http import (
     Classifier,
+    Oversized,
     RetryPolicy,
     Streams,
     as_dict,
@@ -96,11 +97,16 @@ class ChatModel:
         streams = Streams()
 
         def send(left: float) -> Turn:  # parsed inside the retry loop: an empty reply is tried again
-            if self.stream:
-                turn = self._streamed(body, left, streams, request.on_text)
-                if turn is not None:
-                    return turn
-            return to_turn(as_dict(plain_body(self.client.chat.completions, body, left)), self._new_id)
+            try:
+                if self.stream:
+                    turn = self._streamed(body, left, streams, request.on_text)
+                    if turn is not None:
+                        return turn
+                return to_turn(
+                    as_dict(plain_body(self.client.chat.completions, body, left, self.max_chars)), self._new_id
+                )
+            except Oversized as cut:  # a turn all the same: the engine stops the run as response_too_large
+                return cut.turn
 
         return call_within(
             send, request.timeout, self.classify, self.retry, on_overrun=streams.close_all, on_retry=request.on_retry
@@ -125,11 +131,14 @@ class ChatModel:
         streams.add(stream)
         if not is_event_stream(stream):  # it answered with the whole reply: fine, and no need to ask again
             self.stream = False
-            return to_turn(as_dict(whole_body(stream)), self._new_id)
+            return to_turn(as_dict(whole_body(stream, self.max_chars)), self._new_id)
         reply = ChatStream()
-        cut = read_events(stream, reply.add, lambda: reply.size, self.max_chars, on_text)
-        turn = reply.partial() if cut else to_turn(reply.completion(), self._new_id)
-        return replace(turn, received_bytes=bytes_read(stream))
+        ending = read_events(stream, reply.add, lambda: reply.size, self.max_chars, on_text)
+        if ending == "cut":
+            return replace(reply.partial(), received_bytes=bytes_read(stream))
+        if ending == "closed" and reply.finish is None:
+            raise IncompleteReply("the model service ended the stream before the response was complete")
+        return replace(to_turn(reply.completion(), self._new_id), received_bytes=bytes_read(stream))
 
 
 class ChatStream:

@@ -19,10 +19,11 @@ from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from typing import Any
 
-from orderbot.errors import EmptyReply, ModelResponseError
+from orderbot.errors import EmptyReply, IncompleteReply, ModelResponseError
 from orderbot.loop.items import FunctionCall, FunctionCallOutput, Item, Message, ProviderItem
 from orderbot.models._http import (
     Classifier,
+    Oversized,
     RetryPolicy,
     Streams,
     as_dict,
@@ -93,11 +94,14 @@ class ResponsesModel:
         streams = Streams()
 
         def send(left: float) -> tuple[Turn, list[dict]]:  # parsed inside the retry loop: an empty reply is tried again
-            if self.stream:
-                streamed = self._streamed(body, left, streams, request.on_text)
-                if streamed is not None:
-                    return streamed
-            return to_turn(as_dict(plain_body(self.client.responses, body, left)))
+            try:
+                if self.stream:
+                    streamed = self._streamed(body, left, streams, request.on_text)
+                    if streamed is not None:
+                        return streamed
+                return to_turn(as_dict(plain_body(self.client.responses, body, left, self.max_chars)))
+            except Oversized as cut:  # a turn all the same: the engine stops the run as response_too_large
+                return cut.turn, []
 
         turn, originals = call_within(
             send, request.timeout, self.classify, self.retry, on_overrun=streams.close_all, on_retry=request.on_retry
@@ -120,12 +124,12 @@ class ResponsesModel:
         streams.add(stream)
         if not is_event_stream(stream):  # it answered with the whole reply: fine, and no need to ask again
             self.stream = False
-            return to_turn(as_dict(whole_body(stream)))
+            return to_turn(as_dict(whole_body(stream, self.max_chars)))
         events = ResponseStream()
-        if read_events(stream, events.add, lambda: events.size, self.max_chars, on_text):
+        if read_events(stream, events.add, lambda: events.size, self.max_chars, on_text) == "cut":
             return replace(events.partial(), received_bytes=bytes_read(stream)), []
         if events.final is None:
-            raise ModelResponseError("the model service ended the stream before the response was complete")
+            raise IncompleteReply("the model service ended the stream before the response was complete")
         turn, originals = to_turn(events.final)
         return replace(turn, received_bytes=bytes_read(stream)), originals
 
