@@ -21,7 +21,7 @@ import pytest
 from fakeapi import WIRES, FakeAPI, Request, error, event, raw, sse, stream_of
 from faultkit import KEY, Caps, check, run
 
-from orderbot.engine import StopReason
+from orderbot.loop.engine import StopReason
 from orderbot.models._http import piece_limit
 
 BOTH = pytest.mark.parametrize("wire", [WIRES["openai"], WIRES["chat"]], ids=["openai", "chat"])
