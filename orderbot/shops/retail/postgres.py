@@ -1,0 +1,198 @@
+"""The retail shop in PostgreSQL (psycopg 3, the optional extra `pip install 'orderbot[postgres]'`):
+postgresql://user:password@host:5432/shop, also postgres://.
+
+Same schema and semantics as SQLite (orderbot/shops/retail/sql.py). Every statement is
+bounded by what is left of the run (statement_timeout, set for the statement's own
+transaction and renewed before each statement of a write). A write reads the rows it
+compares with SELECT ... FOR UPDATE, so a concurrent writer of the same record waits and
+then sees the new one; two writes of the same call key meet on the ledger's primary key.
+The URL's password is used to connect and nowhere else (the sample store's `connect`).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any
+
+from orderbot.errors import ConfigError, ToolError
+from orderbot.shops.retail.data import Order, Product, User, Variant
+from orderbot.shops.retail.sql import (
+    INDEXES,
+    ITEM_COLUMNS,
+    ORDER_COLUMNS,
+    ORPHAN_ORDER,
+    PRODUCT_COLUMNS,
+    SCHEMA_TABLE,
+    SCHEMA_VERSION,
+    TABLES,
+    TIMED_OUT,
+    UNAVAILABLE,
+    USER_COLUMNS,
+    SqlRetailStore,
+    batches,
+    tables,
+)
+from orderbot.shops.retail.sqlite import check_version
+from orderbot.shops.sample.stores.postgres import _native, _psycopg, connect
+from orderbot.shops.sample.stores.sql import TABLES as SAMPLE_TABLES  # an import replaces the sample shop too
+
+if TYPE_CHECKING:
+    from orderbot.shops.retail.store import ShopRecord
+    from orderbot.shops.source import Source
+
+log = logging.getLogger("orderbot")
+
+CHUNK = 10_000  # records per COPY round during an import (and per progress report)
+COPIES = {
+    Product: ("retail_products", PRODUCT_COLUMNS),
+    Variant: ("retail_items", ITEM_COLUMNS),
+    User: ("retail_users", USER_COLUMNS),
+    Order: ("retail_orders", ORDER_COLUMNS),
+}
+
+
+def holds_retail(connection: Any) -> bool:
+    """Whether the database holds a retail shop (its schema table), whatever its version."""
+    return connection.execute("SELECT to_regclass(%s) IS NOT NULL", (SCHEMA_TABLE,)).fetchone()[0]
+
+
+class PostgresRetailStore(SqlRetailStore):
+    LOCK = " FOR UPDATE"
+
+    def __init__(self, source: Source, connection: Any, *, writable: bool = True) -> None:
+        super().__init__(source.shown, writable=writable)
+        self.connection = connection
+        self._psycopg = _psycopg()
+
+    @classmethod
+    def open(cls, source: Source, *, writable: bool = True) -> PostgresRetailStore:
+        psycopg = _psycopg()
+        connection = connect(source)
+        try:
+            version = connection.execute(f"SELECT version FROM {SCHEMA_TABLE}").fetchone()
+        except psycopg.errors.UndefinedTable:
+            connection.close()
+            raise ConfigError(
+                f"{source.shown}: holds no retail shop (no {SCHEMA_TABLE} table); "
+                f"import one with: orderbot orders import db.json --to {source.shown}"
+            ) from None
+        except psycopg.Error as exc:
+            connection.close()
+            raise ConfigError(f"{source.shown}: cannot read the shop ({type(exc).__name__})") from None
+        try:
+            check_version(source.shown, version)
+        except ConfigError:
+            connection.close()
+            raise
+        return cls(source, connection, writable=writable)
+
+    def close(self) -> None:
+        self.connection.close()
+
+    @contextmanager
+    def _errors(self) -> Iterator[None]:
+        psycopg = self._psycopg
+        try:
+            yield
+        except psycopg.errors.QueryCanceled:
+            raise ToolError(TIMED_OUT, "timeout") from None
+        except psycopg.Error as exc:
+            log.error("postgres %s: %s: %s", self.source, type(exc).__name__, exc)
+            raise ToolError(UNAVAILABLE, "store_unavailable") from None
+
+    def _rows(self, sql: str, params: tuple = (), *, timeout: float | None = None) -> list[tuple]:
+        with self._errors():
+            if timeout is None:
+                return self.connection.execute(_native(sql), params).fetchall()
+            with self.connection.transaction():
+                _limit(self.connection, timeout)
+                return self.connection.execute(_native(sql), params).fetchall()
+
+    @contextmanager
+    def _transaction(self, timeout: float | None) -> Iterator[Callable]:
+        connection = self.connection
+        deadline = None if timeout is None else time.monotonic() + timeout
+
+        def run(sql: str, params: tuple):
+            if deadline is not None:  # what is left now, not what was left when the write began
+                _limit(connection, deadline - time.monotonic())
+            return connection.execute(_native(sql), params)
+
+        with self._errors(), connection.transaction():
+            yield run
+
+    def export(self) -> Iterator[ShopRecord]:
+        """In one repeatable-read transaction: a consistent picture even while others write."""
+        with self._errors(), self.connection.transaction():
+            self.connection.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY")
+            yield from super().export()
+
+
+def _limit(connection: Any, seconds: float) -> None:
+    """Bound the transaction's next statements by `seconds` (is_local: this transaction only)."""
+    milliseconds = max(1, int(seconds * 1000))
+    connection.execute("SELECT set_config('statement_timeout', %s, true)", (str(milliseconds),))
+
+
+def import_shop(
+    source: Source,
+    records: Iterable[ShopRecord],
+    *,
+    replace: bool,
+    progress: Callable[[int], None] | None = None,
+    orphan: Callable[[str], Exception] | None = None,
+) -> int:
+    """Write the records in one transaction (COPY, chunk by chunk): all of them or none.
+    Refuses a database that already holds a shop (retail or sample orders) unless `replace`."""
+    psycopg = _psycopg()
+    connection = connect(source)
+    try:
+        with connection.transaction():
+            held = held_records(connection)
+            if held and not replace:
+                raise ConfigError(f"{source.shown} already holds {held}; pass --replace to replace them")
+            for table in (*TABLES, *SAMPLE_TABLES):
+                connection.execute(f"DROP TABLE IF EXISTS {table} CASCADE")
+            for statement in tables('TEXT COLLATE "C"'):
+                connection.execute(statement)
+            done = 0
+            with connection.cursor() as cursor:
+                for batch in batches(records, CHUNK):
+                    for kind, rows in batch.items():
+                        if rows:
+                            _copy(cursor, *COPIES[kind], rows)
+                    done += len(batch[Order])
+                    if progress:
+                        progress(done)
+            for statement in INDEXES:
+                connection.execute(statement)
+            lost = connection.execute(ORPHAN_ORDER).fetchone()
+            if lost is not None and orphan is not None:
+                raise orphan(lost[0])
+            connection.execute(f"INSERT INTO {SCHEMA_TABLE} VALUES (%s)", (SCHEMA_VERSION,))
+        return done
+    except psycopg.Error as exc:
+        log.error("postgres import %s: %s: %s", source.shown, type(exc).__name__, exc)
+        reason = "permission denied" if isinstance(exc, psycopg.errors.InsufficientPrivilege) else type(exc).__name__
+        raise ConfigError(f"{source.shown}: the import failed and nothing was written ({reason})") from None
+    finally:
+        connection.close()
+
+
+def held_records(connection: Any) -> str | None:
+    """What the database already holds, in words ("1,000 retail orders"), or None."""
+    counts = []
+    for table, what in (("retail_orders", "retail orders"), ("orders", "orders of the sample shop")):
+        if connection.execute("SELECT to_regclass(%s) IS NOT NULL", (table,)).fetchone()[0]:
+            count = connection.execute(f"SELECT count(*) FROM {table}").fetchone()[0]
+            counts.append(f"{count:,} {what}")
+    return " and ".join(counts) or None
+
+
+def _copy(cursor, table: str, columns: Sequence[str], rows) -> None:
+    with cursor.copy(f"COPY {table} ({', '.join(columns)}) FROM STDIN") as copy:
+        for row in rows:
+            copy.write_row(row)

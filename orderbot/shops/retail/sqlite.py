@@ -1,0 +1,239 @@
+"""The retail shop in SQLite (the standard library's sqlite3): sqlite:///path/to/shop.db.
+
+The database is in WAL mode, so readers never wait for the writer. A write is one
+`BEGIN IMMEDIATE` transaction: it takes the database's write lock before it reads the
+rows it compares, so two writers never both see the old record; the second waits for the
+first (up to BUSY_SECONDS, or what is left of the run). Every statement is bounded by
+what is left of the run: the wait for the lock by the busy timeout, the statement itself
+by a progress handler that interrupts it once the time is up.
+"""
+
+from __future__ import annotations
+
+import logging
+import sqlite3
+import time
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager, suppress
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from orderbot.errors import ConfigError, ToolError
+from orderbot.shops.retail.data import Order, Product, User, Variant
+from orderbot.shops.retail.sql import (
+    BUSY,
+    INDEXES,
+    ORPHAN_ORDER,
+    SCHEMA_TABLE,
+    SCHEMA_VERSION,
+    TABLES,
+    TIMED_OUT,
+    UNAVAILABLE,
+    SqlRetailStore,
+    batches,
+    tables,
+)
+from orderbot.shops.sample.stores.sql import TABLES as SAMPLE_TABLES  # an import replaces the sample shop too
+from orderbot.shops.sample.stores.sqlite import connect
+
+if TYPE_CHECKING:
+    from orderbot.shops.retail.store import ShopRecord
+    from orderbot.shops.source import Source
+
+log = logging.getLogger("orderbot")
+
+BUSY_SECONDS = 5.0  # how long a write waits for another process's write to finish
+CHUNK = 10_000  # records per executemany during an import (and per progress report)
+CHECK_EVERY = 1_000  # SQLite virtual-machine steps between two looks at the clock
+INSERTS = {
+    Product: "INSERT INTO retail_products VALUES (?, ?, ?, ?)",
+    Variant: "INSERT INTO retail_items VALUES (?, ?, ?)",
+    User: "INSERT INTO retail_users VALUES (?, ?, ?, ?, ?, ?, ?)",
+    Order: "INSERT INTO retail_orders VALUES (?, ?, ?, ?, ?)",
+}
+
+
+def holds_retail(connection: sqlite3.Connection) -> bool:
+    """Whether the database holds a retail shop (its schema table), whatever its version."""
+    row = connection.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (SCHEMA_TABLE,))
+    return row.fetchone() is not None
+
+
+class SqliteRetailStore(SqlRetailStore):
+    def __init__(self, source: Source, connection: sqlite3.Connection, *, writable: bool = True) -> None:
+        super().__init__(source.shown, writable=writable)
+        self.path = source.path
+        self.connection = connection
+
+    @classmethod
+    def open(cls, source: Source, *, writable: bool = True) -> SqliteRetailStore:
+        path = source.path
+        if not path.is_file():
+            raise ConfigError(
+                f"{path}: no such SQLite database (create it with: orderbot orders import db.json --to {source.url})"
+            )
+        try:
+            connection = connect(path)
+            version = connection.execute(f"SELECT version FROM {SCHEMA_TABLE}").fetchone()
+        except sqlite3.Error as exc:
+            if "no such table" in str(exc):
+                raise ConfigError(
+                    f"{path}: holds no retail shop (no {SCHEMA_TABLE} table); "
+                    f"import one with: orderbot orders import db.json --to {source.url}"
+                ) from None
+            raise ConfigError(f"{path}: cannot be opened as a SQLite database ({exc})") from None
+        check_version(str(path), version)
+        return cls(source, connection, writable=writable)
+
+    def close(self) -> None:
+        self.connection.close()
+
+    @contextmanager
+    def _bounded(self, timeout: float | None) -> Iterator[None]:
+        """Statements within `timeout` seconds: the lock wait and the statement itself."""
+        if timeout is None:
+            yield
+            return
+        deadline = time.monotonic() + timeout
+        wait = max(1, int(min(BUSY_SECONDS, max(0.0, timeout)) * 1000))
+        self.connection.execute(f"PRAGMA busy_timeout = {wait}")
+        self.connection.set_progress_handler(lambda: time.monotonic() > deadline, CHECK_EVERY)
+        try:
+            yield
+        finally:
+            self.connection.set_progress_handler(None, CHECK_EVERY)
+            self.connection.execute(f"PRAGMA busy_timeout = {int(BUSY_SECONDS * 1000)}")
+
+    def _rows(self, sql: str, params: tuple = (), *, timeout: float | None = None) -> list[tuple]:
+        try:
+            with self._bounded(timeout):
+                return self.connection.execute(sql, params).fetchall()
+        except sqlite3.Error as exc:
+            raise tool_error(exc, self.path) from None
+
+    @contextmanager
+    def _transaction(self, timeout: float | None) -> Iterator[Callable]:
+        connection = self.connection
+        try:
+            with self._bounded(timeout):
+                connection.execute("BEGIN IMMEDIATE")
+                try:
+                    yield connection.execute
+                    connection.execute("COMMIT")
+                except BaseException:
+                    self._roll_back()
+                    raise
+        except sqlite3.Error as exc:
+            raise tool_error(exc, self.path) from None
+
+    def _roll_back(self) -> None:
+        """Undo the open transaction, if SQLite has not already (an interrupted statement
+        may end it), without the clock interrupting the undo itself."""
+        self.connection.set_progress_handler(None, CHECK_EVERY)
+        if self.connection.in_transaction:
+            self.connection.execute("ROLLBACK")
+
+    def export(self) -> Iterator[ShopRecord]:
+        """In one read transaction: a consistent picture even while others write."""
+        self.connection.execute("BEGIN")
+        try:
+            yield from super().export()
+        finally:
+            self.connection.execute("COMMIT")
+
+
+def check_version(where: str, row) -> None:
+    if row is None or row[0] != SCHEMA_VERSION:
+        found = "none" if row is None else row[0]
+        raise ConfigError(
+            f"{where}: retail shop schema version {found}, and this orderbot reads version {SCHEMA_VERSION}; "
+            "import the shop again with --replace"
+        )
+
+
+def tool_error(exc: sqlite3.Error, path: Path) -> ToolError:
+    text = str(exc)
+    if "interrupted" in text:
+        return ToolError(TIMED_OUT, "timeout")
+    if "locked" in text or "busy" in text:
+        return ToolError(BUSY, "busy")
+    log.error("sqlite %s: %s", path, exc)
+    return ToolError(UNAVAILABLE, "store_unavailable")
+
+
+def import_shop(
+    source: Source,
+    records: Iterable[ShopRecord],
+    *,
+    replace: bool,
+    progress: Callable[[int], None] | None = None,
+    orphan: Callable[[str], Exception] | None = None,
+) -> int:
+    """Write the records into the database in one transaction: all of them or none.
+    Refuses a database that already holds a shop (retail or sample orders) unless
+    `replace`. A database file this call created is removed again when the import fails.
+    `orphan(order_id)` is the error for an order whose user is not among the records."""
+    path = source.path
+    created = not path.exists()
+    connection = None
+    try:
+        connection = connect(path, create=True)
+        connection.execute("PRAGMA journal_mode = WAL")  # kept by the file: every later opener uses it
+        connection.execute("PRAGMA cache_size = -200000")  # 200 MB for building the indexes
+        connection.execute("BEGIN IMMEDIATE")
+        try:
+            done = _write(connection, records, where=str(path), replace=replace, progress=progress, orphan=orphan)
+            connection.execute("COMMIT")
+        except BaseException:
+            connection.execute("ROLLBACK")
+            raise
+        connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        connection.close()
+        return done
+    except BaseException as exc:
+        if connection is not None:
+            with suppress(Exception):
+                connection.close()
+        if created:
+            for leftover in (path, Path(f"{path}-wal"), Path(f"{path}-shm"), Path(f"{path}-journal")):
+                with suppress(OSError):
+                    leftover.unlink()
+        if isinstance(exc, sqlite3.Error):
+            raise ConfigError(f"{path}: the import failed and nothing was written ({exc})") from None
+        raise
+
+
+def _write(connection, records, *, where: str, replace: bool, progress, orphan) -> int:
+    held = held_records(connection)
+    if held and not replace:
+        raise ConfigError(f"{where} already holds {held}; pass --replace to replace them")
+    for table in (*TABLES, *SAMPLE_TABLES):
+        connection.execute(f"DROP TABLE IF EXISTS {table}")
+    for statement in tables("TEXT"):
+        connection.execute(statement)
+    done = 0
+    for batch in batches(records, CHUNK):
+        for kind, rows in batch.items():
+            connection.executemany(INSERTS[kind], rows)
+        done += len(batch[Order])
+        if progress:
+            progress(done)
+    for statement in INDEXES:
+        connection.execute(statement)
+    lost = connection.execute(ORPHAN_ORDER).fetchone()
+    if lost is not None and orphan is not None:
+        raise orphan(lost[0])
+    connection.execute(f"INSERT INTO {SCHEMA_TABLE} VALUES (?)", (SCHEMA_VERSION,))
+    return done
+
+
+def held_records(connection: sqlite3.Connection) -> str | None:
+    """What the database already holds, in words ("1,000 retail orders"), or None."""
+    counts = []
+    for table, what in (("retail_orders", "retail orders"), ("orders", "orders of the sample shop")):
+        try:
+            count = connection.execute(f"SELECT count(*) FROM {table}").fetchone()[0]
+        except sqlite3.OperationalError:
+            continue
+        counts.append(f"{count:,} {what}")
+    return " and ".join(counts) or None
