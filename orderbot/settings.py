@@ -17,7 +17,7 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 from orderbot.errors import ConfigError, UsageError
 from orderbot.loop.budget import Limits
 from orderbot.loop.limits import LIMIT, LIMITS
-from orderbot.text import first_error
+from orderbot.text import UNPARSEABLE_URL, first_error, without_credentials
 
 # A user id is short and plain: it is shown in prompts, records and the resume command.
 USER_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._@-]{0,63}")
@@ -124,18 +124,20 @@ FLAG_NAMES = {limit.name: limit.shown for limit in LIMITS} | {
 
 def public_base_url(url: str) -> str:
     """The base URL without user:password@, query or fragment: what may be printed and kept
-    in a run record. The one place a base URL is stripped."""
+    in a run record. The one place a base URL is stripped; a password that would make the
+    URL parse wrongly is stripped all the same (orderbot.text.without_credentials)."""
     from urllib.parse import urlsplit, urlunsplit
 
+    stripped = without_credentials(url)
     try:
-        parts = urlsplit(url)
+        parts = urlsplit(stripped)
         host = parts.hostname or ""
         if ":" in host:  # an IPv6 literal keeps its brackets
             host = f"[{host}]"
         netloc = f"{host}:{parts.port}" if parts.port else host
         return urlunsplit((parts.scheme, netloc, parts.path, "", ""))
     except ValueError:
-        return "<unparseable URL>"
+        return UNPARSEABLE_URL
 
 
 # The environment variables a field is read from, where it has more than ORDERBOT_<FIELD>.

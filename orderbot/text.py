@@ -1,8 +1,10 @@
-"""Small text helpers every module shares: one way to cut, to count, to flatten, and to
-turn pydantic's first validation error into a sentence. No I/O, nothing heavy."""
+"""Small text helpers every module shares: one way to cut, to count, to flatten, to
+turn pydantic's first validation error into a sentence, and to show a URL without its
+credentials. No I/O, nothing heavy."""
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -32,3 +34,34 @@ def first_error(exc: ValidationError) -> tuple[str, str]:
     error = exc.errors(include_url=False, include_input=False)[0]
     message = error["msg"]
     return ".".join(map(str, error["loc"])), message[:1].lower() + message[1:]
+
+
+_SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]{0,31}")
+_PLAIN_USER = re.compile(r"[A-Za-z0-9._%+-]{1,64}")
+UNPARSEABLE_URL = "<unparseable URL>"
+
+
+def without_credentials(url: str, *, keep_user: bool = False) -> str:
+    """`url` as it may be printed, logged or recorded: no password, query or fragment (a
+    query may carry a password too), and the user name only with `keep_user`.
+
+    The URL is not trusted to parse. A password holding an unencoded `/` or `@`
+    (`postgresql://shop:2024/S3CRET@host/db`) moves where a URL parser thinks the host
+    starts, and the password then reads as a port and a path: so everything before the
+    last `@` counts as credentials, and of them only a plain user name (letters, digits,
+    `. _ % + -`) may be kept. An `@` after a `?` or `#` cannot be placed (the end of a
+    password holding `#`, or a value inside the query): then only the scheme is shown.
+    Text without `://` is not a URL and comes back as it is."""
+    scheme, separator, rest = url.partition("://")
+    if not separator:
+        return url
+    if not _SCHEME.fullmatch(scheme):  # `user:pw@host://...`: the "scheme" may be the secret
+        return UNPARSEABLE_URL
+    head, *tail = re.split(r"[?#]", rest, maxsplit=1)
+    if "@" in "".join(tail):
+        return f"{scheme}://{ELLIPSIS}"
+    credentials, at, place = head.rpartition("@")
+    user = credentials.split(":", 1)[0]
+    if at and keep_user and _PLAIN_USER.fullmatch(user):
+        place = f"{user}@{place}"
+    return f"{scheme}://{place}"

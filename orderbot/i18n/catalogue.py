@@ -307,6 +307,10 @@ MESSAGES: dict[str, dict[str, str]] = {
         "en": "--to takes sqlite:///path/to/shop.db or postgresql://user@host/db, not the file {path}",
         "zh": "--to 需要 sqlite:///path/to/shop.db 或 postgresql://user@host/db，而不是文件 {path}",
     },
+    "orders.encode_password": {
+        "en": " (a / ? # or @ in the user name or password must be percent-encoded, / as %2F)",
+        "zh": "（用户名或密码中的 / ? # @ 必须用百分号编码，例如 / 写成 %2F）",
+    },
     "orders.user_and_all": {"en": "--user and --all cannot be used together", "zh": "--user 和 --all 不能同时使用"},
     "orders.whose": {
         "en": "say whose orders: --user C001 for a customer's own, or --all for every customer's",

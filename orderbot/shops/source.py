@@ -7,14 +7,10 @@ import hashlib
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
-from urllib.parse import urlsplit, urlunsplit
+from typing import Literal
 
 from orderbot.errors import ConfigError
-
-if TYPE_CHECKING:
-    pass
-
+from orderbot.text import without_credentials
 
 Kind = Literal["json", "sqlite", "postgres"]
 
@@ -31,6 +27,17 @@ class Source:
     @property
     def shown(self) -> str:
         return {"json": str(self.path), "sqlite": self.url}.get(self.kind) or public_source(self.url)
+
+    @property
+    def unencoded_credentials(self) -> bool:
+        """Whether a database URL's user name or password holds a `/`, `?`, `#` or `@`
+        that is not percent-encoded: libpq then reads part of the password as the host,
+        port or database, and connects somewhere else."""
+        if self.kind != "postgres":
+            return False
+        rest = self.url.partition("://")[2]
+        credentials = rest.rpartition("@")[0]
+        return any(mark in credentials for mark in "/?#@")
 
     @property
     def identity(self) -> str:
@@ -83,7 +90,7 @@ def parse_source(value: str | Path) -> Source:
     if scheme in ("postgresql", "postgres"):
         return Source("postgres", text)
     raise ConfigError(
-        f"{public_source(text)}: unknown kind of orders source {scheme!r}; "
+        f"{public_source(text)}: unknown kind of orders source; "
         "use a JSON file path, sqlite:///path/to/shop.db or postgresql://user@host/db"
     )
 
@@ -99,16 +106,6 @@ def source_fingerprint(value: str | Path) -> str | None:
 
 
 def public_source(url: str) -> str:
-    """The URL without its password (and without any query, which may carry one too)."""
-    if "://" not in url:
-        return url
-    try:
-        parts = urlsplit(url)
-        host = parts.hostname or ""
-        if ":" in host:
-            host = f"[{host}]"
-        port = f":{parts.port}" if parts.port else ""
-    except ValueError:
-        return url.split("://", 1)[0] + "://…"
-    user = f"{parts.username}@" if parts.username else ""
-    return urlunsplit((parts.scheme, f"{user}{host}{port}", parts.path, "", ""))
+    """The URL without its password (and without any query, which may carry one too),
+    whatever the password holds (orderbot.text.without_credentials)."""
+    return without_credentials(url, keep_user=True)

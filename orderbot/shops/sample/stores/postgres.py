@@ -15,6 +15,7 @@ from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 from orderbot.errors import ConfigError, ToolError
+from orderbot.i18n import t
 from orderbot.shops.sample.model import Order
 from orderbot.shops.sample.stores.sql import (
     INDEXES,
@@ -64,7 +65,8 @@ def connect(source: Source) -> Any:
     except psycopg.ProgrammingError:
         raise ConfigError(f"{source.shown}: not a valid PostgreSQL URL (postgresql://user@host:5432/db)") from None
     except psycopg.Error as exc:
-        raise ConfigError(f"{source.shown}: {_why_not_connected(exc)}") from None
+        hint = t("orders.encode_password") if source.unencoded_credentials else ""
+        raise ConfigError(f"{source.shown}: {_why_not_connected(exc)}{hint}") from None
 
 
 def _why_not_connected(exc: Exception) -> str:
