@@ -26,6 +26,7 @@ EXIT_CODES: dict[StopReason, int] = {
     StopReason.RESPONSE_TRUNCATED: 3,
     StopReason.AWAITING_APPROVAL: 4,
     StopReason.MODEL_ERROR: 5,
+    StopReason.TRANSFERRED: 8,
     StopReason.CANCELLED: 130,
 }
 CONFIG_EXIT = 6

@@ -32,6 +32,7 @@ MESSAGES: dict[str, dict[str, str]] = {
         "zh": "已暂停：有一个操作等待你的确认。",
     },
     "stop.model_error": {"en": "Stopped: the model service failed.", "zh": "已停止：模型服务出错。"},
+    "stop.transferred": {"en": "Handed over to a person.", "zh": "已转交人工客服。"},
     "stop.cancelled": {"en": "Cancelled.", "zh": "已取消。"},
     # ---- the detail of a stop, after the sentence above: a clause, no capital, no full stop.
     # The English text is also the stop_detail of --json and the run record (orderbot.loop.budget).

@@ -11,6 +11,11 @@ Rules that keep the limits honest (the checks and their messages are in orderbot
 - the deadline bounds the model request itself (the time left is its timeout);
 - a stopped run makes no further model request.
 
+Two outcomes of a tool call change the run, and only through values the toolbox returns
+(orderbot.loop.tools.Outcome), never by what a tool is called: a sign-in lookup names the
+run's customer when it has none yet (a `signed_in` transition says so), and a hand-off
+ends the run as `transferred`, with its summary as the stop detail.
+
 The loop reads top to bottom in `Engine.run`: each round (`_step`) returns its outcome as a
 value, a `Stop` when the run ends or pauses there, None to plan again.
 """
@@ -47,6 +52,9 @@ from orderbot.loop.state import (
 from orderbot.loop.tools import Prepared, Refused, Toolbox, ToolContext, capped, envelope_text, fail
 from orderbot.models.base import Model, ModelRequest, Turn
 from orderbot.text import one_line, plural
+
+
+MAX_SUMMARY_CHARS = 2000  # of a hand-off's summary: the stop detail a person reads
 
 
 class Engine:
@@ -88,6 +96,7 @@ class Engine:
         self._budget = Budget(self.limits, self.clock)
         self._shown: dict[str, Shown] = {}  # by call id: see _show
         self._phase = Phase.PLAN  # where a Ctrl-C lands: plan while the model thinks, act while tools run
+        self._handed_off = None  # a hand-off's summary, once a tool has handed the run to a person
         if state.stop_reason is not None:  # a stopped run continues: it has not stopped yet
             state.stop_reason, state.stop_detail, state.stop_message = None, "", None
         self._emit(
@@ -197,33 +206,43 @@ class Engine:
     def _act(self, step: int) -> Stop | None:
         state = self._state
         self._phase = Phase.ACT
-        ctx = ToolContext(user=state.user, run_id=state.run_id, time_left=self._budget.remaining)
         outputs: list[FunctionCallOutput] = []
-        waiting: list[PendingCall] = []
+        waiting: list[tuple[PendingCall, FunctionCall]] = []
+        self._handed_off: str | None = None
         while self._unrun:
             self._budget.check_before_tool_call()
             call = self._unrun.pop(0)
+            ctx = self._context()  # made per call: a sign-in earlier in this round names the customer
             prepared = self.toolbox.prepare(call, ctx)
             if isinstance(prepared, Refused):
                 output = self._observe(step, call, prepared.decision, prepared.envelope, Event.REFUSED)
             elif prepared.tool.side_effect:
                 pending = self._pending(step, prepared, ctx)
                 if self.approver is None:
-                    waiting.append(pending)
+                    waiting.append((pending, call))
                     continue
                 output = self._decide(step, prepared, ctx, self._ask(pending))
             else:
                 output = self._run_call(step, prepared, ctx)
             outputs.append(output)
             state.items.append(output)  # now, so a stop later in this round keeps it
+            if self._handed_off is not None:
+                # The conversation is a person's now: nothing else this round proposed runs.
+                self._not_executed(step, [*(c for _, c in waiting), *self._unrun])
+                self._unrun = []
+                return Stop(StopReason.TRANSFERRED, self._handed_off)
         if waiting:
-            state.pending = waiting
-            names = ", ".join(f"{p.name}({p.arguments})" for p in waiting)
-            pending = {"pending": [p.model_dump() for p in waiting]}
+            state.pending = [p for p, _ in waiting]
+            names = ", ".join(f"{p.name}({p.arguments})" for p in state.pending)
+            pending = {"pending": [p.model_dump() for p in state.pending]}
             self._emit(step, Event.AWAITING_APPROVAL, names, pending, "approval needed")
-            return Stop(StopReason.AWAITING_APPROVAL, "; ".join(p.description for p in waiting))
+            return Stop(StopReason.AWAITING_APPROVAL, "; ".join(p.description for p in state.pending))
         self._emit(step, Event.RETURNED, _results_text(outputs))
         return None
+
+    def _context(self) -> ToolContext:
+        state = self._state
+        return ToolContext(user=state.user, run_id=state.run_id, time_left=self._budget.remaining)
 
     def _ask(self, pending: PendingCall) -> bool:
         """Ask the approver. The time a person takes to decide is theirs, not the run's:
@@ -242,7 +261,7 @@ class Engine:
         if approve is None:
             return _stop(StopReason.AWAITING_APPROVAL, "detail.still_waiting")
         self._phase = Phase.ACT
-        ctx = ToolContext(user=state.user, run_id=state.run_id, time_left=self._budget.remaining)
+        ctx = self._context()
         outputs = []
         for pending in state.pending:
             call = FunctionCall(call_id=pending.call_id, name=pending.name, arguments=pending.arguments)
@@ -282,8 +301,22 @@ class Engine:
         self, step: int, prepared: Prepared, ctx: ToolContext, kind: Event = Event.EXECUTED
     ) -> FunctionCallOutput:
         began = self.clock()
-        envelope = self.toolbox.execute(prepared, ctx)
-        return self._observe(step, prepared.call, "executed", envelope, kind, round((self.clock() - began) * 1000, 1))
+        outcome = self.toolbox.run(prepared, ctx)
+        ms = round((self.clock() - began) * 1000, 1)
+        output = self._observe(step, prepared.call, "executed", outcome.envelope, kind, ms)
+        if outcome.signed_in is not None and self._state.user is None:
+            self._sign_in(step, outcome.signed_in, prepared.tool.name)
+        if outcome.handed_off is not None:
+            self._handed_off = " ".join(outcome.handed_off.split())[:MAX_SUMMARY_CHARS]
+        return output
+
+    def _sign_in(self, step: int, customer: str, tool: str) -> None:
+        """The run's customer from now on, named by a sign-in lookup (Toolbox.run has refused
+        one that names someone other than a customer the run already has)."""
+        state = self._state
+        state.user, state.signed_in = customer, True
+        data = {"customer": customer, "tool": tool} if self.with_data else None
+        self._emit(step, Event.SIGNED_IN, f"customer {customer} (by {tool})", data, "signed in")
 
     def _observe(
         self, step: int, call: FunctionCall, decision: str, envelope: dict, kind: Event, ms: float | None = None

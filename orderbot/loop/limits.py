@@ -22,6 +22,7 @@ class StopReason(StrEnum):
     RESPONSE_TOO_LARGE = "response_too_large"
     RESPONSE_TRUNCATED = "response_truncated"  # the server stopped at the output-token cap
     AWAITING_APPROVAL = "awaiting_approval"
+    TRANSFERRED = "transferred"  # a tool handed the conversation to a person
     MODEL_ERROR = "model_error"
     CANCELLED = "cancelled"
 

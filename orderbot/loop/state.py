@@ -43,6 +43,7 @@ class Event(StrEnum):
     REJECTED = "rejected"  # a person rejected a call
     REFUSED = "refused"  # dispatch refused a call: unknown tool, invalid arguments, no access ...
     AWAITING_APPROVAL = "awaiting_approval"  # the run pauses until a person decides
+    SIGNED_IN = "signed_in"  # a sign-in lookup named the run's customer
     RETURNED = "returned"  # the results went back to the model
     FINISHED = "finished"  # the run stopped; the label is the stop reason
 
@@ -57,6 +58,7 @@ PHASES: dict[Event, tuple[Phase, Phase]] = {
     Event.REJECTED: (Phase.ACT, Phase.OBSERVE),
     Event.REFUSED: (Phase.ACT, Phase.OBSERVE),
     Event.AWAITING_APPROVAL: (Phase.ACT, Phase.AWAITING),
+    Event.SIGNED_IN: (Phase.OBSERVE, Phase.OBSERVE),
     Event.RETURNED: (Phase.OBSERVE, Phase.PLAN),
     Event.FINISHED: (Phase.PLAN, Phase.FINISH),
 }
@@ -151,6 +153,9 @@ class RunState(BaseModel):
     run_id: str
     question: str
     user: str | None = None
+    # True when `user` was named during the run by a sign-in lookup, not given by the session
+    # (--user): a resume then needs no --user, and refuses another one.
+    signed_in: bool = False
     # A new list for each instance from a Python function: pydantic inspects a default
     # factory's signature, and a builtin's (`list`) costs ~7 ms at startup (tokenize), while
     # a mutable default (`= []`) is deep-copied for each instance, ~1 µs per list per run.

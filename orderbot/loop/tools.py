@@ -52,6 +52,10 @@ IDENTITY_TOKENS = frozenset({"uid", "cid", "who", "me"})  # whole words only: "g
 
 MAX_ERROR_CHARS = 300
 INTERNAL_ERROR = "the tool failed unexpectedly; the error was logged"
+ONE_CUSTOMER = (
+    "these details are not the signed-in customer's: a conversation is about one customer only; "
+    "nothing about anyone else can be shown or changed"
+)
 
 
 @dataclass(frozen=True)
@@ -83,16 +87,23 @@ class Tool:
     check: Callable[[Any, ToolContext], None] | None = None
     # One sentence saying exactly what a side-effecting call will do, for the approval prompt.
     describe: Callable[[Any, ToolContext], str] | None = None
+    # A sign-in lookup: the arguments that are the customer's credentials (an e-mail address,
+    # a name and zip code), which the identity check below lets it take. Its `run` returns
+    # SignedIn, and the customer found becomes the run's customer (see Toolbox.run).
+    sign_in_with: tuple[str, ...] = ()
+    # A successful call ends the run, handed to a person: its `run` returns HandedOff.
+    hands_off: bool = False
     spec: dict = field(init=False, repr=False)
     version: str = field(init=False)
 
     def __post_init__(self) -> None:
         schema = self.args.model_json_schema()  # made once: each costs ~1 ms, for every tool at startup
         for name in argument_names(self.args, schema):
-            if is_identity_name(name):
+            if is_identity_name(name) and name not in self.sign_in_with:
                 raise ConfigError(
                     f"tool {self.name!r} takes {name!r} from the model; identity must come from the session"
                 )
+        self._check_sign_in()
         spec = {
             "type": "function",
             "name": self.name,
@@ -103,6 +114,47 @@ class Tool:
         object.__setattr__(self, "spec", spec)
         digest = hashlib.sha256(json.dumps(spec, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
         object.__setattr__(self, "version", digest[:12])
+
+
+    def _check_sign_in(self) -> None:
+        """A sign-in lookup reads credentials and nothing else: never an id that would let the
+        model name the customer, never a side effect, never after sign-in only."""
+        for name in self.sign_in_with:
+            if name not in self.args.model_fields:
+                raise ConfigError(f"tool {self.name!r} signs in with {name!r}, an argument it does not take")
+            if "id" in name_tokens(name):
+                raise ConfigError(
+                    f"tool {self.name!r} signs in with {name!r}: a credential is what the customer knows, never an id"
+                )
+        if self.sign_in_with and (self.side_effect or self.needs_user or self.hands_off):
+            raise ConfigError(f"tool {self.name!r} signs in: it cannot also change data, need a user or hand off")
+
+
+@dataclass(frozen=True)
+class SignedIn:
+    """What a sign-in tool returns: the customer its credentials name, who becomes the run's
+    customer, and the data the model sees."""
+
+    customer: str
+    data: Any
+
+
+@dataclass(frozen=True)
+class HandedOff:
+    """What a hand-off tool returns: the run ends here, handed to a person, with this summary."""
+
+    summary: str
+    data: Any
+
+
+@dataclass(slots=True)
+class Outcome:
+    """What running a call came to: the envelope the model gets, and whether the call signed
+    a customer in or handed the run off (the engine acts on both; no tool changes the run)."""
+
+    envelope: dict
+    signed_in: str | None = None
+    handed_off: str | None = None
 
 
 def argument_names(model: type[BaseModel], schema: dict) -> set[str]:
@@ -125,8 +177,13 @@ def argument_names(model: type[BaseModel], schema: dict) -> set[str]:
     return names | set(model.model_fields)
 
 
+def name_tokens(name: str) -> list[str]:
+    """An argument name's words, lower case: customerId and customer_id are both customer, id."""
+    return re.findall(r"[a-z0-9]+", re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", name).lower())
+
+
 def is_identity_name(name: str) -> bool:
-    tokens = re.findall(r"[a-z0-9]+", re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", name).lower())
+    tokens = name_tokens(name)
     flat = "".join(tokens)
     return any(word in flat for word in IDENTITY_WORDS) or any(token in IDENTITY_TOKENS for token in tokens)
 
@@ -289,6 +346,13 @@ class Toolbox:
             self._tools[tool.name] = tool
         self.specs = [tool.spec for tool in tools]
         self.versions = {tool.name: tool.version for tool in tools}
+        lookups = [tool.name for tool in tools if tool.sign_in_with]
+        self._sign_in_hint = (
+            "this needs a signed-in customer: sign in with --user, or find the customer first with "
+            + " or ".join(lookups)
+            if lookups
+            else "this needs a signed-in user: sign in with --user"
+        )
 
     def get(self, name: str) -> Tool | None:
         return self._tools.get(name)
@@ -305,9 +369,7 @@ class Toolbox:
                 return Refused(call, "invalid_arguments", fail("invalid_json", "arguments are not valid JSON"))
             return Refused(call, "invalid_arguments", fail("invalid_arguments", validation_message(exc)))
         if tool.needs_user and ctx.user is None:
-            return Refused(
-                call, "sign_in_required", fail("sign_in_required", "this needs a signed-in user: sign in with --user")
-            )
+            return Refused(call, "sign_in_required", fail("sign_in_required", self._sign_in_hint))
         if tool.check is not None:
             try:
                 tool.check(args, ctx.for_call(call.call_id))
@@ -320,13 +382,32 @@ class Toolbox:
 
     def execute(self, prepared: Prepared, ctx: ToolContext) -> dict:
         """Run a prepared call and wrap what happened in an envelope; never raises."""
+        return self.run(prepared, ctx).envelope
+
+    def run(self, prepared: Prepared, ctx: ToolContext) -> Outcome:
+        """Run a prepared call: its envelope, and a sign-in or hand-off it made; never raises.
+
+        A customer found by a sign-in lookup is the run's customer only if the run has none
+        yet, or has that one: a lookup that finds someone else is refused, and the model is
+        not told who it found (one customer per conversation)."""
+        tool = prepared.tool
         try:
-            return ok(prepared.tool.run(prepared.args, ctx.for_call(prepared.call.call_id)))
+            value = tool.run(prepared.args, ctx.for_call(prepared.call.call_id))
         except ToolError as exc:
-            return fail(exc.code, str(exc))
+            return Outcome(fail(exc.code, str(exc)))
         except Exception:  # noqa: BLE001 - anything else is ours to log, not the model's to see
-            log.exception("run %s: tool %s failed", ctx.run_id, prepared.tool.name)
-            return fail("internal_error", INTERNAL_ERROR)
+            log.exception("run %s: tool %s failed", ctx.run_id, tool.name)
+            return Outcome(fail("internal_error", INTERNAL_ERROR))
+        if isinstance(value, SignedIn) and tool.sign_in_with:
+            if ctx.user is not None and value.customer != ctx.user:
+                return Outcome(fail("other_customer", ONE_CUSTOMER))
+            return Outcome(ok(value.data), signed_in=value.customer)
+        if isinstance(value, HandedOff) and tool.hands_off:
+            return Outcome(ok(value.data), handed_off=value.summary)
+        if isinstance(value, SignedIn | HandedOff) or tool.sign_in_with or tool.hands_off:
+            log.error("run %s: tool %s returned %s, which it was not declared to", ctx.run_id, tool.name, type(value))
+            return Outcome(fail("internal_error", INTERNAL_ERROR))
+        return Outcome(ok(value))
 
 
 # How a string cut by `capped` ends, in the model's input and everywhere the result is shown.

@@ -2,7 +2,8 @@
 
 A record on disk is old state, and untrusted input: RunStore.load has already checked its
 integrity tag and that it is the run its file is named after. Before it continues, the
-session user must be the run's, every tool must be the version the run used, each waiting
+session user must be the run's (a customer the run signed in by a lookup needs no --user,
+and no other may be given), every tool must be the version the run used, each waiting
 call must be, field for field, the call the model made in the recorded conversation, an
 approval must be neither expired nor dated in the future, the action must still be
 possible, and no approved call may have been left half-done. Only then does orderbot.runner
@@ -46,7 +47,11 @@ def check_resume(
         raise RecordError(f"run {rid} already answered; there is nothing to resume")
     if reason not in RESUMABLE:
         raise RecordError(f"run {rid} stopped with {reason}; it cannot be resumed")
-    if state.user != user:
+    if state.signed_in and user is not None and user != state.user:
+        raise RecordError(
+            f"run {rid} signed in customer {state.user}, not {user}: resume it without --user; nothing was executed"
+        )
+    if state.user != user and not (state.signed_in and user is None):
         owner = f"user {state.user}" if state.user else "an anonymous session"
         hint = " (pass --user)" if user is None else ""
         raise RecordError(

@@ -52,7 +52,7 @@ def resume_command(state: RunState, base_url: str | None = None) -> str | None:
     conversation will be sent; resume uses the recorded one anyway."""
     if state.stop_reason is not StopReason.AWAITING_APPROVAL:
         return None
-    user = f" --user {shlex.quote(state.user)}" if state.user else ""
+    user = f" --user {shlex.quote(state.user)}" if state.user and not state.signed_in else ""
     server = f" --base-url {shlex.quote(base_url)}" if base_url else ""
     return f"orderbot resume {state.run_id} --approve{user}{server}"
 
