@@ -53,7 +53,6 @@ from orderbot.loop.tools import Prepared, Refused, Toolbox, ToolContext, capped,
 from orderbot.models.base import Model, ModelRequest, Turn
 from orderbot.text import one_line, plural
 
-
 MAX_SUMMARY_CHARS = 2000  # of a hand-off's summary: the stop detail a person reads
 
 

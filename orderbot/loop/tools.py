@@ -115,7 +115,6 @@ class Tool:
         digest = hashlib.sha256(json.dumps(spec, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
         object.__setattr__(self, "version", digest[:12])
 
-
     def _check_sign_in(self) -> None:
         """A sign-in lookup reads credentials and nothing else: never an id that would let the
         model name the customer, never a side effect, never after sign-in only."""
