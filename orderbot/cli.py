@@ -1,7 +1,9 @@
 """The command line: a thin Typer app. Each command lives in orderbot/commands/.
 
-Only typer is imported here; every command imports what it needs when it runs, so
-`orderbot --help` stays fast and never imports the openai SDK.
+Only typer is imported here. A command's module is imported when that command runs (or
+its own help is asked for): `command(name)` is the one place that does it, and the list of
+commands in `orderbot --help` comes from orderbot.commands.COMMAND_HELP, so `--help` imports
+no command and never the openai SDK.
 
 Conventions kept here for every command: `orderbot` alone prints help and exits 0; `-V` is
 `--version`; NO_COLOR=1 means no colour or style anywhere, help included; flags show no
@@ -12,23 +14,64 @@ never 1, which `replay` uses for "differs".
 
 from __future__ import annotations
 
+import functools
 import os
 import sys
 
 import typer
-from typer.core import TyperGroup, TyperOption
+from typer.core import TyperCommand, TyperGroup, TyperOption
 
-from orderbot.commands import ask, doctor, evaluation, orders, repl, replay, resume, runs
+from orderbot import __version__, i18n
+from orderbot.commands import COMMAND_HELP
 from orderbot.ui.terminal import end_quietly_on_closed_pipe
 
-# The order a newcomer needs the commands in (Typer would list sub-apps such as `runs` last).
-COMMAND_ORDER = ("ask", "repl", "runs", "resume", "replay", "orders", "eval", "doctor")
+
+@functools.cache
+def command(name: str) -> TyperCommand | TyperGroup | None:
+    """The command called `name`, its module imported now."""
+    match name:
+        case "ask":
+            from orderbot.commands import ask as module
+        case "repl":
+            from orderbot.commands import repl as module
+        case "runs":
+            from orderbot.commands import runs as module
+        case "resume":
+            from orderbot.commands import resume as module
+        case "replay":
+            from orderbot.commands import replay as module
+        case "orders":
+            from orderbot.commands import orders as module
+        case "eval":
+            from orderbot.commands import evaluation as module
+        case "doctor":
+            from orderbot.commands import doctor as module
+        case _:
+            return None
+    built = typer.main.get_command(module.app)
+    built.name = name
+    return built
 
 
-class OrderedGroup(TyperGroup):
+class LazyGroup(TyperGroup):
+    """The root command: lists the commands from their help table, loads one only to run it."""
+
+    listing = False  # while the root's own help is drawn: a name and a line are enough
+
     def list_commands(self, ctx) -> list[str]:
-        names = super().list_commands(ctx)
-        return sorted(names, key=lambda n: COMMAND_ORDER.index(n) if n in COMMAND_ORDER else len(COMMAND_ORDER))
+        return list(COMMAND_HELP)
+
+    def get_command(self, ctx, name: str) -> TyperCommand | TyperGroup | None:
+        if self.listing and name in COMMAND_HELP:
+            return TyperCommand(name, help=COMMAND_HELP[name])
+        return command(name)
+
+    def format_help(self, ctx, formatter) -> None:
+        LazyGroup.listing = True
+        try:
+            super().format_help(ctx, formatter)
+        finally:
+            LazyGroup.listing = False
 
 
 EPILOG = (
@@ -70,7 +113,7 @@ def _help_asked(args: list[str]) -> bool:
 
 app = typer.Typer(
     name="orderbot",
-    cls=OrderedGroup,
+    cls=LazyGroup,
     help="Ask about orders from the terminal. A language model proposes each step; orderbot owns the loop "
     "and its limits.",
     epilog=EPILOG,
@@ -83,18 +126,12 @@ app = typer.Typer(
 
 def _version(value: bool) -> None:
     if value:
-        from orderbot import __version__
-
         typer.echo(f"orderbot {__version__}")  # untranslated: a name and a number
         raise typer.Exit()
 
 
 def _language(value: str | None) -> str | None:
     """--lang, else ORDERBOT_LANG, else the locale: fixed before any command prints a word."""
-    import os
-
-    from orderbot import i18n
-
     try:
         i18n.set_language(i18n.language_from(os.environ, value))
     except ValueError as exc:
@@ -123,16 +160,6 @@ def root(
     if ctx.invoked_subcommand is None:  # `orderbot` alone: the help, and no error
         typer.echo(ctx.get_help())
         raise typer.Exit(0)
-
-
-app.command("ask", help=ask.HELP, epilog=ask.EPILOG)(ask.ask)
-app.command("repl", help=repl.HELP, epilog=repl.EPILOG)(repl.repl)
-app.add_typer(runs.app, name="runs", help=runs.HELP, epilog=runs.EPILOG)
-app.command("resume", help=resume.HELP, epilog=resume.EPILOG)(resume.resume)
-app.command("replay", help=replay.HELP, epilog=replay.EPILOG)(replay.replay)
-app.add_typer(orders.app, name="orders", help=orders.HELP, epilog=orders.EPILOG)
-app.command("eval", help=evaluation.HELP, epilog=evaluation.EPILOG)(evaluation.eval_command)
-app.command("doctor", help=doctor.HELP, epilog=doctor.EPILOG)(doctor.doctor)
 
 
 def main() -> None:

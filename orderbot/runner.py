@@ -27,6 +27,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from orderbot import telemetry
 from orderbot.answers.claims import check_state
 from orderbot.loop.engine import Engine, Limits
 from orderbot.loop.state import Approver, Observer, RunState
@@ -74,7 +75,6 @@ class Runner:
     ) -> Runner:
         """A runner over a session (orderbot.shops.session.Session): its tools and its orders file;
         runs are traced when `otel` (--otel) or OTEL_EXPORTER_OTLP_ENDPOINT asks for it."""
-        from orderbot import telemetry
 
         return cls(
             session.toolbox,

@@ -6,10 +6,14 @@ environment variables; then a `.env` file in the working directory; then the def
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Collection
 from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
 
+from dotenv import dotenv_values
+from platformdirs import user_state_dir
 from pydantic import AliasChoices, Field, PrivateAttr, SecretStr, ValidationError, field_validator
 from pydantic_core import PydanticCustomError
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -74,7 +78,6 @@ class Settings(BaseSettings):
         anything runs (never an SDK traceback); the value itself is not echoed."""
         if value is None:
             return value
-        from urllib.parse import urlsplit
 
         try:
             parts = urlsplit(value)
@@ -110,7 +113,6 @@ class Settings(BaseSettings):
     def resolved_state_dir(self) -> Path:
         if self.state_dir is not None:
             return self.state_dir
-        from platformdirs import user_state_dir  # honours XDG_STATE_HOME
 
         return Path(user_state_dir("orderbot", appauthor=False))
 
@@ -126,7 +128,6 @@ def public_base_url(url: str) -> str:
     """The base URL without user:password@, query or fragment: what may be printed and kept
     in a run record. The one place a base URL is stripped; a password that would make the
     URL parse wrongly is stripped all the same (orderbot.text.without_credentials)."""
-    from urllib.parse import urlsplit, urlunsplit
 
     stripped = without_credentials(url)
     try:
@@ -163,9 +164,6 @@ def describe_settings_error(exc: ValidationError, flags: Collection[str] = ()) -
 
 def _source(field: str) -> str:
     """`ORDERBOT_MAX_STEPS in the environment`, `... in ./.env`: where a person can fix it."""
-    import os
-
-    from dotenv import dotenv_values  # pydantic-settings reads .env with it
 
     names = ENV_NAMES.get(field, (f"ORDERBOT_{field.upper()}",))
     environ = {k.upper() for k in os.environ}

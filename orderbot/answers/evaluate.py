@@ -40,9 +40,13 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from orderbot.answers.claims import check_state
 from orderbot.errors import ConfigError, OrderbotError
 from orderbot.loop.engine import Limits, StopReason
-from orderbot.loop.state import RunState
+from orderbot.loop.state import RunState, describe_call
+from orderbot.shops.sample.model import SAMPLE_PATH
+from orderbot.shops.session import open_session
+from orderbot.shops.source import parse_source
 
 if TYPE_CHECKING:
     from orderbot.shops.source import Source
@@ -103,8 +107,6 @@ def load_suite(path: Path | None = None) -> tuple[Suite, Path]:
 def orders_source(suite: Suite, suite_path: Path, override: str | None) -> Source:
     """--orders, else the suite's own orders file (relative to the suite), else the sample.
     Only a file can be copied for each case: a PostgreSQL source is refused."""
-    from orderbot.shops.sample.model import SAMPLE_PATH
-    from orderbot.shops.source import parse_source
 
     if override is not None:
         source = parse_source(override)
@@ -228,7 +230,6 @@ def _check_calls(expected: list[ExpectedCall], proposed: list[tuple[str, dict]])
 
 
 def _describe(name: str, arguments: dict) -> str:
-    from orderbot.loop.state import describe_call
 
     return describe_call(name, arguments, 80)
 
@@ -328,8 +329,6 @@ def run_suite(
 def case_runner(settings, *, make_model, make_runner) -> Callable[[Case, str], CaseResult]:
     """A function that runs one case: settings for the case (its user, its scratch orders,
     a scratch state directory beside them), a fresh model, and one run through the runner."""
-    from orderbot.answers.claims import check_state
-    from orderbot.shops.session import open_session
 
     base_limits = settings.limits
 

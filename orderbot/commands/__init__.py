@@ -1,1 +1,16 @@
-"""One module per command; cli.py joins them."""
+"""One module per command; cli.py joins them, importing a command's module only when that
+command runs (or its own help is asked for). This table is what `orderbot --help` lists, so
+listing the commands imports none of them."""
+
+# In the order a newcomer needs them.
+COMMAND_HELP = {
+    "ask": "Ask one question about orders: one bounded plan → act → observe → finish run.",
+    "repl": "Hold a conversation: each message is one bounded run; earlier turns carry over as context.",
+    "runs": "List recent runs, newest first; `orderbot runs show ID` shows one.",
+    "resume": "Resume a stored run: approve or reject its waiting action, or continue it with a fresh budget.",
+    "replay": "Replay a recorded run against today's tools and engine (model turns played back) "
+    "and report any step that differs.",
+    "orders": "Import orders into SQLite or PostgreSQL, and list or show them without a model.",
+    "eval": "Measure a model on a suite of cases (the built-in one by default) before trusting it.",
+    "doctor": "Show the provider, model, base URL, orders file and state directory orderbot would use.",
+}

@@ -7,6 +7,7 @@ from typing import Annotated
 
 import typer
 
+from orderbot.commands import COMMAND_HELP
 from orderbot.commands.common import (
     BaseUrl,
     Json,
@@ -28,9 +29,19 @@ from orderbot.commands.common import (
     settings_from,
     setup_logging,
 )
+from orderbot.errors import ConfigError
+from orderbot.i18n import t
+from orderbot.loop.state import RunState
+from orderbot.models import create, endpoint, resolve_provider
+from orderbot.runner import Runner
+from orderbot.runs.store import RunStore
+from orderbot.shops.session import open_session
 from orderbot.ui.escape import json_text  # --json: valid JSON, no raw controls
+from orderbot.ui.presentation import provider_text, resume_command, resume_hint, terminal_approver
+from orderbot.ui.render import TransitionView, json_document, make_console, print_header, print_outcome
+from orderbot.ui.trace import TraceView
 
-HELP = "Ask one question about orders: one bounded plan → act → observe → finish run."
+HELP = COMMAND_HELP["ask"]
 EPILOG = 'Example: orderbot ask "请查询订单 ORD-1001 的状态。"'
 MAX_QUESTION_CHARS = 4000
 
@@ -61,16 +72,6 @@ def ask(
 ) -> None:
     flags = locals()
     with errors_to_exit_codes():
-        from orderbot.errors import ConfigError
-        from orderbot.i18n import t
-        from orderbot.loop.state import RunState
-        from orderbot.models import create, endpoint, resolve_provider
-        from orderbot.runner import Runner
-        from orderbot.runs.store import RunStore
-        from orderbot.shops.session import open_session
-        from orderbot.ui.presentation import provider_text, resume_command, resume_hint, terminal_approver
-        from orderbot.ui.render import TransitionView, json_document, make_console, print_header, print_outcome
-
         if question == "-":  # the question from standard input: `echo 查询 ORD-1001 | orderbot ask -`
             question = sys.stdin.read(MAX_QUESTION_CHARS + 1)
         if not question.strip():
@@ -88,8 +89,6 @@ def ask(
         view = TransitionView(console, limits, enabled=not json_out and not trace)
         views = [view]
         if trace and not json_out:
-            from orderbot.ui.trace import TraceView  # only with --trace: a plain run skips its import
-
             views.append(TraceView(console, limits))
         state = RunState.start(question.strip(), user=settings.user)
         interactive = not json_out and console.is_terminal and sys.stdin.isatty()
@@ -123,3 +122,7 @@ def ask(
         else:
             print_outcome(console, state, resume_hint=resume_hint(state, where), facts=not no_facts)
         raise typer.Exit(code)
+
+
+app = typer.Typer(rich_markup_mode="rich", add_completion=False)
+app.command("ask", help=HELP, epilog=EPILOG)(ask)

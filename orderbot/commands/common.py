@@ -5,6 +5,8 @@ Kept free of heavy imports: these run when `orderbot --help` builds its help tex
 
 from __future__ import annotations
 
+import logging
+import os
 import signal
 import sys
 from collections.abc import Iterator
@@ -14,7 +16,16 @@ from typing import Annotated
 
 import typer
 
+from orderbot.answers.claims import check_state
+from orderbot.errors import ConfigError, OrderbotError, UsageError
+from orderbot.i18n import t
 from orderbot.loop.limits import LIMIT, StopReason
+from orderbot.models import FACTORIES
+from orderbot.runs.store import RunStore
+from orderbot.settings import load_settings
+from orderbot.text import cut
+from orderbot.ui.escape import visible
+from orderbot.ui.terminal import end_quietly_on_closed_pipe
 
 # How each way a run stops becomes the exit code; errors before a run are 1, bad input 6.
 EXIT_CODES: dict[StopReason, int] = {
@@ -38,11 +49,8 @@ def run_exit_code(state, *, strict_claims: bool = False) -> int:
     """A finished run's exit code; with --strict-claims an answer with unsupported claims
     (orderbot.answers.claims) exits 7 instead of 0."""
     code = EXIT_CODES[state.stop_reason]
-    if strict_claims and code == 0:
-        from orderbot.answers.claims import check_state
-
-        if check_state(state):
-            return STRICT_CLAIMS_EXIT
+    if strict_claims and code == 0 and check_state(state):
+        return STRICT_CLAIMS_EXIT
     return code
 
 
@@ -80,7 +88,6 @@ User = Annotated[
 
 def complete_provider(incomplete: str) -> list[str]:
     """Shell completion of --provider: the registered providers, and auto."""
-    from orderbot.models import FACTORIES
 
     return [name for name in ("auto", *FACTORIES) if name.startswith(incomplete)]
 
@@ -88,9 +95,6 @@ def complete_provider(incomplete: str) -> list[str]:
 def complete_run_id(incomplete: str) -> list[str]:
     """Shell completion of a run id: `last`, then the recorded runs, newest first."""
     try:
-        from orderbot.runs.store import RunStore
-        from orderbot.settings import load_settings
-
         ids = RunStore(load_settings().resolved_state_dir()).ids()
     except Exception:  # noqa: BLE001 - completion must never print a traceback into the shell
         ids = []
@@ -166,7 +170,6 @@ Trace = Annotated[
 @contextmanager
 def errors_to_exit_codes() -> Iterator[None]:
     """OrderbotError -> one sentence on stderr and its exit code; never a traceback."""
-    from orderbot.errors import ConfigError, OrderbotError, UsageError
 
     previous = _terminate_like_ctrl_c()
     try:
@@ -180,8 +183,6 @@ def errors_to_exit_codes() -> Iterator[None]:
             raise typer.Exit(TERMINATED_EXIT) from None
         raise
     except BrokenPipeError:
-        from orderbot.ui.terminal import end_quietly_on_closed_pipe
-
         end_quietly_on_closed_pipe()
     except UsageError as exc:
         print(error_line(exc), file=sys.stderr)
@@ -227,9 +228,6 @@ MAX_ERROR_LINE = 2000  # characters: an error quoting a huge input still fits a 
 def error_line(exc: BaseException) -> str:
     """The one line an error prints: it may quote outside text (an id, a file's field),
     so it is bounded and goes through orderbot.ui.escape.visible."""
-    from orderbot.i18n import t
-    from orderbot.text import cut
-    from orderbot.ui.escape import visible
 
     return t("error.prefix", error=cut(visible(exc, one_line=True), MAX_ERROR_LINE))
 
@@ -242,15 +240,12 @@ def settings_from(flags: dict):
     """The settings, with the command's setting flags that were given on top. Commands pass
     their parameters (`locals()` before anything else is assigned); flags a command does not
     have are simply absent."""
-    from orderbot.settings import load_settings
 
     return load_settings(**{name: flags[name] for name in SETTING_FLAGS if name in flags})
 
 
 def setup_logging(state_dir: Path) -> None:
     """Tool failures and other internals go to a log file, never to the terminal."""
-    import logging
-    import os
 
     logger = logging.getLogger("orderbot")
     logger.propagate = False

@@ -7,11 +7,14 @@ shown, only whether one is set.
 
 from __future__ import annotations
 
+import json
 import time
 from typing import Annotated
 
 import typer
+from rich.cells import cell_len
 
+from orderbot.commands import COMMAND_HELP
 from orderbot.commands.common import (
     CONFIG_EXIT,
     BaseUrl,
@@ -23,10 +26,21 @@ from orderbot.commands.common import (
     errors_to_exit_codes,
     setup_logging,
 )
+from orderbot.errors import ConfigError, ModelError
 from orderbot.i18n import t
-from orderbot.ui.escape import json_text  # --json: valid JSON, no raw controls
+from orderbot.loop.items import user
+from orderbot.models import create, resolve_provider
+from orderbot.models.base import ModelRequest
+from orderbot.settings import load_settings
+from orderbot.settings import public_base_url as public_url
+from orderbot.shops.sample.stores import open_store
+from orderbot.shops.session import orders_source
+from orderbot.ui.escape import (
+    json_text,  # --json: valid JSON, no raw controls
+    visible,
+)
 
-HELP = "Show the provider, model, base URL, orders file and state directory orderbot would use."
+HELP = COMMAND_HELP["doctor"]
 EPILOG = "Example: orderbot doctor --provider chat --base-url http://localhost:11434/v1 --ping"
 MODEL_ERROR_EXIT = 5
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
@@ -47,11 +61,6 @@ def doctor(
     json_out: Annotated[bool, typer.Option("--json", help="Print the same facts as one JSON document.")] = False,
 ) -> None:
     with errors_to_exit_codes():
-        from orderbot.errors import ConfigError
-        from orderbot.models import create, resolve_provider
-        from orderbot.settings import load_settings
-        from orderbot.settings import public_base_url as public_url
-
         settings = load_settings(
             provider=provider, model=model, base_url=base_url, orders=orders, state_dir=state_dir, timeout=timeout
         )
@@ -102,10 +111,8 @@ def doctor(
 
 def _line(key: str, value: str) -> None:
     """`label:   value`, the values aligned in one column whatever the language."""
-    from rich.cells import cell_len
 
     label = t(f"doctor.{key}")
-    from orderbot.ui.escape import visible  # values quote settings, .env and files: outside text
 
     typer.echo(label + " " * max(1, LABEL_CELLS - cell_len(label)) + visible(value, one_line=True))
 
@@ -117,7 +124,6 @@ def _auto(settings, chosen: str) -> str:
 
 
 def _base_url(settings, chosen: str) -> str:
-    from orderbot.settings import public_base_url as public_url
 
     if chosen == "offline":
         if settings.base_url is not None:  # a likely slip: a local server set up, but auto chose offline
@@ -129,9 +135,6 @@ def _base_url(settings, chosen: str) -> str:
 
 
 def _orders(settings) -> tuple[str, bool, dict]:
-    from orderbot.errors import ConfigError
-    from orderbot.shops.sample.stores import open_store
-    from orderbot.shops.session import orders_source
 
     fact: dict = {"path": settings.orders, "read_only": False, "count": None, "error": None}
     try:
@@ -170,11 +173,6 @@ def _tool_check(llm, timeout: float) -> tuple[str, dict]:
     """One request offering one tool: did a well-formed call come back? Many local servers
     only return tool calls when started for it (llama.cpp --jinja, vLLM's tool-call parser);
     without, the call arrives as plain text. A warning, not a failure: the exit code stays."""
-    import json
-
-    from orderbot.errors import ModelError
-    from orderbot.loop.items import user
-    from orderbot.models.base import ModelRequest
 
     request = ModelRequest(TOOL_INSTRUCTIONS, (user("pong"),), (ECHO_TOOL,), timeout)
     try:
@@ -194,9 +192,6 @@ def _tool_check(llm, timeout: float) -> tuple[str, dict]:
 
 def _ping(llm, timeout: float) -> tuple[str, bool, dict]:
     """One tiny request through the same path a run takes: retries and deadline included."""
-    from orderbot.errors import ModelError
-    from orderbot.loop.items import user
-    from orderbot.models.base import ModelRequest
 
     request = ModelRequest(PING_INSTRUCTIONS, (user("ping"),), (), timeout)
     began = time.monotonic()
@@ -209,3 +204,7 @@ def _ping(llm, timeout: float) -> tuple[str, bool, dict]:
         t("doctor.ping_tokens", input=turn.usage.input_tokens, output=turn.usage.output_tokens) if turn.usage else ""
     )
     return t("doctor.ping_ok", ms=ms) + usage, True, {"ok": True, "ms": round(ms, 1), "error": None}
+
+
+app = typer.Typer(rich_markup_mode="rich", add_completion=False)
+app.command("doctor", help=HELP, epilog=EPILOG)(doctor)

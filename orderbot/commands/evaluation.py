@@ -9,6 +9,8 @@ from typing import Annotated
 
 import typer
 
+from orderbot.answers.evaluate import Report, case_runner, load_suite, orders_source, run_suite
+from orderbot.commands import COMMAND_HELP
 from orderbot.commands.common import (
     BaseUrl,
     Json,
@@ -23,8 +25,12 @@ from orderbot.commands.common import (
     errors_to_exit_codes,
     settings_from,
 )
+from orderbot.models import create, resolve_provider
+from orderbot.runner import Runner
+from orderbot.runs.store import RunStore
+from orderbot.ui.render import make_console, print_eval
 
-HELP = "Measure a model on a suite of cases (the built-in one by default) before trusting it."
+HELP = COMMAND_HELP["eval"]
 EPILOG = "Example: orderbot eval --provider chat --base-url http://127.0.0.1:8080/v1 --jobs 2"
 BELOW_MIN_PASS = 1  # the exit code when the pass rate is below --min-pass
 
@@ -52,12 +58,6 @@ def eval_command(
 ) -> None:
     flags = locals()
     with errors_to_exit_codes():
-        from orderbot.answers.evaluate import Report, case_runner, load_suite, orders_source, run_suite
-        from orderbot.models import create, resolve_provider
-        from orderbot.runner import Runner
-        from orderbot.runs.store import RunStore
-        from orderbot.ui.render import make_console, print_eval
-
         settings = settings_from(flags | {"orders": None})  # --orders names the suite's orders, not a setting
         loaded, suite_path = load_suite(suite)
         source = orders_source(loaded, suite_path, orders)
@@ -84,3 +84,7 @@ def eval_command(
         else:
             print_eval(make_console(), report)
     raise typer.Exit(0 if report.ok else BELOW_MIN_PASS)
+
+
+app = typer.Typer(rich_markup_mode="rich", add_completion=False)
+app.command("eval", help=HELP, epilog=EPILOG)(eval_command)

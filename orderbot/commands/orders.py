@@ -15,15 +15,29 @@ from __future__ import annotations
 import sys
 import time
 import unicodedata
+from pathlib import Path
 from typing import Annotated
 
 import typer
+from rich.console import Console
+from rich.progress import Progress
+from rich.table import Table
 
+from orderbot.commands import COMMAND_HELP
 from orderbot.commands.common import Json, Orders, User, errors_to_exit_codes
+from orderbot.errors import ConfigError, ToolError
 from orderbot.i18n import t
+from orderbot.settings import load_settings
+from orderbot.shops.sample.model import NOT_FOUND, format_money, order_details, order_summary
+from orderbot.shops.sample.stores import open_store, sqlite
+from orderbot.shops.sample.stores.jsonfile import parse_orders, read_file
+from orderbot.shops.sample.tools import owned_order
+from orderbot.shops.session import orders_source
+from orderbot.shops.source import parse_source
 from orderbot.ui.escape import json_text  # --json: valid JSON, no raw controls
+from orderbot.ui.render import make_console
 
-HELP = "Import orders into SQLite or PostgreSQL, and list or show them without a model."
+HELP = COMMAND_HELP["orders"]
 EPILOG = (
     "Examples: orderbot orders import orders.json --to sqlite:///shop.db · "
     "orderbot orders list --user C001 · orderbot orders show ORD-1001 --user C001"
@@ -31,7 +45,7 @@ EPILOG = (
 PROGRESS_FROM = 10_000  # orders: smaller imports finish before a bar would be worth drawing
 NOT_FOUND_EXIT = 1
 
-app = typer.Typer(help=HELP, epilog=EPILOG, no_args_is_help=True, rich_markup_mode="rich")
+app = typer.Typer(help=HELP, epilog=EPILOG, no_args_is_help=True, rich_markup_mode="rich", add_completion=False)
 
 All = Annotated[
     bool,
@@ -57,23 +71,16 @@ def import_(
     json_out: Json = False,
 ) -> None:
     with errors_to_exit_codes():
-        from pathlib import Path
-
-        from rich.console import Console
-
-        from orderbot.errors import ConfigError
-        from orderbot.shops.sample.stores.jsonfile import parse_orders, read_file
-        from orderbot.shops.source import parse_source
-
         target = parse_source(to)
         if target.kind == "json":
             raise ConfigError(t("orders.to_is_a_file", path=to))
         if target.kind == "sqlite":
-            from orderbot.shops.sample.stores.sqlite import import_orders
+            import_orders = sqlite.import_orders
         else:
-            from orderbot.shops.sample.stores.postgres import connect, import_orders
+            from orderbot.shops.sample.stores import postgres  # psycopg: the postgres extra
 
-            connect(target).close()  # a wrong password says so before a long validation
+            postgres.connect(target).close()  # a wrong password says so before a long validation
+            import_orders = postgres.import_orders
         began = time.monotonic()
         err = Console(stderr=True, highlight=False)  # progress goes to stderr: stdout stays clean
         show = not json_out and err.is_terminal
@@ -84,8 +91,6 @@ def import_(
         else:
             orders = list(parse_orders(path, read_file(path)[0]).values())
         if show and len(orders) >= PROGRESS_FROM:
-            from rich.progress import Progress
-
             with Progress(console=err, transient=True) as bar:
                 task = bar.add_task(t("orders.importing", target=target.shown), total=len(orders))
                 count = import_orders(
@@ -116,9 +121,6 @@ def list_(
     json_out: Json = False,
 ) -> None:
     with errors_to_exit_codes():
-        from orderbot.errors import ConfigError
-        from orderbot.shops.sample.model import order_summary
-
         settings = _settings(orders, user)
         if settings.user is not None and all_:
             raise ConfigError(t("orders.user_and_all"))
@@ -151,10 +153,6 @@ def show(
     json_out: Json = False,
 ) -> None:
     with errors_to_exit_codes():
-        from orderbot.errors import ConfigError, ToolError
-        from orderbot.shops.sample.model import NOT_FOUND, order_details
-        from orderbot.shops.sample.tools import owned_order
-
         settings = _settings(orders, user)
         if settings.user is not None and all_:
             raise ConfigError(t("orders.user_and_all"))
@@ -185,14 +183,11 @@ def show(
 
 
 def _settings(orders, user):
-    from orderbot.settings import load_settings
 
     return load_settings(orders=orders, user=user)
 
 
 def _open(settings):
-    from orderbot.shops.sample.stores import open_store
-    from orderbot.shops.session import orders_source
 
     source, writable = orders_source(settings)
     return open_store(source, writable=writable)
@@ -204,10 +199,6 @@ def text(value: object) -> str:
 
 
 def _print_list(rows: list[dict], *, more: bool, next_offset: int, with_customer: bool) -> None:
-    from rich.table import Table
-
-    from orderbot.shops.sample.model import format_money
-    from orderbot.ui.render import make_console
 
     console = make_console()
     if not rows:
@@ -225,8 +216,6 @@ def _print_list(rows: list[dict], *, more: bool, next_offset: int, with_customer
 
 
 def _print_order(doc: dict) -> None:
-    from orderbot.shops.sample.model import format_money
-    from orderbot.ui.render import make_console
 
     console = make_console()
     lines = []

@@ -11,10 +11,14 @@ from __future__ import annotations
 
 import signal
 import sys
+from itertools import islice
 
 import typer
 
+from orderbot.commands import COMMAND_HELP
+from orderbot.commands.ask import MAX_QUESTION_CHARS
 from orderbot.commands.common import (
+    EXIT_CODES,
     BaseUrl,
     MaxCallsPerStep,
     MaxSteps,
@@ -32,9 +36,22 @@ from orderbot.commands.common import (
     settings_from,
     setup_logging,
 )
+from orderbot.errors import ConfigError, OrderbotError
 from orderbot.i18n import t
+from orderbot.loop.conversation import Conversation, bigger_limits, format_limits_short, parse_limits
+from orderbot.loop.limits import LIMIT_STOPS, StopReason
+from orderbot.loop.state import RunState
+from orderbot.models import create, endpoint, resolve_provider
+from orderbot.runner import Runner
+from orderbot.runs.store import RunStore
+from orderbot.settings import USER_ID
+from orderbot.shops.session import open_session
+from orderbot.ui.presentation import format_runs, provider_text, resume_hint, terminal_approver
+from orderbot.ui.render import make_console, print_outcome
+from orderbot.ui.terminal import line_history, read_key, read_line
+from orderbot.ui.trace import StepLines, TraceView, format_limits
 
-HELP = "Hold a conversation: each message is one bounded run; earlier turns carry over as context."
+HELP = COMMAND_HELP["repl"]
 EPILOG = "Example: orderbot repl --user C001, then 查询 ORD-1001 · 那 ORD-1002 呢？ · 取消它 · Ctrl-D to leave."
 HISTORY_FILE = "repl_history"
 RUNS_SHOWN = 10
@@ -57,9 +74,6 @@ def repl(
 ) -> None:
     flags = locals()
     with errors_to_exit_codes():
-        from orderbot.models import create
-        from orderbot.shops.session import open_session
-
         settings = settings_from(flags)
         setup_logging(settings.resolved_state_dir())
         code = Repl(
@@ -70,11 +84,6 @@ def repl(
 
 class Repl:
     def __init__(self, settings, session, llm, *, trace: bool, facts: bool = True, otel: bool = False) -> None:
-        from orderbot.loop.conversation import Conversation
-        from orderbot.models import resolve_provider
-        from orderbot.runner import Runner
-        from orderbot.runs.store import RunStore
-        from orderbot.ui.render import make_console
 
         self.settings, self.session, self.llm = settings, session, llm
         self.limits = settings.limits
@@ -84,7 +93,6 @@ class Repl:
         self.conversation = Conversation()
         self.provider = resolve_provider(settings)
         self.store = RunStore(settings.resolved_state_dir(), keep=settings.keep_runs)  # each run is recorded
-        from orderbot.models import endpoint
 
         self.base_url = endpoint(settings)
         self.runner = Runner.for_session(
@@ -99,9 +107,6 @@ class Repl:
     def loop(self) -> int:
         """Read and run messages until the person leaves; the exit code. Piped, a session whose
         last message paused for approval exits 4, as `ask` does: a script learns nothing ran."""
-        from orderbot.ui.presentation import provider_text
-        from orderbot.ui.terminal import line_history, read_line
-        from orderbot.ui.trace import format_limits
 
         if self.interactive:
             # Started from a shell that ignores Ctrl-C (a background job inherits that), the
@@ -119,19 +124,11 @@ class Repl:
                     self.turn(line)
 
     def exit_code(self) -> int:
-        from orderbot.commands.common import EXIT_CODES
-        from orderbot.loop.limits import StopReason
 
         paused = self.last_stop is StopReason.AWAITING_APPROVAL
         return EXIT_CODES[StopReason.AWAITING_APPROVAL] if paused and not self.interactive else 0
 
     def turn(self, question: str) -> None:
-        from orderbot.commands.ask import MAX_QUESTION_CHARS  # the same limit as `ask`
-        from orderbot.errors import OrderbotError
-        from orderbot.i18n import t
-        from orderbot.loop.conversation import bigger_limits
-        from orderbot.loop.limits import LIMIT_STOPS
-        from orderbot.loop.state import RunState
 
         if len(question) > MAX_QUESTION_CHARS:  # never sent to the model, never echoed whole
             self.say(t("error.question_too_long", chars=len(question), limit=MAX_QUESTION_CHARS))
@@ -152,9 +149,6 @@ class Repl:
 
     def run(self, state, limits, record=None):
         """One recorded run over `state`; `record` continues an earlier one."""
-        from orderbot.ui.presentation import resume_hint, terminal_approver
-        from orderbot.ui.render import print_outcome
-        from orderbot.ui.trace import StepLines, TraceView
 
         view = (TraceView if self.trace else StepLines)(self.console, limits)
         approver = terminal_approver(view, self.console) if self.interactive else None
@@ -167,8 +161,6 @@ class Repl:
 
     def offer_more(self) -> bool:
         """One keypress: c continues the stopped run with a larger budget."""
-        from orderbot.loop.conversation import bigger_limits, format_limits_short
-        from orderbot.ui.terminal import read_key
 
         if not self.interactive:
             return False
@@ -211,9 +203,6 @@ class Repl:
         self.say(t("repl.trace_set", state=arg.lower()))
 
     def set_limits(self, arg: str) -> None:
-        from orderbot.errors import ConfigError
-        from orderbot.loop.conversation import parse_limits
-        from orderbot.ui.trace import format_limits
 
         if arg:
             try:
@@ -227,7 +216,6 @@ class Repl:
         if not arg:
             self.say(t("repl.user", user=self.user or t("header.anonymous")))
             return
-        from orderbot.settings import USER_ID  # the same rule as --user
 
         if not USER_ID.fullmatch(arg):
             self.say(t("repl.bad_user"))
@@ -242,9 +230,6 @@ class Repl:
         self.say(t("repl.reset"))
 
     def show_runs(self, arg: str) -> None:
-        from itertools import islice
-
-        from orderbot.ui.presentation import format_runs
 
         rows = list(islice(self.store.summaries(), RUNS_SHOWN))
         if not rows:
@@ -255,3 +240,7 @@ class Repl:
 
     def say(self, text: str) -> None:
         self.console.print(text, markup=False, highlight=False)
+
+
+app = typer.Typer(rich_markup_mode="rich", add_completion=False)
+app.command("repl", help=HELP, epilog=EPILOG)(repl)

@@ -14,13 +14,23 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+from rich.text import Text
 
+from orderbot.commands import COMMAND_HELP
 from orderbot.commands.common import Json, RunId, StateDir, errors_to_exit_codes
+from orderbot.errors import ConfigError
+from orderbot.i18n import t
+from orderbot.runs.replay import DIFFERS_EXIT, pin_time, scratch_session
+from orderbot.runs.replay import replay as replay_record
+from orderbot.runs.store import RunStore
+from orderbot.settings import load_settings
+from orderbot.shops.session import orders_source
+from orderbot.shops.source import parse_source
 from orderbot.ui.escape import json_text  # --json: valid JSON, no raw controls
+from orderbot.ui.render import make_console
+from orderbot.ui.styles import STYLE_DIM, STYLE_OK, STYLE_WARN
 
-HELP = (
-    "Replay a recorded run against today's tools and engine (model turns played back) and report any step that differs."
-)
+HELP = COMMAND_HELP["replay"]
 EPILOG = (
     "Example: orderbot replay 261130-050026-1a2b --orders orders.json   "
     "(exit 0: identical, 1: differs, 6: record unusable)"
@@ -43,13 +53,6 @@ def replay(
     json_out: Json = False,
 ) -> None:
     with errors_to_exit_codes():
-        from orderbot.runs.replay import DIFFERS_EXIT, pin_time, scratch_session
-        from orderbot.runs.replay import replay as replay_record
-        from orderbot.runs.store import RunStore
-        from orderbot.settings import load_settings
-        from orderbot.shops.session import orders_source
-        from orderbot.ui.render import make_console
-
         settings = load_settings(orders=orders, state_dir=state_dir)
         store = RunStore(settings.resolved_state_dir(), keep=settings.keep_runs)
         record = store.load(run_id)
@@ -69,11 +72,6 @@ def replay(
             }
             sys.stdout.write(json_text(doc) + "\n")
         else:
-            from rich.text import Text
-
-            from orderbot.i18n import t
-            from orderbot.ui.styles import STYLE_DIM, STYLE_OK, STYLE_WARN
-
             console = make_console()
             console.print(
                 Text(
@@ -102,9 +100,6 @@ def replay(
 def _orders_source(settings, record, orders_source) -> Path:
     """--orders / ORDERBOT_ORDERS, else the file the run used if it still exists, else
     what `ask` would use. Replay copies the orders, so it needs a JSON file."""
-    from orderbot.errors import ConfigError
-    from orderbot.i18n import t
-    from orderbot.shops.source import parse_source
 
     if settings.orders is not None:
         chosen = parse_source(settings.orders)
@@ -115,3 +110,7 @@ def _orders_source(settings, record, orders_source) -> Path:
     if chosen.kind != "json":
         raise ConfigError(t("orders.replay_needs_json", source=chosen.shown))
     return chosen.path
+
+
+app = typer.Typer(rich_markup_mode="rich", add_completion=False)
+app.command("replay", help=HELP, epilog=EPILOG)(replay)

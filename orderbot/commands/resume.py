@@ -13,7 +13,9 @@ import time
 from typing import Annotated
 
 import typer
+from filelock import Timeout as LockTimeout
 
+from orderbot.commands import COMMAND_HELP
 from orderbot.commands.common import (
     BaseUrl,
     Json,
@@ -33,9 +35,20 @@ from orderbot.commands.common import (
     settings_from,
     setup_logging,
 )
+from orderbot.errors import RecordError
+from orderbot.i18n import t
+from orderbot.models import FACTORIES, create, endpoint, resolve_provider
+from orderbot.runner import Runner
+from orderbot.runs.resume import check_resume, recorded_orders
+from orderbot.runs.store import RunStore
+from orderbot.settings import public_base_url
+from orderbot.shops.session import open_session
+from orderbot.shops.source import source_identity
 from orderbot.ui.escape import json_text  # --json: valid JSON, no raw controls
+from orderbot.ui.presentation import provider_text, resume_command, resume_hint, terminal_approver
+from orderbot.ui.render import TransitionView, json_document, make_console, print_header, print_outcome
 
-HELP = "Resume a stored run: approve or reject its waiting action, or continue it with a fresh budget."
+HELP = COMMAND_HELP["resume"]
 EPILOG = (
     "Examples: orderbot resume 261130-050026-1a2b --approve --user C001 · "
     "orderbot resume 261130-050026-1a2b --max-steps 5"
@@ -82,22 +95,8 @@ def resume(
 ) -> None:
     flags = locals()
     if approve and reject:
-        from orderbot.i18n import t
-
         raise typer.BadParameter(t("error.approve_and_reject"), param_hint="--approve/--reject")
     with errors_to_exit_codes():
-        from filelock import Timeout as LockTimeout
-
-        from orderbot.errors import RecordError
-        from orderbot.i18n import t
-        from orderbot.models import FACTORIES, create, endpoint, resolve_provider
-        from orderbot.runner import Runner
-        from orderbot.runs.resume import check_resume
-        from orderbot.runs.store import RunStore
-        from orderbot.shops.session import open_session
-        from orderbot.ui.presentation import provider_text, resume_command, resume_hint, terminal_approver
-        from orderbot.ui.render import TransitionView, json_document, make_console, print_header, print_outcome
-
         settings = settings_from(flags)
         limits = settings.limits
         setup_logging(settings.resolved_state_dir())
@@ -176,10 +175,6 @@ def _defaults_from_record(settings, record, factories, *, explicit_orders: bool,
     --base-url on this command line (an environment variable is not enough: order data
     must not go elsewhere by accident). Returns the settings and, when --base-url sends
     the run somewhere new, where it went before."""
-    from orderbot.i18n import t
-    from orderbot.runs.resume import recorded_orders
-    from orderbot.settings import public_base_url
-    from orderbot.shops.source import source_identity
 
     update: dict = {}
     recorded = None if explicit_orders else recorded_orders(record)
@@ -199,3 +194,7 @@ def _defaults_from_record(settings, record, factories, *, explicit_orders: bool,
             was = record.base_url or t("header.default_service")
     settings = settings.model_copy(update=update) if update else settings
     return settings, was
+
+
+app = typer.Typer(rich_markup_mode="rich", add_completion=False)
+app.command("resume", help=HELP, epilog=EPILOG)(resume)

@@ -9,13 +9,24 @@ from itertools import islice
 from typing import Annotated
 
 import typer
+from rich.text import Text
 
+from orderbot.commands import COMMAND_HELP
 from orderbot.commands.common import Json, RunId, StateDir, Trace, errors_to_exit_codes
+from orderbot.errors import UsageError
 from orderbot.i18n import t
+from orderbot.loop.engine import Limits
 from orderbot.loop.limits import StopReason
+from orderbot.runs.record import transition_from_dict
+from orderbot.runs.store import RunStore
+from orderbot.settings import load_settings
 from orderbot.ui.escape import json_text  # --json: valid JSON, no raw controls
+from orderbot.ui.presentation import format_runs, resume_hint
+from orderbot.ui.render import format_transitions, make_console, print_outcome
+from orderbot.ui.styles import STYLE_DIM, STYLE_ERROR
+from orderbot.ui.trace import print_trace
 
-HELP = "List recent runs, newest first; `orderbot runs show ID` shows one."
+HELP = COMMAND_HELP["runs"]
 EPILOG = "Examples: orderbot runs --user C001 --stop-reason awaiting_approval · orderbot runs show 261130-050026-1a2b"
 SHOW_HELP = "Show one run from its record: the transitions table and the answer (or why it stopped)."
 SHOW_EPILOG = "Example: orderbot runs show 261130-050026-1a2b --trace"
@@ -24,7 +35,7 @@ SHOW_EPILOG = "Example: orderbot runs show 261130-050026-1a2b --trace"
 STOP_REASONS = (*(str(reason) for reason in StopReason), "incomplete")
 
 
-app = typer.Typer(help=HELP, epilog=EPILOG, no_args_is_help=False, rich_markup_mode="rich")
+app = typer.Typer(help=HELP, epilog=EPILOG, no_args_is_help=False, rich_markup_mode="rich", add_completion=False)
 
 
 @app.callback(invoke_without_command=True)
@@ -46,12 +57,7 @@ def list_runs(
     if ctx.invoked_subcommand is not None:
         return  # `runs show ...`: the subcommand does the work
     with errors_to_exit_codes():
-        from orderbot.ui.presentation import format_runs
-        from orderbot.ui.render import make_console
-
         if stop_reason is not None and stop_reason not in STOP_REASONS:
-            from orderbot.errors import UsageError
-
             valid = ", ".join(STOP_REASONS)
             raise UsageError(t("error.bad_stop_reason", value=stop_reason, valid=valid))
         store = _store(state_dir)
@@ -77,8 +83,6 @@ def show(
     state_dir: StateDir = None,
 ) -> None:
     with errors_to_exit_codes():
-        from orderbot.ui.render import make_console
-
         store = _store(state_dir)
         path = store.path(store.resolve(run_id))
         record = store.load(path.stem, allow_altered=True)  # shown, marked; never resumed or replayed
@@ -91,13 +95,6 @@ def show(
 def print_record(console, record, *, trace: bool = False) -> None:
     """The record as `ask` showed it: a header, one transitions table per segment (the first
     run, then each resumption), the trace if asked, and the outcome."""
-    from rich.text import Text
-
-    from orderbot.loop.engine import Limits
-    from orderbot.runs.record import transition_from_dict
-    from orderbot.ui.presentation import resume_hint
-    from orderbot.ui.render import format_transitions, print_outcome
-    from orderbot.ui.styles import STYLE_DIM, STYLE_ERROR
 
     state = record.state
     console.print(
@@ -136,8 +133,6 @@ def print_record(console, record, *, trace: bool = False) -> None:
         if transitions:
             console.print(format_transitions(transitions, limits, plain=not console.is_terminal, width=console.width))
         if trace and transitions:
-            from orderbot.ui.trace import print_trace
-
             print_trace(console, transitions)
     if record.dropped.get("transitions"):
         console.print(Text(t("outcome.dropped", count=record.dropped["transitions"]), style=STYLE_DIM))
@@ -148,8 +143,6 @@ def print_record(console, record, *, trace: bool = False) -> None:
 
 
 def _store(state_dir):
-    from orderbot.runs.store import RunStore
-    from orderbot.settings import load_settings
 
     settings = load_settings(state_dir=state_dir)
     return RunStore(settings.resolved_state_dir(), keep=settings.keep_runs)

@@ -29,6 +29,8 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 
+from orderbot.i18n.catalogue import MESSAGES
+
 LANGUAGES = ("en", "zh")
 DEFAULT = "en"
 LOCALE_VARIABLES = ("LC_ALL", "LC_MESSAGES", "LANG")
@@ -73,6 +75,5 @@ def language() -> str:
 
 def t(message_id: str, /, lang: str | None = None, **params: object) -> str:
     """The message in the UI language (or `lang`), with its placeholders filled in."""
-    from orderbot.i18n.catalogue import MESSAGES
 
     return MESSAGES[message_id][lang or language()].format(**params)

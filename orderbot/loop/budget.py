@@ -14,6 +14,7 @@ from collections.abc import Callable, Sequence
 from pydantic import BaseModel, Field
 
 from orderbot.i18n import t
+from orderbot.i18n.catalogue import MESSAGES
 from orderbot.loop.limits import LIMIT, StopReason
 
 
@@ -37,7 +38,6 @@ class LimitExceeded(Exception):
     the stop detail of records and --json; `message` lets the terminal say it in Chinese."""
 
     def __init__(self, reason: StopReason, message_id: str, **params: object) -> None:
-        from orderbot.i18n.catalogue import MESSAGES
 
         if message_id not in MESSAGES:  # plain English text: shown as it is in either language
             super().__init__(message_id)

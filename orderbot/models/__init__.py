@@ -10,7 +10,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from orderbot.errors import ConfigError
+from orderbot.errors import ConfigError, UsageError
+from orderbot.settings import public_base_url
 
 if TYPE_CHECKING:
     from orderbot.models.base import Model
@@ -50,7 +51,6 @@ def endpoint(settings: Settings) -> str | None:
     screen; None for the offline model and for the provider's own default service."""
     if resolve_provider(settings) in ("offline", "scripted") or settings.base_url is None:
         return None
-    from orderbot.settings import public_base_url
 
     return public_base_url(settings.base_url)
 
@@ -59,8 +59,6 @@ def create(settings: Settings) -> Model:
     provider = resolve_provider(settings)
     factory = FACTORIES.get(provider)
     if factory is None:
-        from orderbot.errors import UsageError
-
         error = UsageError if "provider" in settings._flags else ConfigError  # a flag: exit 2, as Typer's own
         raise error(f"unknown provider {provider!r}: choose one of auto, {', '.join(FACTORIES)}")
     return factory(settings)

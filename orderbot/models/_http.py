@@ -39,6 +39,9 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, TypeVar
 from urllib.parse import urlsplit
 
+import openai
+from openai import OpenAI
+
 from orderbot.errors import (
     ConfigError,
     EmptyReply,
@@ -52,8 +55,6 @@ from orderbot.models.base import Turn
 from orderbot.settings import public_base_url as public_url
 
 if TYPE_CHECKING:
-    from openai import OpenAI
-
     from orderbot.settings import Settings
 
 log = logging.getLogger("orderbot")
@@ -87,8 +88,6 @@ def make_client(settings: Settings, provider: str) -> OpenAI:
         )
     if settings.base_url is not None:
         check_base_url(settings.base_url)
-    from openai import OpenAI
-
     return OpenAI(api_key=key or NO_KEY, base_url=settings.base_url, max_retries=0, timeout=settings.timeout)
 
 
@@ -387,8 +386,6 @@ def bytes_read(stream) -> int | None:
 def refused_streaming(exc: Exception) -> bool:
     """A 400 to a streamed request that names `stream` (or `stream_options`): this server
     does not stream. Any other 400 is a bad request whichever way it is sent."""
-    import openai
-
     return isinstance(exc, openai.BadRequestError) and "stream" in str(exc).lower()
 
 
@@ -404,8 +401,6 @@ class Classifier:
     secrets: tuple[str, ...] = ()
 
     def __call__(self, exc: Exception) -> Failure:
-        import openai
-
         if isinstance(exc, EmptyReply):  # local servers do this now and then; the next try usually works
             return Failure(str(exc), retryable=True, retry_after=0.0, attempts=2, error=EmptyReply)
         if isinstance(exc, IncompleteReply):  # the connection ended early: the whole answer may come next time

@@ -29,6 +29,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import NamedTuple
 
+from orderbot.atomic import atomic_write
+
 INDEX_FILE = "runs.index"  # in the state directory, next to runs/
 HEADER = "orderbot-runs-index 1"
 QUESTION_HEAD = 200  # characters of the question kept per line: a listing shows fewer
@@ -159,7 +161,6 @@ class RunIndex:
         return inodes, lines
 
     def _write(self, entries: dict[str, tuple[int, str]]) -> None:
-        from orderbot.atomic import atomic_write
 
         newest_first = sorted(entries.items(), reverse=True)
         inodes = json.dumps({run_id: inode for run_id, (inode, _) in newest_first}, separators=(",", ":"))

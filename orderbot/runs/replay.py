@@ -28,6 +28,7 @@ from orderbot.models.scripted import ScriptedModel
 from orderbot.runner import Runner
 from orderbot.runs.record import RunRecord, bound_call
 from orderbot.runs.store import read_record
+from orderbot.shops.sample.model import SAMPLE_PATH
 from orderbot.shops.session import Session, session_over
 from orderbot.text import cut
 
@@ -193,7 +194,6 @@ def pin_time(session: Session) -> Callable[[datetime], None]:
 def replay_file(path: Path | str, orders: Path | str | None = None) -> ReplayReport:
     """Load a record file and replay it over a copy of `orders` (default: the bundled
     sample): recorded runs double as regression fixtures."""
-    from orderbot.shops.sample.model import SAMPLE_PATH
 
     record = read_record(Path(path))
     with tempfile.TemporaryDirectory(prefix="orderbot-replay-") as tmp:

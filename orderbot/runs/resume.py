@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import math
 
+from pydantic import ValidationError
+
 from orderbot.errors import RecordError
 from orderbot.loop.engine import StopReason
 from orderbot.loop.items import FunctionCall
@@ -21,6 +23,7 @@ from orderbot.loop.limits import LIMIT_STOPS
 from orderbot.loop.state import PendingCall
 from orderbot.loop.tools import Prepared, Refused, Toolbox, ToolContext
 from orderbot.runs.record import COMMITTED, EXECUTING, RunRecord
+from orderbot.shops.source import parse_source
 
 # How far in the future a request may seem to have been made: clocks of machines sharing a
 # state directory drift a little; a record dated further ahead was altered.
@@ -153,7 +156,6 @@ def binding_mismatch(record: RunRecord, pending: PendingCall, tool) -> str | Non
 
 def canonical_arguments(tool, raw: str) -> str | None:
     """The arguments as dispatch would bind them (see tools.Prepared), None if invalid."""
-    from pydantic import ValidationError
 
     try:
         args = tool.args.model_validate_json(raw or "{}")
@@ -166,7 +168,6 @@ def recorded_orders(record: RunRecord) -> str | None:
     """The orders source the run acted on (as recorded: orderbot.shops.source.source_identity), if
     it is still there and still the same one (Source.fingerprint); otherwise a RecordError
     saying to name it with --orders. None for a run recorded without one (Python API)."""
-    from orderbot.shops.source import parse_source
 
     rid = record.run_id
     if not record.orders:

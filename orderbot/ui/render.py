@@ -14,11 +14,13 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, replace
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from rich import box
 from rich.console import Console, Group
+from rich.live import Live
 from rich.panel import Panel
+from rich.segment import Segment
+from rich.spinner import Spinner
 from rich.table import Table
 from rich.text import Text
 
@@ -30,9 +32,7 @@ from orderbot.loop.state import Event, RunState, Transition, describe_call, summ
 from orderbot.ui.escape import visible
 from orderbot.ui.styles import STYLE_DIM, STYLE_ERROR, STYLE_OK, STYLE_PHASE, STYLE_WARN
 from orderbot.ui.terminal import end_quietly_on_closed_pipe
-
-if TYPE_CHECKING:
-    from rich.live import Live
+from orderbot.ui.trace import trace_steps
 
 PIPED_WIDTH = 120
 # Spaces before a line's end (and any style codes after them): Rich pads every table cell
@@ -47,7 +47,6 @@ class SafeConsole(Console):
     that is not a terminal has no trailing spaces."""
 
     def _render_buffer(self, buffer):  # Rich's one place that turns segments into output
-        from rich.segment import Segment
 
         text = super()._render_buffer(
             Segment(text if control else visible(text), style, control) for text, style, control in buffer
@@ -183,8 +182,6 @@ def json_document(
     if facts:
         doc["facts"] = [fact.as_dict() for fact in facts_of(state)]
     if trace:  # the --trace panels' content, one record per step
-        from orderbot.ui.trace import trace_steps
-
         doc["trace"] = trace_steps(transitions)
     return doc
 
@@ -231,8 +228,6 @@ class TransitionView:
 
     def _start_live(self) -> None:
         if self._live is None:
-            from rich.live import Live  # only a terminal draws live: piped output never imports it
-
             # Redrawn a few times a second, so the waiting line's clock and spinner move.
             self._live = Live(console=self.console, get_renderable=self._screen, refresh_per_second=4, transient=False)
             self._live.start()
@@ -244,7 +239,6 @@ class TransitionView:
         began, left = self._waiting
         elapsed = time.monotonic() - began
         line = _t("status.waiting", elapsed=elapsed, left=max(0.0, left - elapsed))
-        from rich.spinner import Spinner  # with Live: only on a terminal
 
         spinner = Spinner("dots", text=Text(line, style=STYLE_DIM))
         if self._retry is None:

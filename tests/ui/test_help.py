@@ -21,7 +21,8 @@ def commands(group=None, prefix: str = "") -> dict:
     """Every command, sub-commands of groups (such as `runs show`) included, by full name."""
     group = group or typer.main.get_command(app)
     found = {}
-    for name, command in group.commands.items():
+    for name in group.list_commands(None):
+        command = group.get_command(None, name)
         found[prefix + name] = command
         if hasattr(command, "commands"):
             found.update(commands(command, prefix + name + " "))

@@ -37,7 +37,6 @@ if TYPE_CHECKING:
     from orderbot.shops.sample.stores.base import Store
 
 
-
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
