@@ -11,12 +11,23 @@ Imported only when tracing is on (orderbot.telemetry decides). One trace per run
 
 The engine reports a model request and a tool call when they are over (with their
 durations), so their spans are written afterwards with explicit start and end times.
+
+Telemetry never slows or clutters a run: spans go out from the SDK's background thread,
+and at exit what is left gets EXIT_FLUSH_SECONDS, then is dropped, whether the collector
+hangs, is slow, fails or is not there. The exporter's own messages go to orderbot's log
+file, never the terminal. Without ORDERBOT_OTEL_CONTENT=1 the spans hold ids, counts,
+codes and timings only: no answer text, no arguments, no results, no name or id that
+came from the model unchecked.
 """
 
 from __future__ import annotations
 
 import atexit
+import hashlib
 import json
+import logging
+import re
+import threading
 import time
 from collections.abc import Callable
 
@@ -32,16 +43,72 @@ from orderbot.loop.state import Event, RunState, Transition
 
 SCOPE = "orderbot"
 CONTENT_CHARS = 4000  # of arguments or a result, when content is on
+EXIT_FLUSH_SECONDS = 0.5  # the most a process waits at exit for its spans to go out
+# A call id is exported as it is when it looks like one (the API's call_..., fc_...);
+# anything else, whatever a server put there, only as a digest.
+ID_SHAPE = re.compile(r"[A-Za-z0-9_.:-]{1,80}")
+
+log = logging.getLogger("orderbot")
 
 
-def otlp_tracer() -> trace.Tracer:
-    """A tracer exporting over OTLP/HTTP as the OTEL_* variables say; flushed at exit."""
+def otlp_tracer(
+    exit_flush: float | None = None, at_exit: Callable[[Callable[[], None]], object] = atexit.register
+) -> trace.Tracer:
+    """A tracer exporting over OTLP/HTTP as the OTEL_* variables say. Spans are sent from
+    the SDK's background thread; at exit (`at_exit`) what is left gets `exit_flush`
+    seconds (EXIT_FLUSH_SECONDS), no more."""
     from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
 
-    provider = TracerProvider(resource=Resource.create({"service.name": "orderbot", "service.version": __version__}))
+    log_into_orderbot()
+    resource = Resource.create({"service.name": "orderbot", "service.version": __version__})
+    # Not the SDK's own exit hook: it waits for the exporter's timeout and retries, 10 s and more.
+    provider = TracerProvider(resource=resource, shutdown_on_exit=False)
     provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter()))
-    atexit.register(provider.shutdown)
+    at_exit(ExitFlush(provider, EXIT_FLUSH_SECONDS if exit_flush is None else exit_flush))
     return provider.get_tracer(SCOPE, __version__)
+
+
+class ExitFlush:
+    """Shuts the tracer provider down (sending the spans left) in a thread started now, and
+    when called waits for that at most `seconds`: then the process goes on exiting and the
+    daemon thread with whatever the collector still holds up goes with it. The thread is
+    started beforehand because a thread started during interpreter exit may be refused."""
+
+    def __init__(self, provider: TracerProvider, seconds: float) -> None:
+        self.provider, self.seconds = provider, seconds
+        self._go, self._done = threading.Event(), threading.Event()
+        threading.Thread(target=self._shut_down, name="orderbot-otel-exit", daemon=True).start()
+
+    def _shut_down(self) -> None:
+        self._go.wait()
+        try:
+            self.provider.shutdown()
+        finally:
+            self._done.set()
+
+    def __call__(self) -> None:
+        self._go.set()
+        if not self._done.wait(self.seconds):
+            log.warning("telemetry: spans not sent within %.1f s at exit were dropped", self.seconds)
+
+
+class _IntoOrderbotLog(logging.Handler):
+    """Hands a record to the handlers of orderbot's own logger (its log file); with none
+    set up, drops it rather than let Python print it on stderr."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        for handler in logging.getLogger("orderbot").handlers:
+            if record.levelno >= handler.level:
+                handler.handle(record)
+
+
+def log_into_orderbot() -> None:
+    """The SDK's and the exporter's messages (`Failed to export spans batch ...`,
+    `Transient error ...`) go where orderbot's go, not to the terminal."""
+    otel_log = logging.getLogger("opentelemetry")
+    otel_log.propagate = False
+    if not any(isinstance(h, _IntoOrderbotLog) for h in otel_log.handlers):
+        otel_log.addHandler(_IntoOrderbotLog())
 
 
 class RunTracer:
@@ -114,12 +181,15 @@ class RunTracer:
 
     def _tool_span(self, t: Transition, data: dict, now: int) -> None:
         call, result = data["call"], data.get("result") or {}
+        decision = str(data.get("decision", ""))
+        # A name not in the whitelist is the model's text, and may be anything it read.
+        name = str(call.get("name", "")) if self.content or decision != "unknown_tool" else "(unknown)"
         attributes = {
             "gen_ai.operation.name": "execute_tool",
-            "gen_ai.tool.name": str(call.get("name", "")),
-            "gen_ai.tool.call.id": str(call.get("call_id", "")),
+            "gen_ai.tool.name": name,
+            "gen_ai.tool.call.id": _call_id(str(call.get("call_id", ""))),
             "gen_ai.tool.type": "function",
-            "orderbot.tool.decision": str(data.get("decision", "")),
+            "orderbot.tool.decision": decision,
             "orderbot.tool.ok": bool(result.get("ok")),
             "orderbot.step": t.step,
         }
@@ -146,19 +216,26 @@ class RunTracer:
         run.set_attributes(
             {
                 "orderbot.stop_reason": str(reason) if reason else "",
-                "orderbot.stop_detail": state.stop_detail[:500],
                 "orderbot.steps": state.steps,
                 "orderbot.tool_calls": state.tool_calls,
                 "gen_ai.usage.input_tokens": state.input_tokens or 0,  # None: the provider reported none
                 "gen_ai.usage.output_tokens": state.output_tokens or 0,
             }
         )
+        if self.content:  # the detail of an answered run is the head of the answer, which may quote an order
+            run.set_attribute("orderbot.stop_detail", state.stop_detail[:500])
         if reason not in (None, StopReason.ANSWERED, StopReason.AWAITING_APPROVAL):
             run.set_status(Status(StatusCode.ERROR, str(reason)))
         run.end(end_time=now)
 
     def _inside(self):
         return trace.set_span_in_context(self.run)
+
+
+def _call_id(value: str) -> str:
+    if ID_SHAPE.fullmatch(value):
+        return value
+    return "sha256:" + hashlib.sha256(value.encode("utf-8", "replace")).hexdigest()[:16]
 
 
 def _text(value: object) -> str:
