@@ -39,7 +39,9 @@ def test_a_base_url_is_shown_without_its_password(password):
 
 
 def test_the_issue_url_keeps_its_user_and_place():
-    assert public_source(f"postgresql://shopper:2024/{SECRET}@db.example/shop") == "postgresql://shopper@db.example/shop"
+    assert (
+        public_source(f"postgresql://shopper:2024/{SECRET}@db.example/shop") == "postgresql://shopper@db.example/shop"
+    )
     assert public_source("postgresql://shopper@db.example:5432/shop") == "postgresql://shopper@db.example:5432/shop"
 
 

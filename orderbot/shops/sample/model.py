@@ -3,20 +3,18 @@ stores (orderbot.shops.sample.stores) keep orders; the tools (orderbot.shops.sam
 
 from __future__ import annotations
 
+import re
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Literal
+from typing import Annotated, Literal, get_args
 
 from pydantic import ConfigDict, Field, TypeAdapter
 from pydantic.dataclasses import dataclass
 
 from orderbot.errors import ToolError
 
-if TYPE_CHECKING:
-    pass
-
-
 Status = Literal["待付款", "处理中", "已发货", "已签收", "已取消", "退款中", "已退款"]
+STATUSES: frozenset[str] = frozenset(get_args(Status))
 
 
 # While an order is in one of these states it has not left the warehouse: it may be cancelled.
@@ -65,6 +63,43 @@ CURRENCY_SYMBOLS = {"CNY": "¥"}
 SAMPLE_PATH = Path(__file__).with_name("sample_orders.json")
 
 
+# What an order may hold, the same for every store (a JSON file, SQLite, PostgreSQL), so
+# an order one store takes the others take too and a hostile id is answered alike by all.
+# Ids are plain ASCII: no control characters and no look-alikes (a Cyrillic О, a fullwidth
+# １) that would show as another order's id. Text may hold any character but NUL, which
+# PostgreSQL cannot store; the other controls are kept and shown escaped. An amount is a
+# finite number of at most a trillion, which a double holds to the cent.
+ORDER_ID_PATTERN = r"^ORD-[A-Za-z0-9][A-Za-z0-9_-]{0,27}$"
+CUSTOMER_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._@-]{0,31}$"
+TEXT_PATTERN = r"^[^\x00]*$"
+MAX_AMOUNT = 1e12
+MAX_QUANTITY = 1_000_000
+_ORDER_ID = re.compile(ORDER_ID_PATTERN)
+_CUSTOMER_ID = re.compile(CUSTOMER_ID_PATTERN)
+
+OrderId = Annotated[str, Field(pattern=ORDER_ID_PATTERN)]
+CustomerId = Annotated[str, Field(pattern=CUSTOMER_ID_PATTERN)]
+Text = Annotated[str, Field(pattern=TEXT_PATTERN)]
+Amount = Annotated[float, Field(ge=0, le=MAX_AMOUNT, allow_inf_nan=False)]
+
+# What a refused field was expected to be, in the words of an error message (describe_load_error).
+EXPECTED = {
+    ORDER_ID_PATTERN: "an order id is ORD- and up to 28 ASCII letters, digits, - or _",
+    CUSTOMER_ID_PATTERN: "a customer id is 1 to 32 ASCII letters, digits or . _ - @, starting with a letter or digit",
+    TEXT_PATTERN: "text may not contain a NUL character",
+}
+
+
+def is_order_id(value: object) -> bool:
+    """Whether `value` could be an order's id: a store answers any other id "no such order"
+    without asking its database, so every store answers a hostile id alike."""
+    return isinstance(value, str) and _ORDER_ID.fullmatch(value) is not None
+
+
+def is_customer_id(value: object) -> bool:
+    return isinstance(value, str) and _CUSTOMER_ID.fullmatch(value) is not None
+
+
 # Orders are slotted pydantic dataclasses, not BaseModels: a BaseModel instance carries a
 # __dict__ and a set of the fields that were set, which doubled the memory of a loaded file
 # and added a third to its load time (benchmarks/README.md). Validation is the same.
@@ -76,36 +111,36 @@ _record = dataclass(config=_ORDER_CONFIG, frozen=True, slots=True)
 
 @_record
 class LineItem:
-    sku: str
-    name: str
-    quantity: Annotated[int, Field(gt=0)]
-    unit_price: Annotated[float, Field(ge=0)]
+    sku: Text
+    name: Text
+    quantity: Annotated[int, Field(gt=0, le=MAX_QUANTITY)]
+    unit_price: Amount
 
 
 @_record
 class Shipping:
-    carrier: str | None = None
-    tracking_number: str | None = None
-    city: str | None = None
+    carrier: Text | None = None
+    tracking_number: Text | None = None
+    city: Text | None = None
 
 
 @_record
 class Order:
-    order_id: Annotated[str, Field(pattern=r"^ORD-", max_length=32)]
-    customer_id: Annotated[str, Field(min_length=1, max_length=32)]
+    order_id: OrderId
+    customer_id: CustomerId
     status: Status
     items: Annotated[list[LineItem], Field(min_length=1)]
-    total: Annotated[float, Field(ge=0)]
-    currency: Annotated[str, Field(min_length=3, max_length=3)]
+    total: Amount
+    currency: Annotated[str, Field(pattern=r"^[A-Z]{3}$")]
     created_at: datetime
     updated_at: datetime
     shipping: Shipping | None = None
-    note: str | None = None
+    note: Text | None = None
     # Written when orderbot cancels the order. cancelled_by names the approved call that did
     # it ("run_id/call_id"), so a resumed run repeating that call finds it already done.
     cancelled_at: datetime | None = None
-    cancel_reason: str | None = None
-    cancelled_by: str | None = None
+    cancel_reason: Text | None = None
+    cancelled_by: Text | None = None
 
 
 @_record

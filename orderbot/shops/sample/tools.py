@@ -13,6 +13,8 @@ Who may do what (identity always comes from the session, never from the model):
 
 from __future__ import annotations
 
+import hashlib
+import re
 import unicodedata
 from typing import TYPE_CHECKING, Annotated
 
@@ -91,8 +93,16 @@ def owned_order(store: Store, order_id: str, user: str | None, timeout: float | 
 
 
 def cancel_key(ctx: ToolContext) -> str:
-    """The approved call a cancellation belongs to: the same in every resumption of a run."""
-    return f"{ctx.run_id}/{ctx.call_id}"
+    """The approved call a cancellation belongs to: the same in every resumption of a run.
+    The call id is the model's: one that is not short and plain (a NUL, a control, a
+    megabyte) is kept as its hash, so every store can write the key."""
+    call_id = ctx.call_id
+    if not PLAIN_CALL_ID.fullmatch(call_id):
+        call_id = "sha256-" + hashlib.sha256(call_id.encode("utf-8", "surrogatepass")).hexdigest()[:32]
+    return f"{ctx.run_id}/{call_id}"
+
+
+PLAIN_CALL_ID = re.compile(r"[A-Za-z0-9_.:-]{1,128}")
 
 
 # What the model is told about these tools and this data: the run's system prompt.

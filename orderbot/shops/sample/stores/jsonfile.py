@@ -25,6 +25,7 @@ from orderbot.atomic import atomic_write, target
 from orderbot.errors import OrdersFileError, ToolError
 from orderbot.shops.sample.model import (
     CANCELLED,
+    EXPECTED,
     NO_ACCESS,
     ORDER,
     ORDERS_FILE,
@@ -250,4 +251,11 @@ def describe_load_error(path: Path | str, raw: bytes, exc: ValidationError) -> s
         if isinstance(order_id, str):
             where += f" ({order_id[:32]})"
     field = ".".join(map(str, loc[2:])) or "the order itself"
-    return f"{path}: {where}, field {field}: {first['msg']}{tail}"
+    return f"{path}: {where}, field {field}: {_expected(first)}{tail}"
+
+
+def _expected(error: dict) -> str:
+    """pydantic's message, or what the field expects in words where pydantic would quote a regex."""
+    if error["type"] == "string_pattern_mismatch":
+        return EXPECTED.get(error.get("ctx", {}).get("pattern"), error["msg"])
+    return error["msg"]

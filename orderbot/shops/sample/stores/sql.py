@@ -26,9 +26,12 @@ from orderbot.shops.sample.model import (
     CANCELLED,
     NO_ACCESS,
     ORDER,
+    STATUSES,
     Order,
     cancel_result,
     ensure_cancellable,
+    is_customer_id,
+    is_order_id,
     local_now,
 )
 
@@ -161,6 +164,8 @@ class SqlStore:
         raise NotImplementedError
 
     def get(self, order_id: str, *, timeout: float | None = None) -> Order | None:
+        if not is_order_id(order_id):  # no order has it: a NUL or a look-alike never reaches the database
+            return None
         found = self._with_items(self._rows(f"{_SELECT} WHERE o.order_id = ?", (order_id,), timeout=timeout), timeout)
         return found[0] if found else None
 
@@ -173,6 +178,10 @@ class SqlStore:
         offset: int = 0,
         timeout: float | None = None,
     ) -> list[Order]:
+        if (customer_id is not None and not is_customer_id(customer_id)) or (
+            status is not None and status not in STATUSES
+        ):
+            return []  # as a JSON store answers: nothing has that customer or status
         where, params = [], []
         if customer_id is not None:
             where.append("o.customer_id = ?")
@@ -207,6 +216,8 @@ class SqlStore:
         """Compare-and-set in one statement: the row changes only if it is the user's and
         still cancellable, so of two approvers racing exactly one sees a row changed, and
         an order changed since the approval was requested is refused."""
+        if not is_order_id(order_id) or user is None or not is_customer_id(user):
+            raise ToolError(NO_ACCESS, "no_access")
         stamp = TIMESTAMP.dump_python(self.now(), mode="json")  # the same text a JSON store writes
         changed = self._change(
             CANCEL_SQL,
