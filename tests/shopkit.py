@@ -18,7 +18,7 @@ import shutil
 import socket
 import subprocess
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -44,6 +44,7 @@ class PostgresServer:
     user: str
     password: str
     _numbers: Iterator[int] = field(default_factory=itertools.count)
+    start_again: Callable[[], None] | None = None  # after the server was stopped (tests that stop it)
 
     def url(self, database: str, *, password: str | None = None) -> str:
         secret = self.password if password is None else password
@@ -118,14 +119,18 @@ def start_postgres() -> tuple[PostgresServer, callable]:
         f"-c listen_addresses=127.0.0.1 -c port={port} -c unix_socket_directories={root} "
         "-c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=60"
     )
-    run("pg_ctl", "-D", str(data), "-o", options, "-l", str(root / "log"), "-w", "-t", "60", "start")
+
+    def start() -> None:
+        run("pg_ctl", "-D", str(data), "-o", options, "-l", str(root / "log"), "-w", "-t", "60", "start")
+
+    start()
 
     def stop() -> None:
         subprocess.run([*prefix, "pg_ctl", "-D", str(data), "-m", "immediate", "-w", "stop"], cwd=root, check=False,
                        capture_output=True, timeout=60)  # fmt: skip
         shutil.rmtree(root, ignore_errors=True)
 
-    return PostgresServer("127.0.0.1", port, "orderbot", PASSWORD), stop
+    return PostgresServer("127.0.0.1", port, "orderbot", PASSWORD, start_again=start), stop
 
 
 def sample_orders() -> list:

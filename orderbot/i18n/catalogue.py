@@ -312,6 +312,21 @@ MESSAGES: dict[str, dict[str, str]] = {
         "en": " (a / ? # or @ in the user name or password must be percent-encoded, / as %2F)",
         "zh": "（用户名或密码中的 / ? # @ 必须用百分号编码，例如 / 写成 %2F）",
     },
+    "orders.import_failed": {
+        "en": "the import failed and nothing was written ({reason})",
+        "zh": "导入失败，没有写入任何数据（{reason}）",
+    },
+    "orders.import_lost": {
+        "en": "the connection to the server was lost during the import; nothing was written (the transaction "
+        "was rolled back), so the import can simply be run again",
+        "zh": "导入过程中与服务器的连接断开了；没有写入任何数据（事务已回滚），可以直接重新导入",
+    },
+    "orders.import_lost_at_commit": {
+        "en": "the connection to the server was lost while the import was being committed, so it may or may not "
+        "have been written; check with: orderbot orders list --all --orders {target}",
+        "zh": "提交导入时与服务器的连接断开了，数据可能已写入也可能没有；请用以下命令检查："
+        "orderbot orders list --all --orders {target}",
+    },
     "orders.user_and_all": {"en": "--user and --all cannot be used together", "zh": "--user 和 --all 不能同时使用"},
     "orders.whose": {
         "en": "say whose orders: --user C001 for a customer's own, or --all for every customer's",

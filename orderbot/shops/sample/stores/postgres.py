@@ -146,6 +146,7 @@ def import_orders(
     Refuses a database that already holds orders unless `replace`."""
     psycopg = _psycopg()
     connection = connect(source)
+    committing = False  # set once every statement ran: an error after it came from the COMMIT
     try:
         with connection.transaction():
             if connection.execute("SELECT to_regclass('orders') IS NOT NULL").fetchone()[0]:
@@ -168,13 +169,28 @@ def import_orders(
             for statement in INDEXES:
                 connection.execute(statement)
             connection.execute("INSERT INTO schema_version VALUES (%s)", (SCHEMA_VERSION,))
+            committing = True
         return done
     except psycopg.Error as exc:
         log.error("postgres import %s: %s: %s", source.shown, type(exc).__name__, exc)
-        reason = "permission denied" if isinstance(exc, psycopg.errors.InsufficientPrivilege) else type(exc).__name__
-        raise ConfigError(f"{source.shown}: the import failed and nothing was written ({reason})") from None
+        raise ConfigError(f"{source.shown}: {_why_import_failed(exc, source, committing=committing)}") from None
     finally:
         connection.close()
+
+
+def _why_import_failed(exc: Exception, source: Source, *, committing: bool) -> str:
+    """One clause for a failed import, saying whether anything was written. A transaction
+    the server never got the COMMIT of is rolled back by the server, even when the
+    connection is lost; a connection lost during the COMMIT leaves it unknown."""
+    psycopg = _psycopg()
+    lost = isinstance(exc, psycopg.OperationalError)  # the server went away or shut the connection
+    if lost and committing:
+        return t("orders.import_lost_at_commit", target=source.shown)
+    if lost:
+        return t("orders.import_lost")
+    if isinstance(exc, psycopg.errors.InsufficientPrivilege):
+        return t("orders.import_failed", reason="permission denied")
+    return t("orders.import_failed", reason=type(exc).__name__)
 
 
 def _copy(cursor, table: str, columns: Sequence[str], rows) -> None:
