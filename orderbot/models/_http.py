@@ -27,6 +27,8 @@ from __future__ import annotations
 
 import contextlib
 import email.utils
+import functools
+import importlib
 import json
 import logging
 import random
@@ -88,7 +90,54 @@ def make_client(settings: Settings, provider: str) -> OpenAI:
         )
     if settings.base_url is not None:
         check_base_url(settings.base_url)
-    return OpenAI(api_key=key or NO_KEY, base_url=settings.base_url, max_retries=0, timeout=settings.timeout)
+    http_client = openai.DefaultHttpxClient(event_hooks={"response": [cap_error_body]})
+    return OpenAI(
+        api_key=key or NO_KEY,
+        base_url=settings.base_url,
+        max_retries=0,
+        timeout=settings.timeout,
+        http_client=http_client,
+    )
+
+
+# The SDK reads an error reply's body whole to build its exception, and only the first line
+# of it is kept (MAX_REASON_CHARS). Past this many bytes as sent, the rest is not read: at
+# most about 16 MB once inflated, even from a gzip body that would inflate to gigabytes.
+ERROR_BODY_BYTES = 16 * 1024
+
+
+def cap_error_body(response) -> None:
+    """A response hook of the SDK's HTTP client: an error reply's body is cut as it is read."""
+    if response.status_code >= 400:
+        response.stream = _capped_stream()(response.stream, ERROR_BODY_BYTES)
+
+
+@functools.cache
+def _capped_stream() -> type:
+    """A body stream that ends after `limit` bytes, built on the byte-stream class of the
+    SDK's HTTP library (httpx, or a fork of it under another name), as the library requires."""
+    client = next(c for c in openai.DefaultHttpxClient.__mro__ if c.__name__ == "Client")
+    library = importlib.import_module(client.__module__.split(".")[0])
+
+    class CappedStream(library.SyncByteStream):
+        def __init__(self, stream, limit: int) -> None:
+            self._stream, self._left = stream, limit
+
+        def __iter__(self):
+            for chunk in self._stream:
+                yield chunk[: self._left]
+                self._left -= len(chunk)
+                if self._left <= 0:
+                    return  # closing the response then drops the connection, unread
+
+        def close(self) -> None:
+            self._stream.close()
+
+        @property
+        def elapsed(self):  # the library reads the response's duration from its stream
+            return getattr(self._stream, "elapsed", None)
+
+    return CappedStream
 
 
 def check_base_url(url: str) -> None:

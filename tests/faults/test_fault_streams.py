@@ -18,7 +18,7 @@ import zlib
 from collections.abc import Iterator
 
 import pytest
-from fakeapi import WIRES, FakeAPI, Request, error, event, raw, sse, stream_of
+from fakeapi import WIRES, FakeAPI, Reply, Request, error, event, raw, sse, stream_of
 from faultkit import KEY, Caps, check, run
 
 from orderbot.loop.engine import StopReason
@@ -161,6 +161,17 @@ def test_gzip_body_that_inflates_to_800_mb_keeps_memory_bounded(api, orders, wir
     path, before = orders
     api.enqueue(wire.route, stream_of(gzip_bomb(UNENDING[wire.route], 800), headers={"content-encoding": "gzip"}))
 
+    peak_mib, done = peak_of_ask(api, wire, path)
+
+    assert peak_mib < 600, f"peak memory {peak_mib:.0f} MiB"
+    assert done.returncode == 3, done.stdout + done.stderr
+    assert '"stop_reason": "response_too_large"' in done.stdout
+    assert f"more than {LIMIT:,} bytes in one piece" in done.stdout
+    assert path.read_bytes() == before
+
+
+def peak_of_ask(api, wire, path) -> tuple[float, subprocess.CompletedProcess]:
+    """`orderbot ask` in a process of its own: its peak resident memory (MiB) and outcome."""
     args = ["ask", "--provider", wire.provider, "--base-url", api.url, "--orders", str(path), "--json"]
     done = subprocess.run(
         [sys.executable, "-c", PEAK_OF, *args, "--timeout", "20", "查询 ORD-1001"],
@@ -169,14 +180,29 @@ def test_gzip_body_that_inflates_to_800_mb_keeps_memory_bounded(api, orders, wir
         text=True,
         timeout=120,
     )
-
     peak_mib = int(re.search(r"peak_rss_kib=(\d+)", done.stderr)[1]) / 1024
-    print(f"peak resident memory: {peak_mib:.0f} MiB")  # -s shows it: the figure docs/threat-model.md quotes
-    assert peak_mib < 600, f"peak memory {peak_mib:.0f} MiB"
-    assert done.returncode == 3, done.stdout + done.stderr
+    print(f"peak resident memory: {peak_mib:.0f} MiB")  # -s shows it
     assert "Traceback" not in done.stdout + done.stderr and KEY not in done.stdout + done.stderr
-    assert '"stop_reason": "response_too_large"' in done.stdout
-    assert f"more than {LIMIT:,} bytes in one piece" in done.stdout
+    return peak_mib, done
+
+
+@BOTH
+def test_error_reply_whose_gzip_body_inflates_to_800_mb_keeps_memory_bounded(api, orders, wire):
+    path, before = orders
+    bomb = Reply(
+        status=500,
+        headers={"content-encoding": "gzip"},
+        content_type="application/json",
+        behaviour="stream",
+        chunks=gzip_bomb(b'{"error": {"message": "', 800),
+    )
+    api.enqueue(wire.route, bomb, wire.text(ANSWER))  # the SDK reads an error's body to build its exception
+
+    peak_mib, done = peak_of_ask(api, wire, path)
+
+    assert peak_mib < 600, f"peak memory {peak_mib:.0f} MiB"
+    assert done.returncode == 0, done.stdout + done.stderr  # a 5xx is retried, and the next answer is read
+    assert ANSWER in done.stdout
     assert path.read_bytes() == before
 
 
