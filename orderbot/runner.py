@@ -12,7 +12,9 @@ A run is wired in this order, and only here:
      b. the views (screen: the transitions table, the trace, the REPL's step lines),
         in the order the command gives them;
 5. the Engine, which runs the loop and calls the observers after each transition;
-6. after the run, the claim check of its answer (orderbot.answers.claims), kept in the record.
+6. after the run, its outcome computed once: the facts of its tool results and the claim check
+   of its answer (orderbot.answers), as one `RunResult` that every view reads; the claims are
+   kept in the record too.
 
 `Runner.start` begins a recorded run, `Runner.resume` continues a recorded one (a paused
 approval or a limit stop, from `orderbot resume` or the REPL's "continue"), and
@@ -28,7 +30,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from orderbot import telemetry
-from orderbot.answers.claims import check_state
+from orderbot.answers.claims import Claim, check
+from orderbot.answers.facts import Fact, facts_of
 from orderbot.loop.engine import Engine, Limits
 from orderbot.loop.state import Approver, Observer, RunState
 from orderbot.loop.tools import Toolbox
@@ -37,6 +40,29 @@ from orderbot.runs.record import RunRecord
 from orderbot.runs.recorder import Recorder
 from orderbot.runs.store import RunStore
 from orderbot.shops.sample.tools import INSTRUCTIONS
+
+
+@dataclass(frozen=True)
+class RunResult:
+    """What a run came to, computed once when it stops: the state it ended in, the facts of
+    its tool results, the unsupported claims of its answer, and its record (None when the run
+    was not recorded). The screen, --json and the exit code all read this."""
+
+    state: RunState
+    facts: tuple[Fact, ...]
+    claims: tuple[Claim, ...]
+    record: RunRecord | None = None
+
+    @property
+    def record_id(self) -> str | None:
+        return self.record.run_id if self.record is not None else None
+
+
+def result_of(state: RunState, record: RunRecord | None = None) -> RunResult:
+    """The outcome of a stopped run (or of a stored one, from its calls): the one place facts
+    and claims are computed."""
+    facts = tuple(facts_of(state))
+    return RunResult(state, facts, tuple(check(state.answer, list(facts), state.calls)), record)
 
 
 def observers(
@@ -116,7 +142,7 @@ class Runner:
         kind: str = "ask",
         views: Sequence[Observer] = (),
         approver: Approver | None = None,
-    ) -> RunRecord:
+    ) -> RunResult:
         """Run a new `state` to its stop, recording it from the first transition."""
         recorder = Recorder.start(
             self._store(),
@@ -131,8 +157,7 @@ class Runner:
             interactive=approver is not None,
             wall_clock=self.wall_clock,
         )
-        self._run(recorder, state, limits, views=views, approver=approver)
-        return recorder.record
+        return self._run(recorder, state, limits, views=views, approver=approver)
 
     def resume(
         self,
@@ -143,7 +168,7 @@ class Runner:
         kind: str = "resume",
         views: Sequence[Observer] = (),
         approver: Approver | None = None,
-    ) -> RunState:
+    ) -> RunResult:
         """Continue a stored run with a fresh budget, appending to its record. Whoever calls
         this has re-checked the record (orderbot.runs.resume.check_resume) when it came from disk.
         `approve` settles the calls the run is waiting for; approved ones are noted
@@ -152,8 +177,7 @@ class Runner:
         record.begin(kind, limits, approve=approve, approver=approver is not None, now=self.wall_clock())
         if approve:
             recorder.mark_executing([p.call_id for p in record.state.pending])
-        self._run(recorder, record.state, limits, views=views, approver=approver, approve_pending=approve)
-        return record.state
+        return self._run(recorder, record.state, limits, views=views, approver=approver, approve_pending=approve)
 
     def unrecorded(
         self,
@@ -163,17 +187,22 @@ class Runner:
         views: Sequence[Observer] = (),
         approver: Approver | None = None,
         approve_pending: bool | None = None,
-    ) -> RunState:
+    ) -> RunResult:
         """Run `state` with no record written (replay plays a record back)."""
-        return self.engine(limits, views=views, approver=approver).run(state, approve_pending=approve_pending)
+        self.engine(limits, views=views, approver=approver).run(state, approve_pending=approve_pending)
+        return result_of(state)
 
-    def _run(self, recorder: Recorder, state: RunState, limits: Limits, *, views, approver, approve_pending=None):
+    def _run(
+        self, recorder: Recorder, state: RunState, limits: Limits, *, views, approver, approve_pending=None
+    ) -> RunResult:
         engine = self.engine(limits, recorder=recorder, views=views, approver=approver)
         try:
             engine.run(state, approve_pending=approve_pending)
-            recorder.record.claims = [claim.as_dict() for claim in check_state(state)]
+            result = result_of(state, recorder.record)
+            recorder.record.claims = [claim.as_dict() for claim in result.claims]
         finally:
             recorder.close()  # the final write: a pause's stop reason comes after its last transition
+        return result
 
     def _store(self) -> RunStore:
         if self.store is None:

@@ -2,7 +2,8 @@
 
 A circle (render → trace → render, say) works only while one side imports lazily, and
 breaks the first time someone moves an import to the top. The graph is read from the
-source: every `import`, at the top or inside a function, except under `TYPE_CHECKING`.
+source: every `import`, at the top, inside a function or under `TYPE_CHECKING` (a circle
+that only type checkers follow is still two modules that cannot be read apart).
 """
 
 from __future__ import annotations
@@ -27,16 +28,8 @@ MODULES = {module_name(path): path for path in sorted(PACKAGE.rglob("*.py"))}
 
 def imports_of(path: Path) -> set[str]:
     tree = ast.parse(path.read_text(encoding="utf-8"))
-    type_only = {
-        id(inner)
-        for node in ast.walk(tree)
-        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test)
-        for inner in ast.walk(node)
-    }
     found: set[str] = set()
     for node in ast.walk(tree):
-        if id(node) in type_only:
-            continue
         if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
             for alias in node.names:  # `from orderbot import models` imports the module orderbot.models
                 submodule = f"{node.module}.{alias.name}"

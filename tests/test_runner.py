@@ -4,8 +4,13 @@ from __future__ import annotations
 
 import ast
 import dataclasses
+import json
 from pathlib import Path
 
+from typer.testing import CliRunner
+
+import orderbot.runner as runner_module
+from orderbot.cli import app
 from orderbot.loop.engine import Limits, StopReason
 from orderbot.loop.state import RunState
 from orderbot.loop.tools import Toolbox
@@ -50,7 +55,9 @@ def test_an_approved_call_is_noted_on_disk_before_it_runs_and_committed_after(st
         return real_cancel(args, ctx)
 
     tools = [t if t.name != "cancel_order" else dataclasses.replace(t, run=cancel) for t in tools]
-    record = Runner(Toolbox(tools), model, runs, provider="scripted").start(state, Limits(), approver=lambda p: True)
+    record = (
+        Runner(Toolbox(tools), model, runs, provider="scripted").start(state, Limits(), approver=lambda p: True).record
+    )
     assert state.answer == "已取消" and record.approvals == {"c1": True}
     assert on_disk_while_running == [{"c1": EXECUTING}]
     assert runs.load(state.run_id).side_effects == {"c1": COMMITTED}
@@ -64,7 +71,7 @@ def test_a_paused_run_resumes_through_the_runner_and_appends_to_its_record(toolb
     assert state.stop_reason is StopReason.AWAITING_APPROVAL
     stored = runs.load(state.run_id)
     resumed = Runner(toolbox, ScriptedModel([text("已取消")]), runs).resume(stored, Limits(), approve=True)
-    assert resumed.answer == "已取消"
+    assert resumed.state.answer == "已取消"
     again = runs.load(state.run_id)
     assert [s.kind for s in again.segments] == ["ask", "resume"] and again.side_effects == {"c1": COMMITTED}
 
@@ -77,3 +84,42 @@ def test_no_command_builds_an_engine_itself():
             if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "Engine":
                 builders.append(path.relative_to(PACKAGE).as_posix())
     assert builders == ["runner.py"]
+
+
+def test_facts_and_claims_are_computed_once_per_run_and_only_by_the_runner(monkeypatch, tmp_path):
+    """Every view (table, --json, the exit code of --strict-claims) reads the runner's result:
+    one run of `ask --json --strict-claims` computes its facts and claims exactly once."""
+
+    counted = {"facts": 0, "claims": 0}
+    real_facts, real_check = runner_module.facts_of, runner_module.check
+
+    def facts_of(state):
+        counted["facts"] += 1
+        return real_facts(state)
+
+    def check(*args):
+        counted["claims"] += 1
+        return real_check(*args)
+
+    monkeypatch.setattr(runner_module, "facts_of", facts_of)
+    monkeypatch.setattr(runner_module, "check", check)
+    done = CliRunner().invoke(app, ["ask", "--json", "--strict-claims", "查询订单 ORD-1001 的状态"])
+    assert done.exit_code == 0, done.output
+    assert json.loads(done.stdout)["facts"][0]["order_id"] == "ORD-1001"
+    done = CliRunner().invoke(app, ["ask", "查询订单 ORD-1001 的状态"])
+    assert done.exit_code == 0 and "ORD-1001 · 已发货" in done.stdout
+    assert counted == {"facts": 2, "claims": 2}
+
+
+def test_no_module_but_the_runner_computes_facts_or_claims():
+    """facts_of and the claim check are called in one place, so no view can compute its own."""
+    callers = set()
+    for path in sorted(PACKAGE.rglob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            called = node.func if isinstance(node, ast.Call) else None
+            if (isinstance(called, ast.Name) and called.id in ("facts_of", "check")) or (
+                isinstance(called, ast.Attribute) and called.attr == "facts_of"
+            ):
+                callers.add(path.relative_to(PACKAGE).as_posix())
+    assert callers == {"runner.py"}

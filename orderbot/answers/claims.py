@@ -90,10 +90,6 @@ def check(answer: str | None, facts: list[Fact], calls: Iterable[CallRecord] = (
     return claims
 
 
-def check_state(state: RunState) -> list[Claim]:
-    return check(state.answer, facts_of(state), state.calls)
-
-
 def segments(answer: str) -> list[tuple[str, str, str]]:
     """Per mention: (id, what follows it up to the next id or the end of its sentence,
     its sentence from the end of the id before it on)."""

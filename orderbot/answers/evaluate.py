@@ -40,7 +40,6 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from orderbot.answers.claims import check_state
 from orderbot.errors import ConfigError, OrderbotError
 from orderbot.loop.engine import Limits, StopReason
 from orderbot.loop.state import RunState, describe_call
@@ -340,13 +339,13 @@ def case_runner(settings, *, make_model, make_runner) -> Callable[[Case, str], C
         began = time.monotonic()
         try:
             session = open_session(case_settings)
-            make_runner(session, make_model(case_settings), case_settings).start(state, limits, kind="eval")
+            result = make_runner(session, make_model(case_settings), case_settings).start(state, limits, kind="eval")
         except OrderbotError as exc:
             return CaseResult(
                 case.name, case.question, [], None, [], [], None, time.monotonic() - began, 0, error=str(exc)
             )
         seconds = time.monotonic() - began
-        claims = [c.as_dict() for c in check_state(state)]
+        claims = [c.as_dict() for c in result.claims]
         return CaseResult(
             name=case.name,
             question=case.question,

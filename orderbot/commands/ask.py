@@ -101,13 +101,13 @@ def ask(
         if not json_out:
             print_header(console, state, provider_text(settings.provider, chosen, llm.name, where))
         try:
-            runner.start(state, limits, views=views, approver=approver)
+            result = runner.start(state, limits, views=views, approver=approver)
         finally:
             view.close()
-        code = run_exit_code(state, strict_claims=strict_claims)
+        code = run_exit_code(result, strict_claims=strict_claims)
         if json_out:
             doc = json_document(
-                state,
+                result,
                 view.transitions,
                 provider=chosen,
                 model=llm.name,
@@ -120,7 +120,7 @@ def ask(
             doc["resume_command"] = resume_command(state, where)
             sys.stdout.write(json_text(doc) + "\n")
         else:
-            print_outcome(console, state, resume_hint=resume_hint(state, where), facts=not no_facts)
+            print_outcome(console, result, resume_hint=resume_hint(state, where), facts=not no_facts)
         raise typer.Exit(code)
 
 

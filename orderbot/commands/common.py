@@ -12,11 +12,10 @@ import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from orderbot.answers.claims import check_state
 from orderbot.errors import ConfigError, OrderbotError, UsageError
 from orderbot.i18n import t
 from orderbot.loop.limits import LIMIT, StopReason
@@ -26,6 +25,9 @@ from orderbot.settings import load_settings
 from orderbot.text import cut
 from orderbot.ui.escape import visible
 from orderbot.ui.terminal import end_quietly_on_closed_pipe
+
+if TYPE_CHECKING:
+    from orderbot.runner import RunResult
 
 # How each way a run stops becomes the exit code; errors before a run are 1, bad input 6.
 EXIT_CODES: dict[StopReason, int] = {
@@ -45,11 +47,11 @@ USAGE_EXIT = 2  # what Click uses for a bad flag; orderbot's own flag checks use
 STRICT_CLAIMS_EXIT = 7  # --strict-claims: the answer made a claim the tools did not support
 
 
-def run_exit_code(state, *, strict_claims: bool = False) -> int:
+def run_exit_code(result: RunResult, *, strict_claims: bool = False) -> int:
     """A finished run's exit code; with --strict-claims an answer with unsupported claims
     (orderbot.answers.claims) exits 7 instead of 0."""
-    code = EXIT_CODES[state.stop_reason]
-    if strict_claims and code == 0 and check_state(state):
+    code = EXIT_CODES[result.state.stop_reason]
+    if strict_claims and code == 0 and result.claims:
         return STRICT_CLAIMS_EXIT
     return code
 

@@ -153,11 +153,11 @@ class Repl:
         view = (TraceView if self.trace else StepLines)(self.console, limits)
         approver = terminal_approver(view, self.console) if self.interactive else None
         if record is None:
-            record = self.runner.start(state, limits, kind="repl", views=[view], approver=approver)
+            result = self.runner.start(state, limits, kind="repl", views=[view], approver=approver)
         else:
-            self.runner.resume(record, limits, views=[view], approver=approver)
-        print_outcome(self.console, state, resume_hint=resume_hint(state, self.base_url), facts=self.facts)
-        return record
+            result = self.runner.resume(record, limits, views=[view], approver=approver)
+        print_outcome(self.console, result, resume_hint=resume_hint(state, self.base_url), facts=self.facts)
+        return result.record
 
     def offer_more(self) -> bool:
         """One keypress: c continues the stopped run with a larger budget."""

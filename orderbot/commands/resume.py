@@ -134,7 +134,7 @@ def resume(
                         + provider_text(settings.provider, chosen, llm.name, where, was=was),
                     )
                 try:
-                    state = runner.resume(
+                    result = runner.resume(
                         record,
                         limits,
                         approve=decision,
@@ -145,10 +145,11 @@ def resume(
                     view.close()
         except LockTimeout:
             raise RecordError(t("error.resume_busy", run_id=run_id)) from None
-        code = run_exit_code(state, strict_claims=strict_claims)
+        state = result.state
+        code = run_exit_code(result, strict_claims=strict_claims)
         if json_out:
             doc = json_document(
-                state,
+                result,
                 view.transitions,
                 provider=chosen,
                 model=llm.name,
@@ -161,7 +162,7 @@ def resume(
             doc["resume_command"] = resume_command(state, where)
             sys.stdout.write(json_text(doc) + "\n")
         else:
-            print_outcome(console, state, resume_hint=resume_hint(state, where), facts=not no_facts)
+            print_outcome(console, result, resume_hint=resume_hint(state, where), facts=not no_facts)
         raise typer.Exit(code)
 
 

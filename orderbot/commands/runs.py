@@ -17,6 +17,7 @@ from orderbot.errors import UsageError
 from orderbot.i18n import t
 from orderbot.loop.engine import Limits
 from orderbot.loop.limits import StopReason
+from orderbot.runner import result_of
 from orderbot.runs.record import transition_from_dict
 from orderbot.runs.store import RunStore
 from orderbot.settings import load_settings
@@ -139,7 +140,9 @@ def print_record(console, record, *, trace: bool = False) -> None:
     if state.stop_reason is None:
         console.print(Text(t("outcome.not_finished"), style=STYLE_ERROR))
         return
-    print_outcome(console, state, resume_hint=None if record.altered else resume_hint(state, record.base_url))
+    print_outcome(
+        console, result_of(state, record), resume_hint=None if record.altered else resume_hint(state, record.base_url)
+    )
 
 
 def _store(state_dir):

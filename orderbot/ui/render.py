@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rich import box
 from rich.console import Console, Group
@@ -24,8 +25,8 @@ from rich.spinner import Spinner
 from rich.table import Table
 from rich.text import Text
 
-from orderbot.answers.claims import Claim, check_state
-from orderbot.answers.facts import Fact, facts_of
+from orderbot.answers.claims import Claim
+from orderbot.answers.facts import Fact
 from orderbot.i18n import t as _t
 from orderbot.loop.engine import Limits, StopReason
 from orderbot.loop.state import Event, RunState, Transition, describe_call, summarize_result
@@ -33,6 +34,9 @@ from orderbot.ui.escape import visible
 from orderbot.ui.styles import STYLE_DIM, STYLE_ERROR, STYLE_OK, STYLE_PHASE, STYLE_WARN
 from orderbot.ui.terminal import end_quietly_on_closed_pipe
 from orderbot.ui.trace import trace_steps
+
+if TYPE_CHECKING:
+    from orderbot.runner import RunResult
 
 PIPED_WIDTH = 120
 # Spaces before a line's end (and any style codes after them): Rich pads every table cell
@@ -146,7 +150,7 @@ def format_claim(claim: Claim) -> str:
 
 
 def json_document(
-    state: RunState,
+    result: RunResult,
     transitions: list[Transition],
     *,
     provider: str,
@@ -156,7 +160,7 @@ def json_document(
     trace: bool = False,
     facts: bool = True,
 ) -> dict:
-    claims = check_state(state)
+    state = result.state
     doc = {
         "run_id": state.run_id,
         "stop_reason": str(state.stop_reason) if state.stop_reason else None,
@@ -177,10 +181,10 @@ def json_document(
         "calls": [asdict(c) for c in state.calls],
         "pending": [p.model_dump() for p in state.pending],
         "transitions": [t.as_dict() for t in transitions],
-        "claims": [claim.as_dict() for claim in claims],
+        "claims": [claim.as_dict() for claim in result.claims],
     }
     if facts:
-        doc["facts"] = [fact.as_dict() for fact in facts_of(state)]
+        doc["facts"] = [fact.as_dict() for fact in result.facts]
     if trace:  # the --trace panels' content, one record per step
         doc["trace"] = trace_steps(transitions)
     return doc
@@ -189,15 +193,15 @@ def json_document(
 # ---- printing -------------------------------------------------------------------------
 
 
-def print_checks(console: Console, state: RunState, *, facts: bool = True) -> None:
+def print_checks(console: Console, result: RunResult, *, facts: bool = True) -> None:
     """Under the answer: what the tools returned (unless --no-facts), then each claim of the
     answer they do not support. Both are orderbot's words, never the model's."""
-    lines = format_facts(facts_of(state)) if facts else []
+    lines = format_facts(result.facts) if facts else []
     if lines:
         console.print(Text(_t("facts.title"), style=STYLE_DIM))
         for line in lines:
             console.print(Text(f"  {line}", style=STYLE_DIM))
-    for claim in check_state(state):
+    for claim in result.claims:
         console.print(Text(format_claim(claim), style=STYLE_WARN))
 
 
@@ -318,7 +322,8 @@ def print_tokens(console: Console, state: RunState) -> None:
         console.print(Text(_t("outcome.tokens", input=state.input_tokens, output=state.output_tokens), style=STYLE_DIM))
 
 
-def print_outcome(console: Console, state: RunState, *, resume_hint: str | None = None, facts: bool = True) -> None:
+def print_outcome(console: Console, result: RunResult, *, resume_hint: str | None = None, facts: bool = True) -> None:
+    state = result.state
     if state.stop_reason is StopReason.ANSWERED:
         console.print(
             Panel(
@@ -329,7 +334,7 @@ def print_outcome(console: Console, state: RunState, *, resume_hint: str | None 
                 box=box.ROUNDED if console.is_terminal else box.ASCII,
             )
         )
-        print_checks(console, state, facts=facts)
+        print_checks(console, result, facts=facts)
         print_tokens(console, state)
         return
     style = STYLE_WARN if state.stop_reason is StopReason.AWAITING_APPROVAL else STYLE_ERROR

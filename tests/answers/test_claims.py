@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from orderbot.answers.claims import check_state
 from orderbot.answers.facts import facts_of
+from orderbot.runner import result_of
 from orderbot.loop.engine import Engine, Limits
 from orderbot.loop.state import RunState
 from orderbot.models.scripted import ScriptedModel, call, calls, text
@@ -31,7 +31,7 @@ def cancel(order_id: str):
 
 
 def kinds(state: RunState) -> list[tuple[str, str, str, str | None]]:
-    return [(c.kind, c.order_id, c.said, c.observed) for c in check_state(state)]
+    return [(c.kind, c.order_id, c.said, c.observed) for c in result_of(state).claims]
 
 
 # ---- facts ------------------------------------------------------------------------------
@@ -173,7 +173,7 @@ def test_a_cancellation_that_was_refused(toolbox, answer, said):
 @pytest.mark.parametrize("answer", ["订单 ORD-1002 已取消。", "I cancelled ORD-1002 for you."])
 def test_a_cancellation_the_person_rejected(toolbox, answer):
     state = run(toolbox, answer, cancel("ORD-1002"), approver=lambda pending: False)
-    (claim,) = check_state(state)
+    (claim,) = result_of(state).claims
     assert (claim.kind, claim.order_id) == ("cancellation", "ORD-1002")
     assert claim.observed == "cancel rejected: nothing was done"
 

@@ -180,7 +180,7 @@ def test_a_signed_in_run_resumes_without_user_and_refuses_another(tmp_path) -> N
     tools = toolbox()
     state = RunState.start("change it")
     model = ScriptedModel([calls(call("find_by_email", {"email": "ann@example.com"})), calls(call("change"))])
-    record = Runner(tools, model, runs, provider="scripted").start(state, Limits())
+    record = Runner(tools, model, runs, provider="scripted").start(state, Limits()).record
     assert record.state.stop_reason is StopReason.AWAITING_APPROVAL
     assert record.state.pending[0].user == "ann_1"
     assert resume_command(record.state) == f"orderbot resume {state.run_id} --approve"
@@ -193,8 +193,8 @@ def test_a_signed_in_run_resumes_without_user_and_refuses_another(tmp_path) -> N
     resumed = Runner(tools, ScriptedModel([text("done")]), runs, provider="scripted").resume(
         stored, Limits(), approve=True
     )
-    assert resumed.stop_reason is StopReason.ANSWERED
-    assert envelopes(resumed)[-1] == {"ok": True, "data": {"changed_for": "ann_1"}}
+    assert resumed.state.stop_reason is StopReason.ANSWERED
+    assert envelopes(resumed.state)[-1] == {"ok": True, "data": {"changed_for": "ann_1"}}
 
 
 def test_a_run_given_its_user_still_needs_that_user_to_resume(tmp_path) -> None:
