@@ -26,8 +26,8 @@ import re
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass
 
-from orderbot.answers.facts import Fact, facts_of
-from orderbot.loop.state import CallRecord, RunState
+from orderbot.answers.facts import Fact
+from orderbot.loop.state import CallRecord
 from orderbot.shops.sample.model import CANCELLED, NOT_FOUND, STATUS_WORDS_EN
 
 # ORD-ids as the store writes them, and id-shaped tokens such as "MB-44" a model may invent.

@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 
 from orderbot.answers.facts import facts_of
-from orderbot.runner import result_of
 from orderbot.loop.engine import Engine, Limits
 from orderbot.loop.state import RunState
 from orderbot.models.scripted import ScriptedModel, call, calls, text
+from orderbot.runner import result_of
 
 
 def run(toolbox, answer: str, *tool_calls, user: str | None = "C001", approver=None) -> RunState:
