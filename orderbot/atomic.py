@@ -15,19 +15,30 @@ from __future__ import annotations
 import os
 import stat
 import tempfile
-from contextlib import suppress
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
 from pathlib import Path
+from typing import BinaryIO
 
 
 def atomic_write(path: Path, data: bytes, *, durable: bool = True) -> None:
     """Replace `path` with `data`. `durable=False` skips the fsyncs: still never half a file
     after a killed process, but after a power cut possibly the old one (or, on some file
     systems, an empty one). Only for files that can be rebuilt from others (an index)."""
+    with atomic_writer(path, durable=durable) as handle:
+        handle.write(data)
+
+
+@contextmanager
+def atomic_writer(path: Path, *, durable: bool = True) -> Iterator[BinaryIO]:
+    """`atomic_write` for a file written piece by piece (too large to hold at once): the
+    handle writes the temporary file, which replaces `path` when the block ends without
+    an exception and is removed when it ends with one."""
     path = target(path)
     fd, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
+            yield handle
             if durable:
                 handle.flush()
                 os.fsync(handle.fileno())

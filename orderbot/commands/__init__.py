@@ -10,7 +10,7 @@ COMMAND_HELP = {
     "resume": "Resume a stored run: approve or reject its waiting action, or continue it with a fresh budget.",
     "replay": "Replay a recorded run against today's tools and engine (model turns played back) "
     "and report any step that differs.",
-    "orders": "Import orders into SQLite or PostgreSQL, and list or show them without a model.",
+    "orders": "Import orders into SQLite or PostgreSQL, export a retail shop, and list or show orders without a model.",
     "eval": "Measure a model on a suite of cases (the built-in one by default) before trusting it.",
     "doctor": "Show the provider, model, base URL, orders file and state directory orderbot would use.",
 }

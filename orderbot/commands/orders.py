@@ -1,6 +1,7 @@
 """`orderbot orders`: import orders into a database, and look at them without a model.
 
-    orders import orders.json --to sqlite:///shop.db [--replace]
+    orders import orders.json --to sqlite:///shop.db [--replace]   (or a tau2-shaped retail shop)
+    orders export --orders sqlite:///shop.db out.json                 (a retail shop, back to tau2's JSON)
     orders list --user C001 [--status 处理中] [--limit N] [--offset N]
     orders show ORD-1001 [--user C001]
 
@@ -28,6 +29,7 @@ from orderbot.commands.common import Json, Orders, User, errors_to_exit_codes
 from orderbot.errors import ConfigError, ToolError
 from orderbot.i18n import t
 from orderbot.settings import load_settings
+from orderbot.shops.choice import is_shop_file, open_retail_store
 from orderbot.shops.sample.model import NOT_FOUND, format_money, order_details, order_summary
 from orderbot.shops.sample.stores import open_store, sqlite
 from orderbot.shops.sample.stores.jsonfile import parse_orders, read_file
@@ -71,9 +73,16 @@ def import_(
     json_out: Json = False,
 ) -> None:
     with errors_to_exit_codes():
+        # The retail shop's store modules load its models: only a retail import or export pays for them.
+        from orderbot.shops.retail.sql import TABLES as RETAIL_TABLES  # a database keeps one shop
+
         target = parse_source(to)
         if target.kind == "json":
             raise ConfigError(t("orders.to_is_a_file", path=to))
+        path = Path(file)
+        if is_shop_file(path):
+            _import_shop(path, target, replace=replace, json_out=json_out)
+            return
         if target.kind == "sqlite":
             import_orders = sqlite.import_orders
         else:
@@ -84,7 +93,6 @@ def import_(
         began = time.monotonic()
         err = Console(stderr=True, highlight=False)  # progress goes to stderr: stdout stays clean
         show = not json_out and err.is_terminal
-        path = Path(file)
         if show:
             with err.status(t("orders.validating", path=path)):
                 orders = list(parse_orders(path, read_file(path)[0]).values())
@@ -94,16 +102,73 @@ def import_(
             with Progress(console=err, transient=True) as bar:
                 task = bar.add_task(t("orders.importing", target=target.shown), total=len(orders))
                 count = import_orders(
-                    target, orders, replace=replace, progress=lambda done: bar.update(task, completed=done)
+                    target,
+                    orders,
+                    replace=replace,
+                    progress=lambda done: bar.update(task, completed=done),
+                    other_tables=RETAIL_TABLES,
                 )
         else:
-            count = import_orders(target, orders, replace=replace)
+            count = import_orders(target, orders, replace=replace, other_tables=RETAIL_TABLES)
         seconds = time.monotonic() - began
         if json_out:
             doc = {"imported": count, "from": str(path), "to": target.shown, "seconds": round(seconds, 3)}
             sys.stdout.write(json_text(doc, indent=None) + "\n")
         else:
             typer.echo(t("orders.imported", count=count, source=path, target=target.shown, seconds=seconds))
+
+
+def _import_shop(path, target, *, replace: bool, json_out: bool) -> None:
+    """A tau2-shaped file (the retail shop) into the database, read and written one record
+    at a time; a terminal sees how many orders are in so far."""
+    from orderbot.shops.retail.transfer import import_file  # a store: lazy, as the others
+
+    if target.kind == "postgres":
+        from orderbot.shops.sample.stores import postgres  # psycopg: the postgres extra
+
+        postgres.connect(target).close()  # a wrong password says so before a long validation
+    began = time.monotonic()
+    err = Console(stderr=True, highlight=False)  # progress goes to stderr: stdout stays clean
+    if not json_out and err.is_terminal:
+        with err.status(t("orders.validating", path=path)) as status:
+
+            def progress(done: int) -> None:
+                status.update(t("orders.importing_count", target=target.shown, count=done))
+
+            counts = import_file(path, target, replace=replace, progress=progress)
+    else:
+        counts = import_file(path, target, replace=replace)
+    seconds = time.monotonic() - began
+    if json_out:
+        doc = {"imported": counts["orders"], **counts, "from": str(path), "to": target.shown}
+        sys.stdout.write(json_text({**doc, "seconds": round(seconds, 3)}, indent=None) + "\n")
+    else:
+        typer.echo(t("orders.imported_shop", **counts, source=path, target=target.shown, seconds=seconds))
+
+
+@app.command(
+    "export",
+    help="Write a retail shop, from any store, back to tau2's JSON shape, whole and atomically.",
+    epilog="Example: orderbot orders export --orders sqlite:///shop.db out.json",
+)
+def export(
+    file: Annotated[str, typer.Argument(help="The JSON file to write (replaced when complete).", show_default=False)],
+    orders: Orders = None,
+    json_out: Json = False,
+) -> None:
+    with errors_to_exit_codes():
+        from orderbot.shops.retail.transfer import export_shop  # a store: lazy, as the others
+
+        source, _ = orders_source(_settings(orders, None))
+        store = open_retail_store(source, writable=False)
+        try:
+            counts = export_shop(store, Path(file), source=str(source.path or ""))
+        finally:
+            store.close()
+        if json_out:
+            sys.stdout.write(json_text({"exported": counts, "from": source.shown, "to": file}, indent=None) + "\n")
+        else:
+            typer.echo(t("orders.exported", **counts, source=source.shown, target=file))
 
 
 @app.command(

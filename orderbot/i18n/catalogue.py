@@ -302,6 +302,20 @@ MESSAGES: dict[str, dict[str, str]] = {
         "en": "Imported {count:,} orders from {source} into {target} in {seconds:.1f} s.",
         "zh": "已把 {source} 中的 {count:,} 个订单导入 {target}，用时 {seconds:.1f} 秒。",
     },
+    "orders.imported_shop": {
+        "en": "Imported {products:,} products, {users:,} customers and {orders:,} orders from {source} into {target} "
+        "in {seconds:.1f} s.",
+        "zh": "已把 {source} 中的 {products:,} 个商品、{users:,} 位顾客和 {orders:,} 个订单导入 {target}，"
+        "用时 {seconds:.1f} 秒。",
+    },
+    "orders.importing_count": {
+        "en": "Importing into {target}: {count:,} orders so far",
+        "zh": "正在导入 {target}：已导入 {count:,} 个订单",
+    },
+    "orders.exported": {
+        "en": "Exported {products:,} products, {users:,} customers and {orders:,} orders from {source} to {target}.",
+        "zh": "已把 {source} 中的 {products:,} 个商品、{users:,} 位顾客和 {orders:,} 个订单导出到 {target}。",
+    },
     "orders.validating": {"en": "Reading and validating {path} …", "zh": "正在读取并校验 {path} …"},
     "orders.importing": {"en": "Importing into {target}", "zh": "正在导入 {target}"},
     "orders.to_is_a_file": {

@@ -19,7 +19,6 @@ from __future__ import annotations
 import itertools
 import json
 import math
-import re
 import unicodedata
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
@@ -222,18 +221,6 @@ def dump(record: Record) -> dict:
 
 
 # ---- whole shops ----------------------------------------------------------------------
-
-
-_FIRST_MEMBER = re.compile(rb'\s*\{\s*"(products|users|orders)"\s*:\s*([\[{])')
-
-
-def is_shop_document(raw: bytes) -> bool:
-    """Whether a file's bytes look like a tau2-shaped shop rather than orderbot's sample
-    orders, from the first member alone (no parse: the sample store may hold a million
-    orders): tau2's sections are objects by id, the sample's "orders" is a list. The full
-    check is `parse_shop`."""
-    first = _FIRST_MEMBER.match(raw[:4096])
-    return first is not None and (first.group(1) != b"orders" or first.group(2) == b"{")
 
 
 def parse_shop(path: Path | str, raw: bytes | str, *, extra_keys: Iterable[str] = ()) -> tuple[Shop, dict]:

@@ -15,25 +15,22 @@ import logging
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from orderbot.errors import ConfigError, ToolError
 from orderbot.shops.retail.data import Order, Product, User, Variant
 from orderbot.shops.retail.sql import (
-    INDEXES,
     ITEM_COLUMNS,
+    LEDGER_ROWS,
     ORDER_COLUMNS,
-    ORPHAN_ORDER,
     PRODUCT_COLUMNS,
     SCHEMA_TABLE,
-    SCHEMA_VERSION,
     TABLES,
     TIMED_OUT,
     UNAVAILABLE,
     USER_COLUMNS,
     SqlRetailStore,
-    batches,
-    tables,
+    fill,
 )
 from orderbot.shops.retail.sqlite import check_version
 from orderbot.shops.sample.stores.postgres import _native, _psycopg, connect
@@ -45,12 +42,12 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("orderbot")
 
-CHUNK = 10_000  # records per COPY round during an import (and per progress report)
 COPIES = {
     Product: ("retail_products", PRODUCT_COLUMNS),
     Variant: ("retail_items", ITEM_COLUMNS),
     User: ("retail_users", USER_COLUMNS),
     Order: ("retail_orders", ORDER_COLUMNS),
+    LEDGER_ROWS: ("retail_ledger", ("call_key", "result")),
 }
 
 
@@ -68,9 +65,10 @@ class PostgresRetailStore(SqlRetailStore):
         self._psycopg = _psycopg()
 
     @classmethod
-    def open(cls, source: Source, *, writable: bool = True) -> PostgresRetailStore:
+    def open(cls, source: Source, connection: Any = None, *, writable: bool = True) -> PostgresRetailStore:
+        """The store over the database, or over `connection` to it when the caller has one."""
         psycopg = _psycopg()
-        connection = connect(source)
+        connection = connection or connect(source)
         try:
             version = connection.execute(f"SELECT version FROM {SCHEMA_TABLE}").fetchone()
         except psycopg.errors.UndefinedTable:
@@ -142,38 +140,31 @@ def import_shop(
     records: Iterable[ShopRecord],
     *,
     replace: bool,
+    orphan: Callable[[str], NoReturn],
+    ledger: dict[str, Any] | None = None,
     progress: Callable[[int], None] | None = None,
-    orphan: Callable[[str], Exception] | None = None,
-) -> int:
-    """Write the records in one transaction (COPY, chunk by chunk): all of them or none.
-    Refuses a database that already holds a shop (retail or sample orders) unless `replace`."""
+) -> dict[str, int]:
+    """Write the records in one transaction (COPY, chunk by chunk; sql.fill): all of them
+    or none. Refuses a database that already holds a shop (retail or the sample's orders)
+    unless `replace`."""
     psycopg = _psycopg()
     connection = connect(source)
     try:
-        with connection.transaction():
+        with connection.transaction(), connection.cursor() as cursor:
             held = held_records(connection)
             if held and not replace:
                 raise ConfigError(f"{source.shown} already holds {held}; pass --replace to replace them")
             for table in (*TABLES, *SAMPLE_TABLES):
                 connection.execute(f"DROP TABLE IF EXISTS {table} CASCADE")
-            for statement in tables('TEXT COLLATE "C"'):
-                connection.execute(statement)
-            done = 0
-            with connection.cursor() as cursor:
-                for batch in batches(records, CHUNK):
-                    for kind, rows in batch.items():
-                        if rows:
-                            _copy(cursor, *COPIES[kind], rows)
-                    done += len(batch[Order])
-                    if progress:
-                        progress(done)
-            for statement in INDEXES:
-                connection.execute(statement)
-            lost = connection.execute(ORPHAN_ORDER).fetchone()
-            if lost is not None and orphan is not None:
-                raise orphan(lost[0])
-            connection.execute(f"INSERT INTO {SCHEMA_TABLE} VALUES (%s)", (SCHEMA_VERSION,))
-        return done
+            return fill(
+                lambda sql, params: connection.execute(_native(sql), params),
+                lambda kind, rows: _copy(cursor, *COPIES[kind], rows),
+                records,
+                key_type='TEXT COLLATE "C"',
+                orphan=orphan,
+                ledger=ledger,
+                progress=progress,
+            )
     except psycopg.Error as exc:
         log.error("postgres import %s: %s: %s", source.shown, type(exc).__name__, exc)
         reason = "permission denied" if isinstance(exc, psycopg.errors.InsufficientPrivilege) else type(exc).__name__

@@ -37,7 +37,7 @@ import json
 import unicodedata
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import AbstractContextManager
-from typing import Any
+from typing import Any, NoReturn
 
 from pydantic import ValidationError
 
@@ -275,6 +275,9 @@ class SqlRetailStore:
                 run("INSERT INTO retail_items VALUES (?, ?, ?)", item)
 
 
+LEDGER_ROWS = "ledger"  # the key of a batch's ledger rows, beside the record kinds
+
+
 def batches(records: Iterable[ShopRecord], size: int) -> Iterator[dict[type, list[tuple]]]:
     """Rows of up to `size` records at a time, by table (items beside their products),
     numbered in the order they come: the shop's order."""
@@ -295,8 +298,49 @@ def batches(records: Iterable[ShopRecord], size: int) -> Iterator[dict[type, lis
         yield batch
 
 
-# Run inside the import's transaction once the rows are in: an order whose user is not in
-# the shop (data.check_references says so of a file; here the users may come after).
+Insert = Callable[[Any, list[tuple]], None]  # writes rows into the table of a record kind (or LEDGER_ROWS)
+
+
+def fill(
+    execute: Run,
+    insert: Insert,
+    records: Iterable[ShopRecord],
+    *,
+    key_type: str,
+    orphan: Callable[[str], NoReturn],
+    ledger: dict[str, Any] | None,
+    progress: Callable[[int], None] | None,
+    chunk: int = 10_000,
+) -> dict[str, int]:
+    """Inside the import's open transaction: create the tables, write the records `chunk`
+    at a time (and the ledger carried over from a JSON store), build the indexes, refuse an
+    order whose user is not in the shop (`orphan` raises), and stamp the schema version.
+    How many products, users and orders were written."""
+    for statement in tables(key_type):
+        execute(statement, ())
+    counts = {"products": 0, "users": 0, "orders": 0}
+    for batch in batches(records, chunk):
+        for kind, rows in batch.items():
+            if rows:
+                insert(kind, rows)
+        counts["products"] += len(batch[Product])
+        counts["users"] += len(batch[User])
+        counts["orders"] += len(batch[Order])
+        if progress:
+            progress(counts["orders"])
+    if ledger:
+        insert(LEDGER_ROWS, [(key, json.dumps(value, ensure_ascii=False)) for key, value in ledger.items()])
+    for statement in INDEXES:
+        execute(statement, ())
+    lost = execute(ORPHAN_ORDER, ()).fetchone()
+    if lost is not None:
+        orphan(lost[0])
+    execute(f"INSERT INTO {SCHEMA_TABLE} VALUES (?)", (SCHEMA_VERSION,))
+    return counts
+
+
+# An order whose user is not in the shop (data.check_references says so of a file; in a
+# stream the users may come after the orders, so it is asked once everything is in).
 ORPHAN_ORDER = (
     "SELECT o.order_id FROM retail_orders o LEFT JOIN retail_users u ON u.user_id = o.user_id "
     "WHERE u.user_id IS NULL ORDER BY o.seq LIMIT 1"

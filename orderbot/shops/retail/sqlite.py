@@ -16,22 +16,20 @@ import time
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from orderbot.errors import ConfigError, ToolError
 from orderbot.shops.retail.data import Order, Product, User, Variant
 from orderbot.shops.retail.sql import (
     BUSY,
-    INDEXES,
-    ORPHAN_ORDER,
+    LEDGER_ROWS,
     SCHEMA_TABLE,
     SCHEMA_VERSION,
     TABLES,
     TIMED_OUT,
     UNAVAILABLE,
     SqlRetailStore,
-    batches,
-    tables,
+    fill,
 )
 from orderbot.shops.sample.stores.sql import TABLES as SAMPLE_TABLES  # an import replaces the sample shop too
 from orderbot.shops.sample.stores.sqlite import connect
@@ -43,13 +41,13 @@ if TYPE_CHECKING:
 log = logging.getLogger("orderbot")
 
 BUSY_SECONDS = 5.0  # how long a write waits for another process's write to finish
-CHUNK = 10_000  # records per executemany during an import (and per progress report)
 CHECK_EVERY = 1_000  # SQLite virtual-machine steps between two looks at the clock
 INSERTS = {
     Product: "INSERT INTO retail_products VALUES (?, ?, ?, ?)",
     Variant: "INSERT INTO retail_items VALUES (?, ?, ?)",
     User: "INSERT INTO retail_users VALUES (?, ?, ?, ?, ?, ?, ?)",
     Order: "INSERT INTO retail_orders VALUES (?, ?, ?, ?, ?)",
+    LEDGER_ROWS: "INSERT INTO retail_ledger VALUES (?, ?)",
 }
 
 
@@ -66,14 +64,17 @@ class SqliteRetailStore(SqlRetailStore):
         self.connection = connection
 
     @classmethod
-    def open(cls, source: Source, *, writable: bool = True) -> SqliteRetailStore:
+    def open(
+        cls, source: Source, connection: sqlite3.Connection | None = None, *, writable: bool = True
+    ) -> SqliteRetailStore:
+        """The store over the database, or over `connection` to it when the caller has one."""
         path = source.path
-        if not path.is_file():
+        if connection is None and not path.is_file():
             raise ConfigError(
                 f"{path}: no such SQLite database (create it with: orderbot orders import db.json --to {source.url})"
             )
         try:
-            connection = connect(path)
+            connection = connection or connect(path)
             version = connection.execute(f"SELECT version FROM {SCHEMA_TABLE}").fetchone()
         except sqlite3.Error as exc:
             if "no such table" in str(exc):
@@ -166,13 +167,14 @@ def import_shop(
     records: Iterable[ShopRecord],
     *,
     replace: bool,
+    orphan: Callable[[str], NoReturn],
+    ledger: dict[str, Any] | None = None,
     progress: Callable[[int], None] | None = None,
-    orphan: Callable[[str], Exception] | None = None,
-) -> int:
-    """Write the records into the database in one transaction: all of them or none.
-    Refuses a database that already holds a shop (retail or sample orders) unless
-    `replace`. A database file this call created is removed again when the import fails.
-    `orphan(order_id)` is the error for an order whose user is not among the records."""
+) -> dict[str, int]:
+    """Write the records into the database in one transaction: all of them or none
+    (sql.fill). Refuses a database that already holds a shop (retail or the sample's
+    orders) unless `replace`. A database file this call created is removed again when
+    the import fails."""
     path = source.path
     created = not path.exists()
     connection = None
@@ -182,14 +184,27 @@ def import_shop(
         connection.execute("PRAGMA cache_size = -200000")  # 200 MB for building the indexes
         connection.execute("BEGIN IMMEDIATE")
         try:
-            done = _write(connection, records, where=str(path), replace=replace, progress=progress, orphan=orphan)
+            held = held_records(connection)
+            if held and not replace:
+                raise ConfigError(f"{path} already holds {held}; pass --replace to replace them")
+            for table in (*TABLES, *SAMPLE_TABLES):
+                connection.execute(f"DROP TABLE IF EXISTS {table}")
+            counts = fill(
+                connection.execute,
+                lambda kind, rows: connection.executemany(INSERTS[kind], rows),
+                records,
+                key_type="TEXT",
+                orphan=orphan,
+                ledger=ledger,
+                progress=progress,
+            )
             connection.execute("COMMIT")
         except BaseException:
             connection.execute("ROLLBACK")
             raise
         connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         connection.close()
-        return done
+        return counts
     except BaseException as exc:
         if connection is not None:
             with suppress(Exception):
@@ -201,30 +216,6 @@ def import_shop(
         if isinstance(exc, sqlite3.Error):
             raise ConfigError(f"{path}: the import failed and nothing was written ({exc})") from None
         raise
-
-
-def _write(connection, records, *, where: str, replace: bool, progress, orphan) -> int:
-    held = held_records(connection)
-    if held and not replace:
-        raise ConfigError(f"{where} already holds {held}; pass --replace to replace them")
-    for table in (*TABLES, *SAMPLE_TABLES):
-        connection.execute(f"DROP TABLE IF EXISTS {table}")
-    for statement in tables("TEXT"):
-        connection.execute(statement)
-    done = 0
-    for batch in batches(records, CHUNK):
-        for kind, rows in batch.items():
-            connection.executemany(INSERTS[kind], rows)
-        done += len(batch[Order])
-        if progress:
-            progress(done)
-    for statement in INDEXES:
-        connection.execute(statement)
-    lost = connection.execute(ORPHAN_ORDER).fetchone()
-    if lost is not None and orphan is not None:
-        raise orphan(lost[0])
-    connection.execute(f"INSERT INTO {SCHEMA_TABLE} VALUES (?)", (SCHEMA_VERSION,))
-    return done
 
 
 def held_records(connection: sqlite3.Connection) -> str | None:

@@ -14,12 +14,13 @@ import json
 import re
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 from pydantic import ValidationError
 
 from orderbot.errors import OrdersFileError
-from orderbot.shops.retail.data import MAX_ID_CHARS, SECTIONS, Order, Product, User, key_of, load_shop
+from orderbot.shops.retail.data import MAX_ID_CHARS, SECTIONS, Order, Product, User, key_of
+from orderbot.shops.retail.jsonstore import LEDGER, JsonShopStore
 
 KINDS = {"products": Product, "users": User, "orders": Order}
 BLOCK = 1 << 20  # characters read at a time
@@ -109,8 +110,10 @@ def _keys(reader: _Reader) -> Iterator[str]:
             raise StreamError("expected ',' or '}' after a value")
 
 
-def shop_records(path: Path) -> Iterator[Product | User | Order]:
-    """Every record of a tau2-shaped shop file, checked, in the file's order, one at a time.
+def shop_records(path: Path, ledger: dict[str, Any] | None = None) -> Iterator[Product | User | Order]:
+    """Every record of a tau2-shaped shop file, checked, in the file's order, one at a time;
+    the entries of the JSON store's ledger of applied calls, if the file has one, go into
+    `ledger` (an import carries them over, so a call applied before is not applied again).
 
     The checks are the JSON store's (orderbot/shops/retail/data.py), made record by record;
     a key that appears twice in a section is refused too (a JSON parser would keep the
@@ -121,6 +124,9 @@ def shop_records(path: Path) -> Iterator[Product | User | Order]:
     seen: dict[str, set[str]] = {section: set() for section in SECTIONS}
     try:
         for section, key, value in members(path):
+            if section == LEDGER and ledger is not None:
+                ledger[key] = value
+                continue
             kind = KINDS.get(section)
             if kind is None:
                 raise StreamError(f"unknown section {section!r}")
@@ -132,15 +138,18 @@ def shop_records(path: Path) -> Iterator[Product | User | Order]:
                 raise StreamError("a key differs from its record's id")
             yield record
     except (StreamError, ValidationError, UnicodeDecodeError, RecursionError, OSError):
-        load_shop(path)  # raises OrdersFileError in the JSON store's words
-        raise OrdersFileError(f"{path}: not a tau2-shaped shop") from None
+        refuse_as_the_json_store(path)
 
 
-def missing_user(path: Path, order_id: str) -> OrdersFileError:
-    """The refusal of a file whose order `order_id` names a user the file does not hold:
-    the JSON store's, which reads the file whole to say it."""
-    load_shop(path)
-    return OrdersFileError(f"{path}: orders.{order_id}: its user is not in the shop")
+def refuse_as_the_json_store(path: Path) -> NoReturn:
+    """Raise the JSON store's own refusal of the file (it reads the file whole to say it)."""
+    JsonShopStore.load(path, writable=False)
+    raise OrdersFileError(f"{path}: not a tau2-shaped shop in the shape the JSON store reads")
+
+
+def missing_user(path: Path, order_id: str) -> NoReturn:
+    """Refuse a file whose order `order_id` names a user the file does not hold."""
+    refuse_as_the_json_store(path)
 
 
 def _keys_match(record: Product | User | Order) -> bool:

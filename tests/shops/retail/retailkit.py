@@ -6,20 +6,16 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from orderbot.shops.retail.stream import missing_user, shop_records
+from orderbot.shops.retail.transfer import import_file
 from orderbot.shops.source import Source
 
 DB = Path(__file__).parents[2] / "fixtures" / "tau2-retail" / "db.json"
 SQL_KINDS = ("sqlite", "postgres")
 
 
-def import_into(source: Source, path: Path = DB, *, replace: bool = False) -> int:
+def import_into(source: Source, path: Path = DB, *, replace: bool = False) -> dict[str, int]:
     """`orderbot orders import` of a tau2-shaped file, without the command line."""
-    if source.kind == "sqlite":
-        from orderbot.shops.retail.sqlite import import_shop
-    else:
-        from orderbot.shops.retail.postgres import import_shop
-    return import_shop(source, shop_records(path), replace=replace, orphan=lambda order: missing_user(path, order))
+    return import_file(path, source, replace=replace)
 
 
 def open_retail(source: Source, *, writable: bool = True):

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from orderbot.errors import OrdersFileError
+from orderbot.shops.choice import is_shop_document
 from orderbot.shops.retail import data
 
 DB = Path(__file__).parents[2] / "fixtures" / "tau2-retail" / "db.json"
@@ -129,7 +130,7 @@ def test_a_stores_bookkeeping_is_kept_apart_from_the_shop(raw: bytes) -> None:
 
 
 def test_a_shop_file_is_told_from_the_sample_orders(raw: bytes) -> None:
-    assert data.is_shop_document(raw)
-    assert not data.is_shop_document(b'{"orders": [{"order_id": "ORD-1", "note": "users products"}]}')
-    assert data.is_shop_document(b' {\n "orders" : {}, "users": {}, "products": {}}')
-    assert not data.is_shop_document(b'{"note": {"products": {}}}')
+    assert is_shop_document(raw)
+    assert not is_shop_document(b'{"orders": [{"order_id": "ORD-1", "note": "users products"}]}')
+    assert is_shop_document(b' {\n "orders" : {}, "users": {}, "products": {}}')
+    assert not is_shop_document(b'{"note": {"products": {}}}')

@@ -1,8 +1,8 @@
 """What every retail store promises (orderbot/shops/retail/store.py), checked on each store.
 
 A store is opened by an opener from a tau2-shaped JSON file: `OPENERS` maps a store kind to
-a function (source file, scratch directory) -> store. The SQLite and PostgreSQL stores add
-theirs; every test here then runs on them too.
+a function (source file, scratch directory) -> store; PostgreSQL's needs the test cluster,
+so the `opener` fixture makes it. Every test here runs on the JSON file, SQLite and PostgreSQL.
 """
 
 from __future__ import annotations
@@ -13,11 +13,13 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from retailkit import import_into, open_retail
 
 from orderbot.errors import ToolError
 from orderbot.shops.retail import actions, data
 from orderbot.shops.retail.jsonstore import LEDGER, JsonShopStore
 from orderbot.shops.retail.store import Change, RetailStore, Write
+from orderbot.shops.source import Source, parse_source
 
 DB = Path(__file__).parents[2] / "fixtures" / "tau2-retail" / "db.json"
 ORIGINAL = json.loads(DB.read_text(encoding="utf-8"))
@@ -33,18 +35,54 @@ def reopen_json(store: JsonShopStore) -> RetailStore:
     return JsonShopStore.load(store.path)
 
 
-OPENERS: dict[str, Callable[[Path, Path], RetailStore]] = {"json": open_json}
-REOPENERS: dict[str, Callable] = {"json": reopen_json}
+SQL_SOURCES: dict[int, Source] = {}  # where each SQL store opened here came from, to open it again
 
 
-@pytest.fixture(params=sorted(OPENERS))
+def open_sql(target: Source, source: Path) -> RetailStore:
+    import_into(target, source)
+    store = open_retail(target)
+    SQL_SOURCES[id(store)] = target
+    return store
+
+
+def open_sqlite(source: Path, scratch: Path) -> RetailStore:
+    return open_sql(parse_source(f"sqlite:///{scratch / 'shop.db'}"), source)
+
+
+def reopen_sql(store) -> RetailStore:
+    return open_retail(SQL_SOURCES[id(store)])
+
+
+OPENERS: dict[str, Callable[[Path, Path], RetailStore]] = {"json": open_json, "sqlite": open_sqlite}
+REOPENERS: dict[str, Callable] = {"json": reopen_json, "sqlite": reopen_sql, "postgres": reopen_sql}
+
+
+@pytest.fixture(params=[*sorted(OPENERS), "postgres"])
 def kind(request) -> str:
     return request.param
 
 
 @pytest.fixture
-def store(kind: str, tmp_path: Path):
-    opened = OPENERS[kind](DB, tmp_path)
+def opener(kind: str, request):
+    """OPENERS[kind]; PostgreSQL's imports into a new database on the test cluster, dropped after the test."""
+    if kind != "postgres":
+        yield OPENERS[kind]
+        return
+    server = request.getfixturevalue("postgres_server")
+    made: list[str] = []
+
+    def open_postgres(source: Path, scratch: Path) -> RetailStore:
+        made.append(server.new_database())
+        return open_sql(parse_source(server.url(made[-1])), source)
+
+    yield open_postgres
+    for database in made:
+        server.drop_database(database)
+
+
+@pytest.fixture
+def store(opener, tmp_path: Path):
+    opened = opener(DB, tmp_path)
     yield opened
     opened.close()
 
@@ -98,7 +136,7 @@ def test_lookups_follow_tau2s_matching(store: RetailStore) -> None:
     assert store.find_user_by_name_zip("Noah", "Brown", " 80279") is None
 
 
-def test_a_lookup_finds_the_first_match_in_the_shops_order(kind: str, tmp_path: Path) -> None:
+def test_a_lookup_finds_the_first_match_in_the_shops_order(opener, tmp_path: Path) -> None:
     source = small_shop(
         tmp_path,
         [
@@ -108,7 +146,7 @@ def test_a_lookup_finds_the_first_match_in_the_shops_order(kind: str, tmp_path: 
     )
     scratch = tmp_path / "scratch"
     scratch.mkdir()
-    small = OPENERS[kind](source, scratch)
+    small = opener(source, scratch)
     try:
         assert small.find_user_by_email("SAME@example.com") == "zed_1"
         assert small.find_user_by_name_zip("ann", "LEE", "10001") == "zed_1"

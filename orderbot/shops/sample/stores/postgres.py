@@ -92,9 +92,10 @@ class PostgresStore(SqlStore):
         self._psycopg = _psycopg()
 
     @classmethod
-    def open(cls, source: Source) -> PostgresStore:
+    def open(cls, source: Source, connection: Any = None) -> PostgresStore:
+        """The store over the database, or over `connection` to it when the caller has one."""
         psycopg = _psycopg()
-        connection = connect(source)
+        connection = connection or connect(source)
         try:
             version = connection.execute("SELECT version FROM schema_version").fetchone()
         except psycopg.errors.UndefinedTable:
@@ -140,10 +141,16 @@ class PostgresStore(SqlStore):
 
 
 def import_orders(
-    source: Source, orders: Sequence[Order], *, replace: bool, progress: Callable[[int], None] | None = None
+    source: Source,
+    orders: Sequence[Order],
+    *,
+    replace: bool,
+    progress: Callable[[int], None] | None = None,
+    other_tables: Sequence[str] = (),
 ) -> int:
     """Write `orders` in one transaction (COPY, chunk by chunk): all of them or none.
-    Refuses a database that already holds orders unless `replace`."""
+    Refuses a database that already holds orders unless `replace`. `other_tables` are
+    another shop's (a database keeps one shop): refused unless `replace`, else dropped too."""
     psycopg = _psycopg()
     connection = connect(source)
     committing = False  # set once every statement ran: an error after it came from the COMMIT
@@ -153,7 +160,12 @@ def import_orders(
                 held = connection.execute("SELECT count(*) FROM orders").fetchone()[0]
                 if held and not replace:
                     raise ConfigError(f"{source.shown} already holds {held:,} orders; pass --replace to replace them")
-            for table in TABLES:
+            found = [t for t in other_tables if connection.execute("SELECT to_regclass(%s)", (t,)).fetchone()[0]]
+            if found and not replace:
+                raise ConfigError(
+                    f"{source.shown} already holds another shop (table {found[0]}); pass --replace to replace it"
+                )
+            for table in (*TABLES, *other_tables):
                 connection.execute(f"DROP TABLE IF EXISTS {table} CASCADE")
             for statement in tables("DOUBLE PRECISION", 'TEXT COLLATE "C"'):
                 connection.execute(statement)

@@ -46,15 +46,16 @@ class SqliteStore(SqlStore):
         self.connection = connection
 
     @classmethod
-    def open(cls, source: Source) -> SqliteStore:
+    def open(cls, source: Source, connection: sqlite3.Connection | None = None) -> SqliteStore:
+        """The store over the database, or over `connection` to it when the caller has one."""
         path = source.path
-        if not path.is_file():
+        if connection is None and not path.is_file():
             raise ConfigError(
                 f"{path}: no such SQLite database "
                 f"(create it with: orderbot orders import orders.json --to {source.url})"
             )
         try:
-            connection = connect(path)
+            connection = connection or connect(path)
             version = connection.execute("SELECT version FROM schema_version").fetchone()
         except sqlite3.Error as exc:
             if "no such table" in str(exc):
@@ -99,10 +100,16 @@ def _tool_error(exc: sqlite3.Error, path: Path) -> ToolError:
 
 
 def import_orders(
-    source: Source, orders: Sequence[Order], *, replace: bool, progress: Callable[[int], None] | None = None
+    source: Source,
+    orders: Sequence[Order],
+    *,
+    replace: bool,
+    progress: Callable[[int], None] | None = None,
+    other_tables: Sequence[str] = (),
 ) -> int:
     """Write `orders` into the database in one transaction: all of them or none. Refuses
-    a database that already holds orders unless `replace`. A database file this call
+    a database that already holds orders unless `replace`. `other_tables` are another
+    shop's (a database keeps one shop): refused unless `replace`, else dropped too. A database file this call
     created is removed again when the import fails."""
     path = source.path
     created = not path.exists()
@@ -112,7 +119,9 @@ def import_orders(
         connection.execute("PRAGMA cache_size = -200000")  # 200 MB for building the indexes
         connection.execute("BEGIN IMMEDIATE")
         try:
-            done = _write(connection, orders, where=str(path), replace=replace, progress=progress)
+            done = _write(
+                connection, orders, where=str(path), replace=replace, progress=progress, other_tables=other_tables
+            )
             connection.execute("COMMIT")
         except BaseException:
             connection.execute("ROLLBACK")
@@ -132,11 +141,23 @@ def import_orders(
         raise
 
 
-def _write(connection: sqlite3.Connection, orders: Sequence[Order], *, where: str, replace: bool, progress) -> int:
+def _has_table(connection: sqlite3.Connection, name: str) -> bool:
+    return (
+        connection.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (name,)).fetchone()
+        is not None
+    )
+
+
+def _write(
+    connection: sqlite3.Connection, orders: Sequence[Order], *, where: str, replace: bool, progress, other_tables
+) -> int:
     held = existing_orders(connection)
     if held and not replace:
         raise ConfigError(f"{where} already holds {held:,} orders; pass --replace to replace them")
-    for table in TABLES:
+    found = [name for name in other_tables if _has_table(connection, name)]
+    if found and not replace:
+        raise ConfigError(f"{where} already holds another shop (table {found[0]}); pass --replace to replace it")
+    for table in (*TABLES, *other_tables):
         connection.execute(f"DROP TABLE IF EXISTS {table}")
     for statement in tables("REAL", "TEXT"):
         connection.execute(statement)
