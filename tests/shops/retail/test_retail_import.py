@@ -112,6 +112,6 @@ def test_a_database_holding_a_shop_is_replaced_only_when_asked(retail_db, tmp_pa
     path = written(tmp_path, smaller)
     with pytest.raises(ConfigError, match="already holds 1,000 retail orders; pass --replace"):
         import_into(retail_db.source, path)
-    assert open_retail(retail_db.source).count() == 1000
+    assert retail_db.open().count() == 1000
     assert import_into(retail_db.source, path, replace=True) == {"products": 50, "users": 500, "orders": 10}
-    assert open_retail(retail_db.source).count() == 10
+    assert retail_db.open().count() == 10
