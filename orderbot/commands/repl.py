@@ -50,6 +50,7 @@ from orderbot.ui.presentation import format_runs, provider_text, resume_hint, te
 from orderbot.ui.render import make_console, print_outcome
 from orderbot.ui.terminal import line_history, read_key, read_line
 from orderbot.ui.trace import StepLines, TraceView, format_limits
+from orderbot.ui.waiting import WaitingLine, watch
 
 HELP = COMMAND_HELP["repl"]
 EPILOG = "Example: orderbot repl --user C001, then 查询 ORD-1001 · 那 ORD-1002 呢？ · 取消它 · Ctrl-D to leave."
@@ -95,11 +96,14 @@ class Repl:
         self.store = RunStore(settings.resolved_state_dir(), keep=settings.keep_runs)  # each run is recorded
 
         self.base_url = endpoint(settings)
-        self.runner = Runner.for_session(
-            session, llm, self.store, provider=self.provider, base_url=self.base_url, otel=otel
-        )
         self.console = make_console()
         self.interactive = self.console.is_terminal and sys.stdin.isatty()
+        # In a terminal, the same waiting line as ask's while the model works, and the answer
+        # as it streams in; piped, the model as it is.
+        shown = watch(llm, WaitingLine(self.console)) if self.interactive else llm
+        self.runner = Runner.for_session(
+            session, shown, self.store, provider=self.provider, base_url=self.base_url, otel=otel
+        )
         self.last_stop = None  # how the latest message's run ended
 
     # ---- the loop -------------------------------------------------------------------

@@ -9,10 +9,9 @@ from __future__ import annotations
 
 import os
 import re
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import asdict, replace
+from dataclasses import asdict
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -21,7 +20,6 @@ from rich.console import Console, Group
 from rich.live import Live
 from rich.panel import Panel
 from rich.segment import Segment
-from rich.spinner import Spinner
 from rich.table import Table
 from rich.text import Text
 
@@ -34,6 +32,7 @@ from orderbot.ui.escape import visible
 from orderbot.ui.styles import STYLE_DIM, STYLE_ERROR, STYLE_OK, STYLE_PHASE, STYLE_WARN
 from orderbot.ui.terminal import end_quietly_on_closed_pipe
 from orderbot.ui.trace import trace_steps
+from orderbot.ui.waiting import REFRESH_PER_SECOND, Waiting, watch
 
 if TYPE_CHECKING:
     from orderbot.runner import RunResult
@@ -221,8 +220,7 @@ class TransitionView:
         self._live_from = 0  # rows before this stay on screen from before a pause
         # Asked once: Rich works it out from the environment and the file on every call.
         self._draws_live = enabled and console.is_terminal
-        self._waiting: tuple[float, float] | None = None  # (began, seconds left) of the request in flight
-        self._retry: str | None = None  # the latest retry of the request in flight, shown under the waiting line
+        self._waiting = Waiting(console)  # the request in flight: spinner, clock, retry, streamed text
 
     def __call__(self, transition: Transition, state: RunState) -> None:
         self.transitions.append(transition)
@@ -232,44 +230,46 @@ class TransitionView:
 
     def _start_live(self) -> None:
         if self._live is None:
-            # Redrawn a few times a second, so the waiting line's clock and spinner move.
-            self._live = Live(console=self.console, get_renderable=self._screen, refresh_per_second=4, transient=False)
+            # Redrawn several times a second, so the waiting line's clock and spinner move.
+            self._live = Live(
+                console=self.console,
+                get_renderable=self._screen,
+                refresh_per_second=REFRESH_PER_SECOND,
+                transient=False,
+            )
             self._live.start()
 
     def _screen(self):
         table = self._table(self._live_from)
-        if self._waiting is None:
-            return table
-        began, left = self._waiting
-        elapsed = time.monotonic() - began
-        line = _t("status.waiting", elapsed=elapsed, left=max(0.0, left - elapsed))
-
-        spinner = Spinner("dots", text=Text(line, style=STYLE_DIM))
-        if self._retry is None:
-            return Group(table, spinner)
-        return Group(table, spinner, Text(self._retry, style=STYLE_DIM))
+        waiting = self._waiting.renderable()
+        return table if waiting is None else Group(table, waiting)
 
     def watch(self, model):
         """The model, wrapped so that a terminal shows a live waiting line under the table
-        while each request is in flight (spinner, seconds waited, seconds left). Only a view
-        that draws live wraps: piped output, --json and --quiet get the model as it is."""
-        return _Watched(model, self) if self._draws_live else model
+        while each request is in flight, and the answer as it streams in (orderbot.ui.waiting).
+        Only a view that draws live wraps: piped output, --json and --quiet get the model as it is."""
+        return watch(model, self) if self._draws_live else model
 
     @contextmanager
     def waiting(self, seconds_left: float) -> Iterator[None]:
-        self._waiting = (time.monotonic(), seconds_left)
+        self._waiting.begin(seconds_left)
         self._start_live()
         try:
             yield
         finally:
-            self._waiting = self._retry = None
+            self._waiting.end()
             if self._live is not None:
                 self._live.refresh()
 
     def retrying(self, reason: str, delay: float, attempt: int, attempts: int) -> None:
         """A request's retry, as it happens (the model's on_retry): shown under the waiting line."""
-        self._retry = _t("status.retry", reason=reason, delay=delay, attempt=attempt, attempts=attempts)
+        self._waiting.retrying(reason, delay, attempt, attempts)
         if self._live is not None:
+            self._live.refresh()
+
+    def streamed(self, piece: str) -> None:
+        """A piece of the answer as it streams in (the model's on_text)."""
+        if self._waiting.add_text(piece) and self._live is not None:
             self._live.refresh()
 
     def _table(self, start: int = 0) -> Table:
@@ -295,20 +295,6 @@ class TransitionView:
             self._live = None
         elif self.transitions and not self.console.is_terminal:
             self.console.print(self._table())
-
-
-class _Watched:
-    """A model whose requests show the waiting line of a TransitionView; otherwise the model."""
-
-    def __init__(self, model, view: TransitionView) -> None:
-        self._model, self._view = model, view
-
-    def respond(self, request):
-        with self._view.waiting(request.timeout):
-            return self._model.respond(replace(request, on_retry=self._view.retrying))
-
-    def __getattr__(self, name: str):
-        return getattr(self._model, name)
 
 
 def print_header(console: Console, state: RunState, provider_text: str) -> None:

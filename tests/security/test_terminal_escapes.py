@@ -167,3 +167,21 @@ def test_arbitrary_unicode_through_every_renderer(use_model, tmp_path, answer, n
         question = question[:4000]
     for output in every_renderer("--provider", "scripted", "--orders", str(orders), "--", question):
         clean(output)
+
+
+def test_an_answer_as_it_streams_in_a_terminal(tmp_path):
+    """The answer panel that fills while the server streams shows hostile text escaped too."""
+    pexpect = pytest.importorskip("pexpect")
+    from fakeapi import FakeAPI, completion, sse, stream_of
+    from forked_terminal import orderbot_in_a_terminal
+
+    with FakeAPI() as api:
+        api.enqueue("chat", stream_of(sse("chat", completion(HOSTILE * 3), piece=5)))
+        args = ["ask", "--provider", "chat", "--base-url", api.url, "--model", "fake", "hello"]
+        child = orderbot_in_a_terminal(args, env=_pty_env(tmp_path), dimensions=(24, 80))
+        child.expect(pexpect.EOF)
+        child.close()
+    seen = child.before
+    assert "PWNED" in seen and child.exitstatus == 0
+    for raw in ("\x1b]0;PWNED", "\x07", "\x9b", "\u202e", "\x1b[31mRED", "\x1b[2J", "\x1b]8;"):
+        assert raw not in seen, raw

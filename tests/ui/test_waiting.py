@@ -9,12 +9,13 @@ import threading
 
 import pexpect
 from fakeapi import FakeAPI, error, message, response
-from forked_terminal import orderbot_in_a_terminal
+from forked_terminal import orderbot_in_a_terminal, orderbot_process_in_a_terminal
 from typer.testing import CliRunner
 
 from orderbot.cli import app
 
 WAITED = re.compile(r"waiting for the model · (\d+) s · (\d+) s left")
+SPINNER = re.compile(r"([⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏])(?:\x1b\[[0-9;]*m)* (?:\x1b\[[0-9;]*m)*waiting for the model")
 
 
 def slow_answer(seconds: float):
@@ -47,6 +48,7 @@ def test_a_terminal_shows_the_elapsed_time_change_while_the_model_takes_3_second
     before_answer = screen.split("订单 ORD-1001 已发货")[0]
     seconds = {int(m.group(1)) for m in WAITED.finditer(before_answer)}
     assert len(seconds) >= 3, screen[-2000:]  # e.g. 0, 1, 2: the line moved at least twice
+    assert len(set(SPINNER.findall(before_answer))) >= 4, screen[-2000:]  # the spinner turns
     assert "订单 ORD-1001 已发货" in screen and child.exitstatus == 0
 
 
@@ -91,3 +93,21 @@ def test_piped_and_quiet_runs_show_no_waiting_line():
         child.close()
     assert plain.exit_code == 0 and "已发货" in plain.output and "waiting for the model" not in plain.output
     assert "已发货" in child.before and "waiting for the model" not in child.before
+
+
+def test_the_repl_shows_the_same_waiting_line_while_the_model_works(tmp_path):
+    with FakeAPI() as api:
+        api.enqueue("responses", slow_answer(2.0))
+        env = environment(api) | {"ORDERBOT_STATE_DIR": str(tmp_path), "HOME": str(tmp_path)}
+        child = orderbot_process_in_a_terminal(["repl", "--provider", "openai"], env=env, dimensions=(24, 80))
+        child.expect_exact("orderbot> ")
+        child.sendline("查询 ORD-1001")
+        child.expect_exact("订单 ORD-1001 已发货。")
+        shown = child.before
+        child.expect_exact("orderbot> ")
+        child.sendeof()
+        child.expect(pexpect.EOF)
+        child.close()
+    seconds = {int(m.group(1)) for m in WAITED.finditer(shown)}
+    assert len(seconds) >= 2 and len(set(SPINNER.findall(shown))) >= 3, shown[-2000:]
+    assert child.exitstatus == 0
