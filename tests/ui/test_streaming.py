@@ -54,7 +54,9 @@ def ask_in_terminal(
     """`orderbot ask` against the fake API in a pseudo-terminal of 24 rows: every piece of
     its output with the time it was read, and its exit code."""
     argv = ["ask", "--provider", "chat", "--base-url", api.url, "--model", "fake", *args, "say twelve words"]
-    child = orderbot_in_a_terminal(argv, env=environment(tmp_path) | (env or {}), dimensions=(24, columns), timeout=WAIT)
+    child = orderbot_in_a_terminal(
+        argv, env=environment(tmp_path) | (env or {}), dimensions=(24, columns), timeout=WAIT
+    )
     pieces = []
     while True:
         try:
