@@ -38,7 +38,7 @@ from orderbot.loop.tools import Toolbox
 from orderbot.models.base import Model
 from orderbot.runs.record import RunRecord
 from orderbot.runs.recorder import Recorder
-from orderbot.runs.store import RunStore
+from orderbot.runs.base import BaseRunStore
 from orderbot.shops.sample.tools import INSTRUCTIONS
 
 
@@ -79,7 +79,7 @@ class Runner:
 
     toolbox: Toolbox
     model: Model
-    store: RunStore | None = None  # None: runs are not recorded (replay)
+    store: BaseRunStore | None = None  # None: runs are not recorded (replay)
     provider: str = ""
     base_url: str | None = None  # where the model's requests go (stripped), kept in each record
     orders: Path | str | None = None  # the orders file, named in each record
@@ -93,7 +93,7 @@ class Runner:
         cls,
         session,
         model: Model,
-        store: RunStore,
+        store: BaseRunStore,
         *,
         provider: str,
         base_url: str | None = None,
@@ -165,18 +165,24 @@ class Runner:
         limits: Limits,
         *,
         approve: bool | None = None,
+        reason: str | None = None,
         kind: str = "resume",
         views: Sequence[Observer] = (),
         approver: Approver | None = None,
     ) -> RunResult:
         """Continue a stored run with a fresh budget, appending to its record. Whoever calls
         this has re-checked the record (orderbot.runs.resume.check_resume) when it came from disk.
-        `approve` settles the calls the run is waiting for; approved ones are noted
-        `executing` on disk before they run."""
-        recorder = Recorder(self._store(), record, wall_clock=self.wall_clock)
-        record.begin(kind, limits, approve=approve, approver=approver is not None, now=self.wall_clock())
-        if approve:
-            recorder.mark_executing([p.call_id for p in record.state.pending])
+        `approve` settles the calls the run is waiting for, as the store's operator (a
+        rejection with `reason`): the decision is saved first (the claim: a shared store
+        refuses it when another operator settled the run first), then approved calls are
+        noted `executing` before they run."""
+        store = self._store()
+        recorder = Recorder(store, record, wall_clock=self.wall_clock)
+        record.begin(
+            kind, limits, approve=approve, approver=approver is not None, operator=store.operator, now=self.wall_clock()
+        )
+        if approve is not None and record.state.pending:
+            recorder.settle(approve, reason=reason)
         return self._run(recorder, record.state, limits, views=views, approver=approver, approve_pending=approve)
 
     def unrecorded(
@@ -204,7 +210,7 @@ class Runner:
             recorder.close()  # the final write: a pause's stop reason comes after its last transition
         return result
 
-    def _store(self) -> RunStore:
+    def _store(self) -> BaseRunStore:
         if self.store is None:
             raise ValueError("this runner records nothing: it was made without a RunStore")
         return self.store

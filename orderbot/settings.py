@@ -65,8 +65,17 @@ class Settings(BaseSettings):
 
     keep_runs: int = Field(200, ge=1)
     approval_ttl_hours: float = Field(24.0, gt=0)
+    # Where runs, the approval queue and the audit log are kept: sqlite:///runs.db or
+    # postgresql://...; None: the state directory (orderbot/runs/stores.py).
+    runs: str | None = None
+    # A side effect must be approved by an operator other than the one whose run asked.
+    four_eyes: bool = False
+    # Runs older than this keep only their summary (and the audit log): orderbot runs prune.
+    prune_after_days: float | None = Field(None, gt=0)
 
-    @field_validator("api_key", "base_url", "user", "orders", "state_dir", "max_output_tokens", mode="before")
+    @field_validator(
+        "api_key", "base_url", "user", "orders", "state_dir", "max_output_tokens", "runs", "prune_after_days", mode="before"
+    )
     @classmethod
     def _empty_is_unset(cls, value: object) -> object:
         return None if isinstance(value, str) and not value.strip() else value

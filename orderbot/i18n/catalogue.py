@@ -241,6 +241,108 @@ MESSAGES: dict[str, dict[str, str]] = {
     "runs.no_match": {"en": "No runs match.", "zh": "没有符合条件的运行。"},
     "runs.approved": {"en": "approved", "zh": "已批准"},
     "runs.rejected": {"en": "rejected", "zh": "已拒绝"},
+    # ---- run stores (--runs), the approval queue, the audit log -------------------------------
+    "runs.bad_url": {
+        "en": "{url}: unknown kind of run store; use sqlite:///runs.db or postgresql://user@host/db "
+        "(or nothing, for the state directory)",
+        "zh": "{url}：未知的运行存储类型；请用 sqlite:///runs.db 或 postgresql://user@host/db（或不设置，使用状态目录）",
+    },
+    "runs.bad_sqlite_url": {
+        "en": "{url}: write a SQLite run store as sqlite:///path/to/runs.db",
+        "zh": "{url}：SQLite 运行存储的写法是 sqlite:///path/to/runs.db",
+    },
+    "runs.no_folder": {
+        "en": "{where}: the folder {folder} does not exist",
+        "zh": "{where}：文件夹 {folder} 不存在",
+    },
+    "runs.cannot_open": {"en": "{where}: cannot be opened ({why})", "zh": "{where}：无法打开（{why}）"},
+    "runs.schema_newer": {
+        "en": "{where}: run store schema version {found} is newer than this orderbot reads ({reads}); upgrade orderbot",
+        "zh": "{where}：运行存储的结构版本 {found} 比这个 orderbot 能读的版本（{reads}）新；请升级 orderbot",
+    },
+    "runs.schema_unknown": {
+        "en": "{where}: run store schema version {found} is not one this orderbot can migrate (it reads {reads})",
+        "zh": "{where}：运行存储的结构版本 {found} 无法由这个 orderbot 迁移（它读取版本 {reads}）",
+    },
+    "runs.schema_damaged": {
+        "en": "{where}: the run store's schema version table is damaged (it must hold one number)",
+        "zh": "{where}：运行存储的结构版本表已损坏（它应当只有一个数字）",
+    },
+    "runs.key_damaged": {
+        "en": "{where}: the run store's record key (run_key) is missing or damaged",
+        "zh": "{where}：运行存储的记录密钥（run_key）缺失或已损坏",
+    },
+    "runs.store_busy": {
+        "en": "{where}: the run store is busy with other writers; nothing more was written, try again",
+        "zh": "{where}：运行存储正忙于其他写入；没有写入更多内容，请重试",
+    },
+    "runs.store_failed": {
+        "en": "{where}: the run store failed ({why}); nothing more was written",
+        "zh": "{where}：运行存储出错（{why}）；没有写入更多内容",
+    },
+    "runs.store_refused": {
+        "en": "{where}: the run store refused this: {why}",
+        "zh": "{where}：运行存储拒绝了这个操作：{why}",
+    },
+    "runs.store_lost": {
+        "en": "{where}: the run store stopped answering (the connection was lost); what was written before stays, "
+        "nothing more was written",
+        "zh": "{where}：运行存储不再响应（连接已断开）；之前写入的内容都在，之后没有再写入",
+    },
+    "runs.none_in": {"en": "no runs recorded in {where}", "zh": "{where} 中没有记录任何运行"},
+    "runs.no_such_run": {"en": "no run {run_id} in {where}", "zh": "{where} 中没有运行 {run_id}"},
+    "runs.not_an_id": {
+        "en": "{value} is not a run id (they look like 261130-050026-1a2b)",
+        "zh": "{value} 不是运行编号（运行编号形如 261130-050026-1a2b）",
+    },
+    "runs.no_prefix": {"en": "no run starting with {prefix} in {where}", "zh": "{where} 中没有以 {prefix} 开头的运行"},
+    "runs.ambiguous": {
+        "en": "{prefix} matches several runs ({some}, ...): give more of the id",
+        "zh": "{prefix} 匹配到多个运行（{some} 等）：请给出更长的编号",
+    },
+    "runs.verb_approved": {"en": "approved", "zh": "批准"},
+    "runs.verb_rejected": {"en": "rejected", "zh": "拒绝"},
+    "runs.settled_first": {
+        "en": "run {run_id}: {tool} was already {verb} by {by} at {at}; nothing was done here",
+        "zh": "运行 {run_id}：{tool} 已由 {by} 于 {at} {verb}；这里没有执行任何操作",
+    },
+    "runs.changed_elsewhere": {
+        "en": "run {run_id} was changed by another orderbot since it was read (resumed elsewhere?); "
+        "nothing was done here",
+        "zh": "运行 {run_id} 在读取之后被另一个 orderbot 改动了（在别处继续了？）；这里没有执行任何操作",
+    },
+    "audit.unreadable": {
+        "en": "entry {seq} cannot be read as an audit entry: it was changed",
+        "zh": "第 {seq} 条无法作为审计记录读取：它被改动过",
+    },
+    "audit.missing": {
+        "en": "entries {first} to {last} are missing: removed",
+        "zh": "第 {first} 到第 {last} 条缺失：已被删除",
+    },
+    "audit.out_of_order": {
+        "en": "entry {seq} appears out of order: the log was rearranged",
+        "zh": "第 {seq} 条的顺序不对：日志被重新排列过",
+    },
+    "audit.broken_link": {
+        "en": "entry {seq} does not follow the entry before it: an earlier entry was changed or removed",
+        "zh": "第 {seq} 条与前一条接不上：之前的某条记录被改动或删除过",
+    },
+    "audit.changed": {
+        "en": "entry {seq} was changed (its hash does not match its fields)",
+        "zh": "第 {seq} 条被改动过（它的哈希与内容不符）",
+    },
+    "audit.decision_missing": {
+        "en": "the decision on {call_id} of run {run_id} is settled in the queue but missing from the log: removed",
+        "zh": "运行 {run_id} 的 {call_id} 在审批队列中已有结论，但日志里没有：已被删除",
+    },
+    "audit.outcome_missing": {
+        "en": "the outcome of {call_id} of run {run_id} is in the queue but missing from the log: removed",
+        "zh": "运行 {run_id} 的 {call_id} 的执行结果在审批队列中有，但日志里没有：已被删除",
+    },
+    "audit.cannot_append": {
+        "en": "cannot append to the audit log {path}: {why}",
+        "zh": "无法追加写入审计日志 {path}：{why}",
+    },
     # ---- orderbot doctor ---------------------------------------------------------------------------
     "doctor.provider": {"en": "provider:", "zh": "模型服务："},
     "doctor.model": {"en": "model:", "zh": "模型："},

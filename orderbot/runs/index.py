@@ -42,17 +42,19 @@ class RunSummary:
 
     run_id: str
     created_at: str = ""
-    user: str | None = None
+    user: str | None = None  # the customer the run is about
+    operator: str | None = None  # who ran orderbot (orderbot.runs.base.operator_name); None in older records
     status: str = ""
     steps: int = 0
     tool_calls: int = 0
     question: str = ""
     history: tuple[str, ...] = ()  # how each segment ended, when the run was resumed
     decisions: tuple[str, ...] = ()  # "approved" and/or "rejected": what a person decided, if asked
+    pruned_at: str | None = None  # when its conversation was dropped (orderbot runs prune)
     error: str | None = None
 
     def as_dict(self) -> dict:
-        doc = {k: v for k, v in self.__dict__.items() if v is not None or k == "user"}
+        doc = {k: v for k, v in self.__dict__.items() if v is not None or k in ("user", "operator")}
         doc["history"] = list(self.history)
         doc["decisions"] = list(self.decisions)
         return doc

@@ -94,6 +94,19 @@ class Segment(BaseModel):
     approver: bool = False  # whether a person could be asked inline during this segment
     stop_reason: str | None = None  # how this segment ended
     utc_offset: int | None = None  # the machine's offset from UTC in seconds: replay stamps times with it
+    operator: str | None = None  # who ran this segment (orderbot.runs.base.operator_name); absent in older records
+
+
+class Decision(BaseModel):
+    """Who asked for one side effect and who settled it: the approval's people, kept in the
+    record so that every store (and the audit log) names them the same way."""
+
+    requested_by: str | None = None  # the operator whose run proposed the call
+    requested_at: str | None = None
+    approved: bool | None = None  # None: still waiting
+    decided_by: str | None = None
+    decided_at: str | None = None
+    reason: str | None = None  # a rejection's reason, as the operator gave it
 
 
 class RecordFile(BaseModel):
@@ -114,12 +127,15 @@ class RecordFile(BaseModel):
     base_url: str | None = None
     orders: str | None = None
     orders_identity: str | None = None  # orderbot.shops.source.Source.fingerprint: the same file, not only the path
+    operator: str | None = None  # who started the run; absent in records older than this field
     tool_versions: dict[str, str]
     segments: list[Segment]
     side_effects: dict[str, str] = {}
     approvals: dict[str, bool] = {}
     dropped: dict[str, int] = {}
     claims: list[dict] = []  # the claim check's findings on the answer (orderbot.answers.claims)
+    decisions: dict[str, Decision] = {}  # by call id: who asked for each side effect, who settled it
+    pruned_at: str | None = None  # when the conversation was dropped (orderbot runs prune): summary only
     state: RunState
     turns: list[dict]
     transitions: list[dict]
@@ -146,6 +162,9 @@ class RunRecord:
     dropped: dict[str, int] = field(default_factory=dict)
     orders_identity: str | None = None
     claims: list[dict] = field(default_factory=list)
+    operator: str | None = None
+    decisions: dict[str, Decision] = field(default_factory=dict)
+    pruned_at: str | None = None
     updated_at: str = ""
     turn_texts: list[str] = field(default_factory=list)
     transition_texts: list[str] = field(default_factory=list)
@@ -165,10 +184,12 @@ class RunRecord:
         toolbox: Toolbox,
         base_url: str | None = None,
         orders: Path | str | None = None,
+        operator: str | None = None,
         now: float | None = None,
     ) -> RunRecord:
         stamp = utc_iso(time.time() if now is None else now)
         return cls(
+            operator=operator,
             run_id=state.run_id,
             created_at=stamp,
             updated_at=stamp,
@@ -200,6 +221,9 @@ class RunRecord:
             approvals=doc.approvals,
             dropped=doc.dropped,
             claims=doc.claims,
+            operator=doc.operator,
+            decisions=doc.decisions,
+            pruned_at=doc.pruned_at,
         )
         record.turn_texts = [_dumps(t) for t in doc.turns]
         record.transition_texts = [_dumps(t) for t in doc.transitions]
@@ -227,12 +251,14 @@ class RunRecord:
             run_id=self.run_id,
             created_at=self.created_at,
             user=state.user,
+            operator=self.operator,
             status=self.status,
             steps=state.steps,
             tool_calls=state.tool_calls,
             question=state.question[:QUESTION_HEAD],
             history=tuple(s.stop_reason or "incomplete" for s in self.segments),
             decisions=_decisions([s.approve for s in self.segments] + list(self.approvals.values())),
+            pruned_at=self.pruned_at,
         )
 
     # -- what the recorder adds --
@@ -244,6 +270,7 @@ class RunRecord:
         *,
         approve: bool | None = None,
         approver: bool = False,
+        operator: str | None = None,
         now: float | None = None,
     ) -> None:
         wall = time.time() if now is None else now
@@ -255,6 +282,7 @@ class RunRecord:
                 approve=approve,
                 approver=approver,
                 utc_offset=time.localtime(wall).tm_gmtoff,
+                operator=operator,
             )
         )
 
@@ -290,6 +318,25 @@ class RunRecord:
         doc = {"step": step, "error": type(exc).__name__, "message": cut(str(exc), 500)}
         _append_bounded(self.turn_texts, _dumps(doc), MAX_TURNS, self.dropped, "turns")
 
+    def prune(self, now: float) -> None:
+        """Drop the conversation (messages, calls and their results, the answer, model turns,
+        transitions), keeping what a listing shows, who decided what, and the side effects'
+        outcomes: a pruned record is a summary, and is never resumed or replayed."""
+        state = self.state
+        self.state = state.model_copy(
+            update={
+                "question": state.question[:QUESTION_HEAD],
+                "items": [],
+                "calls": [],
+                "answer": None,
+                "partial_answer": None,
+                "pending": [],
+            }
+        )
+        self.turn_texts, self.transition_texts, self.claims = [], [], []
+        self._items, self._calls = [], []
+        self.pruned_at = utc_iso(now)
+
     # -- serialisation --
 
     def to_json(self, now: float | None = None) -> str:
@@ -305,12 +352,15 @@ class RunRecord:
             "base_url": self.base_url,
             "orders": self.orders,
             "orders_identity": self.orders_identity,
+            "operator": self.operator,
             "tool_versions": self.tool_versions,
             "segments": [s.model_dump() for s in self.segments],
             "side_effects": self.side_effects,
             "approvals": self.approvals,
             "dropped": self.dropped,
             "claims": self.claims,
+            "decisions": {call_id: d.model_dump(exclude_none=True) for call_id, d in self.decisions.items()},
+            "pruned_at": self.pruned_at,
         }
         state = self.state
         bounded = state.model_copy(

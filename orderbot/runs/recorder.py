@@ -1,19 +1,26 @@
 """The engine observer that writes a run's record, and the model wrapper that keeps each turn
-for replay (orderbot.runs.record says when a record is written)."""
+for replay (orderbot.runs.record says when a record is written).
+
+The recorder also keeps the people of each side effect (who asked, who decided: the record's
+`decisions`) and writes the audit entries (orderbot.runs.audit) with the record they belong
+to, in the same save: proposed when a run pauses for it or a person is asked inline,
+approved or rejected when it is settled, executed or failed when it has run."""
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Callable
 from pathlib import Path
 
 from orderbot.errors import ModelError
 from orderbot.loop.engine import Limits
-from orderbot.loop.state import Approver, PendingCall, RunState, Transition
+from orderbot.loop.state import Approver, Event, PendingCall, RunState, Transition
 from orderbot.loop.tools import Toolbox
 from orderbot.models.base import Model, ModelRequest, Turn
-from orderbot.runs.record import COMMITTED, EXECUTING, FAILED, RunRecord
-from orderbot.runs.store import RunStore
+from orderbot.runs.audit import AuditEntry
+from orderbot.runs.base import BaseRunStore
+from orderbot.runs.record import COMMITTED, EXECUTING, FAILED, Decision, RunRecord, utc_iso
 
 
 class Recorder:
@@ -23,16 +30,20 @@ class Recorder:
     `close`) when the run stops; other transitions are kept in memory until then.
     orderbot.runner wires all three into the engine; nothing else should."""
 
-    def __init__(self, store: RunStore, record: RunRecord, *, wall_clock: Callable[[], float] = time.time) -> None:
+    def __init__(
+        self, store: BaseRunStore, record: RunRecord, *, wall_clock: Callable[[], float] = time.time
+    ) -> None:
         self.store = store
         self.record = record
         self.wall_clock = wall_clock
         self._written = False  # whether this recorder has saved the record yet
+        self._audit: list[AuditEntry] = []  # entries that go to the log with the next save
+        self._bound: dict[str, tuple[str, str]] = {}  # call id -> (tool, canonical arguments) of asked calls
 
     @classmethod
     def start(
         cls,
-        store: RunStore,
+        store: BaseRunStore,
         state: RunState,
         *,
         provider: str,
@@ -45,26 +56,39 @@ class Recorder:
         interactive: bool = False,
         wall_clock: Callable[[], float] = time.time,
     ) -> Recorder:
+        operator = store.operator
         record = RunRecord.new(
-            state, provider=provider, model=model, base_url=base_url, toolbox=toolbox, orders=orders, now=wall_clock()
+            state,
+            provider=provider,
+            model=model,
+            base_url=base_url,
+            toolbox=toolbox,
+            orders=orders,
+            operator=operator,
+            now=wall_clock(),
         )
-        record.begin(kind, limits, approver=interactive, now=wall_clock())
+        record.begin(kind, limits, approver=interactive, operator=operator, now=wall_clock())
         return cls(store, record, wall_clock=wall_clock)
 
     def __call__(self, transition: Transition, state: RunState) -> None:
         record = self.record
         record.state = state
         record.add_transition(transition)
+        if transition.kind is Event.AWAITING_APPROVAL:
+            for pending in state.pending:
+                self._asked(pending)
         settled = EXECUTING in record.side_effects.values() and self._settle(state)
         if settled or not self._written:  # the run's start, and a side effect's outcome, go to disk now
             self.save()
 
     def save(self) -> None:
+        """Write the record, with the audit entries gathered since the last save."""
         record = self.record
         if record.segments:
             reason = record.state.stop_reason
             record.segments[-1].stop_reason = None if reason is None else str(reason)
-        self.store.save(record)
+        self.store.save(record, self._audit)
+        self._audit = []
         self._written = True
 
     def close(self) -> None:
@@ -82,8 +106,10 @@ class Recorder:
             return None
 
         def decide(pending: PendingCall) -> bool:
+            self._asked(pending)
             approved = bool(approver(pending))
             self.record.approvals[pending.call_id] = approved
+            self._decided(pending, approved)
             if approved:
                 self.record.side_effects[pending.call_id] = EXECUTING
                 self.save()
@@ -91,10 +117,69 @@ class Recorder:
 
         return decide
 
+    def settle(self, approve: bool, *, reason: str | None = None) -> None:
+        """Settle the calls a stored run waits for, as this session's operator, and save:
+        this save is the claim (a SQL store refuses it when someone else settled the run
+        first). Calls this operator approved before, whose claim landed but which never
+        started (a connection lost in between), are not claimed again. Approved calls are
+        then marked `executing` in a second save, just before the engine runs them."""
+        record = self.record
+        fresh = [p for p in record.state.pending if _decision_of(record, p.call_id) is None]
+        for pending in fresh:
+            self._decided(pending, approve, reason=reason)
+        if fresh:
+            self.save()
+        if approve:
+            self.mark_executing([p.call_id for p in record.state.pending])
+
     def mark_executing(self, call_ids: list[str]) -> None:
         for call_id in call_ids:
             self.record.side_effects[call_id] = EXECUTING
         self.save()
+
+    def _asked(self, pending: PendingCall) -> None:
+        """A person is asked about `pending` (now, or when someone resumes the run)."""
+        record = self.record
+        self._bound[pending.call_id] = (pending.name, pending.arguments)
+        if pending.call_id in record.decisions:
+            return
+        record.decisions[pending.call_id] = Decision(
+            requested_by=self.store.operator, requested_at=utc_iso(pending.requested_at)
+        )
+        self._audit.append(self._entry("proposed", pending.call_id, pending.name, pending.arguments))
+
+    def _decided(self, pending: PendingCall, approved: bool, *, reason: str | None = None) -> None:
+        record = self.record
+        self._bound[pending.call_id] = (pending.name, pending.arguments)
+        decision = record.decisions.get(pending.call_id) or Decision()
+        record.decisions[pending.call_id] = decision.model_copy(
+            update={
+                "approved": approved,
+                "decided_by": self.store.operator,
+                "decided_at": utc_iso(self.wall_clock()),
+                "reason": None if approved else reason,
+            }
+        )
+        event = "approved" if approved else "rejected"
+        self._audit.append(
+            self._entry(event, pending.call_id, pending.name, pending.arguments, reason=None if approved else reason)
+        )
+
+    def _entry(self, event: str, call_id: str, tool: str, arguments: str, **extra) -> AuditEntry:
+        record = self.record
+        decision = record.decisions.get(call_id) or Decision()
+        return AuditEntry.new(
+            at=_stamp(self.wall_clock()),
+            event=event,
+            run_id=record.run_id,
+            call_id=call_id,
+            tool=tool,
+            arguments=arguments,
+            customer=record.state.user,
+            requested_by=decision.requested_by,
+            decided_by=decision.decided_by,
+            **extra,
+        )
 
     def _settle(self, state: RunState) -> bool:
         """Note how each `executing` side effect ended; True when one did."""
@@ -105,8 +190,21 @@ class Recorder:
                 done = outcome[call_id]
                 ok = done.executed and bool((done.result or {}).get("ok"))
                 self.record.side_effects[call_id] = COMMITTED if ok else FAILED
+                result = json.dumps(done.result, ensure_ascii=False, separators=(",", ":"))
+                tool, arguments = self._bound.get(call_id, (done.name, done.arguments))
+                self._audit.append(self._entry("executed" if ok else "failed", call_id, tool, arguments, result=result))
                 settled = True
         return settled
+
+
+def _decision_of(record: RunRecord, call_id: str) -> bool | None:
+    decision = record.decisions.get(call_id)
+    return None if decision is None else decision.approved
+
+
+def _stamp(wall: float) -> str:
+    """UTC with milliseconds, so that entries of one second still sort as they happened."""
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(wall)) + f".{int(wall * 1000) % 1000:03d}Z"
 
 
 class _RecordingModel:

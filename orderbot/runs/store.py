@@ -1,6 +1,9 @@
-"""Run records on disk: save, load, list and prune them, and the key that tags each one.
+"""Run records on disk, the default run store: save, load, list and prune them, the key that
+tags each one, the audit log beside them (orderbot.runs.audit.AuditFile), and the approval
+queue read from the records that wait.
 
-See orderbot.runs.record for what a record holds and when it is written."""
+See orderbot.runs.record for what a record holds and when it is written, and
+orderbot.runs.base for what every run store offers."""
 
 from __future__ import annotations
 
@@ -11,13 +14,17 @@ import json
 import os
 import re
 import tempfile
-from collections.abc import Iterator
+import time
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 from pydantic import ValidationError
 
 from orderbot.atomic import atomic_write
 from orderbot.errors import RecordError
+from orderbot.loop.limits import StopReason
+from orderbot.runs.audit import AUDIT_FILE, AuditEntry, AuditFile
+from orderbot.runs.base import BaseRunStore, Waiting, operator_name
 from orderbot.runs.index import INDEX_FILE, QUESTION_HEAD, RunIndex, RunSummary, field_text
 from orderbot.runs.record import (
     FORMAT,
@@ -31,19 +38,31 @@ from orderbot.runs.record import (
     RecordFile,
     RunRecord,
     _decisions,
+    utc_iso,
 )
 from orderbot.text import cut, first_error
 
 
-class RunStore:
-    """The records in `<state_dir>/runs`, newest first by run id (ids sort by time)."""
+class RunStore(BaseRunStore):
+    """The records in `<state_dir>/runs`, newest first by run id (ids sort by time). Only
+    the newest `keep` are kept; with `prune_after_days`, older ones keep only their summary."""
 
-    def __init__(self, state_dir: Path, *, keep: int = 200) -> None:
+    def __init__(self, state_dir: Path, *, keep: int = 200, prune_after_days: float | None = None) -> None:
         self.state_dir = Path(state_dir)
         self.dir = self.state_dir / "runs"
+        self.where = str(self.dir)
         self.keep = keep
+        self.prune_after_days = prune_after_days
         self._key: bytes | None = None
+        self._operator: str | None = None
         self.index = RunIndex(self.dir, Path(state_dir) / INDEX_FILE, run_id_of=_record_id, summarize=read_summary)
+        self.audit = AuditFile(self.state_dir / AUDIT_FILE)
+
+    @property
+    def operator(self) -> str:
+        if self._operator is None:
+            self._operator = operator_name()
+        return self._operator
 
     def path(self, run_id: str) -> Path:
         return self.dir / f"{run_id}.json"
@@ -56,9 +75,9 @@ class RunStore:
         except OSError as exc:
             raise RecordError(f"{self.dir}: cannot be listed ({exc.strerror or exc})") from None
 
-    def ids(self) -> list[str]:
+    def ids(self, limit: int | None = None) -> list[str]:
         """Run ids with a record, newest first; files not named like a run id are not ours."""
-        return _run_ids(self._names())
+        return _run_ids(self._names())[:limit]
 
     # -- the integrity key and tag --
 
@@ -72,25 +91,21 @@ class RunStore:
         """The record's bytes with its integrity tag as the last member."""
         key = self.key(create=True)
         assert key is not None
-        return body[:-1] + TAG_PREFIX + _digest(key, body).encode() + b'"}'
+        return tag_record(key, body)
 
     def check_tag(self, raw: bytes) -> str | None:
         """Why the tag of these record bytes does not verify, or None when it does."""
-        found = TAG.search(raw)
-        if found is None:
-            return "it carries no integrity tag"
-        key = self.key(create=False)
-        body = raw[: found.start()] + b"}"
-        if key is None or not hmac.compare_digest(_digest(key, body).encode(), found.group(1)):
-            return "its integrity tag does not match (edited, or copied from another state directory)"
-        return None
+        return tag_problem(self.key(create=False), raw)
 
     # -- reading and writing --
 
-    def save(self, record: RunRecord) -> Path:
-        """Write the record atomically (a reader sees the old file or the new one, never
-        half), then its line in the runs index."""
+    def save(self, record: RunRecord, audit: Sequence[AuditEntry] = ()) -> Path:
+        """Write `audit` to the log, then the record atomically (a reader sees the old file
+        or the new one, never half), then its line in the runs index. The log goes first: a
+        crash in between leaves an entry for a step the record does not show yet, never a
+        step without its entry."""
         path = self.path(record.run_id)
+        self.audit.append(audit)
         try:
             self.dir.mkdir(mode=0o700, parents=True, exist_ok=True)  # records hold customers' orders
             atomic_write(path, self.tag(record.to_json().encode()))
@@ -162,10 +177,16 @@ class RunStore:
             if matches or not wanted:
                 yield summary
 
+    def document(self, run_id: str) -> dict:
+        return json.loads(_read(self.path(run_id)))
+
     def prune(self, keep_id: str | None = None) -> list[str]:
         """Delete the oldest records past `keep`, with their lock and any temporary file a
         killed writer left. One directory listing; only names that are a run id's (a
-        `0-my-notes.json` someone put here is not a record, and stays)."""
+        `0-my-notes.json` someone put here is not a record, and stays). The audit log is
+        never pruned. With `prune_after_days`, older records then keep only their summary."""
+        if self.prune_after_days is not None:
+            self.prune_older(self.prune_after_days, now=time.time(), keep_id=keep_id)
         names = self._names()
         ids = _run_ids(names)
         if len(ids) <= self.keep:
@@ -177,12 +198,69 @@ class RunStore:
                     (self.dir / name).unlink()
         return sorted(doomed, reverse=True)
 
+    def prune_older(self, days: float, *, now: float, keep_id: str | None = None) -> int:
+        """Records started more than `days` ago keep only their summary (RunRecord.prune);
+        runs waiting for approval, records already pruned and records that fail their
+        integrity check are left as they are."""
+        cutoff = utc_iso(now - days * 86400)
+        pruned = 0
+        for summary in list(self.summaries()):
+            if summary.error or summary.pruned_at or summary.run_id == keep_id:
+                continue
+            if summary.status == StopReason.AWAITING_APPROVAL or summary.created_at >= cutoff:
+                continue
+            try:
+                record = self.load(summary.run_id)
+            except RecordError:
+                continue
+            record.prune(now)
+            self.save(record)
+            pruned += 1
+        return pruned
+
+    def waiting(self, *, limit: int = 1000) -> list[Waiting]:
+        """From the records that wait for approval (found through the index)."""
+        found: list[Waiting] = []
+        for summary in self.summaries(status=str(StopReason.AWAITING_APPROVAL)):
+            try:
+                record = self.load(summary.run_id)
+            except RecordError:
+                continue  # altered or unreadable: `runs` shows it, nobody may approve it
+            found.extend(waiting_calls(record))
+        found.sort(key=lambda w: (w.requested_at, w.run_id))
+        return found[:limit]
+
+    def audit_entries(self) -> Iterator[AuditEntry | str]:
+        return self.audit.read()
+
     def lock(self, run_id: str):
         """A lock held while a run is resumed, so two shells cannot resume it at once."""
         from filelock import FileLock  # ~20 ms to import: only a resume takes this lock
 
         self.dir.mkdir(parents=True, exist_ok=True)
         return FileLock(str(self.dir / f"{run_id}.lock"), timeout=0)
+
+
+def waiting_calls(record: RunRecord) -> list[Waiting]:
+    """The calls a record waits for, with who asked (the operator of the run's last segment
+    when the record does not say)."""
+    asked_by = record.segments[-1].operator if record.segments else record.operator
+    out = []
+    for pending in record.state.pending:
+        decision = record.decisions.get(pending.call_id)
+        out.append(
+            Waiting(
+                run_id=record.run_id,
+                call_id=pending.call_id,
+                tool=pending.name,
+                arguments=pending.arguments,
+                description=pending.description,
+                customer=pending.user,
+                requested_by=(decision.requested_by if decision else None) or asked_by,
+                requested_at=utc_iso(pending.requested_at),
+            )
+        )
+    return out
 
 
 def _record_id(name: str) -> str | None:
@@ -202,6 +280,7 @@ def read_summary(path: Path, run_id: str) -> RunSummary | None:
             run_id=run_id,
             created_at=str(doc["created_at"]),
             user=state.get("user"),
+            operator=doc.get("operator"),
             status=state.get("stop_reason") or "incomplete",
             steps=int(state["steps"]),
             tool_calls=int(state["tool_calls"]),
@@ -210,6 +289,7 @@ def read_summary(path: Path, run_id: str) -> RunSummary | None:
             decisions=_decisions(
                 [s.get("approve") for s in doc["segments"]] + list((doc.get("approvals") or {}).values())
             ),
+            pruned_at=doc.get("pruned_at"),
         )
     except FileNotFoundError:
         return None
@@ -232,6 +312,22 @@ def _owner(name: str) -> str | None:
         return stem
     if hidden and rest.startswith(".json.") and rest.endswith(".tmp"):
         return stem
+    return None
+
+
+def tag_record(key: bytes, body: bytes) -> bytes:
+    """A record's bytes with the integrity tag made with `key` as their last member."""
+    return body[:-1] + TAG_PREFIX + _digest(key, body).encode() + b'"}'
+
+
+def tag_problem(key: bytes | None, raw: bytes, elsewhere: str = "another state directory") -> str | None:
+    """Why the tag of these record bytes does not verify with `key`, or None when it does."""
+    found = TAG.search(raw)
+    if found is None:
+        return "it carries no integrity tag"
+    body = raw[: found.start()] + b"}"
+    if key is None or not hmac.compare_digest(_digest(key, body).encode(), found.group(1)):
+        return f"its integrity tag does not match (edited, or copied from {elsewhere})"
     return None
 
 

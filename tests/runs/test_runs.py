@@ -111,10 +111,10 @@ class WatchedStore(RunStore):
         super().__init__(state)
         self.writes: list[tuple[str, list[str], dict]] = []
 
-    def save(self, record):
+    def save(self, record, audit=()):
         events = [t["event"] for t in record.transitions]
         self.writes.append((record.status, events, dict(record.side_effects)))
-        return super().save(record)
+        return super().save(record, audit)
 
 
 def test_a_read_only_run_writes_its_record_at_the_start_and_at_the_stop(toolbox, tmp_path):

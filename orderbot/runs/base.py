@@ -1,0 +1,141 @@
+"""What every run store offers: the interface the file store (orderbot.runs.store) and the SQL
+stores (orderbot.runs.sql, with sqlite and postgres) implement, and the values they share.
+
+A run store keeps, for one person or for a team:
+- the run records (orderbot.runs.record), each checked when it is read back;
+- the index `orderbot runs` reads (one summary per run);
+- the approval queue: every side effect a run waits for, who asked, who settled it;
+- the `executing` mark written before an approved side effect runs, so that no crash,
+  lost connection or second approver can ever have it run twice;
+- the audit log (orderbot.runs.audit), appended to in the same write as the record it
+  belongs to.
+
+**Saving is the claim.** A store's `save` writes the record, its summary, its approvals and
+its audit entries together. A SQL store does it in one transaction, and only if the run is
+still as it was when this process read it (its revision): of two operators approving one
+call at once, exactly one save lands, and the other is told who settled it first, before
+anything ran. The file store has one person and a lock per resumed run instead.
+
+The operator is who runs orderbot, taken from the session and never from a flag or the
+model: with PostgreSQL the role the connection authenticated as (`current_user`), else
+the operating system's login name (`operator_name`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import getpass
+import os
+from abc import ABC, abstractmethod
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+
+from orderbot.runs.audit import AuditEntry
+from orderbot.runs.index import RunSummary
+from orderbot.runs.record import RunRecord
+
+
+def operator_name() -> str:
+    """The login name of this process's user, from the system's user database (not from
+    $USER or $LOGNAME, which anyone can set to anything)."""
+    try:
+        import pwd
+
+        return pwd.getpwuid(os.geteuid()).pw_name
+    except (ImportError, KeyError):  # no pwd module (Windows), or a uid without an entry
+        with contextlib.suppress(Exception):
+            return getpass.getuser()
+        return f"uid-{os.getuid()}" if hasattr(os, "getuid") else "unknown"
+
+
+@dataclass(frozen=True)
+class Waiting:
+    """One side effect a run waits for, as the approval queue shows it."""
+
+    run_id: str
+    call_id: str
+    tool: str
+    arguments: str  # canonical JSON, as the approval is bound to it
+    description: str  # what the approval prompt shows ("Cancel ORD-1002 (处理中, ¥199.00), reason: …")
+    customer: str | None
+    requested_by: str | None
+    requested_at: str  # UTC, ISO 8601
+
+    def as_dict(self) -> dict:
+        return dict(self.__dict__)
+
+
+@dataclass(frozen=True)
+class Policy:
+    """What the store itself says about approvals (a SQL store's run_policy and run_approvers
+    tables, set by whoever owns the store): four eyes, and who may approve (None: anyone)."""
+
+    four_eyes: bool = False
+    approvers: frozenset[str] | None = None
+
+
+class BaseRunStore(ABC):
+    """A place that keeps runs. `where` names it in messages (never with a password);
+    `operator` is this session's operator; `shared` is True for a store several operators
+    use (listings then show who ran each run)."""
+
+    where: str
+    operator: str
+    shared: bool = False
+
+    @abstractmethod
+    def save(self, record: RunRecord, audit: Sequence[AuditEntry] = ()) -> None:
+        """Write the record, its summary, its approvals and `audit` together. Raises
+        RecordError when another process changed the run since this one read it."""
+
+    @abstractmethod
+    def load(self, run_id: str, *, allow_altered: bool = False) -> RunRecord:
+        """The record of `run_id` (an id, a unique prefix or `last`), its integrity checked;
+        `allow_altered` (for display only) returns one that fails with `altered` set."""
+
+    @abstractmethod
+    def resolve(self, run_id: str) -> str:
+        """A full run id from an id, a unique prefix of one (6 characters or more), or `last`."""
+
+    @abstractmethod
+    def ids(self, limit: int = 50) -> list[str]:
+        """The newest run ids (shell completion)."""
+
+    @abstractmethod
+    def summaries(self, *, user: str | None = None, status: str | None = None) -> Iterator[RunSummary]:
+        """Newest first; an unreadable record yields a summary with `error` set."""
+
+    @abstractmethod
+    def document(self, run_id: str) -> dict:
+        """The record of a full run id as stored, for `runs show --json`."""
+
+    @abstractmethod
+    def prune(self, keep_id: str | None = None) -> list[str]:
+        """What a store drops after each run (the file store: records past its count)."""
+
+    @abstractmethod
+    def prune_older(self, days: float, *, now: float) -> int:
+        """Drop the conversation of runs older than `days` (not waiting for approval),
+        keeping each run's summary and the whole audit log; how many were pruned."""
+
+    @abstractmethod
+    def lock(self, run_id: str) -> contextlib.AbstractContextManager:
+        """Held while a run is resumed; raises filelock.Timeout when another holds it."""
+
+    @abstractmethod
+    def waiting(self, *, limit: int = 1000) -> list[Waiting]:
+        """The approval queue: every side effect a run waits for, oldest request first."""
+
+    @abstractmethod
+    def audit_entries(self) -> Iterator[AuditEntry | str]:
+        """The audit log, oldest first (a str: an entry that cannot be read)."""
+
+    def audit_problems(self) -> list:
+        """Problems only the store can see beyond the chain (orderbot.runs.audit.Problem)."""
+        return []
+
+    def policy(self) -> Policy:
+        return Policy()
+
+    def close(self) -> None:  # noqa: B027 - a store without a connection has nothing to close
+        pass

@@ -1,0 +1,194 @@
+"""The PostgreSQL run store (psycopg 3, the extra `pip install 'orderbot[postgres]'`):
+--runs postgresql://desk1@db.example/shop.
+
+The operator is the role the connection authenticated as (`current_user`). Besides the
+grants (docs/team.md), the server itself guards what matters, so that it holds for any
+client, psql included:
+- run_audit takes INSERT only: UPDATE, DELETE and TRUNCATE are refused, and an entry must
+  name the session's role as the one who proposed (or decided) what it records;
+- an approval row keeps the call it was made for; it moves only forward (pending, then
+  approved or rejected, then executing, then committed or failed); whoever settles it must be
+  the session's role, on the run_approvers list when there is one, and with four eyes
+  (run_policy) neither the one who asked nor the one who started the run.
+A save that holds an audit entry first takes a transaction-level advisory lock, so that
+entries are numbered and linked one after another whatever the number of operators.
+
+The URL's password is used to connect and nowhere else: messages name the store by the URL
+without it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+from typing import Any
+
+from orderbot.errors import ConfigError, RecordError
+from orderbot.i18n import t
+from orderbot.runs.sql import SqlRunStore
+from orderbot.shops.sample.stores.postgres import INSTALL, connect
+from orderbot.shops.source import parse_source
+from orderbot.text import cut
+
+AUDIT_LOCK = int.from_bytes(b"orderbot") >> 1  # the advisory lock key of log appends (any fixed number)
+
+REFUSE = "RAISE EXCEPTION USING ERRCODE = 'insufficient_privilege', MESSAGE ="
+GUARDS = [
+    f"""CREATE FUNCTION run_audit_append_only() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  {REFUSE} 'the audit log is append-only: its entries cannot be changed or removed';
+END $$""",
+    "CREATE TRIGGER run_audit_append_only BEFORE UPDATE OR DELETE ON run_audit "
+    "FOR EACH ROW EXECUTE FUNCTION run_audit_append_only()",
+    "CREATE TRIGGER run_audit_no_truncate BEFORE TRUNCATE ON run_audit "
+    "FOR EACH STATEMENT EXECUTE FUNCTION run_audit_append_only()",
+    f"""CREATE FUNCTION run_audit_names_the_session() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  IF NEW.event = 'proposed' AND NEW.requested_by IS DISTINCT FROM current_user::text THEN
+    {REFUSE} format('an audit entry of %s names %s as the one who asked, not the session''s role %s',
+      NEW.event, NEW.requested_by, current_user);
+  END IF;
+  IF NEW.event IN ('approved', 'rejected') AND NEW.decided_by IS DISTINCT FROM current_user::text THEN
+    {REFUSE} format('an audit entry of %s names %s as the one who decided, not the session''s role %s',
+      NEW.event, NEW.decided_by, current_user);
+  END IF;
+  RETURN NEW;
+END $$""",
+    "CREATE TRIGGER run_audit_names_the_session BEFORE INSERT ON run_audit "
+    "FOR EACH ROW EXECUTE FUNCTION run_audit_names_the_session()",
+    f"""CREATE FUNCTION run_approvals_guard() RETURNS trigger LANGUAGE plpgsql AS $$
+DECLARE
+  starter text;
+BEGIN
+  IF TG_OP = 'DELETE' THEN
+    {REFUSE} 'an approval cannot be removed';
+  END IF;
+  IF TG_OP = 'INSERT' THEN
+    IF NEW.status <> 'pending' OR NEW.requested_by IS DISTINCT FROM current_user::text THEN
+      {REFUSE} 'an approval is requested as pending, by the session''s role';
+    END IF;
+    RETURN NEW;
+  END IF;
+  IF (NEW.run_id, NEW.call_id, NEW.tool, NEW.arguments, NEW.description, NEW.requested_at)
+       IS DISTINCT FROM (OLD.run_id, OLD.call_id, OLD.tool, OLD.arguments, OLD.description, OLD.requested_at)
+     OR NEW.customer IS DISTINCT FROM OLD.customer OR NEW.requested_by IS DISTINCT FROM OLD.requested_by THEN
+    {REFUSE} 'an approval stays bound to the call it was requested for';
+  END IF;
+  IF NEW.status = OLD.status THEN
+    RETURN NEW;
+  END IF;
+  IF OLD.status = 'pending' AND NEW.status IN ('approved', 'rejected') THEN
+    IF NEW.decided_by IS DISTINCT FROM current_user::text THEN
+      {REFUSE} format('%s cannot settle an approval in the name of %s', current_user, NEW.decided_by);
+    END IF;
+    IF NEW.status = 'approved' THEN
+      IF EXISTS (SELECT 1 FROM run_approvers)
+         AND NOT EXISTS (SELECT 1 FROM run_approvers WHERE operator = current_user::text) THEN
+        {REFUSE} format('%s is not on the list of operators who may approve (run_approvers)', current_user);
+      END IF;
+      IF EXISTS (SELECT 1 FROM run_policy WHERE name = 'four_eyes' AND lower(value) IN ('on', '1', 'true', 'yes')) THEN
+        SELECT operator INTO starter FROM runs WHERE run_id = NEW.run_id;
+        IF current_user::text = OLD.requested_by OR current_user::text = starter THEN
+          {REFUSE} format('four eyes: %s asked for this action and cannot approve it', current_user);
+        END IF;
+      END IF;
+    END IF;
+    RETURN NEW;
+  END IF;
+  IF (OLD.status, NEW.status) IN (('approved', 'executing'), ('executing', 'committed'), ('executing', 'failed'))
+     AND NEW.decided_by IS NOT DISTINCT FROM OLD.decided_by THEN
+    RETURN NEW;
+  END IF;
+  {REFUSE} format('an approval cannot go from %s to %s', OLD.status, NEW.status);
+END $$""",
+    "CREATE TRIGGER run_approvals_guard BEFORE INSERT OR UPDATE OR DELETE ON run_approvals "
+    "FOR EACH ROW EXECUTE FUNCTION run_approvals_guard()",
+]
+
+
+def _psycopg():
+    try:
+        import psycopg
+    except ImportError:
+        raise ConfigError(INSTALL.replace("PostgreSQL orders", "A PostgreSQL run store")) from None
+    return psycopg
+
+
+def _native(sql: str) -> str:
+    """orderbot's SQL uses sqlite3's `?`; psycopg wants `%s`."""
+    return sql.replace("?", "%s")
+
+
+class PostgresRunStore(SqlRunStore):
+    key_type, real_type, seq_type = 'TEXT COLLATE "C"', "DOUBLE PRECISION", "BIGINT"
+
+    def __init__(self, url: str, *, prune_after_days: float | None = None) -> None:
+        source = parse_source(url)
+        super().__init__(source.shown, prune_after_days=prune_after_days)
+        self._psycopg = _psycopg()
+        self.connection: Any = connect(source)  # ConfigError, in one sentence without the password
+
+    @classmethod
+    def open(cls, url: str, *, prune_after_days: float | None = None) -> PostgresRunStore:
+        store = cls(url, prune_after_days=prune_after_days)
+        try:
+            store.prepare()
+        except BaseException:
+            store.close()
+            raise
+        return store
+
+    def close(self) -> None:
+        with contextlib.suppress(Exception):
+            self.connection.close()
+
+    def _error(self, exc: Exception) -> RecordError:
+        errors = self._psycopg.errors
+        if isinstance(exc, errors.InsufficientPrivilege):
+            why = getattr(getattr(exc, "diag", None), "message_primary", None) or "permission denied"
+            return RecordError(t("runs.store_refused", where=self.where, why=cut(why, 300)))
+        if isinstance(exc, self._psycopg.OperationalError):
+            return RecordError(t("runs.store_lost", where=self.where))
+        return RecordError(t("runs.store_failed", where=self.where, why=type(exc).__name__))
+
+    def _execute(self, sql: str, params: tuple):
+        return self.connection.execute(_native(sql), params or None)
+
+    def _rows(self, sql: str, params: tuple = ()) -> list[tuple]:
+        try:
+            return self._execute(sql, params).fetchall()
+        except self._psycopg.Error as exc:
+            raise self._error(exc) from None
+
+    @contextlib.contextmanager
+    def _transaction(self) -> Iterator[None]:
+        try:
+            with self.connection.transaction():
+                yield
+        except self._psycopg.Error as exc:
+            raise self._error(exc) from None
+
+    def _tx_rows(self, sql: str, params: tuple = ()) -> list[tuple]:
+        return self._execute(sql, params).fetchall()
+
+    def _tx_change(self, sql: str, params: tuple = ()) -> int:
+        return self._execute(sql, params).rowcount
+
+    def _lock_log(self) -> None:
+        self._execute("SELECT pg_advisory_xact_lock(?)", (AUDIT_LOCK,))
+
+    def _session_operator(self) -> str:
+        return self._rows("SELECT current_user")[0][0]
+
+    def _extra_schema(self) -> list[str]:
+        return GUARDS
+
+    def _schema_version(self) -> int | None:
+        if self._rows("SELECT to_regclass('run_schema')")[0][0] is None:
+            return None
+        return self._version(self._rows("SELECT version FROM run_schema"))
+
+    def _schema_version_in_tx(self) -> int | None:
+        if self._tx_rows("SELECT to_regclass('run_schema')")[0][0] is None:
+            return None
+        return self._version(self._tx_rows("SELECT version FROM run_schema"))
