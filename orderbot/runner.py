@@ -36,9 +36,9 @@ from orderbot.loop.engine import Engine, Limits
 from orderbot.loop.state import Approver, Observer, RunState
 from orderbot.loop.tools import Toolbox
 from orderbot.models.base import Model
+from orderbot.runs.base import BaseRunStore
 from orderbot.runs.record import RunRecord
 from orderbot.runs.recorder import Recorder
-from orderbot.runs.base import BaseRunStore
 from orderbot.shops.sample.tools import INSTRUCTIONS
 
 

@@ -74,7 +74,15 @@ class Settings(BaseSettings):
     prune_after_days: float | None = Field(None, gt=0)
 
     @field_validator(
-        "api_key", "base_url", "user", "orders", "state_dir", "max_output_tokens", "runs", "prune_after_days", mode="before"
+        "api_key",
+        "base_url",
+        "user",
+        "orders",
+        "state_dir",
+        "max_output_tokens",
+        "runs",
+        "prune_after_days",
+        mode="before",
     )
     @classmethod
     def _empty_is_unset(cls, value: object) -> object:

@@ -251,11 +251,10 @@ class AuditFile:
 
     def read(self) -> Iterator[AuditEntry | str]:
         """Every line, oldest first: an entry, or why the line is not one."""
-        with contextlib.suppress(FileNotFoundError):
-            with open(self.path, "rb") as handle:
-                for raw in handle:
-                    if raw.strip():
-                        yield _parse(raw)
+        with contextlib.suppress(FileNotFoundError), open(self.path, "rb") as handle:
+            for raw in handle:
+                if raw.strip():
+                    yield _parse(raw)
 
 
 def _line(entry: AuditEntry) -> str:

@@ -30,9 +30,7 @@ class Recorder:
     `close`) when the run stops; other transitions are kept in memory until then.
     orderbot.runner wires all three into the engine; nothing else should."""
 
-    def __init__(
-        self, store: BaseRunStore, record: RunRecord, *, wall_clock: Callable[[], float] = time.time
-    ) -> None:
+    def __init__(self, store: BaseRunStore, record: RunRecord, *, wall_clock: Callable[[], float] = time.time) -> None:
         self.store = store
         self.record = record
         self.wall_clock = wall_clock

@@ -93,7 +93,8 @@ INSERT_APPROVAL = (
     "requested_at, status) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'pending') ON CONFLICT (run_id, call_id) DO NOTHING"
 )
 SETTLE_APPROVAL = (
-    "UPDATE run_approvals SET status = ?, decided_by = ?, decided_at = ? WHERE run_id = ? AND call_id = ? AND status = ?"
+    "UPDATE run_approvals SET status = ?, decided_by = ?, decided_at = ? "
+    "WHERE run_id = ? AND call_id = ? AND status = ?"
 )
 INSERT_AUDIT = f"INSERT INTO run_audit ({', '.join(FIELDS)}, prev, hash) VALUES ({', '.join('?' * (len(FIELDS) + 2))})"
 # Settled approvals whose decision (or outcome) is not in the log: entries removed from its end.
@@ -315,7 +316,13 @@ class SqlRunStore(BaseRunStore):
             return run_id
         if len(run_id) < 6 or not all(c in "0123456789abcdef-" for c in run_id):
             raise RecordError(t("runs.not_an_id", value=repr(cut(run_id, 40))))
-        found = [r[0] for r in self._rows("SELECT run_id FROM runs WHERE run_id >= ? AND run_id <= ? ORDER BY run_id DESC LIMIT 4", (run_id, run_id + "~"))]
+        found = [
+            r[0]
+            for r in self._rows(
+                "SELECT run_id FROM runs WHERE run_id >= ? AND run_id <= ? ORDER BY run_id DESC LIMIT 4",
+                (run_id, run_id + "~"),
+            )
+        ]
         if not found:
             raise RecordError(t("runs.no_prefix", prefix=cut(run_id, 40), where=self.where))
         if len(found) > 1:
@@ -335,9 +342,7 @@ class SqlRunStore(BaseRunStore):
             reason = f"the run inside is {cut(record.state.run_id, 40)!r}, not {full}"
         if reason is not None:
             if not allow_altered:
-                raise RecordError(
-                    f"the record of run {full} was altered: {reason}; it will not be resumed or replayed"
-                )
+                raise RecordError(f"the record of run {full} was altered: {reason}; it will not be resumed or replayed")
             record.altered = reason
         self._revisions[full] = revision
         return record
@@ -394,8 +399,12 @@ class SqlRunStore(BaseRunStore):
             after = rows[-1][0]
 
     def audit_problems(self) -> list:
-        problems = [Problem("audit.decision_missing", {"run_id": r, "call_id": c}) for r, c in self._rows(MISSING_DECISIONS)]
-        problems += [Problem("audit.outcome_missing", {"run_id": r, "call_id": c}) for r, c in self._rows(MISSING_OUTCOMES)]
+        problems = [
+            Problem("audit.decision_missing", {"run_id": r, "call_id": c}) for r, c in self._rows(MISSING_DECISIONS)
+        ]
+        problems += [
+            Problem("audit.outcome_missing", {"run_id": r, "call_id": c}) for r, c in self._rows(MISSING_OUTCOMES)
+        ]
         return problems
 
     # -- pruning and locking --
@@ -450,4 +459,3 @@ def _summary(run_id: str, summary_json: str) -> RunSummary:
         return RunSummary(run_id=run_id, **doc)
     except (ValueError, TypeError):
         return RunSummary(run_id=run_id, error="its summary in the run store is damaged")
-

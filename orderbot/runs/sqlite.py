@@ -94,7 +94,6 @@ class SqliteRunStore(SqlRunStore):
         return self._schema_version()
 
 
-
 def _connect(path: Path, where: str) -> sqlite3.Connection:
     """The database, made (0600: it holds customers' orders) when it does not exist yet."""
     if not path.parent.is_dir():
