@@ -19,6 +19,7 @@ from __future__ import annotations
 import itertools
 import json
 import math
+import re
 import unicodedata
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
@@ -38,8 +39,16 @@ MAX_LIST = 1_000  # items, fulfilments, payments, orders of one user, variants o
 _NOT_TEXT = frozenset(("Cc", "Cf", "Cs", "Co", "Zl", "Zp"))
 
 
+_ASCII_CONTROL = re.compile(r"[\x00-\x1f\x7f]")  # the only characters above that ASCII holds
+
+
 def _plain(value: str) -> str:
-    if any(unicodedata.category(ch) in _NOT_TEXT for ch in value):
+    # Nearly every text of a shop is ASCII: one regular-expression scan instead of a
+    # category lookup per character (every record read from a file or a database passes here).
+    if value.isascii():
+        if _ASCII_CONTROL.search(value):
+            raise ValueError("must be plain text: no control or format characters")
+    elif any(unicodedata.category(ch) in _NOT_TEXT for ch in value):
         raise ValueError("must be plain text: no control or format characters")
     return value
 
