@@ -79,9 +79,9 @@ def ask(
         if len(question) > MAX_QUESTION_CHARS:
             raise ConfigError(t("error.question_too_long", chars=len(question), limit=MAX_QUESTION_CHARS))
         settings = settings_from(flags)
-        limits = settings.limits
         setup_logging(settings.resolved_state_dir())
         session = open_session(settings)
+        limits = session.limits(settings)
         llm = create(settings)
         chosen = resolve_provider(settings)
 

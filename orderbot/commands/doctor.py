@@ -33,8 +33,8 @@ from orderbot.models import create, resolve_provider
 from orderbot.models.base import ModelRequest
 from orderbot.settings import load_settings
 from orderbot.settings import public_base_url as public_url
-from orderbot.shops.sample.stores import open_store
-from orderbot.shops.session import orders_source
+from orderbot.loop.limits import LIMITS
+from orderbot.shops.session import orders_source, session_over
 from orderbot.ui.escape import (
     json_text,  # --json: valid JSON, no raw controls
     visible,
@@ -84,8 +84,9 @@ def doctor(
         facts["base_url"] = public_url(settings.base_url) if settings.base_url else None
         lines.append(("api_key", t("doctor.key_set") if settings.api_key is not None else t("doctor.key_unset")))
         facts["api_key_set"] = settings.api_key is not None
-        orders_line, ok, facts["orders"] = _orders(settings)
+        orders_line, ok, facts["orders"], shop_lines = _orders(settings)
         lines.append(("orders", orders_line))
+        lines.extend(shop_lines)
         exit_code = exit_code or (0 if ok else CONFIG_EXIT)
         lines.append(("state_dir", str(settings.resolved_state_dir())))
         facts["state_dir"] = str(settings.resolved_state_dir())
@@ -134,24 +135,37 @@ def _base_url(settings, chosen: str) -> str:
     return public_url(settings.base_url)
 
 
-def _orders(settings) -> tuple[str, bool, dict]:
-
-    fact: dict = {"path": settings.orders, "read_only": False, "count": None, "error": None}
+def _orders(settings) -> tuple[str, bool, dict, list[tuple[str, str]]]:
+    """The orders line, whether they are usable, their facts, and the lines saying which
+    shop they are and the limits a run on them gets (the shop's defaults unless set)."""
+    fact: dict = {"path": settings.orders, "read_only": False, "count": None, "error": None, "shop": None}
     try:
         source, writable = orders_source(settings)
         fact.update(path=source.shown, read_only=not writable)
-        store = open_store(source, writable=writable)
+        session = session_over(source, writable=writable)
         try:
-            count = store.count()
+            count = session.store.count()
         finally:
-            store.close()
+            session.store.close()
     except ConfigError as exc:
         fact["error"] = str(exc)
-        return t("doctor.not_usable_short", error=exc), False, fact
+        return t("doctor.not_usable_short", error=exc), False, fact, []
     where = t("doctor.sample", path=source.shown) if not writable else source.shown
     key = "doctor.order_count_one" if count == 1 else "doctor.order_count"
-    fact["count"] = count
-    return t(key, where=where, count=count), True, fact
+    limits = session.limits(settings)
+    chosen = [limit.flag or limit.env for limit in LIMITS if limit.name in settings.model_fields_set]
+    fact.update(count=count, shop=session.shop, limits=limits.model_dump())
+    text = t(
+        "doctor.limits_line",
+        steps=limits.max_steps,
+        calls=limits.max_tool_calls,
+        per_step=limits.max_calls_per_step,
+        seconds=limits.timeout,
+    )
+    if chosen:
+        text += t("doctor.limits_set", names=", ".join(chosen))
+    shop = [("shop", t(f"doctor.shop_{session.shop}")), ("limits", text)]
+    return t(key, where=where, count=count), True, fact, shop
 
 
 TOOL_INSTRUCTIONS = "This is a tool-calling check. Call the tool `echo` with word set to pong. Do not reply in text."

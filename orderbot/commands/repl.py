@@ -87,8 +87,9 @@ class Repl:
     def __init__(self, settings, session, llm, *, trace: bool, facts: bool = True, otel: bool = False) -> None:
 
         self.settings, self.session, self.llm = settings, session, llm
-        self.limits = settings.limits
+        self.limits = session.limits(settings)
         self.user: str | None = settings.user
+        self.signed_in = False  # the user was named by a sign-in lookup: one customer per conversation
         self.trace = trace
         self.facts = facts
         self.conversation = Conversation()
@@ -140,6 +141,7 @@ class Repl:
 
         history = self.conversation.history()
         state = RunState.start(question, user=self.user, history=history)
+        state.signed_in = self.signed_in
         try:
             record = self.run(state, self.limits)
             while state.stop_reason in LIMIT_STOPS and self.offer_more():
@@ -150,6 +152,8 @@ class Repl:
             self.say(t("error.prefix", error=exc))
         self.conversation.add(state.items[len(history) :])
         self.last_stop = state.stop_reason
+        if state.signed_in:  # the customer a lookup found stays the conversation's
+            self.user, self.signed_in = state.user, True
 
     def run(self, state, limits, record=None):
         """One recorded run over `state`; `record` continues an earlier one."""
@@ -225,7 +229,7 @@ class Repl:
             self.say(t("repl.bad_user"))
             return
         # What one customer was told must not become context for another.
-        self.user = arg
+        self.user, self.signed_in = arg, False
         self.conversation.reset()
         self.say(t("repl.user_switched", user=arg))
 

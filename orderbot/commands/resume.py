@@ -98,7 +98,6 @@ def resume(
         raise typer.BadParameter(t("error.approve_and_reject"), param_hint="--approve/--reject")
     with errors_to_exit_codes():
         settings = settings_from(flags)
-        limits = settings.limits
         setup_logging(settings.resolved_state_dir())
         store = RunStore(settings.resolved_state_dir(), keep=settings.keep_runs)
         run_id = store.resolve(run_id)
@@ -110,6 +109,7 @@ def resume(
                     settings, record, FACTORIES, explicit_orders=orders is not None, base_url_flag=base_url
                 )
                 session = open_session(settings)
+                limits = session.limits(settings)
                 check_resume(
                     record,
                     session.toolbox,

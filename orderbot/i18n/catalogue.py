@@ -350,6 +350,18 @@ MESSAGES: dict[str, dict[str, str]] = {
     "doctor.api_key": {"en": "API key:", "zh": "API 密钥："},
     "doctor.orders": {"en": "orders:", "zh": "订单："},
     "doctor.state_dir": {"en": "state dir:", "zh": "状态目录："},
+    "doctor.shop": {"en": "shop:", "zh": "商店："},
+    "doctor.limits": {"en": "limits:", "zh": "限制："},
+    "doctor.shop_sample": {"en": "sample (order status and cancellation)", "zh": "sample（订单状态查询与取消）"},
+    "doctor.shop_retail": {
+        "en": "retail (tau2-bench: customers, products with variants, orders with payments)",
+        "zh": "retail（tau2-bench：客户、多规格商品、带支付记录的订单）",
+    },
+    "doctor.limits_line": {
+        "en": "{steps} steps, {calls} tool calls, {per_step} per step, {seconds:g} s",
+        "zh": "{steps} 步，{calls} 次工具调用，每步 {per_step} 次，{seconds:g} 秒",
+    },
+    "doctor.limits_set": {"en": " ({names} set here)", "zh": "（{names} 由设置指定）"},
     "doctor.ping": {"en": "ping:", "zh": "连通测试："},
     "doctor.not_usable": {"en": "{what}: not usable: {error}", "zh": "{what}：不可用：{error}"},
     "doctor.not_usable_short": {"en": "not usable: {error}", "zh": "不可用：{error}"},
@@ -542,5 +554,56 @@ MESSAGES: dict[str, dict[str, str]] = {
     "eval.orders_changed": {
         "en": " · THE ORDERS SOURCE CHANGED DURING THE EVAL",
         "zh": " · 评测期间订单数据被改动了",
+    },
+    # ---- the retail shop's approvals: what a write will do (orderbot/shops/retail/describe.py) -----
+    "retail.gift_card": {"en": "gift card {id} (balance {balance})", "zh": "礼品卡 {id}（余额 {balance}）"},
+    "retail.credit_card": {
+        "en": "{brand} card ending {last_four} ({id})",
+        "zh": "尾号 {last_four} 的 {brand} 卡（{id}）",
+    },
+    "retail.paypal": {"en": "PayPal ({id})", "zh": "PayPal（{id}）"},
+    "retail.refund_to": {"en": "{amount} back to {method}", "zh": "{amount} 退回 {method}"},
+    "retail.cancel": {
+        "en": "Cancel order {order} (paid {total}), reason: {reason}; refund {refunds}",
+        "zh": "取消订单 {order}（已付 {total}），原因：{reason}；退款 {refunds}",
+    },
+    "retail.order_address": {
+        "en": "Change the shipping address of order {order}: {old} → {new}",
+        "zh": "修改订单 {order} 的收货地址：{old} → {new}",
+    },
+    "retail.user_address": {
+        "en": "Change the default address of customer {customer}: {old} → {new}",
+        "zh": "修改客户 {customer} 的默认地址：{old} → {new}",
+    },
+    "retail.swap": {
+        "en": "{name} {old} ({old_options}, {old_price}) → {new} ({new_options}, {new_price})",
+        "zh": "{name} {old}（{old_options}，{old_price}）→ {new}（{new_options}，{new_price}）",
+    },
+    "retail.item": {"en": "{name} {id} ({options}, {price})", "zh": "{name} {id}（{options}，{price}）"},
+    "retail.pay_difference": {
+        "en": "the price difference {amount} is paid with {method}",
+        "zh": "差价 {amount} 由 {method} 支付",
+    },
+    "retail.refund_difference": {
+        "en": "the price difference {amount} goes back to {method}",
+        "zh": "差价 {amount} 退回 {method}",
+    },
+    "retail.no_difference": {"en": "no price difference", "zh": "没有差价"},
+    "retail.modify_items": {
+        "en": "Change items of pending order {order}: {swaps}; {difference}; after this the order can be "
+        "neither modified nor cancelled",
+        "zh": "修改待处理订单 {order} 的商品：{swaps}；{difference}；此后这个订单不能再修改或取消",
+    },
+    "retail.exchange": {
+        "en": "Exchange items of delivered order {order}: {swaps}; {difference}",
+        "zh": "换货（已送达订单 {order}）：{swaps}；{difference}",
+    },
+    "retail.payment": {
+        "en": "Pay order {order} ({amount}) with {new} instead of {old}; {old} gets {amount} back",
+        "zh": "订单 {order}（{amount}）改用 {new} 支付，不再用 {old}；{amount} 退回 {old}",
+    },
+    "retail.return": {
+        "en": "Return from delivered order {order}: {items}; the refund of {amount} goes to {method}",
+        "zh": "退货（已送达订单 {order}）：{items}；退款 {amount} 退到 {method}",
     },
 }

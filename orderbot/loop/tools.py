@@ -197,6 +197,8 @@ def strict_schema(schema: dict) -> dict:
     properties = {}
     for name, prop in schema.get("properties", {}).items():
         clean = {k: v for k, v in prop.items() if k in ("type", "description", "enum", "items")}
+        if isinstance(clean.get("items"), dict):  # a list's items: the same keywords only
+            clean["items"] = {k: v for k, v in clean["items"].items() if k in ("type", "description", "enum")}
         properties[name] = clean
     return {
         "type": "object",

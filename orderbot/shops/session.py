@@ -1,14 +1,22 @@
-"""What a command needs before a run: settings turned into orders, tools and a model."""
+"""What a command needs before a run: settings turned into a shop (its store, tools,
+instructions and limits) and a model.
+
+Which shop a source holds is decided from the data (orderbot.shops.choice); here each shop
+brings its tools, instructions and limits. Nothing after this point asks which shop it is:
+the engine gets tools, instructions and limits."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
+from orderbot.loop.budget import Limits
+from orderbot.loop.limits import LIMITS
 from orderbot.loop.tools import Toolbox
 from orderbot.shops.sample.model import SAMPLE_PATH
-from orderbot.shops.sample.stores import open_store
+from orderbot.shops.choice import open_shop_store
 from orderbot.shops.sample.stores.base import Store
 from orderbot.shops.sample.tools import INSTRUCTIONS, order_tools
 from orderbot.shops.source import Source, parse_source
@@ -34,10 +42,23 @@ class Session:
     """The orders a run works on, the tools over them, what the model is told, and who is asking."""
 
     source: Source
-    store: Store
+    store: Store | Any  # the sample shop's Store, or the retail shop's RetailStore
     toolbox: Toolbox
     user: str | None = None
     instructions: str = INSTRUCTIONS
+    shop: str = "sample"  # which shop, for doctor and the docs; nothing decides on it
+    limit_defaults: Mapping[str, int | float] = field(default_factory=dict)  # the shop's own defaults
+
+    def limits(self, settings: Settings) -> Limits:
+        """The run's limits: each one set by a flag, ORDERBOT_* or .env as set, else the shop's
+        default, else the table's (orderbot.loop.limits)."""
+        chosen = {
+            limit.name: getattr(settings, limit.name)
+            if limit.name in settings.model_fields_set
+            else self.limit_defaults.get(limit.name, getattr(settings, limit.name))
+            for limit in LIMITS
+        }
+        return Limits(**chosen)
 
 
 def open_session(settings: Settings) -> Session:
@@ -48,5 +69,27 @@ def open_session(settings: Settings) -> Session:
 def session_over(source: Source | Path, *, writable: bool, user: str | None = None) -> Session:
     """A session over one orders source, with no settings read (replay uses a scratch copy)."""
     source = source if isinstance(source, Source) else parse_source(source)
-    store = open_store(source, writable=writable)
+    shop, store = open_shop_store(source, writable=writable)
+    if shop == "retail":
+        return retail_session(source, store, user=user)
     return Session(source=source, store=store, toolbox=Toolbox(order_tools(store)), user=user)
+
+
+def retail_session(source: Source, store, *, user: str | None) -> Session:
+    from orderbot.shops.retail import shop
+    from orderbot.shops.retail.tools import instructions, retail_tools
+
+    try:
+        shop.check_customer(store, user)
+    except Exception:
+        store.close()
+        raise
+    return Session(
+        source=source,
+        store=store,
+        toolbox=Toolbox(retail_tools(store)),
+        user=user,
+        instructions=instructions(),
+        shop=shop.NAME,
+        limit_defaults=shop.LIMIT_DEFAULTS,
+    )

@@ -29,7 +29,7 @@ from orderbot.shops.sample.stores.jsonfile import lock_path, read_file, remove_s
 
 log = logging.getLogger("orderbot")
 
-LEDGER = "orderbot_applied_calls"
+LEDGER = data.LEDGER
 LOCK_TIMEOUT = 10.0  # seconds to wait for another orderbot writing the same file
 READ_ONLY = "this shop was opened read-only; nothing was changed"
 
@@ -172,11 +172,8 @@ class JsonShopStore:
 
 
 def parse(path: Path, raw: bytes) -> tuple[Shop, dict[str, Any]]:
-    shop, kept = data.parse_shop(path, raw, extra_keys=[LEDGER])
-    ledger = kept.get(LEDGER, {})
-    if not isinstance(ledger, dict):
-        raise OrdersFileError(f"{path}: {LEDGER}: expected an object of applied calls")
-    return shop, ledger
+    shop, ledger = data.parse_shop(path, raw)
+    return shop, dict(ledger)
 
 
 def indentation(raw: bytes) -> int | None:

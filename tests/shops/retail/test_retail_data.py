@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import io
 import json
-import math
 from pathlib import Path
 
 import pytest
@@ -82,8 +81,8 @@ def broken(document: dict, edit) -> dict:
 @pytest.mark.parametrize(
     ("edit", "says"),
     [
-        (lambda d: d["orders"]["#W2611340"]["payment_history"][0].update(amount=1e12), "finite number of at most"),
-        (lambda d: d["orders"]["#W2611340"]["payment_history"][0].update(amount=-5.0), "must not be negative"),
+        (lambda d: d["orders"]["#W2611340"]["payment_history"][0].update(amount=1e12), "less than or equal to 1000000"),
+        (lambda d: d["orders"]["#W2611340"]["payment_history"][0].update(amount=-5.0), "greater than or equal to 0"),
         (lambda d: d["orders"]["#W2611340"]["items"][0].update(price="47.84"), "valid number"),
         (lambda d: d["orders"]["#W2611340"]["items"][0].update(price=True), "valid number"),
         (lambda d: d["orders"]["#W2611340"].update(order_id="#W2611340\x00"), "plain text"),
@@ -104,11 +103,55 @@ def test_a_broken_shop_is_one_clear_error(document: dict, edit, says: str) -> No
     assert "47.84" not in message and "\x00" not in message  # the place, never the value
 
 
-def test_non_finite_amounts_in_the_file_are_refused(raw: bytes) -> None:
-    text = raw.replace(b'"price": 50.88', b'"price": NaN', 1)
-    with pytest.raises(OrdersFileError, match="db.json: products.9523456873.variants.9612497925.price"):
+@pytest.mark.parametrize("value", [b"NaN", b"Infinity", b"-Infinity", b"1e400"])
+def test_non_finite_amounts_in_the_file_are_refused(raw: bytes, value: bytes) -> None:
+    text = raw.replace(b'"price": 50.88', b'"price": ' + value, 1)
+    with pytest.raises(OrdersFileError, match="db.json: products.9523456873.variants.9612497925.price: .*finite"):
         data.parse_shop("db.json", text)
-    assert not math.isnan(data.cents(0.1 + 0.2)) and data.cents(0.1 + 0.2) == 0.3
+
+
+def test_amounts_are_kept_at_cents() -> None:
+    assert data.cents(0.1 + 0.2) == 0.3
+    item = data.Variant(item_id="1", options={}, available=True, price=71.96000000000001)
+    assert item.price == 71.96
+
+
+CHARACTERS = [
+    "a",
+    " ",
+    "\t",
+    "\x00",
+    "\x1b",
+    "\x7f",
+    "\x9b",
+    "\u00a0",
+    "\u200b",
+    "\u202e",
+    "\u2028",
+    "\u2029",
+    "\ue000",
+    "\U0010fffd",
+    "\ufeff",
+    "中",
+    "é",
+    "\u0378",
+]
+
+
+@pytest.mark.parametrize("ch", CHARACTERS)
+def test_the_record_patterns_and_the_argument_checks_agree(ch: str) -> None:
+    from pydantic import TypeAdapter
+
+    for fast, slow in ((data.Text, data.PlainText), (data.Id, data.PlainId)):
+        for value in (ch, f"x{ch}y", f"{ch}x", f"x{ch}"):
+            results = []
+            for kind in (fast, slow):
+                try:
+                    TypeAdapter(kind).validate_python(value)
+                    results.append(True)
+                except ValueError:
+                    results.append(False)
+            assert results[0] == results[1], (repr(value), results)
 
 
 def test_not_json_and_not_a_shop_are_clear_errors() -> None:
@@ -122,10 +165,12 @@ def test_not_json_and_not_a_shop_are_clear_errors() -> None:
 
 def test_a_stores_bookkeeping_is_kept_apart_from_the_shop(raw: bytes) -> None:
     document = json.loads(raw)
-    document["orderbot_applied"] = {"run/call": {"ok": 1}}
-    shop, kept = data.parse_shop("db.json", json.dumps(document), extra_keys=["orderbot_applied"])
-    assert kept == {"orderbot_applied": {"run/call": {"ok": 1}}}
-    with pytest.raises(OrdersFileError, match="Extra inputs"):
+    document[data.LEDGER] = {"run/call": {"ok": 1}}
+    shop, ledger = data.parse_shop("db.json", json.dumps(document))
+    assert ledger == {"run/call": {"ok": 1}}
+    assert data.document(data.records(shop)) == json.loads(raw)
+    document["something_else"] = 1
+    with pytest.raises(OrdersFileError, match="something_else: Extra inputs"):
         data.parse_shop("db.json", json.dumps(document))
 
 

@@ -273,5 +273,5 @@ def test_a_broken_ledger_is_a_clear_error(tmp_path: Path) -> None:
 
     path = tmp_path / "shop.json"
     path.write_text(json.dumps({**ORIGINAL, LEDGER: []}))
-    with pytest.raises(OrdersFileError, match="orderbot_applied_calls: expected an object"):
+    with pytest.raises(OrdersFileError, match="orderbot_applied_calls: Input should be an object"):
         JsonShopStore.load(path)
