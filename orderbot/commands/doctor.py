@@ -29,11 +29,11 @@ from orderbot.commands.common import (
 from orderbot.errors import ConfigError, ModelError
 from orderbot.i18n import t
 from orderbot.loop.items import user
+from orderbot.loop.limits import LIMITS
 from orderbot.models import create, resolve_provider
 from orderbot.models.base import ModelRequest
 from orderbot.settings import load_settings
 from orderbot.settings import public_base_url as public_url
-from orderbot.loop.limits import LIMITS
 from orderbot.shops.session import orders_source, session_over
 from orderbot.ui.escape import (
     json_text,  # --json: valid JSON, no raw controls

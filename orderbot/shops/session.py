@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING, Any
 from orderbot.loop.budget import Limits
 from orderbot.loop.limits import LIMITS
 from orderbot.loop.tools import Toolbox
-from orderbot.shops.sample.model import SAMPLE_PATH
 from orderbot.shops.choice import open_shop_store
+from orderbot.shops.sample.model import SAMPLE_PATH
 from orderbot.shops.sample.stores.base import Store
 from orderbot.shops.sample.tools import INSTRUCTIONS, order_tools
 from orderbot.shops.source import Source, parse_source
