@@ -1,0 +1,25 @@
+"""tau2's 74 training tasks through ask and resume on PostgreSQL (tau2replay.py), on the
+throwaway cluster of tests/conftest.py, each in a copy of one database that `orderbot orders
+import` made (under CI=true it runs, never skips)."""
+
+from __future__ import annotations
+
+import pytest
+from tau2replay import TASKS, Shop, check_task, postgres_template
+
+
+@pytest.fixture(scope="module")
+def template(postgres_server):
+    return postgres_template(postgres_server)
+
+
+@pytest.fixture
+def database(postgres_server, template):
+    name = postgres_server.new_database(template)
+    yield postgres_server.url(name)
+    postgres_server.drop_database(name)
+
+
+@pytest.mark.parametrize("task_id", TASKS)
+def test_each_training_task_reaches_tau2s_end_state_in_postgres(task_id, database, tmp_path, use_model) -> None:
+    check_task(task_id, Shop("postgres", database), tmp_path, use_model)
