@@ -131,8 +131,8 @@ def main() -> None:
         if options.shop is None:
             write(options.orders, big)
         users = options.orders // 2
-        print(f"generated {options.orders:,} orders, {users:,} customers ({big.stat().st_size / 1e6:.0f} MB) "
-              f"in {time.perf_counter() - began:.0f} s", flush=True)  # fmt: skip
+        made = "reused" if options.shop else f"generated in {time.perf_counter() - began:.0f} s"
+        print(f"{options.orders:,} orders, {users:,} customers ({big.stat().st_size / 1e6:.0f} MB): {made}", flush=True)
         stop = None
         targets = {"sqlite": (f"sqlite:///{tmp / 'small.db'}", f"sqlite:///{tmp / 'big.db'}")}
         if not options.no_postgres:
