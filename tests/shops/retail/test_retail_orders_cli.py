@@ -121,3 +121,12 @@ def test_the_sample_shops_import_is_unchanged(tmp_path):
     assert result.exit_code == 0, result.output
     assert set(json.loads(result.output)) == {"imported", "from", "to", "seconds"}
     assert Path(tmp_path / "s.db").is_file()
+
+
+def test_an_export_never_replaces_the_database_it_reads(tmp_path):
+    database = tmp_path / "shop.db"
+    assert cli("orders", "import", str(DB), "--to", f"sqlite:///{database}").exit_code == 0
+    before = database.read_bytes()
+    result = cli("orders", "export", "--orders", f"sqlite:///{database}", str(database))
+    assert result.exit_code == 6 and "is the shop being exported" in result.output
+    assert database.read_bytes() == before
