@@ -94,6 +94,7 @@ def ask(
         interactive = not json_out and console.is_terminal and sys.stdin.isatty()
         approver = terminal_approver(view, console) if interactive else None
         store = RunStore(settings.resolved_state_dir(), keep=settings.keep_runs)
+        store.prepare()  # a state directory that cannot take the record: one sentence, before anything is shown
         where = endpoint(settings)
         watched = llm if quiet else view.watch(llm)  # the waiting line: only when the table is drawn live
         runner = Runner.for_session(session, watched, store, provider=chosen, base_url=where, otel=otel)

@@ -6,7 +6,6 @@ Kept free of heavy imports: these run when `orderbot --help` builds its help tex
 from __future__ import annotations
 
 import logging
-import os
 import signal
 import sys
 from collections.abc import Iterator
@@ -16,10 +15,11 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from orderbot.errors import ConfigError, OrderbotError, UsageError
+from orderbot.errors import ConfigError, OrderbotError, RecordError, UsageError
 from orderbot.i18n import t
 from orderbot.loop.limits import LIMIT, StopReason
 from orderbot.models import FACTORIES
+from orderbot.runs import statedir
 from orderbot.runs.store import RunStore
 from orderbot.settings import load_settings
 from orderbot.text import cut
@@ -251,7 +251,7 @@ def setup_logging(state_dir: Path) -> None:
 
     logger = logging.getLogger("orderbot")
     logger.propagate = False
-    path = (state_dir / "orderbot.log").absolute()
+    path = (state_dir / statedir.LOG_FILE).absolute()
     # Only our own handler counts (pytest, say, may add its own); one for another state
     # directory is replaced, so each run logs where its records are.
     for old in [h for h in logger.handlers if hasattr(h, "orderbot_log")]:
@@ -260,13 +260,13 @@ def setup_logging(state_dir: Path) -> None:
         logger.removeHandler(old)
         old.close()
     try:
-        state_dir.mkdir(parents=True, exist_ok=True)
-        # Created private, like the runs folder: the log names base URLs and orders files.
-        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600))
-        path.chmod(0o600)  # and one an older version left readable becomes private too
-        handler: logging.Handler = logging.FileHandler(path, encoding="utf-8", delay=True)
+        statedir.make(state_dir)
+        # Created private, like the runs folder: the log names base URLs and orders files. A
+        # link or a FIFO in its place is not written (orderbot.runs.statedir), nor a full disk.
+        statedir.open_private_append(path).close()
+        handler: logging.Handler = statedir.LogFile(path)
         handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(message)s"))
-    except OSError:
+    except (OSError, RecordError):  # the run's record says why in one sentence; doctor, about the log
         handler = logging.NullHandler()
     handler.orderbot_log = path  # type: ignore[attr-defined]
     logger.addHandler(handler)

@@ -26,12 +26,14 @@ from orderbot.commands.common import (
     errors_to_exit_codes,
     setup_logging,
 )
-from orderbot.errors import ConfigError, ModelError
+from orderbot.errors import ConfigError, ModelError, RecordError
 from orderbot.i18n import t
 from orderbot.loop.items import user
 from orderbot.loop.limits import LIMITS
 from orderbot.models import create, resolve_provider
 from orderbot.models.base import ModelRequest
+from orderbot.runs import statedir
+from orderbot.runs.statedir import LOG_FILE
 from orderbot.settings import load_settings
 from orderbot.settings import public_base_url as public_url
 from orderbot.shops.session import orders_source, session_over
@@ -88,8 +90,20 @@ def doctor(
         lines.append(("orders", orders_line))
         lines.extend(shop_lines)
         exit_code = exit_code or (0 if ok else CONFIG_EXIT)
-        lines.append(("state_dir", str(settings.resolved_state_dir())))
-        facts["state_dir"] = str(settings.resolved_state_dir())
+        where = settings.resolved_state_dir()
+        facts["state_dir"], facts["state_dir_error"], facts["log_error"] = str(where), None, None
+        try:
+            statedir.refuse_unusable(where)
+        except RecordError as exc:
+            facts["state_dir_error"] = str(exc)
+            lines.append(("state_dir", t("doctor.not_usable_short", error=exc)))
+            exit_code = exit_code or CONFIG_EXIT
+        else:
+            lines.append(("state_dir", str(where)))
+            # A run drops log lines it cannot write, silently: this is where that is said, once.
+            facts["log_error"] = statedir.log_problem(where / LOG_FILE)
+            if facts["log_error"] is not None:
+                lines.append(("log", t("doctor.log_dropped", path=where / LOG_FILE, error=facts["log_error"])))
         facts["ping"] = None
         if ping:
             if llm is None:

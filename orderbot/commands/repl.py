@@ -95,6 +95,7 @@ class Repl:
         self.conversation = Conversation()
         self.provider = resolve_provider(settings)
         self.store = RunStore(settings.resolved_state_dir(), keep=settings.keep_runs)  # each run is recorded
+        self.store.prepare()
 
         self.base_url = endpoint(settings)
         self.console = make_console()

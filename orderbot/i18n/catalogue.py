@@ -364,6 +364,11 @@ MESSAGES: dict[str, dict[str, str]] = {
     "doctor.limits_set": {"en": " ({names} set here)", "zh": "（{names} 由设置指定）"},
     "doctor.ping": {"en": "ping:", "zh": "连通测试："},
     "doctor.not_usable": {"en": "{what}: not usable: {error}", "zh": "{what}：不可用：{error}"},
+    "doctor.log": {"en": "log:", "zh": "日志："},
+    "doctor.log_dropped": {
+        "en": "{path} cannot be written ({error}): runs drop their log lines",
+        "zh": "{path} 无法写入（{error}）：运行时的日志会被丢弃",
+    },
     "doctor.not_usable_short": {"en": "not usable: {error}", "zh": "不可用：{error}"},
     "doctor.built_in": {"en": "{name} (built in, no network)", "zh": "{name}（内置，不联网）"},
     "doctor.auto_key": {"en": " (auto: OPENAI_API_KEY is set)", "zh": "（auto：已设置 OPENAI_API_KEY）"},
@@ -493,6 +498,45 @@ MESSAGES: dict[str, dict[str, str]] = {
     "error.bad_lang": {
         "en": "unknown language {value!r} in {source}: use zh or en",
         "zh": "{source} 中的语言 {value!r} 无法识别：请用 zh 或 en",
+    },
+    # ---- the state directory (orderbot.runs.statedir, orderbot.runs.store) -----------------------
+    "state.not_a_directory": {
+        "en": "the state directory {path} is not a directory: point --state-dir or ORDERBOT_STATE_DIR at a directory",
+        "zh": "状态目录 {path} 不是目录：请用 --state-dir 或 ORDERBOT_STATE_DIR 指向一个目录",
+    },
+    "state.runs_not_a_directory": {
+        "en": "{path} is not a directory: orderbot keeps its run records there; move it away and try again",
+        "zh": "{path} 不是目录：orderbot 在这里保存运行记录；请把它移走后再试",
+    },
+    "state.unusable": {"en": "{path} cannot be used ({reason})", "zh": "{path} 无法使用（{reason}）"},
+    "state.cannot_create": {
+        "en": "the state directory {path} cannot be created ({reason})",
+        "zh": "无法创建状态目录 {path}（{reason}）",
+    },
+    "state.cannot_list": {
+        "en": "the run records in {path} cannot be listed ({reason})",
+        "zh": "无法列出 {path} 中的运行记录（{reason}）",
+    },
+    "state.cannot_write_record": {
+        "en": "cannot write the run record {path} ({reason})",
+        "zh": "无法写入运行记录 {path}（{reason}）",
+    },
+    "state.nothing_changed": {"en": "{error}; nothing was changed", "zh": "{error}；没有做任何修改"},
+    "state.effect_unrecorded": {
+        "en": "the approved action WAS carried out ({actions}), but the run could not be recorded: {error}. "
+        "The change stands: check it in the orders themselves, and make room for the state directory "
+        "before the next run (its record may still say the action is executing)",
+        "zh": "已批准的操作已经执行（{actions}），但无法记录这次运行：{error}。"
+        "这个修改已经生效：请直接在订单数据中核对，并在下次运行前为状态目录腾出空间（记录中可能仍显示该操作正在执行）",
+    },
+    "state.cannot_lock": {
+        "en": "run {run_id} cannot be resumed: {path} is not writable ({reason}); nothing was done",
+        "zh": "无法继续运行 {run_id}：{path} 不可写（{reason}）；没有执行任何操作",
+    },
+    "state.not_a_regular_file": {"en": "not a regular file", "zh": "不是普通文件"},
+    "state.log_is_a_link": {
+        "en": "it is a symbolic link, which orderbot does not follow",
+        "zh": "它是符号链接，orderbot 不会跟随",
     },
     # ---- under the answer: the facts panel and the claim check (orderbot.answers.facts, orderbot.answers.claims) --
     "facts.title": {"en": "Facts from the tools:", "zh": "工具返回的事实："},

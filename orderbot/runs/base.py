@@ -83,6 +83,10 @@ class BaseRunStore(ABC):
     operator: str
     shared: bool = False
 
+    def prepare(self) -> None:  # noqa: B027 - a store with nothing to make or check
+        """Make the store ready for records, or refuse it in one sentence (RecordError),
+        before a command shows anything."""
+
     @abstractmethod
     def save(self, record: RunRecord, audit: Sequence[AuditEntry] = ()) -> None:
         """Write the record, its summary, its approvals and `audit` together. Raises

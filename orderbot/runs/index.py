@@ -16,7 +16,11 @@ It is a cache of the records, never the truth:
   process racing, another tool) is re-read or dropped, and the index written back;
 - resume, replay and `runs show` read the record itself and check it: the index only ever
   decides what a listing shows.
-The index is not fsynced and takes no lock: a lost or torn update costs one re-read.
+The index is not fsynced and takes no lock: a lost or torn update costs one re-read. Nor
+is it trusted as a file: only a regular file is read (a link, FIFO or device in its place
+is never followed, opened or waited on), and the next write replaces whatever is there.
+A state directory the index cannot be written in (read-only, owned by another user) costs
+each listing a re-read, never a run.
 """
 
 from __future__ import annotations
@@ -30,6 +34,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from orderbot.atomic import atomic_write
+from orderbot.runs.statedir import read_regular
 
 INDEX_FILE = "runs.index"  # in the state directory, next to runs/
 HEADER = "orderbot-runs-index 1"
@@ -107,7 +112,7 @@ class RunIndex:
         index = self._read()
         if index is None:
             return
-        with contextlib.suppress(FileNotFoundError):
+        with contextlib.suppress(OSError):  # a cache: the next listing mends it
             entries = _by_run(*index)
             entries[summary.run_id] = (record.stat().st_ino, index_line(summary))
             self._write(entries)
@@ -147,9 +152,12 @@ class RunIndex:
 
     def _read(self) -> tuple[dict[str, int], list[str]] | None:
         """(inode number by run id, the lines); None when missing, torn or not ours."""
+        raw = read_regular(self.path)
         try:
-            text = self.path.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError):
+            text = raw.decode("utf-8") if raw is not None else None
+        except UnicodeDecodeError:
+            return None
+        if text is None:
             return None
         head, _, rest = text.partition("\n")
         inodes_json, _, body = rest.partition("\n")
@@ -163,11 +171,10 @@ class RunIndex:
         return inodes, lines
 
     def _write(self, entries: dict[str, tuple[int, str]]) -> None:
-
         newest_first = sorted(entries.items(), reverse=True)
         inodes = json.dumps({run_id: inode for run_id, (inode, _) in newest_first}, separators=(",", ":"))
         text = "\n".join([HEADER, inodes, *(line for _, (_, line) in newest_first)]) + "\n"
-        atomic_write(self.path, text.encode(), durable=False)
+        atomic_write(self.path, text.encode(), durable=False, follow_links=False)
 
 
 def _by_run(inodes: dict[str, int], lines: list[str]) -> dict[str, tuple[int, str]]:

@@ -13,7 +13,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from orderbot.errors import ModelError
+from orderbot.errors import ModelError, RecordError
+from orderbot.i18n import t
 from orderbot.loop.engine import Limits
 from orderbot.loop.state import Approver, Event, PendingCall, RunState, Transition
 from orderbot.loop.tools import Toolbox
@@ -37,6 +38,8 @@ class Recorder:
         self._written = False  # whether this recorder has saved the record yet
         self._audit: list[AuditEntry] = []  # entries that go to the log with the next save
         self._bound: dict[str, tuple[str, str]] = {}  # call id -> (tool, canonical arguments) of asked calls
+        self._described: dict[str, str] = {}  # call id -> what the person was asked to approve
+        self._carried_out: list[str] = []  # side effects this process ran, in order
 
     @classmethod
     def start(
@@ -80,12 +83,21 @@ class Recorder:
             self.save()
 
     def save(self) -> None:
-        """Write the record, with the audit entries gathered since the last save."""
+        """Write the record, with the audit entries gathered since the last save. When it
+        cannot be written the error says whether anything was changed: a side effect this
+        process carried out stands, whatever the record says (and a person must be told,
+        never led to think nothing happened)."""
         record = self.record
         if record.segments:
             reason = record.state.stop_reason
             record.segments[-1].stop_reason = None if reason is None else str(reason)
-        self.store.save(record, self._audit)
+        try:
+            self.store.save(record, self._audit)
+        except RecordError as exc:
+            if self._carried_out:
+                actions = "; ".join(self._described.get(c, c) for c in self._carried_out)
+                raise RecordError(t("state.effect_unrecorded", actions=actions, error=exc)) from None
+            raise RecordError(t("state.nothing_changed", error=exc)) from None
         self._audit = []
         self._written = True
 
@@ -139,6 +151,7 @@ class Recorder:
         """A person is asked about `pending` (now, or when someone resumes the run)."""
         record = self.record
         self._bound[pending.call_id] = (pending.name, pending.arguments)
+        self._described[pending.call_id] = pending.description
         if pending.call_id in record.decisions:
             return
         record.decisions[pending.call_id] = Decision(
@@ -149,6 +162,7 @@ class Recorder:
     def _decided(self, pending: PendingCall, approved: bool, *, reason: str | None = None) -> None:
         record = self.record
         self._bound[pending.call_id] = (pending.name, pending.arguments)
+        self._described[pending.call_id] = pending.description
         decision = record.decisions.get(pending.call_id) or Decision()
         record.decisions[pending.call_id] = decision.model_copy(
             update={
@@ -188,6 +202,8 @@ class Recorder:
                 done = outcome[call_id]
                 ok = done.executed and bool((done.result or {}).get("ok"))
                 self.record.side_effects[call_id] = COMMITTED if ok else FAILED
+                if ok:
+                    self._carried_out.append(call_id)
                 result = json.dumps(done.result, ensure_ascii=False, separators=(",", ":"))
                 tool, arguments = self._bound.get(call_id, (done.name, done.arguments))
                 self._audit.append(self._entry("executed" if ok else "failed", call_id, tool, arguments, result=result))

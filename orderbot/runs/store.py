@@ -22,7 +22,9 @@ from pydantic import ValidationError
 
 from orderbot.atomic import atomic_write
 from orderbot.errors import RecordError
+from orderbot.i18n import t
 from orderbot.loop.limits import StopReason
+from orderbot.runs import statedir
 from orderbot.runs.audit import AUDIT_FILE, AuditEntry, AuditFile
 from orderbot.runs.base import BaseRunStore, Waiting, operator_name
 from orderbot.runs.index import INDEX_FILE, QUESTION_HEAD, RunIndex, RunSummary, field_text
@@ -64,16 +66,22 @@ class RunStore(BaseRunStore):
             self._operator = operator_name()
         return self._operator
 
+    def prepare(self) -> None:
+        """Make the state directory (private) or refuse it in one sentence: a command that
+        records runs calls this before it shows anything (orderbot.runs.statedir)."""
+        statedir.make(self.state_dir)
+
     def path(self, run_id: str) -> Path:
         return self.dir / f"{run_id}.json"
 
     def _names(self) -> list[str]:
+        statedir.refuse_unusable(self.state_dir)
         try:
             return os.listdir(self.dir)
         except FileNotFoundError:
             return []
         except OSError as exc:
-            raise RecordError(f"{self.dir}: cannot be listed ({exc.strerror or exc})") from None
+            raise RecordError(t("state.cannot_list", path=self.dir, reason=statedir.reason(exc))) from None
 
     def ids(self, limit: int | None = None) -> list[str]:
         """Run ids with a record, newest first; files not named like a run id are not ours."""
@@ -105,13 +113,13 @@ class RunStore(BaseRunStore):
         crash in between leaves an entry for a step the record does not show yet, never a
         step without its entry."""
         path = self.path(record.run_id)
+        statedir.make(self.state_dir)  # records hold customers' orders: private
         self.audit.append(audit)
         try:
-            self.dir.mkdir(mode=0o700, parents=True, exist_ok=True)  # records hold customers' orders
-            atomic_write(path, self.tag(record.to_json().encode()))
-            self.index.saved(record.summary(), path)
+            atomic_write(path, self.tag(record.to_json().encode()), follow_links=False)
         except OSError as exc:
-            raise RecordError(f"cannot write the run record {path}: {exc.strerror or exc}") from None
+            raise RecordError(t("state.cannot_write_record", path=path, reason=statedir.reason(exc))) from None
+        self.index.saved(record.summary(), path)  # a cache: a failure to update it is the next listing's to mend
         return path
 
     def resolve(self, run_id: str) -> str:
@@ -125,7 +133,12 @@ class RunStore(BaseRunStore):
             # the file. A run resumed since was written since: it is the last one too.
             return max(ids[:20], key=self._written_at)
         if RUN_ID.fullmatch(run_id):
-            if not self.path(run_id).exists():
+            statedir.refuse_unusable(self.state_dir)
+            try:
+                exists = _exists(self.path(run_id))
+            except OSError as exc:  # runs/ cannot be searched
+                raise RecordError(t("state.cannot_list", path=self.dir, reason=statedir.reason(exc))) from None
+            if not exists:
                 raise RecordError(f"no run {run_id} in {self.dir}")
             return run_id
         if len(run_id) < 6 or not re.fullmatch(r"[0-9a-f-]+", run_id):
@@ -168,7 +181,12 @@ class RunStore(BaseRunStore):
         summary with `error` set, which matches no filter."""
         # Most entries fail a filter: the index skips those without parsing them.
         wanted = [field_text(key, value) for key, value in (("user", user), ("status", status)) if value is not None]
-        for entry in self.index.entries(containing=wanted):
+        statedir.refuse_unusable(self.state_dir)
+        try:
+            entries = list(self.index.entries(containing=wanted))
+        except OSError as exc:
+            raise RecordError(t("state.cannot_list", path=self.dir, reason=statedir.reason(exc))) from None
+        for entry in entries:
             try:
                 summary = entry.summary()
             except (ValueError, TypeError):
@@ -233,12 +251,27 @@ class RunStore(BaseRunStore):
     def audit_entries(self) -> Iterator[AuditEntry | str]:
         return self.audit.read()
 
-    def lock(self, run_id: str):
-        """A lock held while a run is resumed, so two shells cannot resume it at once."""
-        from filelock import FileLock  # ~20 ms to import: only a resume takes this lock
+    @contextlib.contextmanager
+    def lock(self, run_id: str) -> Iterator[None]:
+        """A lock held while a run is resumed, so two shells cannot resume it at once;
+        filelock's Timeout when another holds it, RecordError when it cannot be taken (a
+        read-only state directory): then nothing has been done."""
+        from filelock import FileLock, Timeout  # ~20 ms to import: only a resume takes this lock
 
-        self.dir.mkdir(parents=True, exist_ok=True)
-        return FileLock(str(self.dir / f"{run_id}.lock"), timeout=0)
+        statedir.make(self.state_dir)
+        lock = FileLock(str(self.dir / f"{run_id}.lock"), timeout=0)
+        try:
+            lock.acquire()
+        except Timeout:
+            raise
+        except OSError as exc:
+            raise RecordError(
+                t("state.cannot_lock", run_id=run_id, path=self.dir, reason=statedir.reason(exc))
+            ) from None
+        try:
+            yield
+        finally:
+            lock.release()
 
 
 def waiting_calls(record: RunRecord) -> list[Waiting]:
@@ -263,6 +296,15 @@ def waiting_calls(record: RunRecord) -> list[Waiting]:
     return out
 
 
+def _exists(path: Path) -> bool:
+    """Whether something is at `path`; OSError when that cannot be known (no permission)."""
+    try:
+        os.lstat(path)
+    except (FileNotFoundError, NotADirectoryError):
+        return False
+    return True
+
+
 def _record_id(name: str) -> str | None:
     """The run a file in runs/ is the record of (`<run id>.json`), or None."""
     return name[:-5] if name.endswith(".json") and RUN_ID.fullmatch(name[:-5]) else None
@@ -272,7 +314,7 @@ def read_summary(path: Path, run_id: str) -> RunSummary | None:
     """What a listing shows of one record file, read whole; None when it vanished (pruned
     meanwhile). A record that cannot be read gives a summary with `error` set."""
     try:
-        doc = json.loads(path.read_bytes())
+        doc = json.loads(statedir.read_own(path))
         if not isinstance(doc, dict) or doc.get("format") != FORMAT:
             raise ValueError("not an orderbot run record")
         state = doc["state"]
@@ -368,9 +410,11 @@ def read_or_create_key(path: Path, *, create: bool) -> bytes | None:
     return read_or_create_key(path, create=False)
 
 
-def _read(path: Path) -> bytes:
+def _read(path: Path, *, own: bool = True) -> bytes:
+    """A record's bytes; `own` (a record in the state directory): never through a link, and
+    never waiting on a FIFO planted in its place."""
     try:
-        return path.read_bytes()
+        return statedir.read_own(path) if own else path.read_bytes()
     except FileNotFoundError:
         raise RecordError(f"{path}: no such run record") from None
     except OSError as exc:
@@ -380,7 +424,7 @@ def _read(path: Path) -> bytes:
 def read_record(path: Path) -> RunRecord:
     """Read one record file and check its shape (not its tag: RunStore.load does that);
     any problem is a RecordError naming the file."""
-    return parse_record(path, _read(path))
+    return parse_record(path, _read(path, own=False))
 
 
 def parse_record(path: Path, raw: bytes) -> RunRecord:

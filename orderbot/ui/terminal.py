@@ -12,6 +12,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
 
+from orderbot.runs.statedir import is_planted
+
 HISTORY_LINES = 1000
 PIPE_CLOSED_EXIT = 141  # 128 + SIGPIPE: what a shell reports for a program whose reader went away
 
@@ -60,7 +62,9 @@ def read_key() -> str:
 @contextmanager
 def line_history(path: Path, *, enabled: bool) -> Iterator[None]:
     """Line editing and a bounded history file, through the stdlib readline module."""
-    readline = _readline() if enabled else None
+    # In the state directory nothing planted is followed: a link, FIFO or device where the
+    # history should be means no history (reading a FIFO would hang the REPL).
+    readline = _readline() if enabled and not is_planted(path) else None
     if readline is not None:
         readline.set_auto_history(False)  # approval answers are not worth recalling
         readline.set_history_length(HISTORY_LINES)
@@ -72,8 +76,9 @@ def line_history(path: Path, *, enabled: bool) -> Iterator[None]:
         if readline is not None:
             try:
                 path.parent.mkdir(parents=True, exist_ok=True)
-                readline.write_history_file(path)
-                path.chmod(0o600)  # questions may name orders and people
+                if not is_planted(path):  # planted while the REPL ran: still not written through
+                    readline.write_history_file(path)
+                    path.chmod(0o600)  # questions may name orders and people
             except OSError:
                 pass
 
