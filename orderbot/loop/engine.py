@@ -211,7 +211,7 @@ class Engine:
         while self._unrun:
             self._budget.check_before_tool_call()
             call = self._unrun.pop(0)
-            ctx = self._context()  # made per call: a sign-in earlier in this round names the customer
+            ctx = self._context(step)  # made per call: a sign-in earlier in this round names the customer
             prepared = self.toolbox.prepare(call, ctx)
             if isinstance(prepared, Refused):
                 output = self._observe(step, call, prepared.decision, prepared.envelope, Event.REFUSED)
@@ -239,9 +239,9 @@ class Engine:
         self._emit(step, Event.RETURNED, _results_text(outputs))
         return None
 
-    def _context(self) -> ToolContext:
+    def _context(self, step: int | None = None) -> ToolContext:
         state = self._state
-        return ToolContext(user=state.user, run_id=state.run_id, time_left=self._budget.remaining)
+        return ToolContext(user=state.user, run_id=state.run_id, time_left=self._budget.remaining, step=step)
 
     def _ask(self, pending: PendingCall) -> bool:
         """Ask the approver. The time a person takes to decide is theirs, not the run's:
@@ -260,9 +260,9 @@ class Engine:
         if approve is None:
             return _stop(StopReason.AWAITING_APPROVAL, "detail.still_waiting")
         self._phase = Phase.ACT
-        ctx = self._context()
         outputs = []
         for pending in state.pending:
+            ctx = self._context(pending.step)
             call = FunctionCall(call_id=pending.call_id, name=pending.name, arguments=pending.arguments)
             prepared = self.toolbox.prepare(call, ctx)
             if isinstance(prepared, Refused):

@@ -69,10 +69,13 @@ class ToolContext:
     call_id: str | None = None
     # Seconds left of the run, so a store can bound a database statement by it.
     time_left: Callable[[], float] | None = None
+    # The step the call was proposed at: with the call id, what names one call of the run
+    # (servers that number their calls call_0, call_1, ... in every turn reuse ids).
+    step: int | None = None
 
     def for_call(self, call_id: str) -> ToolContext:
         # dataclasses.replace, without its introspection; every field but call_id carried over
-        return ToolContext(self.user, self.run_id, call_id, self.time_left)
+        return ToolContext(self.user, self.run_id, call_id, self.time_left, self.step)
 
 
 @dataclass(frozen=True)

@@ -42,9 +42,6 @@ class OfflineModel:
     provider = "offline"
     name = "offline-planner"
 
-    def __init__(self) -> None:
-        self._counter = 0
-
     def respond(self, request: ModelRequest) -> Turn:
         items = list(request.items)
         start = _last_user_index(items)
@@ -57,13 +54,13 @@ class OfflineModel:
         planned = plan(question, items[:start] if start else [], offered)
         if not planned:
             return Turn((assistant(ask_for_id(question, offered)),))
-        return Turn(tuple(self._call(name, args) for name, args in planned))
+        made = sum(isinstance(i, FunctionCall) for i in items)
+        return Turn(tuple(self._call(name, args, made + n) for n, (name, args) in enumerate(planned, 1)))
 
-    def _call(self, name: str, args: dict) -> FunctionCall:
-        self._counter += 1
-        return FunctionCall(
-            call_id=f"call_offline_{self._counter}", name=name, arguments=json.dumps(args, ensure_ascii=False)
-        )
+    def _call(self, name: str, args: dict, number: int) -> FunctionCall:
+        # Numbered after the calls already in the conversation, not by this instance: a
+        # resumed run gets a new model, and a call id must name one call of the run.
+        return FunctionCall(call_id=f"call_offline_{number}", name=name, arguments=json.dumps(args, ensure_ascii=False))
 
 
 def plan(question: str, history: Sequence[Item], offered: set[str]) -> list[tuple[str, dict]]:

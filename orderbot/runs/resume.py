@@ -112,7 +112,7 @@ def _check_pending(
     if not approve:
         return  # saying no needs no preconditions: nothing will run
     call = FunctionCall(call_id=pending.call_id, name=pending.name, arguments=pending.arguments)
-    prepared = toolbox.prepare(call, ToolContext(user=record.state.user, run_id=rid))
+    prepared = toolbox.prepare(call, ToolContext(user=record.state.user, run_id=rid, step=pending.step))
     if isinstance(prepared, Refused):
         raise RecordError(
             f"{pending.description} can no longer be done: {prepared.envelope.get('error')}; nothing was executed"

@@ -160,8 +160,9 @@ class TransferArgs(_Args):
 
 
 def call_key(ctx: ToolContext) -> str:
-    """The approved call a write belongs to: the same in every resumption of a run."""
-    return f"{ctx.run_id}/{ctx.call_id}"
+    """The approved call a write belongs to: the same in every resumption of a run, and never
+    another call's, even from a server that reuses call ids from one turn to the next."""
+    return f"{ctx.run_id}/{ctx.step}/{ctx.call_id}"
 
 
 def retail_tools(store: RetailStore) -> list[Tool]:
