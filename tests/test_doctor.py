@@ -128,3 +128,11 @@ def test_ping_stops_at_the_timeout(api):
 
     assert code == 5
     assert lines["ping"] == "failed: the model service did not answer in time; no time left to retry within 0.5 s"
+
+
+def test_ping_with_the_offline_model_gives_no_server_hint():
+    code, lines, out = doctor("--provider", "offline", "--ping")
+
+    assert code == 0 and lines["ping"].startswith("ok: answered in")
+    assert lines["tool calling"] == "ok: the built-in planner calls orderbot's tools itself"
+    assert "llama.cpp" not in out and "vLLM" not in out

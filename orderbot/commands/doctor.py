@@ -13,6 +13,7 @@ from typing import Annotated
 
 import typer
 from rich.cells import cell_len
+from rich.text import Text
 
 from orderbot.commands import COMMAND_HELP
 from orderbot.commands.common import (
@@ -41,6 +42,8 @@ from orderbot.ui.escape import (
     json_text,  # --json: valid JSON, no raw controls
     visible,
 )
+from orderbot.ui.layout import hanging
+from orderbot.ui.render import make_console
 
 HELP = COMMAND_HELP["doctor"]
 EPILOG = "Example: orderbot doctor --provider chat --base-url http://localhost:11434/v1 --ping"
@@ -112,24 +115,32 @@ def doctor(
                 text, ok, facts["ping"] = _ping(llm, settings.timeout)
                 lines.append(("ping", text))
                 exit_code = exit_code or (0 if ok else MODEL_ERROR_EXIT)
-                if ok:  # the server answers; now whether it calls tools, which every run needs
+                if ok and chosen == "offline":  # no server to set up: the planner is orderbot's own
+                    facts["tool_calling"] = {"ok": True, "result": "built_in", "error": None}
+                    lines.append(("tool_calling", t("doctor.tools_built_in")))
+                elif ok:  # the server answers; now whether it calls tools, which every run needs
                     text, facts["tool_calling"] = _tool_check(llm, settings.timeout)
                     lines.append(("tool_calling", text))
         facts["exit_code"] = exit_code
         if json_out:
             typer.echo(json_text(facts))
         else:
+            console = make_console()
             for key, value in lines:
-                _line(key, value)
+                _line(console, key, value)
     raise typer.Exit(exit_code)
 
 
-def _line(key: str, value: str) -> None:
-    """`label:   value`, the values aligned in one column whatever the language."""
-
+def _line(console, key: str, value: str) -> None:
+    """`label:   value`, the values aligned in one column whatever the language; in a
+    terminal a long value continues in that column, piped each fact stays on one line."""
     label = t(f"doctor.{key}")
-
-    typer.echo(label + " " * max(1, LABEL_CELLS - cell_len(label)) + visible(value, one_line=True))
+    cells = max(LABEL_CELLS, cell_len(label) + 1)
+    value = visible(value, one_line=True)
+    if not console.is_terminal:
+        console.print(Text(label + " " * (cells - cell_len(label)) + value), soft_wrap=True)
+        return
+    console.print(hanging(console, Text(value), first=cells, rest=cells, lead=label), soft_wrap=True)
 
 
 def _auto(settings, chosen: str) -> str:

@@ -46,6 +46,7 @@ from orderbot.runner import Runner
 from orderbot.runs.store import RunStore
 from orderbot.settings import USER_ID
 from orderbot.shops.session import open_session
+from orderbot.ui.layout import flow_dots
 from orderbot.ui.presentation import format_runs, provider_text, resume_hint, terminal_approver
 from orderbot.ui.render import make_console, print_outcome
 from orderbot.ui.terminal import line_history, read_key, read_line
@@ -119,8 +120,9 @@ class Repl:
             # conversation still needs it: it cancels a run, and leaves at an empty prompt.
             signal.signal(signal.SIGINT, signal.default_int_handler)
         chosen = provider_text(self.settings.provider, self.provider, self.llm.name, self.base_url)
-        self.say(t("repl.banner", provider=chosen, user=self.user or t("header.anonymous")))
-        self.say(t("repl.banner_help", limits=format_limits(self.limits)))
+        banner = t("repl.banner", provider=chosen, user=self.user or t("header.anonymous"))
+        for line in (banner, t("repl.banner_help", limits=format_limits(self.limits))):
+            self.console.print(flow_dots(self.console, line), soft_wrap=True)
         with line_history(self.settings.resolved_state_dir() / HISTORY_FILE, enabled=self.interactive):
             while True:
                 line = read_line(f"orderbot {self.user}> " if self.user else "orderbot> ", interactive=self.interactive)

@@ -27,6 +27,7 @@ from orderbot.settings import load_settings
 from orderbot.shops.session import orders_source
 from orderbot.shops.source import parse_source
 from orderbot.ui.escape import json_text  # --json: valid JSON, no raw controls
+from orderbot.ui.layout import flow_dots, hanging
 from orderbot.ui.render import make_console
 from orderbot.ui.styles import STYLE_DIM, STYLE_OK, STYLE_WARN
 
@@ -73,13 +74,8 @@ def replay(
             sys.stdout.write(json_text(doc) + "\n")
         else:
             console = make_console()
-            console.print(
-                Text(
-                    t("replay.header", run_id=record.run_id, turns=len(record.turn_texts), source=source),
-                    style=STYLE_DIM,
-                ),
-                soft_wrap=True,
-            )
+            header = t("replay.header", run_id=record.run_id, turns=len(record.turn_texts), source=source)
+            console.print(flow_dots(console, header, STYLE_DIM), soft_wrap=True)
             for note in report.notes:
                 console.print(Text(t("replay.note", note=note), style=STYLE_DIM))
             if report.identical:
@@ -92,8 +88,9 @@ def replay(
                         style=STYLE_WARN,
                     )
                 )
-                for diff in report.differences:
-                    console.print(t("replay.difference", step=diff.step, text=diff.text), markup=False, soft_wrap=True)
+                for diff in report.differences:  # a long difference continues indented
+                    line = Text(t("replay.difference", step=diff.step, text=diff.text).strip())
+                    console.print(hanging(console, line), soft_wrap=True)
         raise typer.Exit(0 if report.identical else DIFFERS_EXIT)
 
 

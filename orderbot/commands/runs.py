@@ -22,6 +22,7 @@ from orderbot.runs.record import transition_from_dict
 from orderbot.runs.store import RunStore
 from orderbot.settings import load_settings
 from orderbot.ui.escape import json_text  # --json: valid JSON, no raw controls
+from orderbot.ui.layout import flow_dots
 from orderbot.ui.presentation import format_runs, resume_hint
 from orderbot.ui.render import format_transitions, make_console, print_outcome
 from orderbot.ui.styles import STYLE_DIM, STYLE_ERROR
@@ -98,19 +99,15 @@ def print_record(console, record, *, trace: bool = False) -> None:
     run, then each resumption), the trace if asked, and the outcome."""
 
     state = record.state
-    console.print(
-        Text(
-            t(
-                "header.record",
-                run_id=record.run_id,
-                provider=record.provider,
-                model=record.model,
-                user=state.user or t("header.anonymous"),
-                started=record.created_at,
-            ),
-            style=STYLE_DIM,
-        )
+    header = t(
+        "header.record",
+        run_id=record.run_id,
+        provider=record.provider,
+        model=record.model,
+        user=state.user or t("header.anonymous"),
+        started=record.created_at,
     )
+    console.print(flow_dots(console, header, STYLE_DIM), soft_wrap=True)
     if state.server_model:  # what the server said answered, which may differ from what was asked for
         line = t("runs.server_model", model=state.server_model)
         if state.system_fingerprint:

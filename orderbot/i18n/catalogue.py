@@ -386,6 +386,10 @@ MESSAGES: dict[str, dict[str, str]] = {
     "doctor.order_count_one": {"en": "{where}: {count} order", "zh": "{where}：{count} 个订单"},
     "doctor.tool_calling": {"en": "tool calling:", "zh": "工具调用："},
     "doctor.tools_ok": {"en": "ok: a well-formed tool call came back", "zh": "正常：收到了格式正确的工具调用"},
+    "doctor.tools_built_in": {
+        "en": "ok: the built-in planner calls orderbot's tools itself",
+        "zh": "正常：内置规划器自己调用 orderbot 的工具",
+    },
     "doctor.tools_malformed": {
         "en": "a tool call came back, but its arguments are not a JSON object",
         "zh": "收到了工具调用，但它的参数不是 JSON 对象",

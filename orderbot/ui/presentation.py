@@ -21,13 +21,15 @@ from orderbot.loop.engine import StopReason
 from orderbot.loop.state import Approver, PendingCall, RunState
 from orderbot.text import one_line
 from orderbot.ui.escape import visible
-from orderbot.ui.styles import STYLE_ERROR, STYLE_OK, STYLE_WARN
+from orderbot.ui.styles import STYLE_DIM, STYLE_ERROR, STYLE_OK, STYLE_WARN
 
 RUN_ID_CELLS = len("261130-114943-3f2a")
 STARTED_CELLS = len("2026-11-30 18:26")
-NARROW_RUNS = 96  # below this many columns the table of runs leaves out steps and calls
-QUESTION_CHARS = 28  # of the question, in the table of runs
+QUESTION_CHARS = 28  # of the question, in the table of runs (twice that when it wraps)
+QUESTION_MIN_CELLS = 16  # of the question, before a run takes two lines
+USER_CELLS = 12  # of a user id, when a run takes two lines
 YES = ("y", "yes", "是", "好")
+RESUME_ASIDE = "   "  # between the resume command and what else may be done
 
 
 def provider_text(
@@ -59,7 +61,7 @@ def resume_command(state: RunState, base_url: str | None = None) -> str | None:
 
 def resume_hint(state: RunState, base_url: str | None = None) -> str | None:
     command = resume_command(state, base_url)
-    return f"{command}   {t('outcome.or_reject')}" if command else None
+    return f"{command}{RESUME_ASIDE}{t('outcome.or_reject')}" if command else None
 
 
 def terminal_approver(view, console: Console) -> Approver:
@@ -87,47 +89,80 @@ def _stop_text(row) -> str:
 
 
 def format_runs(rows, *, plain: bool, width: int | None = None) -> Table:
-    """Recorded runs (orderbot.runs.RunSummary), one row each, newest first. Narrower than
-    NARROW_RUNS columns (an 80-column terminal), the step and call counts are left out so the
-    run id, its start time and some of the question fit; `runs show` has them."""
-    counts = width is None or width >= NARROW_RUNS
+    """Recorded runs (orderbot.runs.RunSummary), one row each, newest first: one line per
+    run where that fits in `width` (and always when `plain`: piped output is read by grep),
+    else two (the start time under the run id, the step and call counts under the stop
+    reason, the question wrapped beside them), so that an 80-column terminal shows every
+    column of a closed table."""
+    cells = _one_line_cells(rows, plain=plain)
+    if width is not None and cells > width and not plain:  # piped, a run stays one line to grep
+        return _runs_table(rows, plain=plain, stacked=True)
+    # Rich cuts a table of unwrappable columns at the edge: the question is given what is left.
+    room = QUESTION_CHARS if width is None else max(4, min(QUESTION_CHARS, QUESTION_MIN_CELLS + width - cells))
+    return _runs_table(rows, plain=plain, stacked=False, question_cells=room)
+
+
+def _one_line_cells(rows, *, plain: bool) -> int:
+    """How wide the one-line table of `rows` is at least: every column but the question
+    whole, and some of the question (each column takes 3 cells of padding and border)."""
+    widest = [
+        max([cell_len(t(name))] + [cell_len(value(row)) for row in rows if row.error is None])
+        for name, value in (
+            ("table.user", lambda row: row.user or "-"),
+            ("table.stop_reason", _stop_text),
+            ("table.steps", lambda row: str(row.steps)),
+            ("table.calls", lambda row: str(row.tool_calls)),
+        )
+    ]
+    columns = [RUN_ID_CELLS, STARTED_CELLS, *widest, QUESTION_MIN_CELLS]
+    return sum(columns) + 3 * len(columns) + (-3 if plain else 1)
+
+
+def _runs_table(rows, *, plain: bool, stacked: bool, question_cells: int = QUESTION_CHARS) -> Table:
     table = Table(
         box=box.SIMPLE if plain else box.ROUNDED,
         show_edge=not plain,
         pad_edge=not plain,
         header_style="" if plain else "bold",
     )
-    columns = [(t("table.run_id"), "left"), (t("table.started"), "left"), (t("table.user"), "left")]
-    columns.append((t("table.stop_reason"), "left"))
-    if counts:
-        columns += [(t("table.steps"), "right"), (t("table.calls"), "right")]
-    for name, justify in columns:
-        table.add_column(name, justify=justify, no_wrap=True, min_width=cell_len(name))
-    # A run id is the one thing a person must copy whole, and a start time cut to its date
-    # says nothing: neither column shrinks (the question and the stop reason give way).
-    table.columns[0].min_width = RUN_ID_CELLS
-    table.columns[1].min_width = STARTED_CELLS
-    table.add_column(t("table.question"), no_wrap=True, overflow="ellipsis", max_width=QUESTION_CHARS, min_width=4)
 
-    def add(run_id, started, user, stop, steps, calls, question) -> None:
-        table.add_row(run_id, started, user, stop, *((steps, calls) if counts else ()), question)
+    def column(name: str, *, justify="left", cells: int = 0, **options) -> None:
+        table.add_column(name, justify=justify, min_width=max(cells, *map(cell_len, name.split("\n"))), **options)
+
+    # A run id is the one thing a person must copy whole, and a start time cut to its date
+    # says nothing: neither shrinks (the question gives way, then the stop reason wraps).
+    if stacked:
+        column(f"{t('table.run_id')}\n{t('table.started')}", cells=RUN_ID_CELLS, no_wrap=True)
+        column(t("table.user"), no_wrap=True, overflow="ellipsis", max_width=USER_CELLS)
+        column(f"{t('table.stop_reason')}\n{t('table.steps')} · {t('table.calls')}")
+        column(t("table.question"), overflow="fold", ratio=1)
+    else:
+        column(t("table.run_id"), cells=RUN_ID_CELLS, no_wrap=True)
+        column(t("table.started"), cells=STARTED_CELLS, no_wrap=True)
+        column(t("table.user"), no_wrap=True)
+        column(t("table.stop_reason"), no_wrap=True)
+        column(t("table.steps"), justify="right", no_wrap=True)
+        column(t("table.calls"), justify="right", no_wrap=True)
+        column(t("table.question"), no_wrap=True, overflow="ellipsis", max_width=question_cells)
 
     for row in rows:
         if row.error is not None:
             unreadable, why = Text(t("table.unreadable"), style=STYLE_ERROR), Text(row.error, style=STYLE_ERROR)
-            add(row.run_id, "", "", unreadable, "", "", why)
+            table.add_row(row.run_id, "", unreadable, why) if stacked else table.add_row(
+                row.run_id, "", "", unreadable, "", "", why
+            )
             continue
         style = (
             STYLE_OK if row.status == "answered" else STYLE_WARN if row.status == "awaiting_approval" else STYLE_ERROR
         )
-        question = one_line(row.question, QUESTION_CHARS)
-        add(
-            row.run_id,
-            row.created_at.replace("T", " ")[:16],
-            row.user or "-",
-            Text(_stop_text(row), style=style),
-            str(row.steps),
-            str(row.tool_calls),
-            question,
-        )
+        started = row.created_at.replace("T", " ")[:16]
+        user = Text(visible(row.user or "-", one_line=True))
+        stop = Text(_stop_text(row), style=style)
+        if stacked:
+            counts = Text(f"{row.steps} · {row.tool_calls}", style=STYLE_DIM)  # untranslated: two numbers
+            question = Text(visible(one_line(row.question, 2 * QUESTION_CHARS), one_line=True))
+            table.add_row(f"{row.run_id}\n{started}", user, Text("\n").join([stop, counts]), question)
+        else:
+            question = Text(visible(one_line(row.question, QUESTION_CHARS), one_line=True))
+            table.add_row(row.run_id, started, user, stop, str(row.steps), str(row.tool_calls), question)
     return table

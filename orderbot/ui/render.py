@@ -29,6 +29,8 @@ from orderbot.i18n import t as _t
 from orderbot.loop.engine import Limits, StopReason
 from orderbot.loop.state import Event, RunState, Transition, describe_call, summarize_result
 from orderbot.ui.escape import visible
+from orderbot.ui.layout import flow, flow_dots, hanging
+from orderbot.ui.presentation import RESUME_ASIDE
 from orderbot.ui.styles import STYLE_DIM, STYLE_ERROR, STYLE_OK, STYLE_PHASE, STYLE_WARN
 from orderbot.ui.terminal import end_quietly_on_closed_pipe
 from orderbot.ui.trace import trace_steps
@@ -198,8 +200,8 @@ def print_checks(console: Console, result: RunResult, *, facts: bool = True) -> 
     lines = format_facts(result.facts) if facts else []
     if lines:
         console.print(Text(_t("facts.title"), style=STYLE_DIM))
-        for line in lines:
-            console.print(Text(f"  {line}", style=STYLE_DIM))
+        for line in lines:  # a long fact continues indented, so it reads as one item
+            console.print(hanging(console, Text(line, style=STYLE_DIM)), soft_wrap=True)
     for claim in result.claims:
         console.print(Text(format_claim(claim), style=STYLE_WARN))
 
@@ -299,7 +301,8 @@ class TransitionView:
 
 def print_header(console: Console, state: RunState, provider_text: str) -> None:
     who = state.user or _t("header.anonymous")
-    console.print(Text(_t("header.run", run_id=state.run_id, provider=provider_text, user=who), style=STYLE_DIM))
+    header = _t("header.run", run_id=state.run_id, provider=provider_text, user=who)
+    console.print(flow_dots(console, header, STYLE_DIM), soft_wrap=True)  # `user` never apart from who
 
 
 def print_tokens(console: Console, state: RunState) -> None:
@@ -343,15 +346,25 @@ def print_outcome(console: Console, result: RunResult, *, resume_hint: str | Non
     console.print(_t("outcome.stop_line", reason=state.stop_reason, run_id=state.run_id), markup=False)
     print_tokens(console, state)
     if resume_hint:
-        console.print(Group(Text(_t("outcome.to_resume")), Text(f"  {resume_hint}")))
+        console.print(Text(_t("outcome.to_resume")))
+        command, _, aside = resume_hint.partition(RESUME_ASIDE)  # the command whole where it fits
+        parts = [("", Text(f"  {command}"))] + ([(RESUME_ASIDE, Text(aside))] if aside else [])
+        console.print(flow(console, parts), soft_wrap=True)
 
 
 # ---- orderbot eval ----------------------------------------------------------------------
 
 
-def format_eval(report, *, plain: bool = False) -> Table:
-    """One row per case of an eval report (orderbot.answers.evaluate.Report)."""
+EVAL_ONE_LINE = 160  # columns: narrower, each case takes a few lines so its calls and failures stay readable
+
+
+def format_eval(report, *, plain: bool = False, width: int | None = None) -> Table:
+    """One row per case of an eval report (orderbot.answers.evaluate.Report): on one line
+    at EVAL_ONE_LINE columns and wider; narrower, the result with its time and tokens
+    beside the case with its stop reason, each call on a line and why it failed."""
     table = Table(box=box.SIMPLE if plain else box.ROUNDED, show_edge=not plain, header_style="" if plain else "bold")
+    if width is not None and width < EVAL_ONE_LINE:
+        return _stacked_eval(table, report)
     table.add_column(_t("eval.case"), no_wrap=True)
     table.add_column(_t("eval.result"), no_wrap=True)
     table.add_column(_t("eval.stop"), no_wrap=True)
@@ -360,16 +373,38 @@ def format_eval(report, *, plain: bool = False) -> Table:
     table.add_column(_t("eval.tokens"), justify="right", no_wrap=True)
     table.add_column(_t("eval.why"), overflow="fold", ratio=1)
     for result in report.results:
-        why = result.error or "; ".join(f"{c.name}: {c.detail}" for c in result.checks if not c.ok)
         table.add_row(
-            Text(result.name),
-            Text(_t("eval.pass"), style=STYLE_OK) if result.passed else Text(_t("eval.fail"), style=STYLE_ERROR),
+            Text(visible(result.name, one_line=True)),
+            _eval_verdict(result),
             result.stop_reason or "-",
-            Text("; ".join(result.calls) or "-"),  # model-made text: never markup
+            Text(visible("; ".join(result.calls) or "-", one_line=True)),  # model-made text: never markup
             f"{result.seconds:.2f}",
             str(result.tokens),
-            Text(why),
+            Text(visible(_eval_why(result), one_line=True)),
         )
+    return table
+
+
+def _eval_verdict(result) -> Text:
+    return Text(_t("eval.pass"), style=STYLE_OK) if result.passed else Text(_t("eval.fail"), style=STYLE_ERROR)
+
+
+def _eval_why(result) -> str:
+    return result.error or "; ".join(f"{c.name}: {c.detail}" for c in result.checks if not c.ok)
+
+
+def _stacked_eval(table: Table, report) -> Table:
+    table.show_lines = True  # a case takes several lines: a rule between cases
+    table.add_column(f"{_t('eval.result')}\n{_t('eval.seconds')}\n{_t('eval.tokens')}", no_wrap=True)
+    table.add_column(f"{_t('eval.case')} · {_t('eval.stop')}\n{_t('eval.calls')}\n{_t('eval.why')}", ratio=1)
+    for result in report.results:
+        verdict = Text("\n").join([_eval_verdict(result), Text(f"{result.seconds:.2f}"), Text(str(result.tokens))])
+        lines = [Text(f"{visible(result.name, one_line=True)} · {result.stop_reason or '-'}")]
+        lines += [Text(visible(call, one_line=True), style=STYLE_DIM) for call in result.calls]
+        why = _eval_why(result)
+        if why:
+            lines.append(Text(visible(why, one_line=True), style=STYLE_ERROR))
+        table.add_row(verdict, Text("\n").join(lines))
     return table
 
 
@@ -392,6 +427,8 @@ def format_eval_totals(report) -> str:
 def print_eval(console: Console, report) -> None:
     suite, orders = Path(report.suite).name, Path(report.orders).name  # --json has the whole paths
     header = _t("eval.header", suite=suite, provider=report.provider, model=report.model, orders=orders)
-    console.print(Text(header, style=STYLE_DIM))
-    console.print(format_eval(report, plain=not console.is_terminal))
-    console.print(Text(format_eval_totals(report), style=STYLE_OK if report.ok else STYLE_ERROR))
+    console.print(flow_dots(console, header, STYLE_DIM), soft_wrap=True)
+    console.print(format_eval(report, plain=not console.is_terminal, width=console.width))
+    console.print(
+        flow_dots(console, format_eval_totals(report), STYLE_OK if report.ok else STYLE_ERROR), soft_wrap=True
+    )

@@ -23,6 +23,7 @@ from rich.text import Text
 from orderbot.loop.engine import Limits, StopReason
 from orderbot.loop.state import Event, Phase, RunState, Transition, describe_call
 from orderbot.text import cut, plural
+from orderbot.ui.layout import flow
 from orderbot.ui.styles import STYLE_DIM, STYLE_ERROR, STYLE_OK, STYLE_PHASE, STYLE_WARN
 
 MAX_SHOWN_CHARS = 1500  # of one pretty-printed argument or result block
@@ -247,28 +248,29 @@ def step_label(rec: dict) -> str:
     return f"step {rec['step']}" if rec.get("sent") or rec["calls"] else "run"
 
 
-def format_step_line(rec: dict, limits: Limits) -> Text:
-    """The REPL's default view: one line per step."""
-    line = Text(step_label(rec), style=STYLE_PHASE)
+def format_step_line(rec: dict, limits: Limits) -> list[tuple[str, Text]]:
+    """The REPL's default view: one line per step, as parts that orderbot.ui.layout.flow
+    breaks between (a call, the stop and the budget each stay whole where they fit)."""
+    parts: list[tuple[str, Text]] = [("", Text(step_label(rec), style=STYLE_PHASE))]
     for call in rec["calls"]:
-        line.append(" · ")
-        line.append(format_call(call))
-        line.append(" → ")
-        line.append(decision_word(call.get("decision", "")), style=decision_style(call.get("decision", "")))
+        decision = call.get("decision", "")
+        part = Text(format_call(call))
+        part.append(" → ")
+        part.append(decision_word(decision), style=decision_style(decision))
+        parts.append((" · ", part))
     stop = rec.get("stop")
     if stop:
         reason = stop["reason"]
-        line.append(" · ")
-        line.append(
-            reason if reason == StopReason.ANSWERED else f"stopped: {reason}",
-            style=STYLE_OK if reason == StopReason.ANSWERED else STYLE_ERROR,
+        answered = reason == StopReason.ANSWERED
+        parts.append(
+            (" · ", Text(reason if answered else f"stopped: {reason}", style=STYLE_OK if answered else STYLE_ERROR))
         )
-    line.append(
-        f"  [{rec['steps_used']}/{limits.max_steps} steps · {rec['calls_used']}/{limits.max_tool_calls} calls"
-        f" · {rec['elapsed']:.1f}s]",
-        style=STYLE_DIM,
+    budget = (
+        f"[{rec['steps_used']}/{limits.max_steps} steps · {rec['calls_used']}/{limits.max_tool_calls} calls"
+        f" · {rec['elapsed']:.1f}s]"
     )
-    return line
+    parts.append(("  ", Text(budget, style=STYLE_DIM)))
+    return parts
 
 
 def format_step_panel(rec: dict, *, plain: bool = False) -> Panel:
@@ -368,7 +370,8 @@ class StepLines(_StepPrinter):
     """The REPL's compact view: one line per step."""
 
     def print_step(self, rec: dict) -> None:
-        self.console.print(format_step_line(rec, self.limits), soft_wrap=True)  # one line, however long
+        # Broken only between a step's parts, never inside a word (orderbot.ui.layout).
+        self.console.print(flow(self.console, format_step_line(rec, self.limits)), soft_wrap=True)
 
 
 def print_trace(console: Console, transitions: list[Transition]) -> None:

@@ -1,0 +1,74 @@
+"""Lines that break where a person expects: between the parts of a line, never inside a word.
+
+A terminal wraps a long line wherever the edge falls (`1/6 call` / `s`), and Rich wraps at
+spaces, which may still split what belongs together (`user` / `anonymous`, a budget's `]`
+alone on a line). `flow()` lays out a line made of parts: it breaks only between parts
+while each part fits, wraps a part longer than a line at its own spaces, and indents every
+line after the first, so a continued line reads as one. The result is a Text with its line
+breaks in it, printed as it is (`soft_wrap=True`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from rich.cells import cell_len
+from rich.console import Console
+from rich.text import Text
+
+INDENT = 2  # cells before each continued line
+
+
+def flow(
+    console: Console, parts: Sequence[tuple[str, Text]], width: int | None = None, *, indent: int = INDENT
+) -> Text:
+    """`parts` as (separator before it, text) pairs laid out within `width` cells (the
+    console's by default). A separator that ends a line keeps only its visible part (` · `
+    becomes ` ·`; two spaces vanish)."""
+    width = max(20, width or console.width)
+    lines: list[Text] = []  # the finished lines
+    line = Text()  # the line being filled; a continued line starts with its indent
+    for separator, part in parts:
+        empty = not lines and not line.plain or line.plain == " " * indent
+        if empty or line.cell_len + cell_len(separator) + part.cell_len <= width:
+            line.append("" if empty else separator)
+            line.append_text(part)
+        elif part.cell_len <= width - indent:  # the next line takes it whole
+            line.append(separator.rstrip())
+            lines.append(line)
+            line = Text(" " * indent) + part
+        else:  # longer than a line: it starts here and wraps at its own spaces
+            line.append(separator)
+            line.append_text(part)
+        if line.cell_len > width:
+            lead = 0 if not lines else indent
+            pieces = line[lead:].wrap(console, width - indent, justify="left", overflow="fold")
+            for index, piece in enumerate(pieces):
+                piece.rstrip()
+                if index < len(pieces) - 1:
+                    lines.append(Text(" " * (lead if index == 0 else indent)) + piece)
+                else:
+                    line = Text(" " * (lead if index == 0 else indent)) + piece
+    lines.append(line)
+    return Text("\n").join(lines)
+
+
+def flow_dots(console: Console, text: str, style: str = "", width: int | None = None) -> Text:
+    """A line of ` · `-separated parts (a header, a banner) broken only between them."""
+    return flow(console, [(" · " if i else "", Text(p, style=style)) for i, p in enumerate(text.split(" · "))], width)
+
+
+def hanging(
+    console: Console, text: Text, width: int | None = None, *, first: int = 2, rest: int = 4, lead: str = ""
+) -> Text:
+    """`text` wrapped at its spaces within `width`, the first line indented `first` cells (or
+    begun with `lead`, a label, padded to `first`) and the others `rest`: a list item or a
+    labelled value whose second line is plainly part of it."""
+    width = max(20, width or console.width)
+    lines = text.wrap(console, width - max(first, rest), justify="left", overflow="fold")
+    out = []
+    for index, line in enumerate(lines):
+        line.rstrip()
+        start = lead + " " * (first - cell_len(lead)) if index == 0 else " " * rest
+        out.append(Text(start) + line)
+    return Text("\n").join(out)
