@@ -1,22 +1,31 @@
 """The claim check: the model's answer read against what the tools returned.
 
 Deterministic string and pattern matching with the store's own vocabulary; no second
-model, no rewriting of the answer. Four kinds of finding, each `{kind, order_id, said,
+model, no rewriting of the answer. Five kinds of finding, each `{kind, order_id, said,
 observed}`:
 
     unknown_id      the answer names an order id that no tool returned
     nonexistent_id  the answer names an id the tools said does not exist, without saying so
     status          the answer gives an order a status the tools did not return for it
     cancellation    the answer says an order was cancelled, but no cancellation executed
+    amount          the answer gives an order an amount its details did not hold
 
 How an answer is read: each mention of an order id opens a segment that runs to the next
 id or the end of the sentence; its sentence is that segment with the words before the id
 ("I cancelled ORD-1002"). An id that does not exist passes when its sentence says so. The
 status words in a segment (Chinese and English, see orders.STATUS_WORDS_EN) are what the
-answer says about that order; a word right after a negation ("not", "没有", "未") is not a
-claim. A segment passes when one of its status words is the observed status, so
-"ORD-1001 is 已发货; only 处理中 or 待付款 can be cancelled" is fine; it fails when it has
-status words and none of them is what the tools returned.
+answer says about that order, and so is a status word just before the first id of a
+sentence ("已发货的订单 ORD-1001", "the shipped order ORD-1001"); a word right after a
+negation ("not", "没有", "未") is not a claim. A segment passes when one of its status
+words is the observed status, so "ORD-1001 is 已发货; only 处理中 or 待付款 can be
+cancelled" is fine; it fails when it has status words and none of them is what the tools
+returned. A negated status is a claim too: "未发货" / "not shipped yet" contradicts an order
+that has shipped (NOT_YET), unless the sentence states a rule ("只有…才能", "only …").
+An amount (¥199.00, 199 元) in a segment must be one the order's details held.
+
+An answer need not name the order. When the run looked at exactly one order, what the
+sentences that name no id say (status words, negated statuses, amounts, a cancellation)
+is read as said about that order: `未发货。` for an order that is 已发货 is a claim.
 """
 
 from __future__ import annotations
@@ -46,6 +55,38 @@ CANCEL_DONE = re.compile(
 )
 
 
+# Negated statuses, and the store statuses each contradicts: "not shipped" is false of an
+# order that has shipped (or been delivered since).
+_NOT = r"(?:未|没有?|尚未|还没有?|还未|并未)\s*"
+NOT_YET: list[tuple[re.Pattern[str], frozenset[str]]] = [
+    (
+        re.compile(rf"{_NOT}(?:发货|发出|寄出)|(?:\bnot|n't)\s+(?:yet\s+)?(?:been\s+)?(?:shipped|sent)\b", re.I),
+        frozenset({"已发货", "已签收"}),
+    ),
+    (
+        re.compile(rf"{_NOT}(?:签收|送达|收到)|(?:\bnot|n't)\s+(?:yet\s+)?(?:been\s+)?(?:delivered|received)\b", re.I),
+        frozenset({"已签收"}),
+    ),
+    (
+        re.compile(rf"{_NOT}(?:被)?取消|(?:\bnot|n't)\s+(?:yet\s+)?(?:been\s+)?cancell?ed\b", re.I),
+        frozenset({"已取消"}),
+    ),
+    (
+        re.compile(rf"{_NOT}(?:付款|支付)|(?:\bnot|n't)\s+(?:yet\s+)?(?:been\s+)?paid\b", re.I),
+        frozenset({"处理中", "已发货", "已签收", "退款中", "已退款"}),
+    ),
+]
+# A sentence that states a rule, not a fact about the order ("只有处理中的订单才能取消").
+RULE = re.compile(r"只有|只能|仅限|才能|才可以|\bonly\b|\bcan be\b|\bcan only\b", re.I)
+# An amount as an answer writes one: ¥199.00, ￥199, 199 元, CNY 199, 199.00 yuan.
+AMOUNT = re.compile(
+    r"[¥￥]\s*(\d[\d,]*(?:\.\d+)?)|(?:CNY|RMB)\s*(\d[\d,]*(?:\.\d+)?)|(\d[\d,]*(?:\.\d+)?)\s*(?:元|块|CNY|RMB|yuan)",
+    re.I,
+)
+# A status word just before an id it describes: "已发货的订单 ORD-1001", "shipped order ORD-1001".
+BEFORE_ID = r"\s*(?:的)?\s*(?:订单|order|package)?\s*(?:号|number|id)?\s*[:：#]?\s*$"
+
+
 def _status_pattern() -> tuple[re.Pattern[str], dict[str, str]]:
     words: dict[str, str] = {}
     for status, english in STATUS_WORDS_EN.items():
@@ -58,11 +99,12 @@ def _status_pattern() -> tuple[re.Pattern[str], dict[str, str]]:
 
 
 STATUS_WORD, STATUS_OF = _status_pattern()
+STATUS_BEFORE_ID = re.compile(rf"(?:{STATUS_WORD.pattern}){BEFORE_ID}", re.I)
 
 
 @dataclass(frozen=True)
 class Claim:
-    kind: str  # unknown_id, nonexistent_id, status, cancellation
+    kind: str  # unknown_id, nonexistent_id, status, cancellation, amount
     order_id: str
     said: str
     observed: str | None  # what the tools returned; None when they returned nothing about it
@@ -78,21 +120,27 @@ def check(answer: str | None, facts: list[Fact], calls: Iterable[CallRecord] = (
         return []
     by_id = {f.order_id.upper(): f for f in facts}
     returned = set(by_id) | _ids_in_results(calls)
+    found: list[Claim] = []
+    for order_id, segment, sentence, before in segments(answer):
+        fact = by_id.get(order_id)
+        found += _check_segment(order_id, segment, sentence, fact, order_id in returned, before)
+    if len(facts) == 1:  # the one order the run looked at: what sentences naming no id say is about it
+        for sentence in unnamed_sentences(answer):
+            found += _check_unnamed(sentence, facts[0])
     claims: list[Claim] = []
     seen: set[tuple[str, str, str]] = set()
-    for order_id, segment, sentence in segments(answer):
-        fact = by_id.get(order_id)
-        for claim in _check_segment(order_id, segment, sentence, fact, order_id in returned):
-            key = (claim.kind, claim.order_id, claim.said)
-            if key not in seen:
-                seen.add(key)
-                claims.append(claim)
+    for claim in found:
+        key = (claim.kind, claim.order_id, claim.said)
+        if key not in seen:
+            seen.add(key)
+            claims.append(claim)
     return claims
 
 
-def segments(answer: str) -> list[tuple[str, str, str]]:
+def segments(answer: str) -> list[tuple[str, str, str, str]]:
     """Per mention: (id, what follows it up to the next id or the end of its sentence,
-    its sentence from the end of the id before it on)."""
+    its sentence from the end of the id before it on, and the words before the id when
+    it is the first id of its sentence, else "")."""
     mentions = list(ID.finditer(answer))
     ends = [m.end() for m in SENTENCE_END.finditer(answer)]
     out = []
@@ -100,19 +148,29 @@ def segments(answer: str) -> list[tuple[str, str, str]]:
         end = mentions[index + 1].start() if index + 1 < len(mentions) else len(answer)
         rest = answer[match.end() : end]
         stop = SENTENCE_END.search(rest)
-        begin = max((e for e in ends if e <= match.start()), default=0)
-        if index:
-            begin = max(begin, mentions[index - 1].end())
+        sentence_start = max((e for e in ends if e <= match.start()), default=0)
+        first = not index or mentions[index - 1].end() <= sentence_start
+        begin = sentence_start if first else mentions[index - 1].end()
         finish = match.end() + (stop.end() if stop else len(rest))
-        out.append((match.group().upper(), rest[: stop.start()] if stop else rest, answer[begin:finish]))
+        before = answer[sentence_start : match.start()] if first else ""
+        out.append((match.group().upper(), rest[: stop.start()] if stop else rest, answer[begin:finish], before))
     return out
 
 
-def _check_segment(order_id: str, segment: str, sentence: str, fact: Fact | None, returned: bool) -> list[Claim]:
+def unnamed_sentences(answer: str) -> list[str]:
+    """The sentences of `answer` that name no id."""
+    cuts = [0, *(m.end() for m in SENTENCE_END.finditer(answer)), len(answer)]
+    sentences = (answer[a:b] for a, b in zip(cuts, cuts[1:], strict=False))
+    return [s for s in sentences if s.strip() and not ID.search(s)]
+
+
+def _check_segment(
+    order_id: str, segment: str, sentence: str, fact: Fact | None, returned: bool, before: str = ""
+) -> list[Claim]:
     if fact is None:
         return [] if returned else [Claim("unknown_id", order_id, order_id, None)]
+    said = _status_before(before) + _status_words(segment)
     if fact.not_found:
-        said = _status_words(segment)
         if said:
             return [Claim("status", order_id, said[0][0], NOT_FOUND)]
         if not NOT_FOUND_WORDS.search(sentence):
@@ -121,12 +179,65 @@ def _check_segment(order_id: str, segment: str, sentence: str, fact: Fact | None
     cancel = _cancel_claim(sentence)
     if cancel and not fact.cancelled and fact.status != CANCELLED:
         return [Claim("cancellation", order_id, cancel, _observed(fact))]
-    said = _status_words(segment)
-    if not said or fact.cancelled:
+    if fact.cancelled:
         return []
-    if fact.status is None or all(status != fact.status for _, status in said):
-        return [Claim("status", order_id, said[0][0], _observed(fact))]
+    found = _amount_claims(order_id, segment, fact)
+    if said and (fact.status is None or all(status != fact.status for _, status in said)):
+        return [Claim("status", order_id, said[0][0], _observed(fact)), *found]
+    if not RULE.search(sentence):
+        found += _negated_claims(order_id, segment, fact)
+    return found
+
+
+def _check_unnamed(sentence: str, fact: Fact) -> list[Claim]:
+    """What a sentence naming no id says about the run's one order. A sentence that states a
+    rule ("只有处理中的订单才能取消") says nothing about it; an order that does not exist has
+    no status, amount or cancellation to state."""
+    if RULE.search(sentence) or fact.cancelled:
+        return []
+    order_id = fact.order_id
+    cancel = _cancel_claim(sentence)
+    if cancel and fact.status != CANCELLED:
+        return [Claim("cancellation", order_id, cancel, _observed(fact))]
+    said = _status_words(sentence)
+    observed = NOT_FOUND if fact.not_found else _observed(fact)
+    if said and (fact.status is None or fact.not_found or all(status != fact.status for _, status in said)):
+        return [Claim("status", order_id, said[0][0], observed)]
+    if said:
+        return []
+    return _negated_claims(order_id, sentence, fact) + _amount_claims(order_id, sentence, fact)
+
+
+def _status_before(before: str) -> list[tuple[str, str]]:
+    """The status word right before an id it describes, when that is how the text reads."""
+    match = STATUS_BEFORE_ID.search(before)
+    if match is None or NEGATION.search(before[: match.start()]):
+        return []
+    word = STATUS_WORD.match(before, match.start()).group()
+    return [(word, STATUS_OF.get(word.lower(), word))]
+
+
+def _negated_claims(order_id: str, text: str, fact: Fact) -> list[Claim]:
+    if not fact.status or fact.not_found:
+        return []
+    for pattern, contradicted in NOT_YET:
+        match = pattern.search(text)
+        if match and fact.status in contradicted:
+            return [Claim("status", order_id, " ".join(match.group().split()), fact.status)]
     return []
+
+
+def _amount_claims(order_id: str, text: str, fact: Fact) -> list[Claim]:
+    """Amounts in `text` that none of the order's details held (only when details were read)."""
+    if not fact.amounts:
+        return []
+    out = []
+    for match in AMOUNT.finditer(text):
+        number = next(g for g in match.groups() if g is not None)
+        value = float(number.replace(",", ""))
+        if all(abs(value - known) > 0.005 for known in fact.amounts):
+            out.append(Claim("amount", order_id, match.group().strip(), fact.fields.get("total")))
+    return out
 
 
 def _status_words(segment: str) -> list[tuple[str, str]]:

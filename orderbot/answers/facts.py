@@ -76,6 +76,8 @@ class Fact:
     failure: str = ""  # the error code behind a `failed` outcome
     no_access: bool = False
     cancelled: bool = False  # a cancel_order call for it executed and succeeded
+    # Every amount the details named (total, unit prices, line totals), for the claim check.
+    amounts: list[float] = field(default_factory=list)
 
     @property
     def not_found(self) -> bool:
@@ -150,6 +152,7 @@ def _observe_ok(name: str, order_id: str | None, data: object, fact) -> None:
         target.status = _text(data.get("status"))
     if name == "get_order_details":
         target.fields.update(detail_fields(data))
+        target.amounts = detail_amounts(data)
     elif name == "cancel_order":
         target.cancelled = True
         target.outcomes.append("cancelled")
@@ -189,6 +192,18 @@ def detail_fields(data: dict) -> dict[str, str]:
     if data.get("note"):
         out["note"] = _text(data["note"])
     return out
+
+
+def detail_amounts(data: dict) -> list[float]:
+    """The amounts an answer may quote from get_order_details: the total, each unit price,
+    and each line's quantity times its price."""
+    amounts = [float(data["total"])] if isinstance(data.get("total"), int | float) else []
+    for item in data.get("items") or []:
+        if isinstance(item, dict) and isinstance(item.get("unit_price"), int | float):
+            amounts.append(float(item["unit_price"]))
+            if isinstance(item.get("quantity"), int):
+                amounts.append(round(item["unit_price"] * item["quantity"], 2))
+    return amounts
 
 
 def _order_id(arguments: str) -> str | None:

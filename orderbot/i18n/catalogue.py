@@ -578,6 +578,10 @@ MESSAGES: dict[str, dict[str, str]] = {
         "en": "⚠ Unsupported: the answer says {order_id} was cancelled ({said}), but no cancellation ran ({observed})",
         "zh": "⚠ 无依据：回答说 {order_id} 已取消（{said}），但并没有执行取消（{observed}）",
     },
+    "claims.amount": {
+        "en": "⚠ Unsupported: the answer gives {order_id} the amount {said}, but the tools returned {observed}",
+        "zh": "⚠ 无依据：回答说 {order_id} 的金额是 {said}，但工具返回的是 {observed}",
+    },
     "claims.nothing": {"en": "nothing about it", "zh": "没有相关结果"},
     # ---- orderbot eval ----------------------------------------------------------------------------
     "eval.header": {
