@@ -180,7 +180,10 @@ def detail_fields(data: dict) -> dict[str, str]:
     out: dict[str, str] = {}
     items = [i for i in data.get("items") or [] if isinstance(i, dict)]
     if items:
-        out["items"] = _text(", ".join(f"{i.get('name')} ×{i.get('quantity')}" for i in items))
+        # A quantity where the shop has one (the retail shop lists each unit as an item of its own).
+        out["items"] = _text(
+            ", ".join(f"{i.get('name')} ×{i['quantity']}" if "quantity" in i else str(i.get("name")) for i in items)
+        )
     if isinstance(data.get("total"), int | float) and isinstance(data.get("currency"), str):
         out["total"] = format_money(float(data["total"]), data["currency"])
     shipping = data.get("shipping") if isinstance(data.get("shipping"), dict) else {}

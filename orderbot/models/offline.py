@@ -1,7 +1,8 @@
 """The built-in offline model: a deterministic planner that needs no key and no network.
 
 It reads the person's latest message, proposes the matching tool calls in one turn, and
-once their results are back writes the answer in the language of the question. It only
+once their results are back writes the answer in the language of the question. Offered the
+retail shop's tools, it answers that shop's questions instead (orderbot.models.offline_retail). It only
 ever reads the structured fields of tool results (status, code, ...): text found inside a
 result, such as an order note, is never treated as an instruction.
 """
@@ -13,6 +14,7 @@ import re
 from collections.abc import Sequence
 
 from orderbot.loop.items import FunctionCall, FunctionCallOutput, Item, Message, assistant
+from orderbot.models import offline_retail as retail
 from orderbot.models.base import ModelRequest, Turn
 from orderbot.shops.sample.model import CANCELLABLE, STATUS_WORDS_EN
 
@@ -44,18 +46,29 @@ class OfflineModel:
 
     def respond(self, request: ModelRequest) -> Turn:
         items = list(request.items)
+        offered = {tool["name"] for tool in request.tools}
+        if offered >= retail.TOOLS:  # the retail shop's tools: its own questions and answers
+            return self._retail(items)
         start = _last_user_index(items)
         question = items[start].content if start is not None else ""
         outputs = [i for i in items[(start or 0) + 1 :] if isinstance(i, FunctionCallOutput) and _ran(i)]
         if outputs:
             calls = {i.call_id: i for i in items[(start or 0) + 1 :] if isinstance(i, FunctionCall)}
             return Turn((assistant(answer(question, outputs, calls)),))
-        offered = {tool["name"] for tool in request.tools}
         planned = plan(question, items[:start] if start else [], offered)
         if not planned:
             return Turn((assistant(ask_for_id(question, offered)),))
         made = sum(isinstance(i, FunctionCall) for i in items)
         return Turn(tuple(self._call(name, args, made + n) for n, (name, args) in enumerate(planned, 1)))
+
+    def _retail(self, items: list[Item]) -> Turn:
+        start = _last_user_index(items)
+        question = items[start].content if start is not None else ""
+        step = retail.next_step(question, retail.done_calls(items))
+        if isinstance(step, str):
+            return Turn((assistant(step),))
+        name, args = step
+        return Turn((self._call(name, args, sum(isinstance(i, FunctionCall) for i in items) + 1),))
 
     def _call(self, name: str, args: dict, number: int) -> FunctionCall:
         # Numbered after the calls already in the conversation, not by this instance: a
