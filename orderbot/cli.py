@@ -130,13 +130,27 @@ def _version(value: bool) -> None:
         raise typer.Exit()
 
 
+CONFIG_EXIT = 6  # a bad setting (orderbot.commands.common): said before any command runs
+
+
 def _language(value: str | None) -> str | None:
-    """--lang, else ORDERBOT_LANG, else the locale: fixed before any command prints a word."""
+    """--lang, else ORDERBOT_LANG, else the locale: fixed before any command prints a word.
+    A bad --lang is a usage error (exit 2); a bad ORDERBOT_LANG is a setting, checked like
+    one: one sentence in English (the language it failed to name) and exit 6. Either value
+    is shown escaped: it may hold terminal escapes."""
     try:
         i18n.set_language(i18n.language_from(os.environ, value))
     except ValueError as exc:
-        source = "--lang" if value else "ORDERBOT_LANG"
-        raise typer.BadParameter(i18n.t("error.bad_lang", value=str(exc), source=source)) from None
+        from orderbot.text import cut
+        from orderbot.ui.escape import visible
+
+        shown = cut(visible(str(exc), one_line=True), 40)
+        i18n.set_language(i18n.DEFAULT)
+        if value:
+            raise typer.BadParameter(i18n.t("error.bad_lang", value=shown, source="--lang")) from None
+        message = i18n.t("error.bad_lang", value=shown, source="ORDERBOT_LANG")
+        print(i18n.t("error.prefix", error=message), file=sys.stderr)
+        raise typer.Exit(CONFIG_EXIT) from None
     return value
 
 

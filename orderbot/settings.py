@@ -106,6 +106,14 @@ class Settings(BaseSettings):
             raise PydanticCustomError("base_url", "expected an http(s) URL such as http://localhost:11434/v1")
         return value
 
+    @field_validator("model")
+    @classmethod
+    def _printable_model(cls, value: str) -> str:
+        """A model name is sent to the server and shown in every header: no controls."""
+        if not value.isprintable() or len(value) > 200:
+            raise PydanticCustomError("model_name", "expected a model name in printable characters, e.g. gpt-4o-mini")
+        return value
+
     @field_validator("orders", mode="before")
     @classmethod
     def _path_is_text(cls, value: object) -> object:

@@ -27,6 +27,7 @@ This module has no I/O and imports nothing heavy: the engine and `--help` may us
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Mapping
 
 from orderbot.i18n.catalogue import MESSAGES
@@ -51,13 +52,19 @@ def language_from(environ: Mapping[str, str], flag: str | None = None) -> str:
 
 
 def normalize(value: str) -> str:
-    """`zh`, `zh_CN.UTF-8`, `zh-Hans`, `ZH` -> zh; `en`, `en_GB`, `C` -> en; others are refused."""
+    """`zh`, `zh_CN.UTF-8`, `zh-Hans`, `ZH` -> zh; `en`, `en_GB`, `C` -> en; others (a
+    language we lack, or anything holding more than a locale name may) are refused."""
     low = value.strip().lower()
-    if low.startswith("zh"):
-        return "zh"
-    if low.startswith("en") or low in ("c", "posix", "c.utf-8"):
+    if low in ("c", "posix", "c.utf-8"):
         return "en"
-    raise ValueError(value)
+    named = LANGUAGE_NAME.fullmatch(low)
+    if named is None:
+        raise ValueError(value)
+    return named.group(1)
+
+
+# A language as --lang or ORDERBOT_LANG may name it: `zh`, `en`, or a locale of one of them.
+LANGUAGE_NAME = re.compile(r"(zh|en)(?:[-_.@][a-z0-9_.@-]*)?")
 
 
 def set_language(lang: str | None) -> None:
@@ -67,9 +74,15 @@ def set_language(lang: str | None) -> None:
 
 
 def language() -> str:
+    """The language chosen for this process. An ORDERBOT_LANG that names no language is
+    refused by the command line before anything is printed; code that runs without it
+    (a test, the engine) speaks English rather than fail."""
     global _current
     if _current is None:
-        _current = language_from(os.environ)
+        try:
+            _current = language_from(os.environ)
+        except ValueError:
+            _current = DEFAULT
     return _current
 
 
