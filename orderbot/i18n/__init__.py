@@ -9,6 +9,7 @@ time, and a missing translation is caught by a test (tests/ui/test_i18n.py), not
 
     t("stop.step_limit")                       # in the chosen language
     t("error.question_too_long", chars=5000)   # placeholders are keyword arguments
+    counted(3, "step")                         # "3 steps", "3 步": count.<unit>, en as "one|many"
 
 Literal braces in a text are doubled (`{{`), as for any `str.format` string.
 
@@ -90,3 +91,10 @@ def t(message_id: str, /, lang: str | None = None, **params: object) -> str:
     """The message in the UI language (or `lang`), with its placeholders filled in."""
 
     return MESSAGES[message_id][lang or language()].format(**params)
+
+
+def counted(count: int, unit: str, /, lang: str | None = None) -> str:
+    """`1 step`, `2 steps`, `2 步`: a number and its unit, from the catalogue's `count.<unit>`,
+    whose English text holds the singular and the plural apart by `|`."""
+    forms = t(f"count.{unit}", lang, count=count).split("|")
+    return forms[0] if count == 1 else forms[-1]

@@ -20,34 +20,34 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
+from orderbot.i18n import counted
+from orderbot.i18n import t as _t
 from orderbot.loop.engine import Limits, StopReason
 from orderbot.loop.state import Event, Phase, RunState, Transition, describe_call
-from orderbot.text import cut, plural
+from orderbot.text import cut
 from orderbot.ui.layout import flow
 from orderbot.ui.styles import STYLE_DIM, STYLE_ERROR, STYLE_OK, STYLE_PHASE, STYLE_WARN
 
 MAX_SHOWN_CHARS = 1500  # of one pretty-printed argument or result block
 ONE_LINE_CHARS = 80  # shorter JSON stays on one line
 
-# decision -> how a person reads it. Refusals come from Toolbox.prepare or a tool's check.
-DECISION_TEXT = {
-    "executed": "allowed, executed",
-    "approved": "approved by the person, executed",
-    "rejected": "rejected by the person",
-    "unknown_tool": "refused: unknown tool (not in the whitelist)",
-    "invalid_arguments": "refused: invalid arguments",
-    "no_access": "refused: no access",
-    "sign_in_required": "refused: sign-in required",
-    "needs_approval": "needs approval: waiting for a person",
-    "not_executed": "not executed",
-}
-SHORT_DECISIONS = {
-    "executed": "executed",
-    "approved": "approved, executed",
-    "rejected": "rejected",
-    "needs_approval": "awaiting approval",
-    "not_executed": "not executed",
-}
+# Every decision has its words in the catalogue: `decision.<name>` (the --trace panel) and
+# `decision_short.<name>` (one-line views). Refusals come from Toolbox.prepare or a tool's check.
+DECISIONS = (
+    "executed",
+    "approved",
+    "rejected",
+    "unknown_tool",
+    "invalid_arguments",
+    "no_access",
+    "sign_in_required",
+    "needs_approval",
+    "not_executed",
+)
+# Why a call never ran when the record holds no stop (a process killed mid-step): English in
+# --json, as every record's text is; shown in the UI language.
+STOPPED_BEFORE = _t("trace.stopped_before", lang="en")
+SHORT_DECISIONS = ("executed", "approved", "rejected", "needs_approval", "not_executed")
 
 # ---- transitions -> step records (pure) -----------------------------------------------
 
@@ -143,7 +143,7 @@ def _close(rec: dict, last: Transition, previous_end: float) -> dict:
             outcomes.remove(match)
             rec["calls"].append(match)
         else:
-            why = f"{stop['reason']}: {stop['detail']}" if stop else "the run stopped before it ran"
+            why = f"{stop['reason']}: {stop['detail']}" if stop else STOPPED_BEFORE
             rec["calls"].append({**proposed, "decision": "not_executed", "why": why, "result": None, "ms": None})
     rec["calls"].extend(outcomes)  # settled approvals from an earlier run: proposed back then
     rec["ms"] = round((last.elapsed - previous_end) * 1000, 1)
@@ -173,15 +173,18 @@ def format_call(call: dict) -> str:
 
 def decision_text(call: dict) -> str:
     decision = call.get("decision", "")
-    text = DECISION_TEXT.get(decision, f"refused: {decision}")
+    text = _t(f"decision.{decision}") if decision in DECISIONS else _t("decision.refused", code=decision)
     if decision == "not_executed" and call.get("why"):
-        text += f" ({call['why'].split(':')[0]})"
+        why = _t("trace.stopped_before") if call["why"] == STOPPED_BEFORE else call["why"].split(":")[0]
+        text += _t("decision.because", reason=why)
     return text
 
 
 def decision_word(decision: str) -> str:
     """The short form, for one-line views."""
-    return SHORT_DECISIONS.get(decision, f"refused ({decision})")
+    return (
+        _t(f"decision_short.{decision}") if decision in SHORT_DECISIONS else _t("decision_short.refused", code=decision)
+    )
 
 
 def decision_style(decision: str) -> str:
@@ -207,45 +210,52 @@ def format_result(call: dict) -> str:
     """The envelope the model got; a refusal's message is already on the decision row."""
     result = call["result"]
     if not result.get("ok") and result.get("error") == call.get("why"):
-        return f'{{"ok": false, "code": "{result.get("code")}", "error": <the reason above>}}'
+        return f'{{"ok": false, "code": "{result.get("code")}", "error": {_t("trace.reason_above")}}}'
     return pretty(result)
 
 
 def format_sent(rec: dict) -> str:
     sent = rec.get("sent")
     if not sent:
-        return "nothing: no model request in this step"
+        return _t("trace.nothing_sent")
     usage = rec.get("usage")
-    tokens = f"{usage['input_tokens']} in / {usage['output_tokens']} out" if usage else "not reported"
-    tools = ", ".join(sent.get("tools", [])) or "none"
-    size = f"{plural(sent['items'], 'item')}, {plural(sent['chars'], 'character')}"
-    return f"{size} · tokens: {tokens} · tools offered: {tools}"
+    tokens = _t("trace.tokens", input=usage["input_tokens"], output=usage["output_tokens"]) if usage else None
+    return _t(
+        "trace.sent_value",
+        items=counted(sent["items"], "item"),
+        chars=counted(sent["chars"], "character"),
+        tokens=tokens or _t("trace.not_reported"),
+        tools=", ".join(sent.get("tools", [])) or _t("trace.no_tools"),
+    )
 
 
 def format_budget_left(budget: dict | None) -> str:
     if not budget:
-        return "unknown"
-    return (
-        f"{plural(budget['steps'], 'step')} · {plural(budget['tool_calls'], 'tool call')} · {budget['seconds']:.1f} s"
+        return _t("trace.unknown")
+    return _t(
+        "trace.budget_value",
+        steps=counted(budget["steps"], "step"),
+        calls=counted(budget["tool_calls"], "tool_call"),
+        seconds=budget["seconds"],
     )
 
 
 def format_times(rec: dict) -> str:
     parts = []
     if rec.get("request_ms") is not None:
-        parts.append(f"model request {rec['request_ms']:g} ms")
+        parts.append(_t("trace.time_request", ms=f"{rec['request_ms']:g}"))
     call_ms = [c["ms"] for c in rec["calls"] if c.get("ms") is not None]
     if call_ms:
-        parts.append(f"tools {sum(call_ms):.1f} ms")
+        parts.append(_t("trace.time_tools", ms=f"{sum(call_ms):.1f}"))
     if rec.get("ms") is not None:
-        parts.append(f"step {rec['ms']:g} ms")
+        parts.append(_t("trace.time_step", ms=f"{rec['ms']:g}"))
     return " · ".join(parts) or "-"
 
 
 def step_label(rec: dict) -> str:
     """`step N`; a stop that came between model requests (the clock, Ctrl-C while
     waiting for the model) belongs to no step of its own."""
-    return f"step {rec['step']}" if rec.get("sent") or rec["calls"] else "run"
+    return _t("trace.step", step=rec["step"]) if rec.get("sent") or rec["calls"] else _t("trace.run")
 
 
 def format_step_line(rec: dict, limits: Limits) -> list[tuple[str, Text]]:
@@ -262,12 +272,15 @@ def format_step_line(rec: dict, limits: Limits) -> list[tuple[str, Text]]:
     if stop:
         reason = stop["reason"]
         answered = reason == StopReason.ANSWERED
-        parts.append(
-            (" · ", Text(reason if answered else f"stopped: {reason}", style=STYLE_OK if answered else STYLE_ERROR))
-        )
-    budget = (
-        f"[{rec['steps_used']}/{limits.max_steps} steps · {rec['calls_used']}/{limits.max_tool_calls} calls"
-        f" · {rec['elapsed']:.1f}s]"
+        words = reason if answered else _t("trace.stopped", reason=reason)
+        parts.append((" · ", Text(words, style=STYLE_OK if answered else STYLE_ERROR)))
+    budget = _t(
+        "trace.budget_used",
+        steps=rec["steps_used"],
+        max_steps=limits.max_steps,
+        calls=rec["calls_used"],
+        max_calls=limits.max_tool_calls,
+        seconds=rec["elapsed"],
     )
     parts.append(("  ", Text(budget, style=STYLE_DIM)))
     return parts
@@ -278,32 +291,35 @@ def format_step_panel(rec: dict, *, plain: bool = False) -> Panel:
     grid = Table.grid(padding=(0, 2))
     grid.add_column(style="bold" if not plain else "", no_wrap=True)
     grid.add_column(overflow="fold")
-    grid.add_row("sent", Text(format_sent(rec)))  # Text everywhere: the model wrote much of this
+    grid.add_row(_t("trace.sent"), Text(format_sent(rec)))  # Text everywhere: the model wrote much of this
     if rec.get("proposed"):
-        grid.add_row("model proposed", plural(len(rec["proposed"]), "tool call"))
+        grid.add_row(_t("trace.proposed"), counted(len(rec["proposed"]), "tool_call"))
     elif rec.get("text"):
-        grid.add_row("model answered", Text(rec["text"]))
+        grid.add_row(_t("trace.answered"), Text(rec["text"]))
     for index, call in enumerate(rec["calls"], 1):
-        grid.add_row(f"call {index}", Text(f"{call.get('name')}  ({call.get('call_id')})", style=STYLE_PHASE))
-        grid.add_row("  arguments", Text(pretty(call.get("arguments"))))
+        grid.add_row(
+            _t("trace.call", index=index), Text(f"{call.get('name')}  ({call.get('call_id')})", style=STYLE_PHASE)
+        )
+        grid.add_row("  " + _t("trace.arguments"), Text(pretty(call.get("arguments"))))
         decision = Text(decision_text(call), style=decision_style(call.get("decision", "")))
         if call.get("why") and call.get("decision") != "not_executed":
             decision.append(f": {call['why']}")
         elif call.get("decision") == "not_executed":
-            decision.append(f": {call['why'].split(': ', 1)[-1]}")
+            why = _t("trace.stopped_before") if call["why"] == STOPPED_BEFORE else call["why"].split(": ", 1)[-1]
+            decision.append(f": {why}")
         if call.get("ms") is not None:
-            decision.append(f" · {call['ms']:g} ms", style=STYLE_DIM)
-        grid.add_row("  decision", decision)
+            decision.append(_t("trace.ms", ms=f"{call['ms']:g}"), style=STYLE_DIM)
+        grid.add_row("  " + _t("trace.decision"), decision)
         if call.get("result") is not None:
-            grid.add_row("  result", Text(format_result(call)))
+            grid.add_row("  " + _t("trace.result"), Text(format_result(call)))
     stop = rec.get("stop")
     if stop:
         if stop["reason"] == StopReason.ANSWERED:  # the answer is already shown above
-            grid.add_row("finish", Text(stop["reason"], style=STYLE_OK))
+            grid.add_row(_t("trace.finish"), Text(stop["reason"], style=STYLE_OK))
         else:
-            grid.add_row("finish", Text(f"{stop['reason']}: {stop['detail']}", style=STYLE_ERROR))
-    grid.add_row("time", Text(format_times(rec)))
-    grid.add_row("budget left", Text(format_budget_left(rec.get("budget_left"))))
+            grid.add_row(_t("trace.finish"), Text(f"{stop['reason']}: {stop['detail']}", style=STYLE_ERROR))
+    grid.add_row(_t("trace.time"), Text(format_times(rec)))
+    grid.add_row(_t("trace.budget_left"), Text(format_budget_left(rec.get("budget_left"))))
     return Panel(
         grid,
         title=step_label(rec),
@@ -314,9 +330,12 @@ def format_step_panel(rec: dict, *, plain: bool = False) -> Panel:
 
 
 def format_limits(limits: Limits) -> str:
-    return (
-        f"limits: {plural(limits.max_steps, 'step')} · {plural(limits.max_tool_calls, 'tool call')} "
-        f"({limits.max_calls_per_step} per step) · {limits.timeout:g} s"
+    return _t(
+        "limits.line",
+        steps=counted(limits.max_steps, "step"),
+        calls=counted(limits.max_tool_calls, "tool_call"),
+        per_step=limits.max_calls_per_step,
+        seconds=f"{limits.timeout:g}",
     )
 
 
@@ -360,7 +379,7 @@ class TraceView(_StepPrinter):
     """`--trace`: the limits once, then one panel per step."""
 
     def started(self, transition: Transition) -> None:
-        self.console.print(Text(f"{transition.event} · {format_limits(self.limits)}", style=STYLE_DIM))
+        self.console.print(Text(f"{_t('event.' + transition.kind)} · {format_limits(self.limits)}", style=STYLE_DIM))
 
     def print_step(self, rec: dict) -> None:
         self.console.print(format_step_panel(rec, plain=not self.console.is_terminal))

@@ -170,7 +170,8 @@ def test_the_repl_at_80_columns(shop, lang):
     child.expect(pexpect.EOF)
     child.close()
     lines = screen_of(said)
-    assert any("[1/3 steps · 3/6 calls" in line for line in lines), lines  # the budget whole on its line
+    budget = {"en": "[1/3 steps · 3/6 calls", "zh": "[步数 1/3 · 调用 3/6"}[lang]
+    assert any(budget in line for line in lines), lines  # the budget whole on its line
     whole = wide("runs", state=shop["state"], lang=lang) + " ".join(
         f"steps calls step_limit executed get_order_status get_order_details order_id {word}"
         for word in ("answered", "stopped")
