@@ -1,0 +1,213 @@
+"""Every run store (the state directory, SQLite, PostgreSQL) behind one interface: records,
+the index, the approval queue, the executing mark, the audit log; each test runs on all
+three, every store opened afresh as another process would."""
+
+from __future__ import annotations
+
+import json
+import time
+
+import pytest
+
+from orderbot.errors import ConfigError, RecordError
+from orderbot.loop.engine import Limits, StopReason
+from orderbot.loop.state import RunState, new_run_id
+from orderbot.models.scripted import ScriptedModel, call, calls, text
+from orderbot.runner import Runner
+from orderbot.runs.audit import verify
+from orderbot.runs.base import operator_name
+from orderbot.runs.record import COMMITTED
+from orderbot.runs.resume import check_resume
+from orderbot.runs.store import RunStore
+from orderbot.runs.stores import open_run_store
+from orderbot.settings import load_settings
+
+CANCEL = {"order_id": "ORD-1002", "reason": "不要了"}
+
+
+class Stores:
+    """One kind of run store, private to a test; `open()` is a new connection to it."""
+
+    def __init__(self, kind: str, url: str | None, state_dir, operator: str | None = None) -> None:
+        self.kind, self.url, self.state_dir = kind, url, state_dir
+        self.operator = operator or operator_name()  # PostgreSQL: the role; else the login name
+        self.opened = []
+
+    def open(self):
+        store = open_run_store(load_settings(runs=self.url, state_dir=self.state_dir))
+        self.opened.append(store)
+        return store
+
+    def raw(self, sql: str, params: tuple = ()):
+        """A statement run behind orderbot's back (SQL stores only)."""
+        store = self.open()
+        if self.kind == "sqlite":
+            return store.connection.execute(sql, params).fetchall()
+        cursor = store.connection.execute(sql.replace("?", "%s"), params or None)
+        return cursor.fetchall() if cursor.description else []
+
+
+@pytest.fixture(params=["file", "sqlite", "postgres"])
+def stores(request, tmp_path):
+    url = None
+    database = None
+    if request.param == "sqlite":
+        url = f"sqlite:///{tmp_path / 'runs.db'}"
+    elif request.param == "postgres":
+        server = request.getfixturevalue("postgres_server")
+        database = server.new_database()
+        url = server.url(database)
+    made = Stores(request.param, url, tmp_path / "state", server.user if database else None)
+    yield made
+    for store in made.opened:
+        store.close()
+    if database:
+        server.drop_database(database)
+
+
+def paused(store, toolbox, *, user="C001", call_id="c1"):
+    """A run that asked to cancel ORD-1002 and waits for approval."""
+    model = ScriptedModel([calls(call("cancel_order", CANCEL, call_id=call_id))])
+    state = RunState.start("取消 ORD-1002", user=user)
+    result = Runner(toolbox, model, store, provider="scripted").start(state, Limits())
+    assert state.stop_reason is StopReason.AWAITING_APPROVAL
+    return result.record
+
+
+def answered(store, toolbox, question="查询 ORD-1001", user="C001", started=None):
+    model = ScriptedModel([calls(call("get_order_status", {"order_id": "ORD-1001"})), text("已发货")])
+    state = RunState.start(question, user=user, run_id=None if started is None else new_run_id(started))
+    Runner(toolbox, model, store, provider="scripted").start(state, Limits())
+    return state.run_id
+
+
+def approve(store, toolbox, run_id, *, reason=None, approve=True):
+    record = store.load(run_id)
+    check_resume(record, toolbox, user=record.state.user, approve=approve, now=time.time(), ttl_hours=24)
+    model = ScriptedModel([text("已取消" if approve else "没有取消")])
+    return Runner(toolbox, model, store, provider="scripted").resume(record, Limits(), approve=approve, reason=reason)
+
+
+def test_a_record_comes_back_from_a_new_connection_as_it_was_saved(stores, toolbox):
+    run_id = answered(stores.open(), toolbox)
+    again = stores.open().load(run_id)
+    assert again.run_id == run_id and again.state.stop_reason is StopReason.ANSWERED
+    assert again.state.answer == "已发货" and [c.name for c in again.state.calls] == ["get_order_status"]
+    assert again.operator == stores.operator and again.segments[0].operator == stores.operator
+    assert stores.open().document(run_id)["run_id"] == run_id
+
+
+def test_listing_is_newest_first_with_filters_and_names_customer_and_operator(stores, toolbox):
+    store = stores.open()
+    first = answered(store, toolbox, user="C001", started=time.time() - 20)  # run ids sort by their start
+    second = answered(store, toolbox, user="C002", started=time.time() - 10)
+    waiting = paused(store, toolbox).run_id
+    listed = list(stores.open().summaries())
+    assert [s.run_id for s in listed] == [waiting, second, first]
+    assert {s.operator for s in listed} == {stores.operator}
+    assert [s.run_id for s in stores.open().summaries(user="C002")] == [second]
+    assert [s.run_id for s in stores.open().summaries(status="awaiting_approval")] == [waiting]
+    assert stores.open().resolve(second[:13]) == second
+    assert stores.open().resolve("last") == waiting
+
+
+def test_the_queue_lists_what_a_run_waits_for_with_who_asked(stores, toolbox):
+    record = paused(stores.open(), toolbox)
+    [waiting] = stores.open().waiting()
+    assert (waiting.run_id, waiting.call_id, waiting.tool) == (record.run_id, "c1", "cancel_order")
+    assert waiting.customer == "C001" and waiting.requested_by == stores.operator
+    assert "ORD-1002" in waiting.description and json.loads(waiting.arguments)["order_id"] == "ORD-1002"
+
+
+def test_approving_executes_once_and_leaves_proposed_approved_executed_in_a_valid_chain(stores, toolbox, store):
+    run_id = paused(stores.open(), toolbox).run_id
+    approve(stores.open(), toolbox, run_id)
+    assert store.get("ORD-1002").status == "已取消"
+    assert stores.open().waiting() == []
+    record = stores.open().load(run_id)
+    assert record.side_effects == {"c1": COMMITTED}
+    decision = record.decisions["c1"]
+    assert decision.approved and decision.decided_by == stores.operator == decision.requested_by
+    entries = list(stores.open().audit_entries())
+    assert [e.event for e in entries] == ["proposed", "approved", "executed"]
+    assert {(e.run_id, e.call_id, e.tool, e.customer) for e in entries} == {(run_id, "c1", "cancel_order", "C001")}
+    assert json.loads(entries[-1].result)["ok"] is True
+    check = verify(entries)
+    assert check.intact and check.entries == 3 and stores.open().audit_problems() == []
+
+
+def test_a_rejection_keeps_its_reason_in_the_record_and_the_log(stores, toolbox, store):
+    run_id = paused(stores.open(), toolbox).run_id
+    approve(stores.open(), toolbox, run_id, approve=False, reason="客户改主意了")
+    assert store.get("ORD-1002").status == "处理中"
+    record = stores.open().load(run_id)
+    assert record.decisions["c1"].approved is False and record.decisions["c1"].reason == "客户改主意了"
+    assert [(e.event, e.reason) for e in stores.open().audit_entries()] == [
+        ("proposed", None),
+        ("rejected", "客户改主意了"),
+    ]
+
+
+def test_a_second_approver_holding_the_same_run_is_told_who_settled_it_and_nothing_runs(stores, toolbox, store):
+    run_id = paused(stores.open(), toolbox).run_id
+    first, second = stores.open(), stores.open()
+    mine, theirs = first.load(run_id), second.load(run_id)  # both read it while it waited
+    check_resume(theirs, toolbox, user="C001", approve=True, now=time.time(), ttl_hours=24)
+    Runner(toolbox, ScriptedModel([text("已取消")]), first, provider="scripted").resume(mine, Limits(), approve=True)
+    cancelled = store.get("ORD-1002").cancelled_at
+    late = Runner(toolbox, ScriptedModel([text("x")]), second, provider="scripted")
+    if stores.kind == "file":  # one person: the lock of a resumed run stands in for this (test_resume.py)
+        return
+    with pytest.raises(RecordError, match=f"already approved by {stores.operator}"):
+        late.resume(theirs, Limits(), approve=True)
+    assert store.get("ORD-1002").cancelled_at == cancelled
+    assert [e.event for e in stores.open().audit_entries()] == ["proposed", "approved", "executed"]
+
+
+def test_a_record_changed_behind_orderbots_back_is_refused(stores, toolbox):
+    run_id = paused(stores.open(), toolbox).run_id
+    if stores.kind == "file":
+        path = RunStore(stores.state_dir).path(run_id)
+        path.write_text(path.read_text().replace("ORD-1002", "ORD-1004"))
+    else:
+        stores.raw("UPDATE runs SET record = replace(record, 'ORD-1002', 'ORD-1004')")
+    with pytest.raises(RecordError, match="altered"):
+        stores.open().load(run_id)
+    assert stores.open().load(run_id, allow_altered=True).altered
+
+
+def test_prune_keeps_the_summary_and_the_audit_log_and_refuses_a_resume(stores, toolbox):
+    store = stores.open()
+    old = paused(store, toolbox).run_id
+    approve(stores.open(), toolbox, old)
+    kept_log = [e.hash for e in stores.open().audit_entries()]
+    assert stores.open().prune_older(1, now=time.time() + 3 * 86400) == 1
+    [summary] = list(stores.open().summaries())
+    assert summary.run_id == old and summary.status == "answered" and summary.pruned_at
+    record = stores.open().load(old)
+    assert record.pruned_at and record.state.items == [] and record.state.calls == [] and record.turns == []
+    assert record.decisions["c1"].approved and record.side_effects == {"c1": COMMITTED}
+    assert [e.hash for e in stores.open().audit_entries()] == kept_log
+    assert verify(stores.open().audit_entries()).intact
+
+
+@pytest.mark.parametrize("kind", ["sqlite", "postgres"])
+def test_a_newer_schema_is_refused_in_one_sentence(kind, request, tmp_path):
+    if kind == "sqlite":
+        url = f"sqlite:///{tmp_path / 'runs.db'}"
+    else:
+        server = request.getfixturevalue("postgres_server")
+        url = server.url(server.new_database())
+    made = Stores(kind, url, tmp_path / "state")
+    made.open()  # makes the tables
+    made.raw("UPDATE run_schema SET version = 99")
+    with pytest.raises(ConfigError, match="schema version 99 is newer than this orderbot reads"):
+        made.open()
+    for store in made.opened:
+        store.close()
+
+
+def test_an_unknown_run_store_url_is_one_sentence_without_its_password(tmp_path):
+    with pytest.raises(ConfigError) as caught:
+        open_run_store(load_settings(runs="mysql://desk1:hunter2@db/runs", state_dir=tmp_path))
+    assert "hunter2" not in str(caught.value) and "unknown kind of run store" in str(caught.value)
