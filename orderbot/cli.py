@@ -40,6 +40,10 @@ def command(name: str) -> TyperCommand | TyperGroup | None:
             from orderbot.commands import resume as module
         case "replay":
             from orderbot.commands import replay as module
+        case "approvals":
+            from orderbot.commands import approvals as module
+        case "audit":
+            from orderbot.commands import audit as module
         case "orders":
             from orderbot.commands import orders as module
         case "eval":

@@ -44,6 +44,9 @@ class PostgresServer:
     user: str
     password: str
     _numbers: Iterator[int] = field(default_factory=itertools.count)
+    # Stop the server (its data kept) and start it again: for fault tests on a cluster of their own.
+    halt: Callable[[], None] | None = None
+    restart: Callable[[], None] | None = None
     start_again: Callable[[], None] | None = None  # after the server was stopped (tests that stop it)
 
     def url(self, database: str, *, password: str | None = None) -> str:

@@ -8,6 +8,8 @@ COMMAND_HELP = {
     "repl": "Hold a conversation: each message is one bounded run; earlier turns carry over as context.",
     "runs": "List recent runs, newest first; `orderbot runs show ID` shows one.",
     "resume": "Resume a stored run: approve or reject its waiting action, or continue it with a fresh budget.",
+    "approvals": "List the actions waiting for approval in the run store; approve or reject one, from any desk.",
+    "audit": "List the audit log of side effects (who asked, who decided, what ran); --verify checks its chain.",
     "replay": "Replay a recorded run against today's tools and engine (model turns played back) "
     "and report any step that differs.",
     "orders": "Import orders into SQLite or PostgreSQL, export a retail shop, and list or show orders without a model.",

@@ -19,6 +19,7 @@ from orderbot.commands.common import (
     Orders,
     Otel,
     Provider,
+    Runs,
     StateDir,
     StrictClaims,
     Timeout,
@@ -34,7 +35,7 @@ from orderbot.i18n import t
 from orderbot.loop.state import RunState
 from orderbot.models import create, endpoint, resolve_provider
 from orderbot.runner import Runner
-from orderbot.runs.store import RunStore
+from orderbot.runs.stores import open_run_store
 from orderbot.shops.session import open_session
 from orderbot.ui.escape import json_text  # --json: valid JSON, no raw controls
 from orderbot.ui.presentation import provider_text, resume_command, resume_hint, terminal_approver
@@ -61,6 +62,7 @@ def ask(
     model: Model = None,
     base_url: BaseUrl = None,
     state_dir: StateDir = None,
+    runs: Runs = None,
     json_out: Json = False,
     quiet: Annotated[
         bool, typer.Option("--quiet", "-q", help="No live waiting line while the model is asked (a terminal only).")
@@ -80,49 +82,60 @@ def ask(
             raise ConfigError(t("error.question_too_long", chars=len(question), limit=MAX_QUESTION_CHARS))
         settings = settings_from(flags)
         setup_logging(settings.resolved_state_dir())
-        session = open_session(settings)
-        limits = session.limits(settings)
-        llm = create(settings)
-        chosen = resolve_provider(settings)
-
-        console = make_console()
-        view = TransitionView(console, limits, enabled=not json_out and not trace)
-        views = [view]
-        if trace and not json_out:
-            views.append(TraceView(console, limits))
-        state = RunState.start(question.strip(), user=settings.user)
-        interactive = not json_out and console.is_terminal and sys.stdin.isatty()
-        approver = terminal_approver(view, console) if interactive else None
-        store = RunStore(settings.resolved_state_dir(), keep=settings.keep_runs)
+        store = open_run_store(settings)  # first: a run store that cannot be reached is one sentence, no run
         store.prepare()  # a state directory that cannot take the record: one sentence, before anything is shown
-        where = endpoint(settings)
-        watched = llm if quiet else view.watch(llm)  # the waiting line: only when the table is drawn live
-        runner = Runner.for_session(session, watched, store, provider=chosen, base_url=where, otel=otel)
-
-        if not json_out:
-            print_header(console, state, provider_text(settings.provider, chosen, llm.name, where))
         try:
-            result = runner.start(state, limits, views=views, approver=approver)
+            _ask(question, settings, store, json_out=json_out, quiet=quiet, trace=trace, no_facts=no_facts,
+                 strict_claims=strict_claims, otel=otel)  # fmt: skip
         finally:
-            view.close()
-        code = run_exit_code(result, strict_claims=strict_claims)
-        if json_out:
-            doc = json_document(
-                result,
-                view.transitions,
-                provider=chosen,
-                model=llm.name,
-                limits=limits,
-                exit_code=code,
-                trace=trace,
-                facts=not no_facts,
-            )
-            doc["base_url"] = where
-            doc["resume_command"] = resume_command(state, where)
-            sys.stdout.write(json_text(doc) + "\n")
-        else:
-            print_outcome(console, result, resume_hint=resume_hint(state, where), facts=not no_facts)
-        raise typer.Exit(code)
+            store.close()
+
+
+def _ask(question, settings, store, *, json_out, quiet, trace, no_facts, strict_claims, otel) -> None:
+    """The run itself, recorded in `store`; exits with its code."""
+    session = open_session(settings)
+    limits = session.limits(settings)
+    llm = create(settings)
+    chosen = resolve_provider(settings)
+
+    console = make_console()
+    view = TransitionView(console, limits, enabled=not json_out and not trace)
+    views = [view]
+    if trace and not json_out:
+        views.append(TraceView(console, limits))
+    state = RunState.start(question.strip(), user=settings.user)
+    # With four eyes nobody approves their own run's action at the prompt: the run waits.
+    four_eyes = settings.four_eyes or store.policy().four_eyes
+    interactive = not json_out and console.is_terminal and sys.stdin.isatty() and not four_eyes
+    approver = terminal_approver(view, console) if interactive else None
+    where = endpoint(settings)
+    watched = llm if quiet else view.watch(llm)  # the waiting line: only when the table is drawn live
+    runner = Runner.for_session(session, watched, store, provider=chosen, base_url=where, otel=otel)
+
+    if not json_out:
+        print_header(console, state, provider_text(settings.provider, chosen, llm.name, where))
+    try:
+        result = runner.start(state, limits, views=views, approver=approver)
+    finally:
+        view.close()
+    code = run_exit_code(result, strict_claims=strict_claims)
+    if json_out:
+        doc = json_document(
+            result,
+            view.transitions,
+            provider=chosen,
+            model=llm.name,
+            limits=limits,
+            exit_code=code,
+            trace=trace,
+            facts=not no_facts,
+        )
+        doc["base_url"] = where
+        doc["resume_command"] = resume_command(state, where)
+        sys.stdout.write(json_text(doc) + "\n")
+    else:
+        print_outcome(console, result, resume_hint=resume_hint(state, where), facts=not no_facts)
+    raise typer.Exit(code)
 
 
 app = typer.Typer(rich_markup_mode="rich", add_completion=False)

@@ -20,7 +20,7 @@ from orderbot.i18n import t
 from orderbot.loop.limits import LIMIT, StopReason
 from orderbot.models import FACTORIES
 from orderbot.runs import statedir
-from orderbot.runs.store import RunStore
+from orderbot.runs.stores import open_run_store
 from orderbot.settings import load_settings
 from orderbot.text import cut
 from orderbot.ui.escape import visible
@@ -97,7 +97,11 @@ def complete_provider(incomplete: str) -> list[str]:
 def complete_run_id(incomplete: str) -> list[str]:
     """Shell completion of a run id: `last`, then the recorded runs, newest first."""
     try:
-        ids = RunStore(load_settings().resolved_state_dir()).ids()
+        store = open_run_store(load_settings())
+        try:
+            ids = store.ids(50)
+        finally:
+            store.close()
     except Exception:  # noqa: BLE001 - completion must never print a traceback into the shell
         ids = []
     return [i for i in ("last", *ids) if i.startswith(incomplete)][:50]
@@ -138,6 +142,15 @@ StateDir = Annotated[
     typer.Option(
         "--state-dir",
         help="Where run records and logs are kept \\[default: $ORDERBOT_STATE_DIR, else $XDG_STATE_HOME/orderbot].",
+        show_default=False,
+    ),
+]
+Runs = Annotated[
+    str | None,
+    typer.Option(
+        "--runs",
+        help="Where runs, approvals and the audit log are kept: sqlite:///runs.db or postgresql://role@host/db "
+        "\\[default: $ORDERBOT_RUNS, else the state directory].",
         show_default=False,
     ),
 ]
@@ -235,7 +248,7 @@ def error_line(exc: BaseException) -> str:
 
 
 # The flags that are settings, by the settings' own names (a command's parameters use them).
-SETTING_FLAGS = (*LIMIT, "orders", "user", "provider", "model", "base_url", "state_dir")
+SETTING_FLAGS = (*LIMIT, "orders", "user", "provider", "model", "base_url", "state_dir", "runs")
 
 
 def settings_from(flags: dict):

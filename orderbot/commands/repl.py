@@ -28,6 +28,7 @@ from orderbot.commands.common import (
     Orders,
     Otel,
     Provider,
+    Runs,
     StateDir,
     Timeout,
     Trace,
@@ -43,7 +44,7 @@ from orderbot.loop.limits import LIMIT_STOPS, StopReason
 from orderbot.loop.state import RunState
 from orderbot.models import create, endpoint, resolve_provider
 from orderbot.runner import Runner
-from orderbot.runs.store import RunStore
+from orderbot.runs.stores import open_run_store
 from orderbot.settings import USER_ID
 from orderbot.shops.session import open_session
 from orderbot.ui.layout import flow_dots
@@ -70,6 +71,7 @@ def repl(
     model: Model = None,
     base_url: BaseUrl = None,
     state_dir: StateDir = None,
+    runs: Runs = None,
     trace: Trace = False,
     no_facts: NoFacts = False,
     otel: Otel = False,
@@ -95,8 +97,10 @@ class Repl:
         self.facts = facts
         self.conversation = Conversation()
         self.provider = resolve_provider(settings)
-        self.store = RunStore(settings.resolved_state_dir(), keep=settings.keep_runs)  # each run is recorded
+        self.store = open_run_store(settings)  # each run is recorded
         self.store.prepare()
+        # With four eyes nobody approves their own run's action at the prompt: the run waits.
+        self.four_eyes = settings.four_eyes or self.store.policy().four_eyes
 
         self.base_url = endpoint(settings)
         self.console = make_console()
@@ -162,7 +166,7 @@ class Repl:
         """One recorded run over `state`; `record` continues an earlier one."""
 
         view = (TraceView if self.trace else StepLines)(self.console, limits)
-        approver = terminal_approver(view, self.console) if self.interactive else None
+        approver = terminal_approver(view, self.console) if self.interactive and not self.four_eyes else None
         if record is None:
             result = self.runner.start(state, limits, kind="repl", views=[view], approver=approver)
         else:
@@ -244,7 +248,7 @@ class Repl:
 
         rows = list(islice(self.store.summaries(), RUNS_SHOWN))
         if not rows:
-            self.say(t("runs.none", dir=self.store.dir))
+            self.say(t("runs.none", dir=self.store.where))
             return
         self.console.print(format_runs(rows, plain=not self.console.is_terminal, width=self.console.width))
         self.say(t("repl.runs_hint"))

@@ -17,12 +17,12 @@ import typer
 from rich.text import Text
 
 from orderbot.commands import COMMAND_HELP
-from orderbot.commands.common import Json, RunId, StateDir, errors_to_exit_codes
-from orderbot.errors import ConfigError
+from orderbot.commands.common import Json, RunId, Runs, StateDir, errors_to_exit_codes
+from orderbot.errors import ConfigError, RecordError
 from orderbot.i18n import t
 from orderbot.runs.replay import DIFFERS_EXIT, pin_time, scratch_session
 from orderbot.runs.replay import replay as replay_record
-from orderbot.runs.store import RunStore
+from orderbot.runs.stores import open_run_store
 from orderbot.settings import load_settings
 from orderbot.shops.session import orders_source
 from orderbot.shops.source import parse_source
@@ -51,12 +51,18 @@ def replay(
     run_id: RunId,
     orders: Orders = None,
     state_dir: StateDir = None,
+    runs: Runs = None,
     json_out: Json = False,
 ) -> None:
     with errors_to_exit_codes():
-        settings = load_settings(orders=orders, state_dir=state_dir)
-        store = RunStore(settings.resolved_state_dir(), keep=settings.keep_runs)
-        record = store.load(run_id)
+        settings = load_settings(orders=orders, state_dir=state_dir, runs=runs)
+        store = open_run_store(settings)
+        try:
+            record = store.load(run_id)
+        finally:
+            store.close()
+        if record.pruned_at:
+            raise RecordError(t("runs.pruned", run_id=record.run_id, at=record.pruned_at))
         source = _orders_source(settings, record, orders_source)
         with tempfile.TemporaryDirectory(prefix="orderbot-replay-") as tmp:
             session = scratch_session(source, Path(tmp))

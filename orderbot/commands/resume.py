@@ -26,6 +26,7 @@ from orderbot.commands.common import (
     NoFacts,
     Otel,
     RunId,
+    Runs,
     StateDir,
     StrictClaims,
     Timeout,
@@ -37,10 +38,11 @@ from orderbot.commands.common import (
 )
 from orderbot.errors import RecordError
 from orderbot.i18n import t
+from orderbot.loop.limits import StopReason
 from orderbot.models import FACTORIES, create, endpoint, resolve_provider
 from orderbot.runner import Runner
-from orderbot.runs.resume import check_resume, recorded_orders
-from orderbot.runs.store import RunStore
+from orderbot.runs.resume import check_resume, check_settle, recorded_orders, settled_first
+from orderbot.runs.stores import open_run_store
 from orderbot.settings import public_base_url
 from orderbot.shops.session import open_session
 from orderbot.shops.source import source_identity
@@ -88,6 +90,7 @@ def resume(
     model: Model = None,
     base_url: BaseUrl = None,
     state_dir: StateDir = None,
+    runs: Runs = None,
     json_out: Json = False,
     no_facts: NoFacts = False,
     strict_claims: StrictClaims = False,
@@ -96,17 +99,58 @@ def resume(
     flags = locals()
     if approve and reject:
         raise typer.BadParameter(t("error.approve_and_reject"), param_hint="--approve/--reject")
+    decision = True if approve else False if reject else None
     with errors_to_exit_codes():
         settings = settings_from(flags)
-        setup_logging(settings.resolved_state_dir())
-        store = RunStore(settings.resolved_state_dir(), keep=settings.keep_runs)
+        settle(
+            run_id,
+            decision,
+            settings,
+            explicit_orders=orders is not None,
+            base_url_flag=base_url,
+            json_out=json_out,
+            no_facts=no_facts,
+            strict_claims=strict_claims,
+            otel=otel,
+        )
+
+
+def settle(
+    run_id: str,
+    decision: bool | None,
+    settings,
+    *,
+    reason: str | None = None,
+    for_customer: bool = False,
+    explicit_orders: bool,
+    base_url_flag: str | None,
+    json_out: bool,
+    no_facts: bool,
+    strict_claims: bool,
+    otel: bool,
+) -> None:
+    """Continue a stored run, settling what it waits for (`decision`: True approves, False
+    rejects with `reason`), as this session's operator, and exit with the run's code. The
+    body of `resume` and of `approvals approve|reject` (`for_customer`: the session acts for
+    the run's own customer, and a run settled already names who settled it)."""
+    setup_logging(settings.resolved_state_dir())
+    store = open_run_store(settings)
+    try:
         run_id = store.resolve(run_id)
-        decision = True if approve else False if reject else None
         try:
             with store.lock(run_id):
                 record = store.load(run_id)
+                if for_customer:
+                    _settled_already(record, decision)
+                    customer = None if record.state.signed_in else record.state.user
+                    settings = settings.model_copy(update={"user": customer})
                 settings, was = _defaults_from_record(
-                    settings, record, FACTORIES, explicit_orders=orders is not None, base_url_flag=base_url
+                    settings, record, FACTORIES, explicit_orders=explicit_orders, base_url_flag=base_url_flag
+                )
+                policy = store.policy()
+                four_eyes = settings.four_eyes or policy.four_eyes
+                check_settle(
+                    record, operator=store.operator, approve=decision, four_eyes=four_eyes, approvers=policy.approvers
                 )
                 session = open_session(settings)
                 limits = session.limits(settings)
@@ -124,7 +168,7 @@ def resume(
                 runner = Runner.for_session(session, llm, store, provider=chosen, base_url=where, otel=otel)
                 console = make_console()
                 view = TransitionView(console, limits, enabled=not json_out)
-                interactive = not json_out and console.is_terminal and sys.stdin.isatty()
+                interactive = not json_out and console.is_terminal and sys.stdin.isatty() and not four_eyes
                 if not json_out:
                     print_header(
                         console,
@@ -138,6 +182,7 @@ def resume(
                         record,
                         limits,
                         approve=decision,
+                        reason=reason,
                         views=[view],
                         approver=terminal_approver(view, console) if interactive else None,
                     )
@@ -145,25 +190,37 @@ def resume(
                     view.close()
         except LockTimeout:
             raise RecordError(t("error.resume_busy", run_id=run_id)) from None
-        state = result.state
-        code = run_exit_code(result, strict_claims=strict_claims)
-        if json_out:
-            doc = json_document(
-                result,
-                view.transitions,
-                provider=chosen,
-                model=llm.name,
-                limits=limits,
-                exit_code=code,
-                facts=not no_facts,
-            )
-            doc["resumed"] = True
-            doc["base_url"] = where
-            doc["resume_command"] = resume_command(state, where)
-            sys.stdout.write(json_text(doc) + "\n")
-        else:
-            print_outcome(console, result, resume_hint=resume_hint(state, where), facts=not no_facts)
-        raise typer.Exit(code)
+    finally:
+        store.close()
+    state = result.state
+    code = run_exit_code(result, strict_claims=strict_claims)
+    if json_out:
+        doc = json_document(
+            result,
+            view.transitions,
+            provider=chosen,
+            model=llm.name,
+            limits=limits,
+            exit_code=code,
+            facts=not no_facts,
+        )
+        doc["resumed"] = True
+        doc["base_url"] = where
+        doc["resume_command"] = resume_command(state, where)
+        if store.shared:
+            doc["operator"] = store.operator
+        sys.stdout.write(json_text(doc) + "\n")
+    else:
+        print_outcome(console, result, resume_hint=resume_hint(state, where), facts=not no_facts)
+    raise typer.Exit(code)
+
+
+def _settled_already(record, decision: bool | None) -> None:
+    """A run the queue no longer waits for was settled by someone: say who, not only that
+    there is nothing to resume."""
+    waits = record.state.stop_reason is StopReason.AWAITING_APPROVAL
+    if decision is not None and not waits and any(d.approved is not None for d in record.decisions.values()):
+        raise RecordError(settled_first(record))
 
 
 def _defaults_from_record(settings, record, factories, *, explicit_orders: bool, base_url_flag: str | None = None):

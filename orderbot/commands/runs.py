@@ -3,7 +3,6 @@ transitions and answer, rebuilt from its record)."""
 
 from __future__ import annotations
 
-import json
 import sys
 from itertools import islice
 from typing import Annotated
@@ -12,14 +11,14 @@ import typer
 from rich.text import Text
 
 from orderbot.commands import COMMAND_HELP
-from orderbot.commands.common import Json, RunId, StateDir, Trace, errors_to_exit_codes
+from orderbot.commands.common import Json, RunId, Runs, StateDir, Trace, errors_to_exit_codes
 from orderbot.errors import UsageError
 from orderbot.i18n import t
 from orderbot.loop.engine import Limits
 from orderbot.loop.limits import StopReason
 from orderbot.runner import result_of
 from orderbot.runs.record import transition_from_dict
-from orderbot.runs.store import RunStore
+from orderbot.runs.stores import open_run_store
 from orderbot.settings import load_settings
 from orderbot.ui.escape import json_text  # --json: valid JSON, no raw controls
 from orderbot.ui.layout import flow_dots
@@ -54,6 +53,7 @@ def list_runs(
     ] = None,
     limit: Annotated[int, typer.Option("--limit", min=1, help="Show at most this many runs.")] = 20,
     json_out: Json = False,
+    runs: Runs = None,
     state_dir: StateDir = None,
 ) -> None:
     if ctx.invoked_subcommand is not None:
@@ -62,19 +62,24 @@ def list_runs(
         if stop_reason is not None and stop_reason not in STOP_REASONS:
             valid = ", ".join(STOP_REASONS)
             raise UsageError(t("error.bad_stop_reason", value=stop_reason, valid=valid))
-        store = _store(state_dir)
-        rows = list(islice(store.summaries(user=user, status=stop_reason), limit))
+        store = _store(state_dir, runs)
+        try:
+            rows = list(islice(store.summaries(user=user, status=stop_reason), limit))
+        finally:
+            store.close()
         if json_out:
             sys.stdout.write(json_text([r.as_dict() for r in rows]) + "\n")
             return
         console = make_console()
         if not rows:
             console.print(
-                t("runs.none", dir=store.dir) if user is None and stop_reason is None else t("runs.no_match"),
+                t("runs.none", dir=store.where) if user is None and stop_reason is None else t("runs.no_match"),
                 markup=False,
             )
             return
-        console.print(format_runs(rows, plain=not console.is_terminal, width=console.width))
+        console.print(
+            format_runs(rows, plain=not console.is_terminal, width=console.width, operators=store.shared)
+        )
 
 
 @app.command("show", help=SHOW_HELP, epilog=SHOW_EPILOG)
@@ -82,14 +87,19 @@ def show(
     run_id: RunId,
     trace: Trace = False,
     json_out: Annotated[bool, typer.Option("--json", help="Print the whole record as JSON.")] = False,
+    runs: Runs = None,
     state_dir: StateDir = None,
 ) -> None:
     with errors_to_exit_codes():
-        store = _store(state_dir)
-        path = store.path(store.resolve(run_id))
-        record = store.load(path.stem, allow_altered=True)  # shown, marked; never resumed or replayed
+        store = _store(state_dir, runs)
+        try:
+            full = store.resolve(run_id)
+            record = store.load(full, allow_altered=True)  # shown, marked; never resumed or replayed
+            document = store.document(full) if json_out else None
+        finally:
+            store.close()
         if json_out:
-            sys.stdout.write(json_text(json.loads(path.read_bytes())) + "\n")
+            sys.stdout.write(json_text(document) + "\n")
             return
         print_record(make_console(), record, trace=trace)
 
@@ -115,6 +125,9 @@ def print_record(console, record, *, trace: bool = False) -> None:
         console.print(Text(line, style=STYLE_DIM))
     if record.altered:
         console.print(Text(t("runs.altered", reason=record.altered), style=STYLE_ERROR))
+    if record.pruned_at:  # only the summary is left: the header says what it was
+        console.print(Text(t("runs.pruned_note", at=record.pruned_at, status=record.status), style=STYLE_DIM))
+        return
     by_segment: dict[int, list] = {}
     for doc in record.transitions:
         by_segment.setdefault(doc.get("segment", 0), []).append(transition_from_dict(doc))
@@ -142,7 +155,5 @@ def print_record(console, record, *, trace: bool = False) -> None:
     )
 
 
-def _store(state_dir):
-
-    settings = load_settings(state_dir=state_dir)
-    return RunStore(settings.resolved_state_dir(), keep=settings.keep_runs)
+def _store(state_dir, runs):
+    return open_run_store(load_settings(state_dir=state_dir, runs=runs))

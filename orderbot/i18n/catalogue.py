@@ -382,6 +382,59 @@ MESSAGES: dict[str, dict[str, str]] = {
         "nothing was done here",
         "zh": "运行 {run_id} 在读取之后被另一个 orderbot 改动了（在别处继续了？）；这里没有执行任何操作",
     },
+    "runs.pruned": {
+        "en": "run {run_id} was pruned at {at}: only its summary is kept, it cannot be resumed or replayed",
+        "zh": "运行 {run_id} 已于 {at} 精简：只保留了摘要，不能继续或重放",
+    },
+    "approvals.not_an_approver": {
+        "en": "{operator} is not on the run store's list of operators who may approve (run_approvers); "
+        "run {run_id} was not approved, nothing was executed",
+        "zh": "{operator} 不在运行存储允许批准的操作员名单（run_approvers）上；"
+        "运行 {run_id} 没有被批准，什么都没有执行",
+    },
+    "approvals.four_eyes": {
+        "en": "four eyes: {operator} asked for the action of run {run_id} and cannot approve it; another operator "
+        "must (orderbot approvals approve {run_id}); nothing was executed",
+        "zh": "四眼原则：{operator} 发起了运行 {run_id} 的操作，不能自己批准；需要另一位操作员批准"
+        "（orderbot approvals approve {run_id}）；什么都没有执行",
+    },
+    "table.customer": {"en": "customer", "zh": "客户"},
+    "table.operator": {"en": "operator", "zh": "操作员"},
+    "table.action": {"en": "action", "zh": "操作"},
+    "table.requested_by": {"en": "requested by", "zh": "发起人"},
+    "table.decided_by": {"en": "decided by", "zh": "决定人"},
+    "table.waiting_since": {"en": "waiting since (UTC)", "zh": "等待自（UTC）"},
+    "table.seq": {"en": "#", "zh": "#"},
+    "table.time": {"en": "time (UTC)", "zh": "时间（UTC）"},
+    "table.call": {"en": "call", "zh": "调用"},
+    "approvals.expired": {"en": "(expired)", "zh": "（已过期）"},
+    "approvals.none": {
+        "en": "No action is waiting for approval in {where}.",
+        "zh": "{where} 中没有等待批准的操作。",
+    },
+    "approvals.reason_needed": {
+        "en": "say why with --reason: the audit log keeps it",
+        "zh": "请用 --reason 说明原因：审计日志会记下它",
+    },
+    "audit.none": {"en": "No audit entries match.", "zh": "没有符合条件的审计记录。"},
+    "audit.empty": {"en": "The audit log in {where} is empty.", "zh": "{where} 中的审计日志是空的。"},
+    "audit.intact": {
+        "en": "The audit log is intact: {entries} entries, each linked to the one before. Head: {head}",
+        "zh": "审计日志完好：共 {entries} 条，每条都与前一条相连。末端哈希：{head}",
+    },
+    "audit.broken": {
+        "en": "The audit log was changed: {problems} problems in {entries} entries.",
+        "zh": "审计日志被改动过：{entries} 条中发现 {problems} 个问题。",
+    },
+    "audit.more_problems": {"en": "... and {count} more", "zh": "……还有 {count} 个"},
+    "audit.bad_time": {
+        "en": "{flag}: {value!r} is not a date or time (use 2026-12-01 or 2026-12-01T10:00)",
+        "zh": "{flag}：{value!r} 不是日期或时间（请用 2026-12-01 或 2026-12-01T10:00）",
+    },
+    "runs.pruned_note": {
+        "en": "pruned at {at}: only the summary is kept (stop reason {status}); the audit log keeps its side effects",
+        "zh": "已于 {at} 精简：只保留摘要（停止原因 {status}）；审计日志保留了它的副作用记录",
+    },
     "audit.unreadable": {
         "en": "entry {seq} cannot be read as an audit entry: it was changed",
         "zh": "第 {seq} 条无法作为审计记录读取：它被改动过",

@@ -132,7 +132,7 @@ class PostgresRunStore(SqlRunStore):
     def open(cls, url: str, *, prune_after_days: float | None = None) -> PostgresRunStore:
         store = cls(url, prune_after_days=prune_after_days)
         try:
-            store.prepare()
+            store.ensure_schema()
         except BaseException:
             store.close()
             raise

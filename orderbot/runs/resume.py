@@ -17,12 +17,13 @@ import math
 from pydantic import ValidationError
 
 from orderbot.errors import RecordError
+from orderbot.i18n import t
 from orderbot.loop.engine import StopReason
 from orderbot.loop.items import FunctionCall
 from orderbot.loop.limits import LIMIT_STOPS
 from orderbot.loop.state import PendingCall
 from orderbot.loop.tools import Prepared, Refused, Toolbox, ToolContext
-from orderbot.runs.record import COMMITTED, EXECUTING, RunRecord
+from orderbot.runs.record import COMMITTED, EXECUTING, Decision, RunRecord
 from orderbot.shops.source import parse_source
 
 # How far in the future a request may seem to have been made: clocks of machines sharing a
@@ -37,6 +38,8 @@ def check_resume(
     """Every re-check before a stored run is trusted again; the first failure is raised
     as a RecordError that names it. Nothing runs before all of them pass."""
     state, rid = record.state, record.run_id
+    if record.pruned_at:
+        raise RecordError(t("runs.pruned", run_id=rid, at=record.pruned_at))
     unsure = [c for c, s in record.side_effects.items() if s == EXECUTING]
     if unsure:
         raise RecordError(
@@ -79,6 +82,63 @@ def check_resume(
         raise RecordError(f"run {rid} is waiting for approval: pass --approve or --reject")
     for pending in state.pending:
         _check_pending(rid, record, pending, toolbox, now, ttl_hours, approve)
+
+
+def check_settle(
+    record: RunRecord,
+    *,
+    operator: str,
+    approve: bool | None,
+    four_eyes: bool,
+    approvers: frozenset[str] | None = None,
+) -> None:
+    """Whether `operator` may settle what the run waits for, before anything else is
+    checked or claimed: a call someone already settled is theirs (the sentence names them);
+    with four eyes the operator who started the run, or whose run asked, may not approve;
+    when the store lists approvers, only they may. Rejecting is open to every operator.
+    A call this operator approved before whose claim landed but which never started is let
+    through, to be carried out now."""
+    if approve is None:
+        return
+    rid = record.run_id
+    for pending in record.state.pending:
+        decision = record.decisions.get(pending.call_id)
+        if decision is None or decision.approved is None:
+            continue
+        mine = decision.decided_by == operator and decision.approved and approve
+        if not (mine and pending.call_id not in record.side_effects):
+            raise RecordError(settled_first(record, pending.call_id))
+    if not approve:
+        return
+    if approvers is not None and operator not in approvers:
+        raise RecordError(t("approvals.not_an_approver", operator=operator, run_id=rid))
+    if four_eyes:
+        asked = {record.operator} | {
+            (record.decisions.get(p.call_id) or Decision()).requested_by for p in record.state.pending
+        }
+        if operator in asked:
+            raise RecordError(t("approvals.four_eyes", operator=operator, run_id=rid))
+
+
+def settled_first(record: RunRecord, call_id: str | None = None) -> str:
+    """Who settled a call of the run first: `call_id`, else the one decided last."""
+    decided = {c: d for c, d in record.decisions.items() if d.approved is not None}
+    if call_id is None:
+        if not decided:
+            return t("runs.changed_elsewhere", run_id=record.run_id)
+        call_id = max(decided, key=lambda c: decided[c].decided_at or "")
+    decision = decided[call_id]
+    tool = next((c.name for c in record.state.calls if c.call_id == call_id), None)
+    tool = tool or next((p.name for p in record.state.pending if p.call_id == call_id), call_id)
+    verb = t("runs.verb_approved") if decision.approved else t("runs.verb_rejected")
+    return t(
+        "runs.settled_first",
+        run_id=record.run_id,
+        tool=tool,
+        verb=verb,
+        by=decision.decided_by or "?",
+        at=decision.decided_at or "?",
+    )
 
 
 def _check_pending(

@@ -152,7 +152,7 @@ class SqlRunStore(BaseRunStore):
 
     # -- the schema --
 
-    def prepare(self) -> None:
+    def ensure_schema(self) -> None:
         """Make the tables in an empty database, migrate an older layout, refuse a newer one."""
         version = self._schema_version()
         if version is None:

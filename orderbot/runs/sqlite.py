@@ -34,7 +34,7 @@ class SqliteRunStore(SqlRunStore):
     def open(cls, path: Path, *, where: str, prune_after_days: float | None = None) -> SqliteRunStore:
         store = cls(path, where=where, prune_after_days=prune_after_days)
         try:
-            store.prepare()
+            store.ensure_schema()
         except BaseException:
             store.close()
             raise

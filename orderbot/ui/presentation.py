@@ -88,27 +88,29 @@ def _stop_text(row) -> str:
     return f"{text} ({decided})" if decided else text
 
 
-def format_runs(rows, *, plain: bool, width: int | None = None) -> Table:
+def format_runs(rows, *, plain: bool, width: int | None = None, operators: bool = False) -> Table:
     """Recorded runs (orderbot.runs.RunSummary), one row each, newest first: one line per
     run where that fits in `width` (and always when `plain`: piped output is read by grep),
     else two (the start time under the run id, the step and call counts under the stop
     reason, the question wrapped beside them), so that an 80-column terminal shows every
-    column of a closed table."""
-    cells = _one_line_cells(rows, plain=plain)
+    column of a closed table. `operators` (a store a team shares) adds who ran each run
+    beside its customer."""
+    cells = _one_line_cells(rows, plain=plain, operators=operators)
     if width is not None and cells > width and not plain:  # piped, a run stays one line to grep
-        return _runs_table(rows, plain=plain, stacked=True)
+        return _runs_table(rows, plain=plain, stacked=True, operators=operators)
     # Rich cuts a table of unwrappable columns at the edge: the question is given what is left.
     room = QUESTION_CHARS if width is None else max(4, min(QUESTION_CHARS, QUESTION_MIN_CELLS + width - cells))
-    return _runs_table(rows, plain=plain, stacked=False, question_cells=room)
+    return _runs_table(rows, plain=plain, stacked=False, question_cells=room, operators=operators)
 
 
-def _one_line_cells(rows, *, plain: bool) -> int:
+def _one_line_cells(rows, *, plain: bool, operators: bool = False) -> int:
     """How wide the one-line table of `rows` is at least: every column but the question
     whole, and some of the question (each column takes 3 cells of padding and border)."""
     widest = [
         max([cell_len(t(name))] + [cell_len(value(row)) for row in rows if row.error is None])
         for name, value in (
             ("table.user", lambda row: row.user or "-"),
+            *([("table.operator", lambda row: row.operator or "-")] if operators else []),
             ("table.stop_reason", _stop_text),
             ("table.steps", lambda row: str(row.steps)),
             ("table.calls", lambda row: str(row.tool_calls)),
@@ -118,7 +120,9 @@ def _one_line_cells(rows, *, plain: bool) -> int:
     return sum(columns) + 3 * len(columns) + (-3 if plain else 1)
 
 
-def _runs_table(rows, *, plain: bool, stacked: bool, question_cells: int = QUESTION_CHARS) -> Table:
+def _runs_table(
+    rows, *, plain: bool, stacked: bool, question_cells: int = QUESTION_CHARS, operators: bool = False
+) -> Table:
     table = Table(
         box=box.SIMPLE if plain else box.ROUNDED,
         show_edge=not plain,
@@ -133,13 +137,16 @@ def _runs_table(rows, *, plain: bool, stacked: bool, question_cells: int = QUEST
     # says nothing: neither shrinks (the question gives way, then the stop reason wraps).
     if stacked:
         column(f"{t('table.run_id')}\n{t('table.started')}", cells=RUN_ID_CELLS, no_wrap=True)
-        column(t("table.user"), no_wrap=True, overflow="ellipsis", max_width=USER_CELLS)
+        who = f"{t('table.user')}\n{t('table.operator')}" if operators else t("table.user")
+        column(who, no_wrap=True, overflow="ellipsis", max_width=USER_CELLS)
         column(f"{t('table.stop_reason')}\n{t('table.steps')} · {t('table.calls')}")
         column(t("table.question"), overflow="fold", ratio=1)
     else:
         column(t("table.run_id"), cells=RUN_ID_CELLS, no_wrap=True)
         column(t("table.started"), cells=STARTED_CELLS, no_wrap=True)
         column(t("table.user"), no_wrap=True)
+        if operators:
+            column(t("table.operator"), no_wrap=True)
         column(t("table.stop_reason"), no_wrap=True)
         column(t("table.steps"), justify="right", no_wrap=True)
         column(t("table.calls"), justify="right", no_wrap=True)
@@ -148,8 +155,9 @@ def _runs_table(rows, *, plain: bool, stacked: bool, question_cells: int = QUEST
     for row in rows:
         if row.error is not None:
             unreadable, why = Text(t("table.unreadable"), style=STYLE_ERROR), Text(row.error, style=STYLE_ERROR)
+            blank = ("",) if operators else ()
             table.add_row(row.run_id, "", unreadable, why) if stacked else table.add_row(
-                row.run_id, "", "", unreadable, "", "", why
+                row.run_id, "", "", *blank, unreadable, "", "", why
             )
             continue
         style = (
@@ -157,12 +165,15 @@ def _runs_table(rows, *, plain: bool, stacked: bool, question_cells: int = QUEST
         )
         started = row.created_at.replace("T", " ")[:16]
         user = Text(visible(row.user or "-", one_line=True))
+        operator = Text(visible(row.operator or "-", one_line=True))
         stop = Text(_stop_text(row), style=style)
         if stacked:
             counts = Text(f"{row.steps} · {row.tool_calls}", style=STYLE_DIM)  # untranslated: two numbers
             question = Text(visible(one_line(row.question, 2 * QUESTION_CHARS), one_line=True))
-            table.add_row(f"{row.run_id}\n{started}", user, Text("\n").join([stop, counts]), question)
+            who = Text("\n").join([user, operator]) if operators else user
+            table.add_row(f"{row.run_id}\n{started}", who, Text("\n").join([stop, counts]), question)
         else:
             question = Text(visible(one_line(row.question, QUESTION_CHARS), one_line=True))
-            table.add_row(row.run_id, started, user, stop, str(row.steps), str(row.tool_calls), question)
+            who = (user, operator) if operators else (user,)
+            table.add_row(row.run_id, started, *who, stop, str(row.steps), str(row.tool_calls), question)
     return table

@@ -170,7 +170,8 @@ def json_document(
         "answer": state.answer,
         "partial_answer": state.partial_answer,
         "question": state.question,
-        "user": state.user,
+        "user": state.user,  # the customer the run is about
+        "operator": result.record.operator if result.record is not None else None,  # who ran orderbot
         "provider": provider,
         "model": model,
         "limits": limits.model_dump(),

@@ -1,0 +1,155 @@
+"""`orderbot approvals`: the team's queue of side effects waiting for a person, and
+`orderbot approvals approve RUN` / `reject RUN --reason TEXT` to settle one from any desk.
+
+Settling is `orderbot resume --approve/--reject` for the run's own customer, as the operator
+of this session (orderbot.commands.resume.settle): the same re-checks, the same flags, the
+same exit codes; with four eyes (ORDERBOT_FOUR_EYES=1, or the store's policy) the operator
+whose run asked cannot approve it (exit 6, nothing executed). Of two operators settling one
+run at the same moment, one does; the other is told who did.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from itertools import islice
+from typing import Annotated
+
+import typer
+
+from orderbot.commands import COMMAND_HELP
+from orderbot.commands.common import (
+    BaseUrl,
+    Json,
+    MaxCallsPerStep,
+    MaxSteps,
+    MaxToolCalls,
+    Model,
+    NoFacts,
+    Otel,
+    RunId,
+    Runs,
+    StateDir,
+    StrictClaims,
+    Timeout,
+    errors_to_exit_codes,
+    settings_from,
+)
+from orderbot.commands.resume import Orders, Provider, settle
+from orderbot.errors import UsageError
+from orderbot.i18n import t
+from orderbot.runs.record import utc_iso
+from orderbot.runs.stores import open_run_store
+from orderbot.settings import load_settings
+from orderbot.ui.escape import json_text  # --json: valid JSON, no raw controls
+from orderbot.ui.render import make_console
+from orderbot.ui.team import format_waiting
+
+HELP = COMMAND_HELP["approvals"]
+EPILOG = (
+    "Examples: orderbot approvals --runs postgresql://desk2@db/shop · orderbot approvals approve 261130-050026-1a2b · "
+    'orderbot approvals reject 261130-050026-1a2b --reason "客户已改主意"'
+)
+APPROVE_HELP = "Approve what a run waits for: carry it out and continue the run here, as resume --approve does."
+REJECT_HELP = "Reject what a run waits for, saying why: the model is told, the audit log keeps the reason."
+APPROVE_EPILOG = "Example: orderbot approvals approve 261130-050026-1a2b --runs postgresql://desk2@db/shop"
+REJECT_EPILOG = 'Example: orderbot approvals reject 261130-050026-1a2b --reason "客户已改主意"'
+MAX_REASON = 500
+
+app = typer.Typer(help=HELP, epilog=EPILOG, no_args_is_help=False, rich_markup_mode="rich", add_completion=False)
+
+
+@app.callback(invoke_without_command=True)
+def list_waiting(
+    ctx: typer.Context,
+    limit: Annotated[int, typer.Option("--limit", min=1, help="Show at most this many.")] = 100,
+    json_out: Json = False,
+    runs: Runs = None,
+    state_dir: StateDir = None,
+) -> None:
+    if ctx.invoked_subcommand is not None:
+        return  # `approvals approve ...`: the subcommand does the work
+    with errors_to_exit_codes():
+        settings = load_settings(runs=runs, state_dir=state_dir)
+        store = open_run_store(settings)
+        try:
+            rows = list(islice(store.waiting(limit=limit), limit))
+        finally:
+            store.close()
+        expired_before = utc_iso(time.time() - settings.approval_ttl_hours * 3600)
+        if json_out:
+            docs = [row.as_dict() | {"expired": row.requested_at < expired_before} for row in rows]
+            sys.stdout.write(json_text(docs) + "\n")
+            return
+        console = make_console()
+        if not rows:
+            console.print(t("approvals.none", where=store.where), markup=False)
+            return
+        console.print(format_waiting(rows, plain=not console.is_terminal, expired_before=expired_before))
+
+
+def _settle(run_id: str, decision: bool, flags: dict, *, reason: str | None = None) -> None:
+    with errors_to_exit_codes():
+        settings = settings_from(flags)
+        settle(
+            run_id,
+            decision,
+            settings,
+            reason=reason,
+            for_customer=True,
+            explicit_orders=flags["orders"] is not None,
+            base_url_flag=flags["base_url"],
+            json_out=flags["json_out"],
+            no_facts=flags["no_facts"],
+            strict_claims=flags["strict_claims"],
+            otel=flags["otel"],
+        )
+
+
+@app.command("approve", help=APPROVE_HELP, epilog=APPROVE_EPILOG)
+def approve(
+    run_id: RunId,
+    max_steps: MaxSteps = None,
+    timeout: Timeout = None,
+    max_tool_calls: MaxToolCalls = None,
+    max_calls_per_step: MaxCallsPerStep = None,
+    orders: Orders = None,
+    provider: Provider = None,
+    model: Model = None,
+    base_url: BaseUrl = None,
+    runs: Runs = None,
+    state_dir: StateDir = None,
+    json_out: Json = False,
+    no_facts: NoFacts = False,
+    strict_claims: StrictClaims = False,
+    otel: Otel = False,
+) -> None:
+    _settle(run_id, True, locals())
+
+
+@app.command("reject", help=REJECT_HELP, epilog=REJECT_EPILOG)
+def reject(
+    run_id: RunId,
+    reason: Annotated[
+        str, typer.Option("--reason", help="Why: the audit log keeps it (up to 500 characters).", show_default=False)
+    ],
+    max_steps: MaxSteps = None,
+    timeout: Timeout = None,
+    max_tool_calls: MaxToolCalls = None,
+    max_calls_per_step: MaxCallsPerStep = None,
+    orders: Orders = None,
+    provider: Provider = None,
+    model: Model = None,
+    base_url: BaseUrl = None,
+    runs: Runs = None,
+    state_dir: StateDir = None,
+    json_out: Json = False,
+    no_facts: NoFacts = False,
+    strict_claims: StrictClaims = False,
+    otel: Otel = False,
+) -> None:
+    flags = locals()
+    with errors_to_exit_codes():
+        if not reason.strip():
+            raise UsageError(t("approvals.reason_needed"))
+    _settle(run_id, False, flags, reason=" ".join(reason.split())[:MAX_REASON])

@@ -1,0 +1,118 @@
+"""`orderbot audit`: the audit log of the run store, filtered; `--verify` walks its chain.
+
+Exit 0, and with --verify exit 0 only when every entry is as it was written and none is
+missing; exit 1 when --verify finds an entry changed or removed.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections import deque
+from datetime import UTC, datetime
+from typing import Annotated
+
+import typer
+
+from orderbot.commands import COMMAND_HELP
+from orderbot.commands.common import Json, Runs, StateDir, errors_to_exit_codes
+from orderbot.errors import UsageError
+from orderbot.i18n import t
+from orderbot.runs.audit import matches, verify
+from orderbot.runs.stores import open_run_store
+from orderbot.settings import load_settings
+from orderbot.ui.escape import json_text  # --json: valid JSON, no raw controls
+from orderbot.ui.render import make_console
+from orderbot.ui.team import check_lines, format_audit
+
+HELP = COMMAND_HELP["audit"]
+EPILOG = (
+    "Examples: orderbot audit --customer C001 · orderbot audit --operator desk2 --since 2026-12-01 · "
+    "orderbot audit --verify   (exit 1: an entry was changed or removed)"
+)
+BROKEN_EXIT = 1
+
+
+def _option(flag: str, what: str):
+    return Annotated[str | None, typer.Option(flag, help=what, show_default=False)]
+
+
+Customer = _option("--customer", "Only entries about this customer.")
+Operator = _option("--operator", "Only entries this operator requested or decided.")
+ToolName = _option("--tool", "Only entries of this tool (e.g. cancel_order).")
+Since = _option("--since", "Only entries at or after this UTC date or time (2026-12-01, 2026-12-01T10:00).")
+Until = _option("--until", "Only entries before this UTC date or time.")
+
+
+def audit(
+    customer: Customer = None,
+    operator: Operator = None,
+    tool: ToolName = None,
+    since: Since = None,
+    until: Until = None,
+    limit: Annotated[int, typer.Option("--limit", min=1, help="Show at most this many (the newest).")] = 50,
+    check: Annotated[
+        bool,
+        typer.Option("--verify", help="Check that no entry was changed or removed (exit 1 if one was)."),
+    ] = False,
+    json_out: Json = False,
+    runs: Runs = None,
+    state_dir: StateDir = None,
+) -> None:
+    with errors_to_exit_codes():
+        since_at, until_at = _stamp("--since", since), _stamp("--until", until)
+        store = open_run_store(load_settings(runs=runs, state_dir=state_dir))
+        try:
+            if check:
+                _verify(store, json_out)
+            entries = deque(
+                (
+                    e
+                    for e in store.audit_entries()
+                    if not isinstance(e, str)
+                    and matches(e, customer=customer, operator=operator, tool=tool, since=since_at, until=until_at)
+                ),
+                maxlen=limit,
+            )
+        finally:
+            store.close()
+        if json_out:
+            sys.stdout.write(json_text([e.as_dict() for e in entries]) + "\n")
+            return
+        console = make_console()
+        if not entries:
+            filtered = any(v is not None for v in (customer, operator, tool, since, until))
+            console.print(t("audit.none") if filtered else t("audit.empty", where=store.where), markup=False)
+            return
+        console.print(format_audit(entries, plain=not console.is_terminal))
+
+
+def _verify(store, json_out: bool) -> None:
+    found = verify(store.audit_entries())
+    extra = store.audit_problems()
+    intact = found.intact and not extra
+    if json_out:
+        problems = [p.text("en") for p in (*found.problems, *extra)]
+        doc = {"intact": intact, "entries": found.entries, "head": found.head, "problems": problems}
+        sys.stdout.write(json_text(doc) + "\n")
+    else:
+        console = make_console()
+        for line in check_lines(found, extra):
+            console.print(line, soft_wrap=True)
+    raise typer.Exit(0 if intact else BROKEN_EXIT)
+
+
+def _stamp(flag: str, value: str | None) -> str | None:
+    """A --since/--until value as the log spells times (UTC, milliseconds); naive is UTC."""
+    if value is None:
+        return None
+    try:
+        when = datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
+    except ValueError:
+        raise UsageError(t("audit.bad_time", flag=flag, value=value[:40])) from None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=UTC)
+    return when.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.") + f"{when.microsecond // 1000:03d}Z"
+
+
+app = typer.Typer(rich_markup_mode="rich", add_completion=False)
+app.command("audit", help=HELP, epilog=EPILOG)(audit)

@@ -1,0 +1,108 @@
+"""What `orderbot approvals` and `orderbot audit` show: the team's queue, the audit log, and
+what a check of the log found. Pure: each function returns a Rich table or lines of text;
+the commands print them through the safe console (orderbot.ui.render.make_console).
+
+Everything in these tables came from a run store, which other people and programs write:
+each cell is built as `Text(visible(value, one_line=True))`, never as markup.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from rich import box
+from rich.table import Table
+from rich.text import Text
+
+from orderbot.i18n import t
+from orderbot.runs.audit import AuditCheck, AuditEntry
+from orderbot.runs.base import Waiting
+from orderbot.text import one_line
+from orderbot.ui.escape import visible
+from orderbot.ui.styles import STYLE_ERROR, STYLE_OK, STYLE_WARN
+
+ACTION_CHARS = 60  # of an action's description, in the queue
+ARGUMENTS_CHARS = 40  # of a call's arguments, in the audit table
+EVENT_STYLES = {"executed": STYLE_OK, "approved": STYLE_OK, "rejected": STYLE_WARN, "failed": STYLE_ERROR}
+
+
+def cell(value: object, limit: int | None = None) -> Text:
+    text = "-" if value is None or value == "" else str(value)
+    return Text(visible(one_line(text, limit) if limit else text, one_line=True))
+
+
+def minute(stamp: str) -> str:
+    """2026-12-01T10:04:05Z as a table shows it: 2026-12-01 10:04."""
+    return stamp.replace("T", " ")[:16]
+
+
+def _table(plain: bool) -> Table:
+    return Table(
+        box=box.SIMPLE if plain else box.ROUNDED,
+        show_edge=not plain,
+        pad_edge=not plain,
+        header_style="" if plain else "bold",
+    )
+
+
+def format_waiting(rows: Iterable[Waiting], *, plain: bool, expired_before: str) -> Table:
+    """The approval queue, oldest request first; one asked before `expired_before` (an ISO
+    time) can no longer be approved and says so."""
+    table = _table(plain)
+    for name in ("table.run_id", "table.customer", "table.action", "table.requested_by", "table.waiting_since"):
+        table.add_column(t(name), no_wrap=name != "table.action")
+    for row in rows:
+        since = cell(minute(row.requested_at))
+        if row.requested_at < expired_before:
+            since = Text.assemble(since, " ", Text(t("approvals.expired"), style=STYLE_WARN))
+        table.add_row(
+            row.run_id,
+            cell(row.customer),
+            cell(row.description, ACTION_CHARS),
+            cell(row.requested_by),
+            since,
+        )
+    return table
+
+
+def format_audit(entries: Iterable[AuditEntry], *, plain: bool) -> Table:
+    """Audit entries, oldest first: what happened to which call, for whom, by whom."""
+    table = _table(plain)
+    for name, justify in (
+        ("table.seq", "right"),
+        ("table.time", "left"),
+        ("table.event", "left"),
+        ("table.run_id", "left"),
+        ("table.call", "left"),
+        ("table.customer", "left"),
+        ("table.requested_by", "left"),
+        ("table.decided_by", "left"),
+    ):
+        table.add_column(t(name), justify=justify, no_wrap=name != "table.call")
+    for entry in entries:
+        call = f"{entry.tool}({entry.arguments})"
+        if entry.reason:
+            call += " · " + entry.reason
+        table.add_row(
+            str(entry.seq),
+            cell(entry.at.replace("T", " ")[:19]),
+            Text(visible(entry.event, one_line=True), style=EVENT_STYLES.get(entry.event, "")),
+            cell(entry.run_id),
+            cell(call, ARGUMENTS_CHARS + len(entry.tool) + 2),
+            cell(entry.customer),
+            cell(entry.requested_by),
+            cell(entry.decided_by),
+        )
+    return table
+
+
+def check_lines(check: AuditCheck, extra: list) -> list[Text]:
+    """What `audit --verify` prints: intact with the head to note down, or every problem."""
+    problems = [*check.problems, *extra]
+    if not problems:
+        return [Text(t("audit.intact", entries=check.entries, head=check.head), style=STYLE_OK)]
+    lines = [Text(t("audit.broken", entries=check.entries, problems=len(problems) + check.more), style=STYLE_ERROR)]
+    lines += [Text("  " + visible(p.text(), one_line=True)) for p in problems]
+    if check.more:
+        lines.append(Text("  " + t("audit.more_problems", count=check.more)))
+    return lines
