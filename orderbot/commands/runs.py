@@ -4,6 +4,7 @@ transitions and answer, rebuilt from its record)."""
 from __future__ import annotations
 
 import sys
+import time
 from itertools import islice
 from typing import Annotated
 
@@ -28,7 +29,10 @@ from orderbot.ui.styles import STYLE_DIM, STYLE_ERROR
 from orderbot.ui.trace import print_trace
 
 HELP = COMMAND_HELP["runs"]
-EPILOG = "Examples: orderbot runs --user C001 --stop-reason awaiting_approval · orderbot runs show 261130-050026-1a2b"
+EPILOG = (
+    "Examples: orderbot runs --user C001 --stop-reason awaiting_approval · orderbot runs show 261130-050026-1a2b · "
+    "orderbot runs prune --older-than 30"
+)
 SHOW_HELP = "Show one run from its record: the transitions table and the answer (or why it stopped)."
 SHOW_EPILOG = "Example: orderbot runs show 261130-050026-1a2b --trace"
 # What --stop-reason accepts: how a run ended (orderbot.limits.StopReason, standard library
@@ -102,6 +106,34 @@ def show(
             sys.stdout.write(json_text(document) + "\n")
             return
         print_record(make_console(), record, trace=trace)
+
+
+PRUNE_HELP = (
+    "Drop the conversation of runs older than DAYS, keeping each run's summary and the whole audit log "
+    "(ORDERBOT_PRUNE_AFTER_DAYS does it after every run)."
+)
+PRUNE_EPILOG = "Example: orderbot runs prune --older-than 30"
+
+
+@app.command("prune", help=PRUNE_HELP, epilog=PRUNE_EPILOG)
+def prune(
+    older_than: Annotated[
+        float, typer.Option("--older-than", min=0, help="Age in days (from when each run started).", show_default=False)
+    ],
+    json_out: Json = False,
+    runs: Runs = None,
+    state_dir: StateDir = None,
+) -> None:
+    with errors_to_exit_codes():
+        store = _store(state_dir, runs)
+        try:
+            count = store.prune_older(older_than, now=time.time())
+        finally:
+            store.close()
+        if json_out:
+            sys.stdout.write(json_text({"pruned": count, "older_than_days": older_than}) + "\n")
+            return
+        make_console().print(t("runs.pruned_count", count=count, days=f"{older_than:g}"), markup=False)
 
 
 def print_record(console, record, *, trace: bool = False) -> None:

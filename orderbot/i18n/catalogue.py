@@ -435,10 +435,15 @@ MESSAGES: dict[str, dict[str, str]] = {
         "en": "pruned at {at}: only the summary is kept (stop reason {status}); the audit log keeps its side effects",
         "zh": "已于 {at} 精简：只保留摘要（停止原因 {status}）；审计日志保留了它的副作用记录",
     },
+    "runs.pruned_count": {
+        "en": "Pruned {count} runs older than {days} days: their summaries and the audit log are kept.",
+        "zh": "已精简 {count} 个超过 {days} 天的运行：它们的摘要和审计日志都保留了。",
+    },
     "audit.unreadable": {
         "en": "entry {seq} cannot be read as an audit entry: it was changed",
         "zh": "第 {seq} 条无法作为审计记录读取：它被改动过",
     },
+    "audit.missing_one": {"en": "entry {seq} is missing: removed", "zh": "第 {seq} 条缺失：已被删除"},
     "audit.missing": {
         "en": "entries {first} to {last} are missing: removed",
         "zh": "第 {first} 到第 {last} 条缺失：已被删除",

@@ -157,7 +157,10 @@ def verify(entries: Iterable[AuditEntry | str], *, limit: int = 20) -> AuditChec
             continue
         if entry.seq != expected:
             if entry.seq > expected:
-                problem("audit.missing", first=expected, last=entry.seq - 1)
+                if entry.seq == expected + 1:
+                    problem("audit.missing_one", seq=expected)
+                else:
+                    problem("audit.missing", first=expected, last=entry.seq - 1)
             else:
                 problem("audit.out_of_order", seq=entry.seq)
         if entry.prev != prev and prev != "":

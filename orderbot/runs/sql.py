@@ -417,8 +417,8 @@ class SqlRunStore(BaseRunStore):
         return []
 
     def prune_older(self, days: float, *, now: float, keep_id: str | None = None) -> int:
-        # Run ids begin with their start time, so "started before" is a range of the key.
-        cutoff = time.strftime("%y%m%d-%H%M%S", time.gmtime(now - days * 86400))
+        # Run ids begin with their start time (to the second), so "started by then" is a range of the key.
+        cutoff = time.strftime("%y%m%d-%H%M%S", time.gmtime(now - days * 86400)) + "~"
         pruned = 0
         rows = self._rows(
             "SELECT run_id FROM runs WHERE run_id < ? AND pruned_at IS NULL AND status <> ? ORDER BY run_id",

@@ -225,7 +225,7 @@ class RunStore(BaseRunStore):
         for summary in list(self.summaries()):
             if summary.error or summary.pruned_at or summary.run_id == keep_id:
                 continue
-            if summary.status == StopReason.AWAITING_APPROVAL or summary.created_at >= cutoff:
+            if summary.status == StopReason.AWAITING_APPROVAL or summary.created_at > cutoff:
                 continue
             try:
                 record = self.load(summary.run_id)

@@ -1,0 +1,182 @@
+"""A team's runs from the command line: `--runs`, the queue (`orderbot approvals`), four eyes,
+the audit log (`orderbot audit`, `--verify`), pruning; on SQLite and the file store here
+(tests/runs/test_team_postgres.py has PostgreSQL with two roles)."""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from orderbot.cli import app
+from orderbot.runs.base import operator_name
+from orderbot.shops.sample.stores.jsonfile import JsonStore
+
+runner = CliRunner()
+CANCEL = "取消订单 ORD-1002"
+
+
+def cli(*args: str, env: dict | None = None):
+    return runner.invoke(app, list(args), env=env)
+
+
+@pytest.fixture
+def runs_db(tmp_path) -> str:
+    return f"sqlite:///{tmp_path / 'runs.db'}"
+
+
+def paused(orders_file: Path, runs: str | None) -> str:
+    extra = ["--runs", runs] if runs else []
+    result = cli("ask", "--json", "--user", "C001", "--orders", str(orders_file), *extra, CANCEL)
+    assert result.exit_code == 4, result.output
+    doc = json.loads(result.stdout)
+    assert doc["user"] == "C001" and doc["operator"] == operator_name()
+    return doc["run_id"]
+
+
+def status(orders_file: Path, order_id: str = "ORD-1002") -> str:
+    return JsonStore.load(orders_file).get(order_id).status
+
+
+def queue(runs: str) -> list[dict]:
+    result = cli("approvals", "--json", "--runs", runs)
+    assert result.exit_code == 0, result.output
+    return json.loads(result.stdout)
+
+
+def audit(runs: str | None, *args: str) -> list[dict]:
+    result = cli("audit", "--json", *(["--runs", runs] if runs else []), *args)
+    assert result.exit_code == 0, result.output
+    return json.loads(result.stdout)
+
+
+def test_the_queue_lists_a_paused_run_with_its_customer_action_and_requester(orders_file, runs_db):
+    run_id = paused(orders_file, runs_db)
+    [waiting] = queue(runs_db)
+    assert waiting["run_id"] == run_id and waiting["customer"] == "C001" and waiting["tool"] == "cancel_order"
+    assert waiting["requested_by"] == operator_name() and waiting["expired"] is False
+    assert waiting["description"].startswith("Cancel ORD-1002")
+    table = cli("approvals", "--runs", runs_db).output
+    assert run_id in table and "Cancel ORD-1002" in table and operator_name() in table
+    listed = cli("runs", "--runs", runs_db).output
+    assert "operator" in listed.splitlines()[0] and operator_name() in listed
+
+
+def test_approve_from_the_queue_runs_the_call_for_the_runs_customer_and_audits_it(orders_file, runs_db):
+    run_id = paused(orders_file, runs_db)
+    result = cli("approvals", "approve", run_id, "--runs", runs_db, "--json")  # no --user: the run's customer
+    assert result.exit_code == 0, result.output
+    doc = json.loads(result.stdout)
+    assert doc["stop_reason"] == "answered" and doc["operator"] == operator_name() and doc["user"] == "C001"
+    assert status(orders_file) == "已取消"
+    assert queue(runs_db) == []
+    entries = audit(runs_db)
+    assert [(e["event"], e["requested_by"], e["decided_by"]) for e in entries] == [
+        ("proposed", operator_name(), None),
+        ("approved", operator_name(), operator_name()),
+        ("executed", operator_name(), operator_name()),
+    ]
+    again = cli("approvals", "approve", run_id, "--runs", runs_db)
+    assert again.exit_code == 6
+    assert f"cancel_order was already approved by {operator_name()}" in again.output
+    assert status(orders_file) == "已取消"
+    assert len(audit(runs_db)) == 3
+
+
+def test_four_eyes_refuses_the_requesters_own_approval_and_nothing_runs(orders_file, runs_db):
+    run_id = paused(orders_file, runs_db)
+    result = cli("approvals", "approve", run_id, "--runs", runs_db, env={"ORDERBOT_FOUR_EYES": "1"})
+    assert result.exit_code == 6
+    assert f"four eyes: {operator_name()} asked for the action of run {run_id} and cannot approve it" in result.output
+    assert "Traceback" not in result.output
+    resumed = cli("resume", run_id, "--approve", "--user", "C001", "--runs", runs_db, env={"ORDERBOT_FOUR_EYES": "1"})
+    assert resumed.exit_code == 6 and "four eyes" in resumed.output
+    assert status(orders_file) == "处理中"
+    assert [e["event"] for e in audit(runs_db)] == ["proposed"]
+    assert len(queue(runs_db)) == 1  # still waiting for another operator
+
+
+def test_the_stores_own_approver_list_and_four_eyes_policy_hold_without_any_setting(orders_file, runs_db, tmp_path):
+    run_id = paused(orders_file, runs_db)
+    database = sqlite3.connect(tmp_path / "runs.db")
+    database.execute("INSERT INTO run_approvers VALUES ('somebody-else')")
+    database.commit()
+    refused = cli("approvals", "approve", run_id, "--runs", runs_db)
+    assert refused.exit_code == 6 and "is not on the run store's list of operators who may approve" in refused.output
+    database.execute("DELETE FROM run_approvers")
+    database.execute("INSERT INTO run_policy VALUES ('four_eyes', 'on')")
+    database.commit()
+    refused = cli("approvals", "approve", run_id, "--runs", runs_db)
+    assert refused.exit_code == 6 and "four eyes" in refused.output
+    assert status(orders_file) == "处理中"
+
+
+def test_reject_needs_a_reason_which_the_audit_log_keeps(orders_file, runs_db):
+    run_id = paused(orders_file, runs_db)
+    assert cli("approvals", "reject", run_id, "--runs", runs_db).exit_code == 2  # --reason is required
+    assert cli("approvals", "reject", run_id, "--runs", runs_db, "--reason", "  ").exit_code == 2
+    result = cli("approvals", "reject", run_id, "--runs", runs_db, "--reason", "客户\n已改主意")
+    assert result.exit_code == 0, result.output
+    assert status(orders_file) == "处理中"
+    [proposed, rejected] = audit(runs_db)
+    assert rejected["event"] == "rejected" and rejected["reason"] == "客户 已改主意"
+    assert audit(runs_db, "--customer", "C002") == [] and len(audit(runs_db, "--tool", "cancel_order")) == 2
+    assert len(audit(runs_db, "--operator", operator_name())) == 2
+    assert audit(runs_db, "--since", "2999-01-01") == [] and len(audit(runs_db, "--until", "2999-01-01")) == 2
+
+
+def test_audit_verify_finds_an_entry_changed_or_removed_by_hand(orders_file, runs_db, tmp_path):
+    run_id = paused(orders_file, runs_db)
+    assert cli("approvals", "approve", run_id, "--runs", runs_db).exit_code == 0
+    verified = cli("audit", "--verify", "--runs", runs_db)
+    assert verified.exit_code == 0 and "The audit log is intact: 3 entries" in verified.output
+    database = sqlite3.connect(tmp_path / "runs.db")
+    database.execute("UPDATE run_audit SET decided_by = 'desk9' WHERE seq = 2")
+    database.commit()
+    changed = cli("audit", "--verify", "--runs", runs_db)
+    assert changed.exit_code == 1 and "entry 2 was changed" in changed.output
+    database.execute("UPDATE run_audit SET decided_by = ? WHERE seq = 2", (operator_name(),))
+    database.execute("DELETE FROM run_audit WHERE seq = 3")  # the last entry: no link breaks
+    database.commit()
+    removed = cli("audit", "--verify", "--runs", runs_db, "--json")
+    assert removed.exit_code == 1
+    assert json.loads(removed.stdout)["problems"] == [
+        f"the outcome of call_offline_1 of run {run_id} is in the queue but missing from the log: removed"
+    ]
+
+
+def test_the_file_store_keeps_an_append_only_audit_file_that_verify_checks(orders_file):
+    run_id = paused(orders_file, None)
+    assert cli("resume", run_id, "--approve", "--user", "C001").exit_code == 0
+    assert [e["event"] for e in audit(None)] == ["proposed", "approved", "executed"]
+    assert cli("audit", "--verify").exit_code == 0
+    log = Path(os.environ["ORDERBOT_STATE_DIR"]) / "audit.log"
+    assert oct(log.stat().st_mode & 0o777) == "0o600"
+    lines = log.read_text().splitlines()
+    log.write_text("\n".join([lines[0], lines[2]]) + "\n")  # the approval taken out
+    broken = cli("audit", "--verify")
+    assert broken.exit_code == 1 and "entry 2 is missing: removed" in broken.output
+
+
+def test_prune_keeps_summaries_and_the_audit_and_refuses_resume(orders_file, runs_db):
+    run_id = paused(orders_file, runs_db)
+    assert cli("approvals", "approve", run_id, "--runs", runs_db).exit_code == 0
+    before = audit(runs_db)
+    assert json.loads(cli("runs", "prune", "--older-than", "0", "--runs", runs_db, "--json").stdout)["pruned"] == 1
+    [summary] = json.loads(cli("runs", "--json", "--runs", runs_db).stdout)
+    assert summary["run_id"] == run_id and summary["status"] == "answered" and summary["pruned_at"]
+    assert audit(runs_db) == before
+    shown = cli("runs", "show", run_id, "--runs", runs_db)
+    assert shown.exit_code == 0 and "only the summary is kept" in shown.output
+    replayed = cli("replay", run_id, "--runs", runs_db)
+    assert replayed.exit_code == 6 and "was pruned" in replayed.output
+
+
+def test_a_run_store_that_cannot_be_opened_stops_ask_before_any_run(orders_file, tmp_path):
+    result = cli("ask", "--runs", f"sqlite:///{tmp_path / 'no-such-folder' / 'runs.db'}", "查询 ORD-1001")
+    assert result.exit_code == 6 and "does not exist" in result.output and "Traceback" not in result.output
+    assert not (Path(os.environ["ORDERBOT_STATE_DIR"]) / "runs").exists()
