@@ -44,10 +44,8 @@ class PostgresServer:
     user: str
     password: str
     _numbers: Iterator[int] = field(default_factory=itertools.count)
-    # Stop the server (its data kept) and start it again: for fault tests on a cluster of their own.
-    halt: Callable[[], None] | None = None
-    restart: Callable[[], None] | None = None
     start_again: Callable[[], None] | None = None  # after the server was stopped (tests that stop it)
+    halt: Callable[[], None] | None = None  # stop it, its data kept (fault tests on a cluster of their own)
 
     def url(self, database: str, *, password: str | None = None) -> str:
         secret = self.password if password is None else password
@@ -128,12 +126,15 @@ def start_postgres() -> tuple[PostgresServer, callable]:
 
     start()
 
+    def halt() -> None:
+        run("pg_ctl", "-D", str(data), "-m", "fast", "-w", "-t", "60", "stop")
+
     def stop() -> None:
         subprocess.run([*prefix, "pg_ctl", "-D", str(data), "-m", "immediate", "-w", "stop"], cwd=root, check=False,
                        capture_output=True, timeout=60)  # fmt: skip
         shutil.rmtree(root, ignore_errors=True)
 
-    return PostgresServer("127.0.0.1", port, "orderbot", PASSWORD, start_again=start), stop
+    return PostgresServer("127.0.0.1", port, "orderbot", PASSWORD, start_again=start, halt=halt), stop
 
 
 def sample_orders() -> list:

@@ -37,6 +37,8 @@ Normalised before comparing (in both the page and the real output)
     do the bare ms column of a step table (the number just before a budget like 1/3) and JSON
     keys named ms, *_ms, seconds or *_seconds ("ms": #);
   - absolute paths keep only their last part (/tmp/x/home/.local/state/orderbot → …/orderbot);
+  - the login name of whoever runs the tests (the operator of a run, docs/team.md) becomes
+    `you`, as DOCS_UPDATE writes it;
   - trailing spaces are dropped.
   If the words then agree but the layout does not (a duration one digit wider re-wraps a
   table), the block passes: when the normalised texts differ, they are compared once more
@@ -66,6 +68,8 @@ from pathlib import Path
 import pytest
 import warm_orderbot
 
+from orderbot.runs.base import operator_name
+
 ROOT = Path(__file__).resolve().parent.parent
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 PROGRAMS = {"orderbot", "cp", "cat", "echo", "printf", "head", "python"}
@@ -82,6 +86,8 @@ DURATION = re.compile(r"(?<![\w.])\+?\d+(?:\.\d+)?(\s?)(ms|µs|s)\b")
 JSON_DURATION = re.compile(r'("(?:\w+_)?(?:ms|seconds)"\s*:\s*)\d+(?:\.\d+)?')
 MS_COLUMN = re.compile(r"(?<=\s)\d+(?=\s+\d+/\d+ \d+/\d+\b)")
 ABS_PATH = re.compile(r"(?<![\w.:/~…])/(?:[\w.@+-]+/)+(?=[\w.@+-])")
+READER_LOGIN = "you"  # what DOCS_UPDATE writes for the operator's login name
+LOGIN = re.compile(rf"(?<![\w/.-]){re.escape(operator_name())}(?![\w/.-])")
 
 
 @dataclass
@@ -148,6 +154,7 @@ def normalise(text: str) -> str:
     text = MS_COLUMN.sub("#", text)
     text = DURATION.sub(r"#\1\2", text)
     text = ABS_PATH.sub("…/", text)
+    text = LOGIN.sub(READER_LOGIN, text)
     return "\n".join(line.rstrip() for line in text.splitlines())
 
 
@@ -392,6 +399,7 @@ def rewrite(run: PageRun) -> None:
     # show the scratch folders as a reader's would be.
     text = run.scratch.substitute_ids("\n".join(lines) + "\n")
     text = text.replace(str(run.scratch.clone), READER_CLONE).replace(str(run.scratch.home), READER_HOME)
+    text = LOGIN.sub(READER_LOGIN, text)
     page.write_text(text, encoding="utf-8")
 
 

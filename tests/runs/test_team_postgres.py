@@ -1,0 +1,134 @@
+"""One PostgreSQL database, two operator roles, desk1 and desk2, set up as docs/team.md says
+(its SQL blocks are run here, so the page cannot drift from what works): desk1's run waits,
+desk2 sees it in the queue, four eyes refuses desk1's own approval and desk2's executes it,
+the audit log names both and verifies, and stops verifying after a row is changed by hand.
+What the server itself refuses (a desk changing or removing the log, settling in another
+desk's name) is checked with the desks' own connections."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from orderbot.cli import app
+
+DOCS = Path(__file__).resolve().parents[2] / "docs" / "team.md"
+PASSWORDS = {"runs_owner": "owner-Pw-31x", "desk1": "desk1-Pw-52y", "desk2": "desk2-Pw-73z"}
+runner = CliRunner()
+
+
+def sql_block(title: str) -> str:
+    """The ```sql block of docs/team.md whose first line is `-- {title}`."""
+    for block in re.findall(r"```sql\n(.*?)```", DOCS.read_text(encoding="utf-8"), re.S):
+        if block.startswith(f"-- {title}"):
+            return block
+    raise AssertionError(f"docs/team.md has no sql block starting with -- {title}")
+
+
+def statements(block: str, **names: str) -> list[str]:
+    text = block
+    for name, value in names.items():
+        text = text.replace(name, value)
+    lines = [line for line in text.splitlines() if not line.startswith("--")]
+    return [s.strip() for s in "\n".join(lines).split(";") if s.strip()]
+
+
+@pytest.fixture
+def team(postgres_server, tmp_path):
+    """A database `team_*` owned by runs_owner, with the sample orders and the run tables,
+    granted to desk1 and desk2 as docs/team.md grants them; the URL of each role."""
+    import psycopg
+
+    database = f"team_{tmp_path.name[-20:].replace('-', '_').lower()}"
+    with postgres_server.admin() as admin:
+        for statement in statements(sql_block("as a superuser, once"), shop=database):
+            for role, password in PASSWORDS.items():
+                statement = statement.replace(f"'{role}-password'", f"'{password}'")
+            try:
+                admin.execute(statement)
+            except psycopg.errors.DuplicateObject:
+                pass  # the roles outlive one test's database: the cluster is the session's
+
+    def url(role: str) -> str:
+        server = postgres_server
+        return f"postgresql://{role}:{PASSWORDS[role]}@{server.host}:{server.port}/{database}"
+
+    owner = url("runs_owner")
+    orders = Path(__file__).resolve().parents[2] / "orders.json"
+    assert runner.invoke(app, ["orders", "import", str(orders), "--to", owner]).exit_code == 0
+    assert runner.invoke(app, ["runs", "--runs", owner]).exit_code == 0  # the owner makes the run tables
+    with psycopg.connect(owner, autocommit=True) as connection:
+        for statement in statements(sql_block("as runs_owner")):
+            connection.execute(statement)
+    yield url
+    postgres_server.drop_database(database)
+
+
+def run(*args: str, env: dict | None = None):
+    result = runner.invoke(app, list(args), env=env)
+    for password in PASSWORDS.values():
+        assert password not in result.output  # never printed, whatever happened
+    return result
+
+
+def test_desk1_asks_desk2_approves_with_four_eyes_and_the_audit_names_both(team):
+    desk1, desk2 = team("desk1"), team("desk2")
+    asked = run("ask", "--json", "--runs", desk1, "--orders", desk1, "--user", "C001", "取消订单 ORD-1002")
+    assert asked.exit_code == 4, asked.output
+    run_id = json.loads(asked.stdout)["run_id"]
+    assert json.loads(asked.stdout)["operator"] == "desk1"
+
+    [waiting] = json.loads(run("approvals", "--runs", desk2, "--json").stdout)
+    assert waiting["run_id"] == run_id and waiting["requested_by"] == "desk1" and waiting["customer"] == "C001"
+
+    four_eyes = {"ORDERBOT_FOUR_EYES": "1"}
+    own = run("approvals", "approve", run_id, "--runs", desk1, "--orders", desk1, env=four_eyes)
+    assert own.exit_code == 6 and "four eyes: desk1 asked for the action" in own.output, own.output
+    approved = run("approvals", "approve", run_id, "--runs", desk2, "--orders", desk2, "--json", env=four_eyes)
+    assert approved.exit_code == 0, approved.output
+    assert json.loads(approved.stdout)["operator"] == "desk2"
+    shown = run("orders", "show", "ORD-1002", "--orders", desk2, "--json")
+    assert json.loads(shown.stdout)["status"] == "已取消"
+
+    entries = json.loads(run("audit", "--runs", desk2, "--json").stdout)
+    assert [(e["event"], e["requested_by"], e["decided_by"]) for e in entries] == [
+        ("proposed", "desk1", None),
+        ("approved", "desk1", "desk2"),
+        ("executed", "desk1", "desk2"),
+    ]
+    listed = run("runs", "--runs", desk2)
+    assert "desk1" in listed.output and "operator" in listed.output
+    assert run("audit", "--verify", "--runs", desk1).exit_code == 0
+
+
+def test_the_server_refuses_what_no_desk_may_do_and_verify_finds_a_superusers_edit(team, postgres_server):
+    import psycopg
+
+    desk1, desk2 = team("desk1"), team("desk2")
+    asked = run("ask", "--json", "--runs", desk1, "--orders", desk1, "--user", "C001", "取消订单 ORD-1002")
+    run_id = json.loads(asked.stdout)["run_id"]
+    with psycopg.connect(desk1, autocommit=True) as connection:
+        for statement in ("UPDATE run_audit SET decided_by = 'desk2'", "DELETE FROM run_audit", "TRUNCATE run_audit"):
+            with pytest.raises(psycopg.errors.InsufficientPrivilege):
+                connection.execute(statement)
+        with pytest.raises(psycopg.errors.InsufficientPrivilege, match="in the name of desk2"):
+            connection.execute("UPDATE run_approvals SET status = 'approved', decided_by = 'desk2'")
+        with pytest.raises(psycopg.errors.InsufficientPrivilege):
+            connection.execute("INSERT INTO run_policy VALUES ('four_eyes', 'off')")
+    assert run("approvals", "approve", run_id, "--runs", desk2, "--orders", desk2).exit_code == 0
+    assert run("audit", "--verify", "--runs", desk2).exit_code == 0
+
+    owner = team("runs_owner")
+    with psycopg.connect(owner, autocommit=True) as connection:  # even the owner: the trigger says no
+        with pytest.raises(psycopg.errors.InsufficientPrivilege, match="append-only"):
+            connection.execute("UPDATE run_audit SET decided_by = 'desk1' WHERE seq = 2")
+    database = desk2.rsplit("/", 1)[1]  # a superuser can switch the triggers off; the chain still tells
+    with psycopg.connect(postgres_server.url(database), autocommit=True) as connection:
+        connection.execute("SET session_replication_role = replica")
+        connection.execute("UPDATE run_audit SET decided_by = 'desk1' WHERE seq = 2")
+    broken = run("audit", "--verify", "--runs", desk2)
+    assert broken.exit_code == 1 and "entry 2 was changed" in broken.output
