@@ -37,6 +37,7 @@ Normalised before comparing (in both the page and the real output)
     do the bare ms column of a step table (the number just before a budget like 1/3) and JSON
     keys named ms, *_ms, seconds or *_seconds ("ms": #);
   - absolute paths keep only their last part (/tmp/x/home/.local/state/orderbot → …/orderbot);
+  - a SHA-256 in hex (an audit log's head, docs/team.md) becomes HASH;
   - the login name of whoever runs the tests (the operator of a run, docs/team.md) becomes
     `you`, as DOCS_UPDATE writes it;
   - trailing spaces are dropped.
@@ -86,6 +87,7 @@ DURATION = re.compile(r"(?<![\w.])\+?\d+(?:\.\d+)?(\s?)(ms|µs|s)\b")
 JSON_DURATION = re.compile(r'("(?:\w+_)?(?:ms|seconds)"\s*:\s*)\d+(?:\.\d+)?')
 MS_COLUMN = re.compile(r"(?<=\s)\d+(?=\s+\d+/\d+ \d+/\d+\b)")
 ABS_PATH = re.compile(r"(?<![\w.:/~…])/(?:[\w.@+-]+/)+(?=[\w.@+-])")
+SHA256 = re.compile(r"\b[0-9a-f]{64}\b")
 READER_LOGIN = "you"  # what DOCS_UPDATE writes for the operator's login name
 LOGIN = re.compile(rf"(?<![\w/.-]){re.escape(operator_name())}(?![\w/.-])")
 
@@ -155,6 +157,7 @@ def normalise(text: str) -> str:
     text = DURATION.sub(r"#\1\2", text)
     text = ABS_PATH.sub("…/", text)
     text = LOGIN.sub(READER_LOGIN, text)
+    text = SHA256.sub("HASH", text)
     return "\n".join(line.rstrip() for line in text.splitlines())
 
 

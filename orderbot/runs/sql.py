@@ -247,12 +247,12 @@ class SqlRunStore(BaseRunStore):
     def _save_approvals(self, record: RunRecord) -> None:
         """The queue as the record says: a row for each call it now waits for, and each
         decided call moved on from the status it must have had."""
-        waiting = waiting_calls(record)
+        asked = waiting_calls(record)
         known = set()
-        if waiting:  # a row is made once, by the session whose run asked (PostgreSQL checks that)
+        if asked:  # a row is made once, by the session whose run asked (PostgreSQL checks that)
             rows = self._tx_rows("SELECT call_id FROM run_approvals WHERE run_id = ?", (record.run_id,))
             known = {row[0] for row in rows}
-        for waiting in [w for w in waiting if w.call_id not in known]:
+        for waiting in [w for w in asked if w.call_id not in known]:
             self._tx_change(
                 INSERT_APPROVAL,
                 (

@@ -34,10 +34,8 @@ def test_simultaneous_approvals_of_one_call_execute_it_exactly_once(shared_runs,
     runner = CliRunner()
     runs = {}
     for order_id, customer in CANCELLABLE.items():
-        result = runner.invoke(
-            app,
-            ["ask", "--json", "--runs", shared_runs, "--orders", str(orders_file), "--user", customer, f"取消订单 {order_id}"],
-        )
+        asked = ["--json", "--runs", shared_runs, "--orders", str(orders_file), "--user", customer]
+        result = runner.invoke(app, ["ask", *asked, f"取消订单 {order_id}"])
         assert result.exit_code == 4, result.output
         runs[json.loads(result.stdout)["run_id"]] = order_id
 
@@ -52,7 +50,7 @@ def test_simultaneous_approvals_of_one_call_execute_it_exactly_once(shared_runs,
         out, err = process.communicate(timeout=180)
         outcomes[run_id].append((process.returncode, out + err))
 
-    for run_id, ended in outcomes.items():
+    for ended in outcomes.values():
         codes = sorted(code for code, _ in ended)
         assert codes == [0, 6], ended
         [told] = [text for code, text in ended if code == 6]

@@ -7,6 +7,7 @@ desk's name) is checked with the desks' own connections."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 from pathlib import Path
@@ -48,10 +49,10 @@ def team(postgres_server, tmp_path):
         for statement in statements(sql_block("as a superuser, once"), shop=database):
             for role, password in PASSWORDS.items():
                 statement = statement.replace(f"'{role}-password'", f"'{password}'")
-            try:
+            with contextlib.suppress(
+                psycopg.errors.DuplicateObject
+            ):  # roles outlive a test: the cluster is the session's
                 admin.execute(statement)
-            except psycopg.errors.DuplicateObject:
-                pass  # the roles outlive one test's database: the cluster is the session's
 
     def url(role: str) -> str:
         server = postgres_server
@@ -123,9 +124,9 @@ def test_the_server_refuses_what_no_desk_may_do_and_verify_finds_a_superusers_ed
     assert run("audit", "--verify", "--runs", desk2).exit_code == 0
 
     owner = team("runs_owner")
-    with psycopg.connect(owner, autocommit=True) as connection:  # even the owner: the trigger says no
-        with pytest.raises(psycopg.errors.InsufficientPrivilege, match="append-only"):
-            connection.execute("UPDATE run_audit SET decided_by = 'desk1' WHERE seq = 2")
+    refused = pytest.raises(psycopg.errors.InsufficientPrivilege, match="append-only")
+    with psycopg.connect(owner, autocommit=True) as connection, refused:  # even the owner: the trigger says no
+        connection.execute("UPDATE run_audit SET decided_by = 'desk1' WHERE seq = 2")
     database = desk2.rsplit("/", 1)[1]  # a superuser can switch the triggers off; the chain still tells
     with psycopg.connect(postgres_server.url(database), autocommit=True) as connection:
         connection.execute("SET session_replication_role = replica")
