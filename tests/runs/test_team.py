@@ -179,4 +179,4 @@ def test_prune_keeps_summaries_and_the_audit_and_refuses_resume(orders_file, run
 def test_a_run_store_that_cannot_be_opened_stops_ask_before_any_run(orders_file, tmp_path):
     result = cli("ask", "--runs", f"sqlite:///{tmp_path / 'no-such-folder' / 'runs.db'}", "查询 ORD-1001")
     assert result.exit_code == 6 and "does not exist" in result.output and "Traceback" not in result.output
-    assert not (Path(os.environ["ORDERBOT_STATE_DIR"]) / "runs").exists()
+    assert not list((Path(os.environ["ORDERBOT_STATE_DIR"]) / "runs").glob("*.json"))  # no run recorded
