@@ -41,11 +41,16 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from orderbot.errors import ConfigError, OrderbotError
+from orderbot.i18n import t
 from orderbot.loop.engine import Limits, StopReason
+from orderbot.loop.limits import LIMIT
 from orderbot.loop.state import RunState, describe_call
+from orderbot.settings import USER_ID
 from orderbot.shops.sample.model import SAMPLE_PATH
+from orderbot.shops.sample.stores import open_store
 from orderbot.shops.session import open_session
 from orderbot.shops.source import parse_source
+from orderbot.text import cut, first_error
 
 if TYPE_CHECKING:
     from orderbot.shops.source import Source
@@ -66,7 +71,7 @@ class ExpectedCall(_Strict):
 class Case(_Strict):
     name: str = Field(min_length=1, max_length=80)
     question: str = Field(min_length=1, max_length=4000)
-    user: str | None = None
+    user: str | None = Field(None, pattern=f"^(?:{USER_ID.pattern})$")  # as --user takes it: outside input
     calls: list[ExpectedCall] | None = None  # None: any calls will do
     stop_reason: StopReason = StopReason.ANSWERED
     refused: list[str] = []
@@ -96,6 +101,8 @@ def load_suite(path: Path | None = None) -> tuple[Suite, Path]:
             raise ConfigError(f"{path}: not valid JSON: {error.get('ctx', {}).get('error', '')}") from None
         where = ".".join(map(str, error["loc"])) or "the suite"
         raise ConfigError(f"{path}: {where}: {error['msg']}") from None
+    for index, case in enumerate(suite.cases):
+        check_limits(path, index, case)
     names = [case.name for case in suite.cases]
     if len(set(names)) != len(names):
         twice = next(n for n in names if names.count(n) > 1)
@@ -103,14 +110,31 @@ def load_suite(path: Path | None = None) -> tuple[Suite, Path]:
     return suite, path
 
 
+def check_limits(path: Path, index: int, case: Case) -> None:
+    """A case's limits are limits orderbot has, with values they may take: a suite is outside
+    input, and a misspelt limit would otherwise be ignored and the case run without it."""
+    unknown = [name for name in case.limits if name not in LIMIT]
+    if unknown:
+        known = ", ".join(LIMIT)
+        raise ConfigError(t("eval.unknown_limit", path=path, index=index, name=cut(unknown[0], 40), known=known))
+    try:
+        Limits(**case.limits)
+    except ValidationError as exc:
+        where, why = first_error(exc)
+        raise ConfigError(f"{path}: cases.{index}.limits.{where}: {why}") from None
+
+
 def orders_source(suite: Suite, suite_path: Path, override: str | None) -> Source:
     """--orders, else the suite's own orders file (relative to the suite), else the sample.
-    Only a file can be copied for each case: a PostgreSQL source is refused."""
+    Only a file can be copied for each case: a PostgreSQL source is refused. A suite may
+    name only orders in its own folder (a suite from elsewhere must not point the model at
+    any file this user can read); --orders names any. The orders are read once here, so a
+    file that holds no orders is one sentence before any case runs."""
 
     if override is not None:
         source = parse_source(override)
     elif suite.orders:
-        source = parse_source(suite_path.parent / suite.orders)
+        source = parse_source(_beside(suite_path, suite.orders))
     else:
         source = parse_source(SAMPLE_PATH)
     if source.path is None:
@@ -118,7 +142,16 @@ def orders_source(suite: Suite, suite_path: Path, override: str | None) -> Sourc
             f"{source.shown}: orderbot eval runs each case on a copy of the orders, and a database server "
             "cannot be copied; export the orders to a JSON file or a SQLite database and pass that"
         )
+    open_store(source, writable=False).close()
     return source
+
+
+def _beside(suite_path: Path, orders: str) -> Path:
+    folder = suite_path.parent.resolve()
+    found = (folder / orders).resolve()
+    if "://" in orders or not found.is_relative_to(folder):
+        raise ConfigError(t("eval.orders_outside", path=suite_path, orders=cut(orders, 80)))
+    return found
 
 
 def scratch_locator(source: Source, copy: Path) -> str:

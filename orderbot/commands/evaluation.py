@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 from typing import Annotated
@@ -28,6 +27,7 @@ from orderbot.commands.common import (
 from orderbot.models import create, resolve_provider
 from orderbot.runner import Runner
 from orderbot.runs.store import RunStore
+from orderbot.ui.escape import json_text
 from orderbot.ui.render import make_console, print_eval
 
 HELP = COMMAND_HELP["eval"]
@@ -80,7 +80,7 @@ def eval_command(
             suite=str(suite_path),
         )
         if json_out:
-            sys.stdout.write(json.dumps(report.as_dict(), ensure_ascii=False, indent=2) + "\n")
+            sys.stdout.write(json_text(report.as_dict()) + "\n")  # names, questions, answers: outside text
         else:
             print_eval(make_console(), report)
     raise typer.Exit(0 if report.ok else BELOW_MIN_PASS)

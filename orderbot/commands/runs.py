@@ -81,9 +81,7 @@ def list_runs(
                 markup=False,
             )
             return
-        console.print(
-            format_runs(rows, plain=not console.is_terminal, width=console.width, operators=store.shared)
-        )
+        console.print(format_runs(rows, plain=not console.is_terminal, width=console.width, operators=store.shared))
 
 
 @app.command("show", help=SHOW_HELP, epilog=SHOW_EPILOG)

@@ -713,6 +713,16 @@ MESSAGES: dict[str, dict[str, str]] = {
     },
     "claims.nothing": {"en": "nothing about it", "zh": "没有相关结果"},
     # ---- orderbot eval ----------------------------------------------------------------------------
+    "eval.unknown_limit": {
+        "en": "{path}: cases.{index}.limits: '{name}' is not a limit; use {known}",
+        "zh": "{path}：cases.{index}.limits：'{name}' 不是一个限制；可用的有 {known}",
+    },
+    "eval.orders_outside": {
+        "en": "{path}: its orders '{orders}' are not a file in the suite's folder; a suite may only name orders "
+        "beside it (pass --orders to use others)",
+        "zh": "{path}：它的 orders '{orders}' 不是测试集所在目录中的文件；"
+        "测试集只能使用放在它旁边的订单（要用别的订单请传 --orders）",
+    },
     "eval.header": {
         "en": "orderbot eval · {suite} · model: {provider}/{model} · orders: {orders}",
         "zh": "orderbot eval · {suite} · 模型：{provider}/{model} · 订单：{orders}",
