@@ -344,21 +344,20 @@ MESSAGES: dict[str, dict[str, str]] = {
         "zh": "{where}：运行存储的记录密钥（run_key）缺失或已损坏",
     },
     "runs.store_busy": {
-        "en": "{where}: the run store is busy with other writers; nothing more was written, try again",
-        "zh": "{where}：运行存储正忙于其他写入；没有写入更多内容，请重试",
+        "en": "{where}: the run store stayed busy with other writers (try again)",
+        "zh": "{where}：运行存储一直忙于其他写入（请重试）",
     },
     "runs.store_failed": {
-        "en": "{where}: the run store failed ({why}); nothing more was written",
-        "zh": "{where}：运行存储出错（{why}）；没有写入更多内容",
+        "en": "{where}: the run store failed ({why})",
+        "zh": "{where}：运行存储出错（{why}）",
     },
     "runs.store_refused": {
         "en": "{where}: the run store refused this: {why}",
         "zh": "{where}：运行存储拒绝了这个操作：{why}",
     },
     "runs.store_lost": {
-        "en": "{where}: the run store stopped answering (the connection was lost); what was written before stays, "
-        "nothing more was written",
-        "zh": "{where}：运行存储不再响应（连接已断开）；之前写入的内容都在，之后没有再写入",
+        "en": "{where}: the run store stopped answering (the connection was lost); what it held before stays",
+        "zh": "{where}：运行存储不再响应（连接已断开）；之前保存的内容都在",
     },
     "runs.none_in": {"en": "no runs recorded in {where}", "zh": "{where} 中没有记录任何运行"},
     "runs.no_such_run": {"en": "no run {run_id} in {where}", "zh": "{where} 中没有运行 {run_id}"},
@@ -661,6 +660,13 @@ MESSAGES: dict[str, dict[str, str]] = {
         "before the next run (its record may still say the action is executing)",
         "zh": "已批准的操作已经执行（{actions}），但无法记录这次运行：{error}。"
         "这个修改已经生效：请直接在订单数据中核对，并在下次运行前为状态目录腾出空间（记录中可能仍显示该操作正在执行）",
+    },
+    "state.effect_unrecorded_shared": {
+        "en": "the approved action WAS carried out ({actions}), but the run could not be recorded: {error}. "
+        "The change stands: check it in the orders themselves; the run store still says the action is executing, "
+        "so it will never be carried out again",
+        "zh": "已批准的操作已经执行（{actions}），但无法记录这次运行：{error}。"
+        "这个修改已经生效：请直接在订单数据中核对；运行存储中仍显示该操作正在执行，所以它不会再被执行",
     },
     "state.cannot_lock": {
         "en": "run {run_id} cannot be resumed: {path} is not writable ({reason}); nothing was done",

@@ -30,9 +30,15 @@ from abc import ABC, abstractmethod
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
+from orderbot.errors import RecordError
 from orderbot.runs.audit import AuditEntry
 from orderbot.runs.index import RunSummary
 from orderbot.runs.record import RunRecord
+
+
+class RunConflict(RecordError):
+    """Another process settled or changed the run since this one read it: nothing of this
+    save was written (its sentence names who settled it, when a store knows)."""
 
 
 def operator_name() -> str:

@@ -20,7 +20,7 @@ from orderbot.loop.state import Approver, Event, PendingCall, RunState, Transiti
 from orderbot.loop.tools import Toolbox
 from orderbot.models.base import Model, ModelRequest, Turn
 from orderbot.runs.audit import AuditEntry
-from orderbot.runs.base import BaseRunStore
+from orderbot.runs.base import BaseRunStore, RunConflict
 from orderbot.runs.record import COMMITTED, EXECUTING, FAILED, Decision, RunRecord, utc_iso
 
 
@@ -96,7 +96,10 @@ class Recorder:
         except RecordError as exc:
             if self._carried_out:
                 actions = "; ".join(self._described.get(c, c) for c in self._carried_out)
-                raise RecordError(t("state.effect_unrecorded", actions=actions, error=exc)) from None
+                unrecorded = "state.effect_unrecorded_shared" if self.store.shared else "state.effect_unrecorded"
+                raise RecordError(t(unrecorded, actions=actions, error=exc)) from None
+            if isinstance(exc, RunConflict):  # says itself that nothing was done
+                raise
             raise RecordError(t("state.nothing_changed", error=exc)) from None
         self._audit = []
         self._written = True

@@ -35,7 +35,7 @@ from orderbot.errors import ConfigError, RecordError
 from orderbot.i18n import t
 from orderbot.loop.limits import StopReason
 from orderbot.runs.audit import FIELDS, AuditEntry, Problem, from_row
-from orderbot.runs.base import BaseRunStore, Policy, Waiting
+from orderbot.runs.base import BaseRunStore, Policy, RunConflict, Waiting
 from orderbot.runs.index import RunSummary
 from orderbot.runs.record import COMMITTED, EXECUTING, FAILED, RUN_ID, RunRecord
 from orderbot.runs.store import parse_record, tag_problem, tag_record, waiting_calls
@@ -235,7 +235,7 @@ class SqlRunStore(BaseRunStore):
                 self._save_approvals(record)
                 self._append(audit)
         except _Conflict:
-            raise RecordError(self._conflict(record)) from None
+            raise RunConflict(self._conflict(record)) from None
         self._revisions[run_id] = 1 if seen is None else seen + 1
 
     def _insert_run(self, record: RunRecord, row: tuple) -> None:
