@@ -1,0 +1,54 @@
+"""A team's run store is written by many hands: what it shows comes out escaped, and what a
+hand edits changes nothing an approval does.
+
+- The queue and the audit log show a model's arguments, a customer's id and an operator's
+  reason; escape sequences in them reach the terminal as `\\x1b`, never raw.
+- A pending approval row edited to name another order approves nothing: orderbot acts on
+  the record (tagged), and the edited record is refused.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+
+from securitykit import cli
+
+from orderbot.shops.sample.stores.jsonfile import JsonStore
+
+HOSTILE = "\x1b]0;owned\x07\x1b[2J\u202e"
+
+
+def test_escapes_written_into_the_store_are_shown_escaped_in_the_queue_and_the_log(orders_file, tmp_path):
+    """The tools refuse control characters in a reason (the model cannot plant one), so the
+    hostile text here is written into the tables by hand, and into an operator's reason."""
+    url = f"sqlite:///{tmp_path / 'runs.db'}"
+    asked = cli("ask", "--json", "--runs", url, "--orders", str(orders_file), "--user", "C001", "取消订单 ORD-1002")
+    run_id = json.loads(asked.stdout)["run_id"]
+    database = sqlite3.connect(tmp_path / "runs.db")
+    database.execute("UPDATE run_approvals SET description = ?, requested_by = ?", (f"Cancel{HOSTILE}", HOSTILE))
+    database.execute("UPDATE run_audit SET customer = ?", (HOSTILE,))
+    database.commit()
+    queue = cli("approvals", "--runs", url)
+    assert queue.exit_code == 0 and "\x1b" not in queue.output and "\u202e" not in queue.output
+    assert "\\x1b" in queue.output and "\\u202e" in queue.output
+    rejected = cli("approvals", "reject", run_id, "--runs", url, "--reason", f"no{HOSTILE}")
+    assert rejected.exit_code == 0 and "\x1b" not in rejected.output
+    log = cli("audit", "--runs", url)
+    assert log.exit_code == 0 and "\x1b" not in log.output and "\u202e" not in log.output
+    assert json.loads(cli("audit", "--json", "--runs", url).stdout)[-1]["reason"].startswith("no\x1b")
+    assert "\x1b" not in cli("audit", "--verify", "--runs", url).output  # the changed entry, named safely
+
+
+def test_an_approval_row_edited_to_another_order_approves_nothing(orders_file, tmp_path):
+    url = f"sqlite:///{tmp_path / 'runs.db'}"
+    asked = cli("ask", "--json", "--runs", url, "--orders", str(orders_file), "--user", "C001", "取消订单 ORD-1002")
+    run_id = json.loads(asked.stdout)["run_id"]
+    database = sqlite3.connect(tmp_path / "runs.db")
+    database.execute("UPDATE run_approvals SET arguments = replace(arguments, 'ORD-1002', 'ORD-1013')")
+    database.execute("UPDATE runs SET record = replace(record, 'ORD-1002', 'ORD-1013')")
+    database.commit()
+    refused = cli("approvals", "approve", run_id, "--runs", url)
+    assert refused.exit_code == 6 and "altered" in refused.output
+    orders = JsonStore.load(orders_file)
+    assert orders.get("ORD-1002").status == "处理中" and orders.get("ORD-1013").status == "待付款"
