@@ -99,6 +99,15 @@ def _status_pattern() -> tuple[re.Pattern[str], dict[str, str]]:
 
 
 STATUS_WORD, STATUS_OF = _status_pattern()
+
+
+def _status_of(fact: Fact) -> str | None:
+    """The fact's status in the store's vocabulary: a shop that writes its statuses in English
+    ("delivered", "cancelled", the retail shop) is compared word for word with the same
+    status as 已签收, 已取消."""
+    return STATUS_OF.get(fact.status.lower(), fact.status) if fact.status else fact.status
+
+
 STATUS_BEFORE_ID = re.compile(rf"(?:{STATUS_WORD.pattern}){BEFORE_ID}", re.I)
 
 
@@ -177,12 +186,12 @@ def _check_segment(
             return [Claim("nonexistent_id", order_id, order_id, NOT_FOUND)]
         return []
     cancel = _cancel_claim(sentence)
-    if cancel and not fact.cancelled and fact.status != CANCELLED:
+    if cancel and not fact.cancelled and _status_of(fact) != CANCELLED:
         return [Claim("cancellation", order_id, cancel, _observed(fact))]
     if fact.cancelled:
         return []
     found = _amount_claims(order_id, segment, fact)
-    if said and (fact.status is None or all(status != fact.status for _, status in said)):
+    if said and (fact.status is None or all(status != _status_of(fact) for _, status in said)):
         return [Claim("status", order_id, said[0][0], _observed(fact)), *found]
     if not RULE.search(sentence):
         found += _negated_claims(order_id, segment, fact)
@@ -197,11 +206,11 @@ def _check_unnamed(sentence: str, fact: Fact) -> list[Claim]:
         return []
     order_id = fact.order_id
     cancel = _cancel_claim(sentence)
-    if cancel and fact.status != CANCELLED:
+    if cancel and _status_of(fact) != CANCELLED:
         return [Claim("cancellation", order_id, cancel, _observed(fact))]
     said = _status_words(sentence)
     observed = NOT_FOUND if fact.not_found else _observed(fact)
-    if said and (fact.status is None or fact.not_found or all(status != fact.status for _, status in said)):
+    if said and (fact.status is None or fact.not_found or all(status != _status_of(fact) for _, status in said)):
         return [Claim("status", order_id, said[0][0], observed)]
     if said:
         return []
@@ -222,7 +231,7 @@ def _negated_claims(order_id: str, text: str, fact: Fact) -> list[Claim]:
         return []
     for pattern, contradicted in NOT_YET:
         match = pattern.search(text)
-        if match and fact.status in contradicted:
+        if match and _status_of(fact) in contradicted:
             return [Claim("status", order_id, " ".join(match.group().split()), fact.status)]
     return []
 

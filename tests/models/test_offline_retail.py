@@ -52,6 +52,7 @@ def test_where_is_my_order_and_its_tracking(shop, question, said) -> None:
     assert result.exit_code == 0, result.output
     assert document["provider"] == "offline" and names(document) == ["get_order_details"]
     assert document["answer"] == said
+    assert document["claims"] == []  # the claim check reads the shop's English statuses too
 
 
 @pytest.mark.parametrize(
@@ -110,6 +111,7 @@ def test_cancel_with_a_stated_reason_waits_for_approval_then_says_what_happened(
     resumed = runner.invoke(app, ["resume", document["run_id"], "--approve", "--user", OLIVIA, "--json"])
     assert resumed.exit_code == 0, resumed.output
     assert json.loads(resumed.stdout)["answer"] == answer
+    assert json.loads(resumed.stdout)["claims"] == []
     assert JsonShopStore.load(shop).order(f"#{order_id}").status == "cancelled"
 
 
@@ -155,3 +157,14 @@ def test_without_a_customer_it_asks_who_is_asking(shop, question, said) -> None:
 def test_someone_elses_order_is_not_shown(shop) -> None:
     result, document = ask(shop, "where is #W4862767?", "--user", OLIVIA)
     assert document["answer"] == "Order #W4862767 is not among your orders."
+
+
+def test_the_claim_check_still_catches_a_wrong_status_in_the_retail_shop() -> None:
+    from orderbot.answers.claims import check
+    from orderbot.answers.facts import Fact
+
+    delivered = [Fact("#W5866402", status="delivered")]
+    assert check("Order #W5866402 is delivered.", delivered) == []
+    [claim] = check("Your order has been cancelled.", delivered)
+    assert (claim.kind, claim.observed) == ("cancellation", "delivered")
+    assert check("Your order is cancelled.", [Fact("#W5442520", status="cancelled")]) == []
