@@ -362,16 +362,3 @@ def test_a_signed_in_run_is_resumed_for_its_customer_only(tmp_path, use_model) -
     resumed = cli.invoke(app, ["resume", run_id, "--approve", "--orders", str(path), "--json"])
     assert resumed.exit_code == 0, resumed.output
     assert JsonShopStore.load(path).order(PENDING).status == "cancelled"
-
-
-def test_a_server_reusing_call_ids_cannot_make_a_write_return_an_earlier_result(attempt) -> None:
-    """Some servers number calls call_0, call_1, ... in every turn. The at-most-once ledger
-    names a call by its step too, so the second write is done, not answered from the first."""
-    state = attempt(
-        calls(call("modify_pending_order_address", {"order_id": PENDING, **ADDRESS}, call_id="call_0")),
-        calls(call("cancel_pending_order", {"order_id": "#W7941031", "reason": "no longer needed"}, call_id="call_0")),
-    )
-    assert refused(state) == [] and attempt.asked == ["modify_pending_order_address", "cancel_pending_order"]
-    after = attempt.shop()["orders"]
-    assert after[PENDING]["address"]["city"] == "Austin"
-    assert after["#W7941031"]["status"] == "cancelled"
