@@ -14,20 +14,27 @@ from urllib.parse import urlsplit, urlunsplit
 
 from dotenv import dotenv_values
 from platformdirs import user_state_dir
-from pydantic import AliasChoices, Field, PrivateAttr, SecretStr, ValidationError, field_validator
+from pydantic import AliasChoices, Field, PrivateAttr, SecretStr, ValidationError, create_model, field_validator
 from pydantic_core import PydanticCustomError
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from orderbot.errors import ConfigError, UsageError
 from orderbot.loop.budget import Limits
-from orderbot.loop.limits import LIMIT, LIMITS
+from orderbot.loop.limits import LIMIT_SPECS, SPEC_OF
 from orderbot.text import UNPARSEABLE_URL, first_error, without_credentials
 
 # A user id is short and plain: it is shown in prompts, records and the resume command.
 USER_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._@-]{0,63}")
 
 
-class Settings(BaseSettings):
+# A setting per limit of the table (orderbot.loop.limits), checked when `Settings.limits`
+# builds them, so no limit is named twice.
+LimitSettings = create_model(
+    "LimitSettings", __base__=BaseSettings, **{spec.name: (spec.type, spec.default) for spec in LIMIT_SPECS}
+)
+
+
+class Settings(LimitSettings):
     # Which settings came from flags: a bad one is a usage error (exit 2), not a config error.
     _flags: frozenset[str] = PrivateAttr(default_factory=frozenset)
 
@@ -53,12 +60,6 @@ class Settings(BaseSettings):
     user: str | None = Field(None, max_length=64)
     state_dir: Path | None = None
 
-    # The limits (orderbot.loop.limits' table), checked when `limits` builds them.
-    max_steps: int = LIMIT["max_steps"].default
-    timeout: float = LIMIT["timeout"].default
-    max_tool_calls: int = LIMIT["max_tool_calls"].default
-    max_calls_per_step: int = LIMIT["max_calls_per_step"].default
-    max_response_chars: int = LIMIT["max_response_chars"].default
     # Sent to the model server as max_output_tokens / max_tokens; None: derived from
     # max_response_chars (orderbot.models.base.output_token_cap).
     max_output_tokens: int | None = Field(None, ge=16, le=1_000_000)
@@ -131,7 +132,7 @@ class Settings(BaseSettings):
     @property
     def limits(self) -> Limits:
         try:
-            return Limits(**{limit.name: getattr(self, limit.name) for limit in LIMITS})
+            return Limits(**{limit.name: getattr(self, limit.name) for limit in LIMIT_SPECS})
         except ValidationError as exc:
             raise describe_settings_error(exc) from None
 
@@ -143,7 +144,7 @@ class Settings(BaseSettings):
 
 
 # How an error message names a setting: the limits by their flag (or environment variable).
-FLAG_NAMES = {limit.name: limit.shown for limit in LIMITS} | {
+FLAG_NAMES = {limit.name: limit.shown for limit in LIMIT_SPECS} | {
     "user": "--user / ORDERBOT_USER",
     "max_output_tokens": "ORDERBOT_MAX_OUTPUT_TOKENS",
 }
@@ -182,7 +183,7 @@ def describe_settings_error(exc: ValidationError, flags: Collection[str] = ()) -
     if field == "base_url":  # a configuration error wherever it came from (exit 6), as the issue asks
         return ConfigError(f"invalid base URL from {'--base-url' if field in flags else _source(field)}: {why}")
     if field in flags:
-        flag = LIMIT[field].flag if field in LIMIT and LIMIT[field].flag else "--" + field.replace("_", "-")
+        flag = SPEC_OF[field].flag if field in SPEC_OF and SPEC_OF[field].flag else "--" + field.replace("_", "-")
         return UsageError(f"invalid value for {flag}: {why}")
     return ConfigError(f"invalid value for {_source(field)}: {why}")
 
@@ -210,7 +211,7 @@ def load_settings(**flags: object) -> Settings:
     given = {key: value for key, value in flags.items() if value is not None and not _blank(value)}
     try:
         settings = Settings(**given)
-        Limits(**{limit.name: getattr(settings, limit.name) for limit in LIMITS})  # checked now, before a run
+        Limits(**{limit.name: getattr(settings, limit.name) for limit in LIMIT_SPECS})  # checked now, before a run
     except ValidationError as exc:
         raise describe_settings_error(exc, given) from None
     settings._flags = frozenset(given)

@@ -18,6 +18,13 @@ def cut(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 1] + ELLIPSIS
 
 
+def whole_characters(text: str) -> str:
+    """`text` with each lone surrogate (half of a character: what Python makes of bytes that
+    are not UTF-8, in a command-line argument say) replaced by U+FFFD, so it can be written
+    as UTF-8 and as JSON; a proper pair of halves stays the character it is."""
+    return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+
+
 def one_line(text: str, limit: int = 120) -> str:
     """All whitespace runs as one space, then cut."""
     return cut(" ".join(text.split()), limit)

@@ -445,11 +445,11 @@ def section(text: str, title: str) -> str:
 def test_the_readme_tables_name_every_limit_and_exit_code() -> None:
     from orderbot.commands import common
     from orderbot.commands.common import EXIT_CODES
-    from orderbot.loop.limits import LIMITS
+    from orderbot.loop.limits import LIMIT_SPECS
 
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     limits = [row for row in section(readme, "Limits").splitlines() if row.startswith("| ")]
-    for limit in LIMITS:
+    for limit in LIMIT_SPECS:
         row = next((r for r in limits if limit.env in r), "")
         assert row, f"the README's limits table has no row for {limit.env}"
         assert f"`{limit.stop}`" in row and f"| {limit.default:,g}" in row, row

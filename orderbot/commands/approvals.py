@@ -33,7 +33,6 @@ from orderbot.commands.common import (
     StrictClaims,
     Timeout,
     errors_to_exit_codes,
-    settings_from,
 )
 from orderbot.commands.resume import Orders, Provider, settle
 from orderbot.errors import UsageError
@@ -89,8 +88,20 @@ def list_waiting(
 
 
 def _settle(run_id: str, decision: bool, flags: dict, *, reason: str | None = None) -> None:
+    """Settle one waiting run with the flags approve or reject was given (passed by name)."""
     with errors_to_exit_codes():
-        settings = settings_from(flags)
+        settings = load_settings(
+            max_steps=flags["max_steps"],
+            timeout=flags["timeout"],
+            max_tool_calls=flags["max_tool_calls"],
+            max_calls_per_step=flags["max_calls_per_step"],
+            orders=flags["orders"],
+            provider=flags["provider"],
+            model=flags["model"],
+            base_url=flags["base_url"],
+            runs=flags["runs"],
+            state_dir=flags["state_dir"],
+        )
         settle(
             run_id,
             decision,
@@ -124,7 +135,23 @@ def approve(
     strict_claims: StrictClaims = False,
     otel: Otel = False,
 ) -> None:
-    _settle(run_id, True, locals())
+    flags = dict(
+        max_steps=max_steps,
+        timeout=timeout,
+        max_tool_calls=max_tool_calls,
+        max_calls_per_step=max_calls_per_step,
+        orders=orders,
+        provider=provider,
+        model=model,
+        base_url=base_url,
+        runs=runs,
+        state_dir=state_dir,
+        json_out=json_out,
+        no_facts=no_facts,
+        strict_claims=strict_claims,
+        otel=otel,
+    )
+    _settle(run_id, True, flags)
 
 
 @app.command("reject", help=REJECT_HELP, epilog=REJECT_EPILOG)
@@ -148,7 +175,22 @@ def reject(
     strict_claims: StrictClaims = False,
     otel: Otel = False,
 ) -> None:
-    flags = locals()
+    flags = dict(
+        max_steps=max_steps,
+        timeout=timeout,
+        max_tool_calls=max_tool_calls,
+        max_calls_per_step=max_calls_per_step,
+        orders=orders,
+        provider=provider,
+        model=model,
+        base_url=base_url,
+        runs=runs,
+        state_dir=state_dir,
+        json_out=json_out,
+        no_facts=no_facts,
+        strict_claims=strict_claims,
+        otel=otel,
+    )
     with errors_to_exit_codes():
         if not reason.strip():
             raise UsageError(t("approvals.reason_needed"))

@@ -27,7 +27,6 @@ from orderbot.commands.common import (
     User,
     errors_to_exit_codes,
     run_exit_code,
-    settings_from,
     setup_logging,
 )
 from orderbot.errors import ConfigError
@@ -36,6 +35,7 @@ from orderbot.loop.state import RunState
 from orderbot.models import create, endpoint, resolve_provider
 from orderbot.runner import Runner
 from orderbot.runs.stores import open_run_store
+from orderbot.settings import load_settings
 from orderbot.shops.session import open_session
 from orderbot.ui.escape import json_text  # --json: valid JSON, no raw controls
 from orderbot.ui.presentation import provider_text, resume_command, resume_hint, terminal_approver
@@ -72,7 +72,6 @@ def ask(
     strict_claims: StrictClaims = False,
     otel: Otel = False,
 ) -> None:
-    flags = locals()
     with errors_to_exit_codes():
         if question == "-":  # the question from standard input: `echo 查询 ORD-1001 | orderbot ask -`
             question = sys.stdin.read(MAX_QUESTION_CHARS + 1)
@@ -80,7 +79,18 @@ def ask(
             raise ConfigError(t("error.question_empty"))
         if len(question) > MAX_QUESTION_CHARS:
             raise ConfigError(t("error.question_too_long", chars=len(question), limit=MAX_QUESTION_CHARS))
-        settings = settings_from(flags)
+        settings = load_settings(
+            max_steps=max_steps,
+            timeout=timeout,
+            max_tool_calls=max_tool_calls,
+            max_calls_per_step=max_calls_per_step,
+            orders=orders,
+            user=user,
+            provider=provider,
+            model=model,
+            base_url=base_url,
+            state_dir=state_dir,
+        )
         setup_logging(settings.resolved_state_dir())
         store = open_run_store(settings)  # first: a run store that cannot be reached is one sentence, no run
         store.prepare()  # a state directory that cannot take the record: one sentence, before anything is shown

@@ -17,7 +17,7 @@ import typer
 
 from orderbot.errors import ConfigError, OrderbotError, RecordError, UsageError
 from orderbot.i18n import t
-from orderbot.loop.limits import LIMIT, StopReason
+from orderbot.loop.limits import SPEC_OF, StopReason
 from orderbot.models import FACTORIES
 from orderbot.runs import statedir
 from orderbot.runs.stores import open_run_store
@@ -58,7 +58,7 @@ def run_exit_code(result: RunResult, *, strict_claims: bool = False) -> int:
 
 def _limit_option(name: str):
     """A limit's option, from the one table of limits (orderbot.loop.limits)."""
-    limit = LIMIT[name]
+    limit = SPEC_OF[name]
     return Annotated[
         limit.type | None,
         typer.Option(limit.flag, help=f"{limit.help[:-1]} \\[default: {limit.default:g}].", show_default=False),
@@ -245,18 +245,6 @@ def error_line(exc: BaseException) -> str:
     so it is bounded and goes through orderbot.ui.escape.visible."""
 
     return t("error.prefix", error=cut(visible(exc, one_line=True), MAX_ERROR_LINE))
-
-
-# The flags that are settings, by the settings' own names (a command's parameters use them).
-SETTING_FLAGS = (*LIMIT, "orders", "user", "provider", "model", "base_url", "state_dir", "runs")
-
-
-def settings_from(flags: dict):
-    """The settings, with the command's setting flags that were given on top. Commands pass
-    their parameters (`locals()` before anything else is assigned); flags a command does not
-    have are simply absent."""
-
-    return load_settings(**{name: flags[name] for name in SETTING_FLAGS if name in flags})
 
 
 def setup_logging(state_dir: Path) -> None:

@@ -22,11 +22,11 @@ from orderbot.commands.common import (
     Provider,
     Timeout,
     errors_to_exit_codes,
-    settings_from,
 )
 from orderbot.models import create, resolve_provider
 from orderbot.runner import Runner
 from orderbot.runs.store import RunStore
+from orderbot.settings import load_settings
 from orderbot.ui.escape import json_text
 from orderbot.ui.render import make_console, print_eval
 
@@ -56,9 +56,17 @@ def eval_command(
     json_out: Json = False,
     otel: Otel = False,
 ) -> None:
-    flags = locals()
     with errors_to_exit_codes():
-        settings = settings_from(flags | {"orders": None})  # --orders names the suite's orders, not a setting
+        # --orders names the suite's orders, not a setting
+        settings = load_settings(
+            max_steps=max_steps,
+            timeout=timeout,
+            max_tool_calls=max_tool_calls,
+            max_calls_per_step=max_calls_per_step,
+            provider=provider,
+            model=model,
+            base_url=base_url,
+        )
         loaded, suite_path = load_suite(suite)
         source = orders_source(loaded, suite_path, orders)
         chosen = resolve_provider(settings)

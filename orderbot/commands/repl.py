@@ -34,7 +34,6 @@ from orderbot.commands.common import (
     Trace,
     User,
     errors_to_exit_codes,
-    settings_from,
     setup_logging,
 )
 from orderbot.errors import ConfigError, OrderbotError
@@ -45,7 +44,7 @@ from orderbot.loop.state import RunState
 from orderbot.models import create, endpoint, resolve_provider
 from orderbot.runner import Runner
 from orderbot.runs.stores import open_run_store
-from orderbot.settings import USER_ID
+from orderbot.settings import USER_ID, load_settings
 from orderbot.shops.session import open_session
 from orderbot.ui.layout import flow_dots
 from orderbot.ui.presentation import format_runs, provider_text, resume_hint, terminal_approver
@@ -76,9 +75,19 @@ def repl(
     no_facts: NoFacts = False,
     otel: Otel = False,
 ) -> None:
-    flags = locals()
     with errors_to_exit_codes():
-        settings = settings_from(flags)
+        settings = load_settings(
+            max_steps=max_steps,
+            timeout=timeout,
+            max_tool_calls=max_tool_calls,
+            max_calls_per_step=max_calls_per_step,
+            orders=orders,
+            user=user,
+            provider=provider,
+            model=model,
+            base_url=base_url,
+            state_dir=state_dir,
+        )
         setup_logging(settings.resolved_state_dir())
         code = Repl(
             settings, open_session(settings), create(settings), trace=trace, facts=not no_facts, otel=otel

@@ -33,7 +33,6 @@ from orderbot.commands.common import (
     User,
     errors_to_exit_codes,
     run_exit_code,
-    settings_from,
     setup_logging,
 )
 from orderbot.errors import RecordError
@@ -43,7 +42,7 @@ from orderbot.models import FACTORIES, create, endpoint, resolve_provider
 from orderbot.runner import Runner
 from orderbot.runs.resume import check_resume, check_settle, recorded_orders, settled_first
 from orderbot.runs.stores import open_run_store
-from orderbot.settings import public_base_url
+from orderbot.settings import load_settings, public_base_url
 from orderbot.shops.session import open_session
 from orderbot.shops.source import source_identity
 from orderbot.ui.escape import json_text  # --json: valid JSON, no raw controls
@@ -96,12 +95,23 @@ def resume(
     strict_claims: StrictClaims = False,
     otel: Otel = False,
 ) -> None:
-    flags = locals()
     if approve and reject:
         raise typer.BadParameter(t("error.approve_and_reject"), param_hint="--approve/--reject")
     decision = True if approve else False if reject else None
     with errors_to_exit_codes():
-        settings = settings_from(flags)
+        settings = load_settings(
+            max_steps=max_steps,
+            timeout=timeout,
+            max_tool_calls=max_tool_calls,
+            max_calls_per_step=max_calls_per_step,
+            orders=orders,
+            user=user,
+            provider=provider,
+            model=model,
+            base_url=base_url,
+            state_dir=state_dir,
+            runs=runs,
+        )
         settle(
             run_id,
             decision,

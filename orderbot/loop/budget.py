@@ -11,24 +11,19 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from pydantic import BaseModel, Field
+from pydantic import Field, create_model
 
 from orderbot.i18n import t
 from orderbot.i18n.catalogue import MESSAGES
-from orderbot.loop.limits import LIMIT, StopReason
+from orderbot.loop.limits import LIMIT_SPECS, StopReason
 
-
-def _field(name: str):
-    limit = LIMIT[name]
-    return Field(limit.default, **limit.bounds)
-
-
-class Limits(BaseModel):
-    max_steps: int = _field("max_steps")
-    timeout: float = _field("timeout")
-    max_tool_calls: int = _field("max_tool_calls")
-    max_calls_per_step: int = _field("max_calls_per_step")
-    max_response_chars: int = _field("max_response_chars")
+# The caps of one run: a field per row of the table in orderbot.loop.limits (its name, type,
+# default and bounds), so no limit is named twice.
+Limits = create_model(
+    "Limits",
+    __doc__="The caps of one run, one field per limit of orderbot.loop.limits.LIMIT_SPECS.",
+    **{spec.name: (spec.type, Field(spec.default, **spec.bounds)) for spec in LIMIT_SPECS},
+)
 
 
 class LimitExceeded(Exception):

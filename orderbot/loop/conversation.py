@@ -16,7 +16,7 @@ from pydantic import ValidationError
 from orderbot.errors import ConfigError
 from orderbot.loop.budget import Limits
 from orderbot.loop.items import FunctionCall, FunctionCallOutput, Item, Message, text_chars
-from orderbot.loop.limits import LIMIT, LIMITS, REPL_WORDS
+from orderbot.loop.limits import LIMIT_SPECS, REPL_WORDS, SPEC_OF
 from orderbot.text import first_error
 
 MAX_HISTORY_CHARS = 12_000
@@ -78,7 +78,7 @@ def shorten(output: FunctionCallOutput, limit: int) -> FunctionCallOutput:
 # ---- /limits --------------------------------------------------------------------------
 
 # The limits /limits changes, by their REPL name (orderbot.loop.limits' table).
-REPL_NAMES = {limit.name: limit.repl for limit in LIMITS if limit.repl}
+REPL_NAMES = {limit.name: limit.repl for limit in LIMIT_SPECS if limit.repl}
 _PAIR = re.compile(r"^([a-z_-]+)=(\S+)$")
 
 
@@ -100,7 +100,7 @@ def parse_limits(text: str, current: Limits) -> Limits:
 
 def bigger_limits(limits: Limits) -> Limits:
     """The budget offered when a run stopped at a limit: each limit doubled, within bounds."""
-    doubled = {name: min(max(getattr(limits, name) * 2, 1), LIMIT[name].bounds["le"]) for name in REPL_NAMES}
+    doubled = {name: min(max(getattr(limits, name) * 2, 1), SPEC_OF[name].bounds["le"]) for name in REPL_NAMES}
     return limits.model_copy(update=doubled)
 
 

@@ -77,9 +77,6 @@ class Engine:
         self.clock = clock
         self.wall_clock = wall_clock
         self.observers = list(observers)
-        # Transition data (what was sent, proposed, returned; the budget left) is built only
-        # when an observer wants it: the record, --json and --trace do; a table does not.
-        self.with_data = any(getattr(o, "wants_data", True) for o in self.observers)
         self.approver = approver
         self.instructions = instructions  # the system prompt: it belongs with the tools (orderbot.shops.sample.tools)
 
@@ -93,7 +90,6 @@ class Engine:
         """
         self._state = state
         self._budget = Budget(self.limits, self.clock)
-        self._shown: dict[str, Shown] = {}  # by call id: see _show
         self._phase = Phase.PLAN  # where a Ctrl-C lands: plan while the model thinks, act while tools run
         self._handed_off = None  # a hand-off's summary, once a tool has handed the run to a person
         if state.stop_reason is not None:  # a stopped run continues: it has not stopped yet
@@ -102,7 +98,7 @@ class Engine:
             state.steps,
             Event.RESUMED if state.steps > 0 else Event.STARTED,
             one_line(state.question, 80),
-            {"limits": self.limits.model_dump(), "question": state.question[:500]} if self.with_data else None,
+            {"limits": self.limits.model_dump(), "question": state.question[:500]},
         )
         try:
             stop = self._settle_pending(approve_pending)
@@ -121,20 +117,20 @@ class Engine:
 
         A limit check that fails (orderbot.loop.budget) ends the round: the calls of this round
         that had not run yet are recorded as not executed."""
-        self._unrun: list[FunctionCall] = []  # this round's calls not yet dispatched
-        self._data: dict | None = None  # what the model was sent and proposed, until shown
         try:
             self._budget.check_before_request()
-            step = self._state.steps + 1
-            stop = self._plan(step)
-            if stop is None:
-                stop = self._act(step)
-            return stop
         except LimitExceeded as exceeded:
-            self._not_executed(self._state.steps, self._unrun)
-            return Stop(exceeded.reason, str(exceeded), self._data, exceeded.message)
+            return self._limit_stop(exceeded)
+        step = self._state.steps + 1
+        decided = self._plan(step)
+        return decided if isinstance(decided, Stop) else self._act(step, decided)
 
-    def _plan(self, step: int) -> Stop | None:
+    def _limit_stop(self, exceeded: LimitExceeded, unrun: Iterable[FunctionCall] = (), data=None) -> Stop:
+        self._not_executed(self._state.steps, unrun)
+        return Stop(exceeded.reason, str(exceeded), data, exceeded.message)
+
+    def _plan(self, step: int) -> Stop | Proposal:
+        """Ask the model: a Stop (an answer, an error, a limit), or the calls it proposes."""
         state, budget = self._state, self._budget
         remaining = budget.remaining()
         request = ModelRequest(self.instructions, tuple(state.items), self.toolbox.specs, remaining)
@@ -144,7 +140,7 @@ class Engine:
             turn = self.model.respond(request)
         except ModelTimeout as exc:
             self._count_request(step)
-            raise budget.timed_out(exc.cause) from None
+            return self._limit_stop(budget.timed_out(exc.cause))
         except ModelError as exc:
             self._count_request(step)
             return Stop(StopReason.MODEL_ERROR, str(exc))
@@ -157,30 +153,32 @@ class Engine:
             state.output_tokens = (state.output_tokens or 0) + turn.usage.output_tokens
         if turn.server_model:
             state.server_model, state.system_fingerprint = turn.server_model, turn.fingerprint
-        self._unrun = list(turn.calls)
-        self._data = self._turn_data(request, turn, self.clock() - began) if self.with_data else None
-        budget.check_response(turn.size, turn.oversize)
-        if turn.truncated:  # cut off at the output-token cap: the text is partial, a call may be cut mid-argument
-            state.partial_answer = turn.text.rstrip() or None
-            raise LimitExceeded(
-                StopReason.RESPONSE_TRUNCATED,
-                "detail.truncated_calls" if turn.calls else "detail.truncated",
-                size=turn.size,
-                count=len(turn.calls),
-            )
-        state.items.extend(turn.items)
-        if not turn.calls:
-            state.answer = turn.text.rstrip()  # trailing newlines would show as blank lines
-            return Stop(StopReason.ANSWERED, one_line(turn.text), self._data)
-        budget.check_before_tool_calls([c.name for c in turn.calls])
+        shown = [Shown.of(call) for call in turn.calls]
+        data = self._turn_data(request, turn, self.clock() - began, shown)
+        try:
+            budget.check_response(turn.size, turn.oversize)
+            if turn.truncated:  # cut off at the output-token cap: the text is partial, a call may be cut mid-argument
+                state.partial_answer = turn.text.rstrip() or None
+                raise LimitExceeded(
+                    StopReason.RESPONSE_TRUNCATED,
+                    "detail.truncated_calls" if turn.calls else "detail.truncated",
+                    size=turn.size,
+                    count=len(turn.calls),
+                )
+            state.items.extend(turn.items)
+            if not turn.calls:
+                state.answer = turn.text.rstrip()  # trailing newlines would show as blank lines
+                return Stop(StopReason.ANSWERED, one_line(turn.text), data)
+            budget.check_before_tool_calls([c.name for c in turn.calls])
+        except LimitExceeded as exceeded:
+            return self._limit_stop(exceeded, turn.calls, data)
         label = f"proposed {plural(len(turn.calls), 'call')}"
-        self._emit(step, Event.PROPOSED, "; ".join(self._show(c).line for c in turn.calls), self._data, label)
-        self._data = None  # shown with the proposal: a later stop in this round does not repeat it
+        self._emit(step, Event.PROPOSED, "; ".join(s.line for s in shown), data, label)
         budget.calls += len(turn.calls)
         state.tool_calls += len(turn.calls)
-        return None
+        return Proposal(turn.calls)
 
-    def _turn_data(self, request: ModelRequest, turn: Turn, seconds: float) -> dict:
+    def _turn_data(self, request: ModelRequest, turn: Turn, seconds: float, shown: list[Shown]) -> dict:
         """What was sent and what came back, for --json, --trace and the record."""
         return {
             "sent": {
@@ -192,7 +190,7 @@ class Engine:
             "usage": None
             if turn.usage is None
             else {"input_tokens": turn.usage.input_tokens, "output_tokens": turn.usage.output_tokens},
-            "proposed": [self._show(c).data for c in turn.calls],
+            "proposed": [s.data for s in shown],
             "text": turn.text[:2000] or None,
             # a streamed response: the bytes read before it ended, or before it was cut
             **({"received_bytes": turn.received_bytes} if turn.received_bytes is not None else {}),
@@ -202,15 +200,19 @@ class Engine:
         self._state.steps = step
         self._budget.steps += 1
 
-    def _act(self, step: int) -> Stop | None:
+    def _act(self, step: int, proposal: Proposal) -> Stop | None:
+        """Run what the model proposed, each call through dispatch: a Stop when the run ends
+        (or pauses for approval) here, None to plan again."""
         state = self._state
         self._phase = Phase.ACT
         outputs: list[FunctionCallOutput] = []
         waiting: list[tuple[PendingCall, FunctionCall]] = []
         self._handed_off: str | None = None
-        while self._unrun:
-            self._budget.check_before_tool_call()
-            call = self._unrun.pop(0)
+        for index, call in enumerate(proposal.calls):
+            try:
+                self._budget.check_before_tool_call()
+            except LimitExceeded as exceeded:
+                return self._limit_stop(exceeded, proposal.calls[index:])
             ctx = self._context(step)  # made per call: a sign-in earlier in this round names the customer
             prepared = self.toolbox.prepare(call, ctx)
             if isinstance(prepared, Refused):
@@ -227,8 +229,7 @@ class Engine:
             state.items.append(output)  # now, so a stop later in this round keeps it
             if self._handed_off is not None:
                 # The conversation is a person's now: nothing else this round proposed runs.
-                self._not_executed(step, [*(c for _, c in waiting), *self._unrun])
-                self._unrun = []
+                self._not_executed(step, [*(c for _, c in waiting), *proposal.calls[index + 1 :]])
                 return Stop(StopReason.TRANSFERRED, self._handed_off)
         if waiting:
             state.pending = [p for p, _ in waiting]
@@ -314,7 +315,7 @@ class Engine:
         one that names someone other than a customer the run already has)."""
         state = self._state
         state.user, state.signed_in = customer, True
-        data = {"customer": customer, "tool": tool} if self.with_data else None
+        data = {"customer": customer, "tool": tool}
         self._emit(step, Event.SIGNED_IN, f"customer {customer} (by {tool})", data, "signed in")
 
     def _observe(
@@ -324,23 +325,15 @@ class Engine:
         # bounded result, and the record still matches what the model was sent.
         envelope, text = capped(envelope)
         self._state.calls.append(_call_record(step, call, decision, envelope))
-        shown = self._show(call)
+        shown = Shown.of(call)
         self._emit(
             step,
             kind,
             f"{shown.line} → {summarize_result(envelope)}",
-            {"call": shown.data, "decision": decision, "result": envelope, "ms": ms} if self.with_data else None,
+            {"call": shown.data, "decision": decision, "result": envelope, "ms": ms},
             label=CALL_LABELS.get(kind, decision),
         )
         return FunctionCallOutput(call_id=call.call_id, output=text)
-
-    def _show(self, call: FunctionCall) -> Shown:
-        """How `call` appears in transitions, worked out once per call: its arguments are
-        parsed once, whether it is then proposed, refused, run or rejected."""
-        shown = self._shown.get(call.call_id)
-        if shown is None or shown.call is not call:
-            shown = self._shown[call.call_id] = Shown.of(call)
-        return shown
 
     def _pending(self, step: int, prepared: Prepared, ctx: ToolContext) -> PendingCall:
         tool = prepared.tool
@@ -383,7 +376,7 @@ class Engine:
         source: Phase | None = None,
     ) -> None:
         budget = self._budget
-        if data is not None and self.with_data:
+        if data is not None:
             data = {**data, "budget_left": budget.left()}
         from_, to = PHASES[kind]
         transition = Transition(
@@ -402,7 +395,14 @@ class Engine:
             observer(transition, self._state)
 
 
-@dataclass(slots=True)  # not frozen, as Transition: one per call; nothing changes it once made
+@dataclass(frozen=True, slots=True)
+class Proposal:
+    """What a plan decided when it did not stop the run: the calls to act on, as shown."""
+
+    calls: tuple[FunctionCall, ...]
+
+
+@dataclass(frozen=True, slots=True)
 class Shown:
     """One call as transitions show it: `data` for --json, --trace and the record, `line`
     for tables and stop messages (describe_call)."""

@@ -28,7 +28,7 @@ class StopReason(StrEnum):
 
 
 @dataclass(frozen=True, kw_only=True)
-class Limit:
+class LimitSpec:
     name: str  # the field of Limits and of the settings
     type: type[int] | type[float]
     default: int | float
@@ -49,8 +49,8 @@ class Limit:
         return self.flag or self.env
 
 
-LIMITS = (
-    Limit(
+LIMIT_SPECS = (
+    LimitSpec(
         name="max_steps",
         type=int,
         default=3,
@@ -61,7 +61,7 @@ LIMITS = (
         repl="steps",
         aliases=("max_steps", "max-steps"),
     ),
-    Limit(
+    LimitSpec(
         name="timeout",
         type=float,
         default=30.0,
@@ -72,7 +72,7 @@ LIMITS = (
         repl="timeout",
         aliases=("time",),
     ),
-    Limit(
+    LimitSpec(
         name="max_tool_calls",
         type=int,
         default=6,
@@ -83,7 +83,7 @@ LIMITS = (
         repl="calls",
         aliases=("max_tool_calls", "max-tool-calls"),
     ),
-    Limit(
+    LimitSpec(
         name="max_calls_per_step",
         type=int,
         default=3,
@@ -94,7 +94,7 @@ LIMITS = (
         repl="per-step",
         aliases=("per_step", "max_calls_per_step", "max-calls-per-step"),
     ),
-    Limit(
+    LimitSpec(
         name="max_response_chars",
         type=int,
         default=16_000,
@@ -103,11 +103,11 @@ LIMITS = (
         help="Most characters in one model response.",
     ),
 )
-LIMIT = {limit.name: limit for limit in LIMITS}
+SPEC_OF = {limit.name: limit for limit in LIMIT_SPECS}
 # The stops a larger budget could get past: the REPL offers one, `orderbot resume` takes one.
-LIMIT_STOPS = frozenset(limit.stop for limit in LIMITS)
+LIMIT_STOPS = frozenset(limit.stop for limit in LIMIT_SPECS)
 # Every word the REPL's /limits accepts, to the field it sets.
-REPL_WORDS = {word: limit.name for limit in LIMITS if limit.repl for word in (limit.repl, *limit.aliases)}
+REPL_WORDS = {word: limit.name for limit in LIMIT_SPECS if limit.repl for word in (limit.repl, *limit.aliases)}
 
 # Fixed, not a setting: the most characters of one tool result sent to the model (its JSON
 # text). The run record, transitions and --json keep the same cut result, so an order with a

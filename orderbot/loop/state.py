@@ -4,7 +4,6 @@ moves a `RunState` through them."""
 
 from __future__ import annotations
 
-import functools
 import json
 import os
 import time
@@ -20,7 +19,7 @@ from orderbot.i18n import t
 from orderbot.loop.items import Item, user
 from orderbot.loop.limits import StopReason
 from orderbot.loop.tools import compact_json
-from orderbot.text import cut
+from orderbot.text import cut, whole_characters
 
 
 class Phase(StrEnum):
@@ -72,9 +71,7 @@ CALL_LABELS = {
 }
 
 
-# Not frozen, though a value that observers must not change: a frozen dataclass's __init__
-# costs five times more, and every step makes several of these.
-@dataclass(slots=True)
+@dataclass(frozen=True, slots=True)
 class Transition:
     step: int
     from_: Phase
@@ -108,7 +105,7 @@ class Transition:
         return out
 
 
-@dataclass(slots=True)
+@dataclass(frozen=True, slots=True)
 class CallRecord:
     """What became of one tool call the model proposed.
 
@@ -182,6 +179,7 @@ class RunState(BaseModel):
     def start(
         cls, question: str, *, user: str | None = None, history: Iterable[Item] = (), run_id: str | None = None
     ) -> RunState:
+        question = whole_characters(question)  # typed or piped text may hold bytes that are not UTF-8
         state = cls(run_id=run_id or new_run_id(), question=question, user=user)
         # Added after validation, which would only check them again: the history is items of
         # earlier runs and the question's message was validated when it was made.
@@ -201,13 +199,8 @@ def user_message(text: str) -> Item:
 
 def new_run_id(now: float | None = None) -> str:
     """Short and sortable: UTC time to the second, then four random hex digits."""
-    return f"{_second_stamp(int(now if now is not None else time.time()))}-{os.urandom(2).hex()}"
-
-
-@functools.lru_cache(maxsize=1)
-def _second_stamp(second: int) -> str:
-    # Formatted once per second: runs started within the same second share it.
-    return time.strftime("%y%m%d-%H%M%S", time.gmtime(second))
+    second = time.gmtime(int(now if now is not None else time.time()))
+    return f"{time.strftime('%y%m%d-%H%M%S', second)}-{os.urandom(2).hex()}"
 
 
 Observer = Callable[[Transition, RunState], None]
@@ -244,7 +237,7 @@ def summarize_result(envelope: dict, limit: int = 120) -> str:
     return cut(text, limit)
 
 
-@dataclass(slots=True)  # not frozen, as Transition: a run makes one or more of these
+@dataclass(frozen=True, slots=True)
 class Stop:
     """A round's outcome when the run ends (or pauses) there."""
 

@@ -15,7 +15,7 @@ import logging
 import re
 import unicodedata
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
@@ -74,8 +74,7 @@ class ToolContext:
     step: int | None = None
 
     def for_call(self, call_id: str) -> ToolContext:
-        # dataclasses.replace, without its introspection; every field but call_id carried over
-        return ToolContext(self.user, self.run_id, call_id, self.time_left, self.step)
+        return replace(self, call_id=call_id)
 
 
 @dataclass(frozen=True)
@@ -149,7 +148,7 @@ class HandedOff:
     data: Any
 
 
-@dataclass(slots=True)
+@dataclass(frozen=True, slots=True)
 class Outcome:
     """What running a call came to: the envelope the model gets, and whether the call signed
     a customer in or handed the run off (the engine acts on both; no tool changes the run)."""
@@ -317,7 +316,7 @@ def validation_message(exc: ValidationError, limit: int = 3) -> str:
 # ---- the whitelist ------------------------------------------------------------------
 
 
-@dataclass(slots=True)  # not frozen: a frozen dataclass's __init__ costs several times more, on every call
+@dataclass(frozen=True, slots=True)
 class Prepared:
     """A call that passed every check dispatch can make without running it."""
 

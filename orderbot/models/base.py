@@ -10,7 +10,7 @@ from typing import Protocol
 from orderbot.loop.items import FunctionCall, Item, Message
 
 
-@dataclass  # not frozen, as Turn: made on every request; no provider changes it
+@dataclass(frozen=True)
 class ModelRequest:
     instructions: str
     items: Sequence[Item]
@@ -30,12 +30,9 @@ class Usage:
     output_tokens: int = 0
 
 
-@dataclass
+@dataclass(frozen=True)
 class Turn:
-    """What the model said in one request: output items in order, plus usage.
-
-    Not frozen: a frozen dataclass sets each field through object.__setattr__, a cost paid
-    on every model request; nothing changes a turn after the provider builds it."""
+    """What the model said in one request: output items in order, plus usage."""
 
     items: tuple[Item, ...]
     usage: Usage | None = None
@@ -56,7 +53,8 @@ class Turn:
                 calls.append(item)
             elif isinstance(item, Message) and item.role == "assistant":
                 texts.append(item.content)
-        self.calls, self.text = tuple(calls), "\n".join(texts)
+        object.__setattr__(self, "calls", tuple(calls))  # derived once, as the frozen fields are set
+        object.__setattr__(self, "text", "\n".join(texts))
 
     @property
     def size(self) -> int:

@@ -215,9 +215,6 @@ class TransitionView:
         self.console = console
         self.limits = limits
         self.enabled = enabled
-        # The table shows no transition data; a view that does not draw is kept for the
-        # --json document, which does (orderbot.loop.engine builds data only when wanted).
-        self.wants_data = not enabled
         self.transitions: list[Transition] = []
         self._live: Live | None = None
         self._live_from = 0  # rows before this stay on screen from before a pause

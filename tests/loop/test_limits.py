@@ -9,15 +9,15 @@ from orderbot.cli import app
 from orderbot.errors import ConfigError
 from orderbot.loop.budget import Budget, LimitExceeded, Limits
 from orderbot.loop.conversation import format_limits_short, parse_limits
-from orderbot.loop.limits import LIMIT, LIMIT_STOPS, LIMITS, StopReason
+from orderbot.loop.limits import LIMIT_SPECS, LIMIT_STOPS, SPEC_OF, StopReason
 from orderbot.loop.state import Event
 from orderbot.runs.record import transition_from_dict
 from orderbot.settings import load_settings
 
 
 def test_limits_defaults_and_bounds_come_from_the_table():
-    assert Limits().model_dump() == {limit.name: limit.default for limit in LIMITS}
-    for limit in LIMITS:
+    assert Limits().model_dump() == {limit.name: limit.default for limit in LIMIT_SPECS}
+    for limit in LIMIT_SPECS:
         with pytest.raises(ValueError):
             Limits(**{limit.name: limit.bounds["le"] + 1})
     assert {
@@ -30,15 +30,15 @@ def test_limits_defaults_and_bounds_come_from_the_table():
 
 def test_every_flag_in_the_table_is_an_option_with_its_help_and_default():
     shown = " ".join(CliRunner().invoke(app, ["ask", "--help"], env={"COLUMNS": "200"}).output.split())
-    for limit in LIMITS:
+    for limit in LIMIT_SPECS:
         if limit.flag:
             assert limit.flag in shown and f"{limit.help[:-1]} [default: {limit.default:g}]" in shown
 
 
 def test_settings_read_each_limit_from_its_environment_variable_and_name_it_in_errors(monkeypatch):
-    for limit in LIMITS:
+    for limit in LIMIT_SPECS:
         monkeypatch.setenv(limit.env, str(limit.bounds["le"]))
-    assert load_settings().limits.model_dump() == {limit.name: limit.bounds["le"] for limit in LIMITS}
+    assert load_settings().limits.model_dump() == {limit.name: limit.bounds["le"] for limit in LIMIT_SPECS}
     monkeypatch.setenv("ORDERBOT_MAX_RESPONSE_CHARS", "5")
     with pytest.raises(
         ConfigError, match="invalid value for ORDERBOT_MAX_RESPONSE_CHARS in the environment: input should be greater"
@@ -95,7 +95,7 @@ def test_the_budget_clock_excludes_time_a_person_took():
     with pytest.raises(LimitExceeded, match="the 10 s time limit passed during tool calls") as caught:
         budget.check_before_tool_call()
     assert caught.value.reason is StopReason.TIME_LIMIT
-    assert budget.left()["seconds"] == 0.0 and LIMIT["timeout"].stop is StopReason.TIME_LIMIT
+    assert budget.left()["seconds"] == 0.0 and SPEC_OF["timeout"].stop is StopReason.TIME_LIMIT
 
 
 @pytest.mark.parametrize(

@@ -3,6 +3,11 @@ from, and an echoed input in an error message is bounded."""
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
+
 import pytest
 from securitykit import cli
 
@@ -37,3 +42,18 @@ def test_a_long_run_id_is_not_echoed_whole():
 def test_error_lines_are_bounded(tmp_path):
     result = cli("ask", "--orders", str(tmp_path / ("x" * 200) / ("y" * 5000)), "查询 ORD-1001")
     assert result.exit_code == 6 and len(result.output) < 2100
+
+
+def test_a_question_with_bytes_that_are_not_utf8_is_answered_and_recorded(tmp_path):
+    """A shell passes undecodable bytes as lone surrogates; the record must still be written."""
+    done = subprocess.run(
+        [sys.executable, "-m", "orderbot", "ask", "--json", b"\xff\xfe ORD-1001".decode("utf-8", "surrogateescape")],
+        capture_output=True,
+        env={**os.environ, "ORDERBOT_STATE_DIR": str(tmp_path / "state")},
+        cwd=tmp_path,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr.decode(errors="replace")
+    doc = json.loads(done.stdout)
+    assert doc["question"].startswith("\ufffd\ufffd") and doc["stop_reason"] == "answered"
+    assert list((tmp_path / "state" / "runs").glob(doc["run_id"] + ".json"))
