@@ -89,7 +89,8 @@ def _typer(var: str, app: typer.Typer, out: list[str], counter: list[int]) -> No
 
 
 def generate() -> str:
-    from orderbot.cli import app
+    from orderbot.cli import app, command_app
+    from orderbot.commands import COMMAND_HELP
 
     info = app.info
     out = [
@@ -105,7 +106,20 @@ def generate() -> str:
         f"rich_markup_mode={_v(app.rich_markup_mode)!r}, context_settings={_v(info.context_settings)!r})",
         "",
     ]
-    _typer("app", app, out, [0])
+    counter = [0]
+    _typer("app", app, out, counter)
+    # orderbot loads a command's module when it runs; the bare app registers them all up front.
+    for name in COMMAND_HELP:
+        child = command_app(name)
+        if child.registered_callback is None and len(child.registered_commands) == 1:
+            _typer("app", child, out, counter)
+            continue
+        counter[0] += 1
+        sub = f"group_{counter[0]}"
+        no_args = bool(_v(child.info.no_args_is_help))
+        out.append(f"{sub} = typer.Typer(help={_v(child.info.help)!r}, no_args_is_help={no_args!r})")
+        out.append(f"app.add_typer({sub}, name={name!r})")
+        _typer(sub, child, out, counter)
     out += ["", 'if __name__ == "__main__":', '    app(prog_name="orderbot")', ""]
     return "\n".join(out)
 

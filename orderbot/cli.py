@@ -23,12 +23,14 @@ from typer.core import TyperCommand, TyperGroup, TyperOption
 
 from orderbot import __version__, i18n
 from orderbot.commands import COMMAND_HELP
+from orderbot.errors import ExitCode
+from orderbot.text import cut
+from orderbot.ui.escape import visible
 from orderbot.ui.terminal import end_quietly_on_closed_pipe
 
 
-@functools.cache
-def command(name: str) -> TyperCommand | TyperGroup | None:
-    """The command called `name`, its module imported now."""
+def command_app(name: str) -> typer.Typer | None:
+    """The Typer app of the command called `name`, its module imported now."""
     match name:
         case "ask":
             from orderbot.commands import ask as module
@@ -52,7 +54,16 @@ def command(name: str) -> TyperCommand | TyperGroup | None:
             from orderbot.commands import doctor as module
         case _:
             return None
-    built = typer.main.get_command(module.app)
+    return module.app
+
+
+@functools.cache
+def command(name: str) -> TyperCommand | TyperGroup | None:
+    """The command called `name`, built once."""
+    app = command_app(name)
+    if app is None:
+        return None
+    built = typer.main.get_command(app)
     built.name = name
     return built
 
@@ -134,9 +145,6 @@ def _version(value: bool) -> None:
         raise typer.Exit()
 
 
-CONFIG_EXIT = 6  # a bad setting (orderbot.commands.common): said before any command runs
-
-
 def _language(value: str | None) -> str | None:
     """--lang, else ORDERBOT_LANG, else the locale: fixed before any command prints a word.
     A bad --lang is a usage error (exit 2); a bad ORDERBOT_LANG is a setting, checked like
@@ -145,16 +153,13 @@ def _language(value: str | None) -> str | None:
     try:
         i18n.set_language(i18n.language_from(os.environ, value))
     except ValueError as exc:
-        from orderbot.text import cut
-        from orderbot.ui.escape import visible
-
         shown = cut(visible(str(exc), one_line=True), 40)
         i18n.set_language(i18n.DEFAULT)
         if value:
             raise typer.BadParameter(i18n.t("error.bad_lang", value=shown, source="--lang")) from None
         message = i18n.t("error.bad_lang", value=shown, source="ORDERBOT_LANG")
         print(i18n.t("error.prefix", error=message), file=sys.stderr)
-        raise typer.Exit(CONFIG_EXIT) from None
+        raise typer.Exit(ExitCode.CONFIG) from None
     return value
 
 

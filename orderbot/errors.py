@@ -10,14 +10,38 @@
     │   └── ModelResponseError    the service answered with something that is not a valid turn
     │       ├── EmptyReply        ...with nothing at all (retried once)
     │       └── IncompleteReply   ...a stream that ended before its end marker (retried)
-    └── ToolError                 an expected business failure inside a tool; its message is safe
-                                  to show the model and comes back as {"ok": false, ...}
+    ├── ToolError                 an expected business failure inside a tool; its message is safe
+    │                             to show the model and comes back as {"ok": false, ...}
+    └── LimitExceeded             a limit check failed (orderbot.loop.budget): the engine turns it
+                                  into the run's stop; it never leaves the engine
 
 Provider exceptions (openai, httpx) are translated into ModelError at the adapter boundary,
 so nothing from an SDK ever reaches the engine or the command line.
 """
 
 from __future__ import annotations
+
+from enum import IntEnum
+
+
+class ExitCode(IntEnum):
+    """Every exit code orderbot ends with, defined once (README.md's table lists them).
+
+    One rule: a bad flag, a missing argument or an empty question is a usage error (2); a bad
+    value from the environment, .env or a file is a configuration error (6)."""
+
+    OK = 0
+    DIFFERS = 1  # `replay` found a step that differs; `orders show` found no such order
+    USAGE = 2  # what Click uses for a bad flag; orderbot's own flag checks use it too
+    LIMIT = 3  # a step, time, tool-call or response limit stopped the run
+    AWAITING_APPROVAL = 4
+    MODEL_ERROR = 5
+    CONFIG = 6
+    STRICT_CLAIMS = 7  # --strict-claims: the answer made a claim the tools did not support
+    TRANSFERRED = 8  # handed to a person
+    CANCELLED = 130  # Ctrl-C: 128 + SIGINT
+    PIPE_CLOSED = 141  # 128 + SIGPIPE: what a shell reports for a program whose reader went away
+    TERMINATED = 143  # 128 + SIGTERM
 
 
 class OrderbotError(Exception):

@@ -1,4 +1,4 @@
-"""Command-line conventions people expect (issue 13, items 4 and 5): help, exit codes,
+"""Command-line conventions people expect: help, exit codes,
 closed pipes, stdin, `last`, doctor --json, completion, tokens, a private log."""
 
 from __future__ import annotations

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from orderbot.errors import ConfigError, OrderbotError, RecordError, UsageError
+from orderbot.errors import ConfigError, ExitCode, OrderbotError, RecordError, UsageError
 from orderbot.i18n import t
 from orderbot.loop.limits import SPEC_OF, StopReason
 from orderbot.models import FACTORIES
@@ -31,20 +31,17 @@ if TYPE_CHECKING:
 
 # How each way a run stops becomes the exit code; errors before a run are 1, bad input 6.
 EXIT_CODES: dict[StopReason, int] = {
-    StopReason.ANSWERED: 0,
-    StopReason.STEP_LIMIT: 3,
-    StopReason.TIME_LIMIT: 3,
-    StopReason.TOOL_CALL_LIMIT: 3,
-    StopReason.RESPONSE_TOO_LARGE: 3,
-    StopReason.RESPONSE_TRUNCATED: 3,
-    StopReason.AWAITING_APPROVAL: 4,
-    StopReason.MODEL_ERROR: 5,
-    StopReason.TRANSFERRED: 8,
-    StopReason.CANCELLED: 130,
+    StopReason.ANSWERED: ExitCode.OK,
+    StopReason.STEP_LIMIT: ExitCode.LIMIT,
+    StopReason.TIME_LIMIT: ExitCode.LIMIT,
+    StopReason.TOOL_CALL_LIMIT: ExitCode.LIMIT,
+    StopReason.RESPONSE_TOO_LARGE: ExitCode.LIMIT,
+    StopReason.RESPONSE_TRUNCATED: ExitCode.LIMIT,
+    StopReason.AWAITING_APPROVAL: ExitCode.AWAITING_APPROVAL,
+    StopReason.MODEL_ERROR: ExitCode.MODEL_ERROR,
+    StopReason.TRANSFERRED: ExitCode.TRANSFERRED,
+    StopReason.CANCELLED: ExitCode.CANCELLED,
 }
-CONFIG_EXIT = 6
-USAGE_EXIT = 2  # what Click uses for a bad flag; orderbot's own flag checks use it too
-STRICT_CLAIMS_EXIT = 7  # --strict-claims: the answer made a claim the tools did not support
 
 
 def run_exit_code(result: RunResult, *, strict_claims: bool = False) -> int:
@@ -52,7 +49,7 @@ def run_exit_code(result: RunResult, *, strict_claims: bool = False) -> int:
     (orderbot.answers.claims) exits 7 instead of 0."""
     code = EXIT_CODES[result.state.stop_reason]
     if strict_claims and code == 0 and result.claims:
-        return STRICT_CLAIMS_EXIT
+        return ExitCode.STRICT_CLAIMS
     return code
 
 
@@ -191,20 +188,20 @@ def errors_to_exit_codes() -> Iterator[None]:
         yield
     except typer.Exit as done:
         if _terminated:  # the run stopped as cancelled and its record is saved: say why it ended
-            raise typer.Exit(TERMINATED_EXIT) from None
+            raise typer.Exit(ExitCode.TERMINATED) from None
         raise done
     except KeyboardInterrupt:
         if _terminated:
-            raise typer.Exit(TERMINATED_EXIT) from None
+            raise typer.Exit(ExitCode.TERMINATED) from None
         raise
     except BrokenPipeError:
         end_quietly_on_closed_pipe()
     except UsageError as exc:
         print(error_line(exc), file=sys.stderr)
-        raise typer.Exit(USAGE_EXIT) from None
+        raise typer.Exit(ExitCode.USAGE) from None
     except ConfigError as exc:
         print(error_line(exc), file=sys.stderr)
-        raise typer.Exit(CONFIG_EXIT) from None
+        raise typer.Exit(ExitCode.CONFIG) from None
     except OrderbotError as exc:
         print(error_line(exc), file=sys.stderr)
         raise typer.Exit(1) from None
@@ -213,7 +210,6 @@ def errors_to_exit_codes() -> Iterator[None]:
             signal.signal(signal.SIGTERM, previous)
 
 
-TERMINATED_EXIT = 143  # 128 + SIGTERM, as shells report a process ended by it
 _terminated = False
 
 

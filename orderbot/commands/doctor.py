@@ -17,7 +17,6 @@ from rich.text import Text
 
 from orderbot.commands import COMMAND_HELP
 from orderbot.commands.common import (
-    CONFIG_EXIT,
     BaseUrl,
     Model,
     Orders,
@@ -27,10 +26,10 @@ from orderbot.commands.common import (
     errors_to_exit_codes,
     setup_logging,
 )
-from orderbot.errors import ConfigError, ModelError, RecordError
+from orderbot.errors import ConfigError, ExitCode, ModelError, RecordError
 from orderbot.i18n import t
 from orderbot.loop.items import user
-from orderbot.loop.limits import LIMITS
+from orderbot.loop.limits import LIMIT_SPECS
 from orderbot.models import create, resolve_provider
 from orderbot.models.base import ModelRequest
 from orderbot.runs import statedir
@@ -47,7 +46,6 @@ from orderbot.ui.render import make_console
 
 HELP = COMMAND_HELP["doctor"]
 EPILOG = "Example: orderbot doctor --provider chat --base-url http://localhost:11434/v1 --ping"
-MODEL_ERROR_EXIT = 5
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 LABEL_CELLS = 11  # the values start in this column
 PING_INSTRUCTIONS = "This is a connectivity check. Reply with the single word: pong."
@@ -78,7 +76,7 @@ def doctor(
             llm = create(settings)
         except ConfigError as exc:
             llm = None
-            exit_code = CONFIG_EXIT
+            exit_code = ExitCode.CONFIG
             facts["provider_error"] = str(exc)
             lines.append(("provider", t("doctor.not_usable", what=f"{chosen}{_auto(settings, chosen)}", error=exc)))
         else:
@@ -92,7 +90,7 @@ def doctor(
         orders_line, ok, facts["orders"], shop_lines = _orders(settings)
         lines.append(("orders", orders_line))
         lines.extend(shop_lines)
-        exit_code = exit_code or (0 if ok else CONFIG_EXIT)
+        exit_code = exit_code or (0 if ok else ExitCode.CONFIG)
         where = settings.resolved_state_dir()
         facts["state_dir"], facts["state_dir_error"], facts["log_error"] = str(where), None, None
         try:
@@ -100,7 +98,7 @@ def doctor(
         except RecordError as exc:
             facts["state_dir_error"] = str(exc)
             lines.append(("state_dir", t("doctor.not_usable_short", error=exc)))
-            exit_code = exit_code or CONFIG_EXIT
+            exit_code = exit_code or ExitCode.CONFIG
         else:
             lines.append(("state_dir", str(where)))
             # A run drops log lines it cannot write, silently: this is where that is said, once.
@@ -114,7 +112,7 @@ def doctor(
             else:
                 text, ok, facts["ping"] = _ping(llm, settings.timeout)
                 lines.append(("ping", text))
-                exit_code = exit_code or (0 if ok else MODEL_ERROR_EXIT)
+                exit_code = exit_code or (0 if ok else ExitCode.MODEL_ERROR)
                 if ok and chosen == "offline":  # no server to set up: the planner is orderbot's own
                     facts["tool_calling"] = {"ok": True, "result": "built_in", "error": None}
                     lines.append(("tool_calling", t("doctor.tools_built_in")))
@@ -178,7 +176,7 @@ def _orders(settings) -> tuple[str, bool, dict, list[tuple[str, str]]]:
     where = t("doctor.sample", path=source.shown) if not writable else source.shown
     key = "doctor.order_count_one" if count == 1 else "doctor.order_count"
     limits = session.limits(settings)
-    chosen = [limit.flag or limit.env for limit in LIMITS if limit.name in settings.model_fields_set]
+    chosen = [limit.flag or limit.env for limit in LIMIT_SPECS if limit.name in settings.model_fields_set]
     fact.update(count=count, shop=session.shop, limits=limits.model_dump())
     text = t(
         "doctor.limits_line",

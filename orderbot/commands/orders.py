@@ -26,7 +26,7 @@ from rich.table import Table
 
 from orderbot.commands import COMMAND_HELP
 from orderbot.commands.common import Json, Orders, User, errors_to_exit_codes
-from orderbot.errors import ConfigError, ToolError
+from orderbot.errors import ConfigError, ExitCode, ToolError
 from orderbot.i18n import t
 from orderbot.settings import load_settings
 from orderbot.shops.choice import is_shop_file, open_retail_store
@@ -45,7 +45,6 @@ EPILOG = (
     "orderbot orders list --user C001 · orderbot orders show ORD-1001 --user C001"
 )
 PROGRESS_FROM = 10_000  # orders: smaller imports finish before a bar would be worth drawing
-NOT_FOUND_EXIT = 1
 
 app = typer.Typer(help=HELP, epilog=EPILOG, no_args_is_help=True, rich_markup_mode="rich", add_completion=False)
 
@@ -232,7 +231,7 @@ def show(
                 except ToolError:
                     message = t("orders.no_access", order_id=text(order_id[:40]), user=settings.user)
                     print(t("error.prefix", error=message), file=sys.stderr)
-                    raise typer.Exit(NOT_FOUND_EXIT) from None
+                    raise typer.Exit(ExitCode.DIFFERS) from None
             else:  # like get_order_status: anyone may learn an order's status by its exact id
                 order = store.get(order_id)
                 doc = {"order_id": order_id, "status": order.status} if order else None
@@ -244,7 +243,7 @@ def show(
             sys.stdout.write(json_text(doc) + "\n")
         else:
             _print_order(doc)
-        raise typer.Exit(NOT_FOUND_EXIT if doc.get("status") == NOT_FOUND else 0)
+        raise typer.Exit(ExitCode.DIFFERS if doc.get("status") == NOT_FOUND else 0)
 
 
 def _settings(orders, user):

@@ -18,9 +18,9 @@ from rich.text import Text
 
 from orderbot.commands import COMMAND_HELP
 from orderbot.commands.common import Json, RunId, Runs, StateDir, errors_to_exit_codes
-from orderbot.errors import ConfigError, RecordError
+from orderbot.errors import ConfigError, ExitCode, RecordError
 from orderbot.i18n import t
-from orderbot.runs.replay import DIFFERS_EXIT, pin_time, scratch_session
+from orderbot.runs.replay import pin_time, scratch_session
 from orderbot.runs.replay import replay as replay_record
 from orderbot.runs.stores import open_run_store
 from orderbot.settings import load_settings
@@ -97,7 +97,7 @@ def replay(
                 for diff in report.differences:  # a long difference continues indented
                     line = Text(t("replay.difference", step=diff.step, text=diff.text).strip())
                     console.print(hanging(console, line), soft_wrap=True)
-        raise typer.Exit(0 if report.identical else DIFFERS_EXIT)
+        raise typer.Exit(0 if report.identical else ExitCode.DIFFERS)
 
 
 def _orders_source(settings, record, orders_source) -> Path:

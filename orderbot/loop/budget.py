@@ -13,6 +13,7 @@ from collections.abc import Callable, Sequence
 
 from pydantic import Field, create_model
 
+from orderbot.errors import OrderbotError
 from orderbot.i18n import t
 from orderbot.i18n.catalogue import MESSAGES
 from orderbot.loop.limits import LIMIT_SPECS, StopReason
@@ -26,7 +27,7 @@ Limits = create_model(
 )
 
 
-class LimitExceeded(Exception):
+class LimitExceeded(OrderbotError):
     """A limit check failed: the run stops with `reason`, and the message says why.
 
     The message is a catalogue entry (orderbot.i18n.catalogue `detail.*`): its English text is

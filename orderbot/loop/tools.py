@@ -1,7 +1,7 @@
 """Tools: one declaration gives both the spec the model sees and the entry dispatch allows.
 
-The article keeps two halves apart: TOOLS (what the model is told) and DISPATCH (what the
-program will actually run). Here both come from one `Tool`, so they cannot drift. Dispatch
+A tool has two halves that must not drift apart: what the model is told (its spec) and what
+the program will actually run (its dispatch entry). Here both come from one `Tool`. Dispatch
 looks tools up in a dict by exact name: it never imports, evals or builds queries from
 what the model sent.
 """

@@ -33,7 +33,6 @@ from orderbot.shops.session import Session, session_over
 from orderbot.text import cut
 
 ERRORS = {"ModelTimeout": ModelTimeout, "ModelResponseError": ModelResponseError}
-DIFFERS_EXIT = 1  # `orderbot replay` exits with this when any step differs
 
 
 @dataclass(frozen=True)

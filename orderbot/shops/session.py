@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from orderbot.loop.budget import Limits
-from orderbot.loop.limits import LIMITS
+from orderbot.loop.limits import LIMIT_SPECS
 from orderbot.loop.tools import Toolbox
 from orderbot.shops.choice import open_shop_store
 from orderbot.shops.sample.model import SAMPLE_PATH
@@ -56,7 +56,7 @@ class Session:
             limit.name: getattr(settings, limit.name)
             if limit.name in settings.model_fields_set
             else self.limit_defaults.get(limit.name, getattr(settings, limit.name))
-            for limit in LIMITS
+            for limit in LIMIT_SPECS
         }
         return Limits(**chosen)
 

@@ -12,10 +12,10 @@ from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
 
+from orderbot.errors import ExitCode
 from orderbot.runs.statedir import is_planted
 
 HISTORY_LINES = 1000
-PIPE_CLOSED_EXIT = 141  # 128 + SIGPIPE: what a shell reports for a program whose reader went away
 
 
 def read_line(prompt: str, *, interactive: bool = True) -> str | None:
@@ -107,4 +107,4 @@ def end_quietly_on_closed_pipe() -> None:
     BrokenPipeError message at exit, exit code 141 (not 1, which `replay` uses for "differs")."""
     devnull = os.open(os.devnull, os.O_WRONLY)
     os.dup2(devnull, sys.stdout.fileno())  # later writes, and the flush at exit, go nowhere
-    raise SystemExit(PIPE_CLOSED_EXIT)
+    raise SystemExit(ExitCode.PIPE_CLOSED)

@@ -1,6 +1,6 @@
 """What real model servers (llama.cpp, vLLM, Ollama) were seen to send, replayed by the
 loopback server (tests/fakeapi.py) to both providers through the real command line and
-the real openai SDK (issue 11). Each case sends exactly the bodies described there and
+the real openai SDK. Each case sends exactly the bodies described there and
 is checked by faultkit.check like every fault run.
 """
 

@@ -12,9 +12,9 @@ import pytest
 from typer.testing import CliRunner
 
 from orderbot.cli import app
-from orderbot.errors import RecordError
+from orderbot.errors import ExitCode, RecordError
 from orderbot.loop.tools import Toolbox
-from orderbot.runs.replay import DIFFERS_EXIT, replay, replay_file
+from orderbot.runs.replay import replay, replay_file
 from orderbot.runs.store import read_record
 from orderbot.shops.sample.tools import order_tools
 
@@ -94,7 +94,7 @@ def test_cli_replay_of_a_fresh_run_is_identical_then_differs_when_the_data_chang
     orders_file.write_text(json.dumps(data, ensure_ascii=False))
     before = orders_file.read_bytes()
     changed = cli("replay", path.stem, "--json")
-    assert changed.exit_code == DIFFERS_EXIT == 1
+    assert changed.exit_code == ExitCode.DIFFERS == 1
     doc = json.loads(changed.output)
     assert doc["identical"] is False and doc["recorded_stop_reason"] == doc["replayed_stop_reason"] == "answered"
     [diff] = doc["differences"]

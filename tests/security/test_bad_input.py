@@ -1,4 +1,4 @@
-"""Issue 10 items 7 and 9: a bad base URL is one line and no traceback wherever it comes
+"""A bad base URL is one line and no traceback wherever it comes
 from, and an echoed input in an error message is bounded."""
 
 from __future__ import annotations

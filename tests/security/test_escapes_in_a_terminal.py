@@ -1,4 +1,4 @@
-"""Issue 10 item 1, the pseudo-terminal half of the property: arbitrary Unicode in an order's
+"""The pseudo-terminal half of the property: arbitrary Unicode in an order's
 item name and note and in the question, through `ask`, `runs show last` and the REPL in a
 real pseudo-terminal with colours on. Only orderbot's own codes may reach the terminal:
 SGR colours and the few cursor/erase codes of Rich's live table (ALLOWED below); no other

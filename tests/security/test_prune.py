@@ -1,4 +1,4 @@
-"""Issue 10 item 5: pruning deletes only run records, from one directory listing, and only
+"""Pruning deletes only run records, from one directory listing, and only
 once the run has finished (never on its clock)."""
 
 from __future__ import annotations

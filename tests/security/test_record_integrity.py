@@ -1,4 +1,4 @@
-"""Issue 10 item 2: a run record on disk cannot change what an approval does.
+"""A run record on disk cannot change what an approval does.
 
 Each tamper case must exit 6 with one sentence, and change nothing: not the orders file,
 not the record, no new file. Cases are tried twice where it matters: edited by another

@@ -1,4 +1,4 @@
-"""Issue 10 item 6: the REPL refuses a line over ask's question limit, without sending it
+"""The REPL refuses a line over ask's question limit, without sending it
 to the model or echoing it."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Issue 10 item 3: resume acts on the orders source the run used, and empty settings are
+"""Resume acts on the orders source the run used, and empty settings are
 unset. A run paused in directory A and resumed from directory B (with its own orders.json
 and a .env copied from .env.example) must cancel the order in A's file, never B's."""
 

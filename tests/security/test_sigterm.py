@@ -1,4 +1,4 @@
-"""Issue 10 item 8: SIGTERM stops a run like Ctrl-C: cancelled, the record saved and
+"""SIGTERM stops a run like Ctrl-C: cancelled, the record saved and
 resumable, exit 143."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Issue 10 item 4: writing through a symlinked orders.json replaces the file the link
+"""Writing through a symlinked orders.json replaces the file the link
 points to, and keeps the link."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Issue 10 item 1: no hostile text reaches the terminal raw.
+"""No hostile text reaches the terminal raw.
 
 Every vector (the model's answer, a tool name the model sends, an order's field, the
 question, the orders-file error line) through every renderer (the transitions table, the

@@ -1,4 +1,4 @@
-"""Issue 10 item 6: a tool result has a cap. An order with a 5 MB note reaches the model as
+"""A tool result has a cap. An order with a 5 MB note reaches the model as
 at most MAX_TOOL_RESULT_CHARS characters of valid JSON that says it was cut, and --json,
 the run record and `runs show --json` stay small."""
 

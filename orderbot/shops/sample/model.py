@@ -21,7 +21,7 @@ STATUSES: frozenset[str] = frozenset(get_args(Status))
 CANCELLABLE: frozenset[str] = frozenset({"待付款", "处理中"})
 
 
-NOT_FOUND = "不存在"  # the article's answer for an unknown id
+NOT_FOUND = "不存在"  # the status an unknown id gets: a lookup by id answers, never fails
 
 
 # The store's status vocabulary in English: the offline model answers with the first word,

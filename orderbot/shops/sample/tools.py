@@ -44,7 +44,7 @@ class _Strict(BaseModel):
 
 
 def _check_order_id(value: str) -> str:
-    # The article's contract, kept by the tool itself: the request came from a model.
+    # The tool keeps its own contract on the id: the request came from a model.
     if not value.startswith("ORD-"):
         raise ValueError("order id must start with 'ORD-'")
     return value

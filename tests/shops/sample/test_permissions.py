@@ -50,7 +50,7 @@ def secrets_of(store: JsonStore, order_id: str) -> list[str]:
     return found
 
 
-# ---- get_order_status: the article's contract, open to anyone --------------------------
+# ---- get_order_status: a public tracking lookup, open to anyone --------------------------
 
 
 @pytest.mark.parametrize("user", [None, "C001", "C002"])
