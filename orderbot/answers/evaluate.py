@@ -43,7 +43,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from orderbot.errors import ConfigError, OrderbotError
 from orderbot.i18n import t
 from orderbot.loop.engine import Limits, StopReason
-from orderbot.loop.limits import LIMIT
+from orderbot.loop.limits import SPEC_OF
 from orderbot.loop.state import RunState, describe_call
 from orderbot.settings import USER_ID
 from orderbot.shops.sample.model import SAMPLE_PATH
@@ -113,9 +113,9 @@ def load_suite(path: Path | None = None) -> tuple[Suite, Path]:
 def check_limits(path: Path, index: int, case: Case) -> None:
     """A case's limits are limits orderbot has, with values they may take: a suite is outside
     input, and a misspelt limit would otherwise be ignored and the case run without it."""
-    unknown = [name for name in case.limits if name not in LIMIT]
+    unknown = [name for name in case.limits if name not in SPEC_OF]
     if unknown:
-        known = ", ".join(LIMIT)
+        known = ", ".join(SPEC_OF)
         raise ConfigError(t("eval.unknown_limit", path=path, index=index, name=cut(unknown[0], 40), known=known))
     try:
         Limits(**case.limits)
