@@ -2,15 +2,15 @@
 
     python benchmarks/gen_retail.py 1000000 /tmp/retail-1m.json     # 500,000 customers by default
 
-The shop starts with tau2's own (tests/fixtures/tau2-retail/db.json: its 50 products, 500 customers and 1,000
-orders, unchanged), so every record of the small shop is also in the large one, and goes
-on with generated customers and orders of the same shape: names and zip codes drawn from
-tau2's customers, 1-4 payment methods (credit card, PayPal, gift card with a balance),
-1-5 items drawn from tau2's product variants at their prices, the statuses in tau2's
-proportions (fulfilments once processed, a refund once cancelled), and the payment that
-adds up. Deterministic for a given size (seeded), compact JSON, written as it is made so
-a million orders need little memory. Generated files belong in a temporary directory:
-they are never committed.
+The shop starts with tau2's own (tests/fixtures/tau2-retail/db.json: its 50 products, 500
+customers and 1,000 orders, unchanged), so every record of the small shop is also in the
+large one, and goes on with generated customers and orders of the same shape: names and
+zip codes drawn from tau2's customers, 1-3 payment methods (credit card, PayPal, gift card
+with a balance), 1-5 items drawn from tau2's product variants at their prices, the
+statuses in tau2's proportions (fulfilments once processed, a refund once cancelled), and
+the payment that adds up. Deterministic for a given size (seeded), compact JSON, written
+as it is made so a million orders need little memory. Generated files belong in a
+temporary directory: they are never committed.
 """
 
 from __future__ import annotations
