@@ -36,7 +36,7 @@ B-tree descent (benchmarks/retail.py).
 from __future__ import annotations
 
 import json
-import unicodedata
+import logging
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import AbstractContextManager
 from typing import Any, NoReturn
@@ -45,7 +45,10 @@ from pydantic import ValidationError
 
 from orderbot.errors import ToolError
 from orderbot.shops.retail.data import MAX_ID_CHARS, MAX_TEXT_CHARS, Order, Product, User, Variant, key_of
+from orderbot.shops.retail.data import _plain as plain_text  # the check every stored text passed
 from orderbot.shops.retail.store import ShopRecord, Write
+
+log = logging.getLogger("orderbot")
 
 SCHEMA_VERSION = 1
 SCHEMA_TABLE = "retail_schema"
@@ -62,7 +65,6 @@ CHANGED_MESSAGE = "the record changed after it was read, before this change coul
 UNAVAILABLE = "the shop's database cannot be used right now; nothing was changed"
 TIMED_OUT = "the shop's database did not answer within the run's time limit; nothing was changed"
 BUSY = "the shop's database is busy with another change; nothing was changed, try again"
-_NOT_TEXT = frozenset(("Cc", "Cf", "Cs", "Co", "Zl", "Zp"))  # as data.py refuses in every stored text
 
 
 def tables(key: str) -> list[str]:
@@ -123,22 +125,21 @@ def name_key(text: str) -> str:
 
 def storable(*texts: str) -> bool:
     """Whether every text could be a stored key: a text holding a control or format
-    character, or longer than any stored text, matches no record (data.py refuses them),
-    so it is not sent to the database, which might refuse it in its own words (PostgreSQL
-    cannot hold NUL)."""
-    return all(
-        isinstance(text, str)
-        and len(text) <= MAX_TEXT_CHARS
-        and not any(unicodedata.category(ch) in _NOT_TEXT for ch in text)
-        for text in texts
-    )
+    character, or longer than any stored text, matches no record (data.py refuses them
+    in every record), so it is not sent to the database, which might refuse it in its own
+    words (PostgreSQL cannot hold NUL)."""
+    try:
+        return all(isinstance(text, str) and len(text) <= MAX_TEXT_CHARS and plain_text(text) for text in texts)
+    except ValueError:
+        return False
 
 
 def record_from(kind: type[ShopRecord], body: str) -> ShopRecord:
     try:
         return kind.model_validate_json(body)
-    except ValidationError as exc:  # someone wrote the table by hand
-        raise ToolError(UNAVAILABLE, "store_unavailable") from exc
+    except ValidationError as exc:  # a row written by hand, not by orderbot
+        log.error("a %s row is not a valid record: %s", kind.__name__, exc.errors(include_input=False)[0])
+        raise ToolError(UNAVAILABLE, "store_unavailable") from None
 
 
 Run = Callable[[str, tuple], Any]  # runs one statement inside a transaction; returns its cursor
