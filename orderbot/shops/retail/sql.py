@@ -45,7 +45,7 @@ from pydantic import ValidationError
 
 from orderbot.errors import ToolError
 from orderbot.shops.retail.data import MAX_ID_CHARS, MAX_TEXT_CHARS, Order, Product, User, Variant, key_of
-from orderbot.shops.retail.data import _plain as plain_text  # the check every stored text passed
+from orderbot.shops.retail.data import plain as plain_text  # the check every stored text passed
 from orderbot.shops.retail.store import ShopRecord, Write
 
 log = logging.getLogger("orderbot")
