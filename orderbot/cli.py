@@ -26,7 +26,7 @@ from orderbot.commands import COMMAND_HELP
 from orderbot.errors import ExitCode
 from orderbot.text import cut
 from orderbot.ui.escape import visible
-from orderbot.ui.terminal import end_quietly_on_closed_pipe
+from orderbot.ui.terminal import WholeWrites, end_quietly_on_closed_pipe
 
 
 def command_app(name: str) -> typer.Typer | None:
@@ -190,6 +190,8 @@ def main() -> None:
         # Only for help: it imports Typer's help renderer (Rich markdown, tracebacks, ...),
         # which a command that runs would otherwise pay on every start.
         _no_colour_in_help()
+    if not isinstance(sys.stdout, WholeWrites):
+        sys.stdout = WholeWrites(sys.stdout)  # a closed pipe is noticed whatever the size of a write
     try:
         app()
     finally:

@@ -102,6 +102,33 @@ def _remember(line: str) -> None:
         readline.add_history(line)
 
 
+class WholeWrites:
+    """Standard output that notices a reader that went away, however much is written at once.
+
+    A write of more than a pipe holds returns short when the reader leaves midway, and
+    CPython's buffered writer then reports the short count instead of the error, which a
+    text stream drops: the rest of the output vanishes and the process exits 0 (`orderbot
+    runs --limit 10000 | head -1`). Written in pieces, the piece after that raises
+    BrokenPipeError, and the command ends quietly with 141 as for any other write."""
+
+    PIECE = 1 << 15  # characters
+
+    def __init__(self, stream) -> None:
+        self._stream = stream
+
+    def write(self, text: str) -> int:
+        stream = self._stream
+        if len(text) <= self.PIECE:
+            return stream.write(text)
+        for start in range(0, len(text), self.PIECE):
+            stream.write(text[start : start + self.PIECE])
+            stream.flush()
+        return len(text)
+
+    def __getattr__(self, name: str):
+        return getattr(self._stream, name)
+
+
 def end_quietly_on_closed_pipe() -> None:
     """The reader of our output went away (`orderbot ask ... | head -1`): no traceback, no
     BrokenPipeError message at exit, exit code 141 (not 1, which `replay` uses for "differs")."""

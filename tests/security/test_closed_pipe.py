@@ -1,0 +1,50 @@
+"""`orderbot runs | head -1` over 10,000 records ends quietly with 141, as `ask` does: a
+reader that leaves while orderbot writes is noticed however large the write
+(orderbot.ui.terminal.WholeWrites), never a silent exit 0 with the output cut short."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+from securitykit import runs_dir
+
+RECORDS = 10_000
+
+
+def many_records() -> None:
+    """10,000 small records, as a listing reads them (a listing does not check the tag)."""
+    runs_dir().mkdir(parents=True, mode=0o700)
+    for n in range(RECORDS):
+        run_id = f"2611{n // 3600 % 28 + 1:02d}-{n // 60 % 60:02d}{n % 60:02d}00-{n % 65536:04x}"
+        doc = {
+            "format": "orderbot-run",
+            "created_at": "2026-11-30T05:00:26Z",
+            "state": {"steps": 2, "tool_calls": 1, "question": f"查询 ORD-{1000 + n}", "stop_reason": "answered"},
+            "segments": [{"stop_reason": "answered"}],
+        }
+        (runs_dir() / f"{run_id}.json").write_text(json.dumps(doc, ensure_ascii=False), encoding="utf-8")
+
+
+def first_line_then_close(*args: str) -> tuple[str, int, str]:
+    """What `orderbot ARGS | head -1` sees: the first line, then the reader is gone."""
+    child = subprocess.Popen(
+        [sys.executable, "-m", "orderbot", *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=os.environ
+    )
+    first = child.stdout.readline().decode()
+    child.stdout.close()
+    err = child.stderr.read().decode()
+    return first, child.wait(timeout=120), err
+
+
+# More than a pipe holds (64 KiB) either way; the table fewer rows, as Rich lays out 10,000 slowly.
+@pytest.mark.parametrize("args", [["--limit", "1000"], ["--limit", str(RECORDS), "--json"]], ids=["table", "json"])
+def test_runs_into_a_closed_pipe_exits_141_quietly(args):
+    many_records()
+    first, code, err = first_line_then_close("runs", *args)
+    assert first.strip(), "nothing was listed"
+    assert code == 141, (code, err[-500:])
+    assert err == "", err  # quietly: no traceback, no BrokenPipeError message
