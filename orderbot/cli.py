@@ -16,9 +16,12 @@ from __future__ import annotations
 
 import functools
 import os
+import re
 import sys
+from difflib import SequenceMatcher
 
 import typer
+from typer._click.exceptions import BadParameter, MissingParameter, NoSuchOption, UsageError
 from typer.core import TyperCommand, TyperGroup, TyperOption
 
 from orderbot import __version__, i18n
@@ -69,9 +72,23 @@ def command(name: str) -> TyperCommand | TyperGroup | None:
 
 
 class LazyGroup(TyperGroup):
-    """The root command: lists the commands from their help table, loads one only to run it."""
+    """The root command: lists the commands from their help table, loads one only to run it.
+    A usage error (a flag, an argument, a command) reaches Typer's error box in the UI
+    language and suggests only a flag close to what was typed."""
 
     listing = False  # while the root's own help is drawn: a name and a line are enough
+
+    def make_context(self, info_name, args, parent=None, **extra):
+        try:
+            return super().make_context(info_name, args, parent=parent, **extra)
+        except UsageError as exc:
+            raise usage_error(exc) from None
+
+    def invoke(self, ctx):
+        try:
+            return super().invoke(ctx)
+        except UsageError as exc:
+            raise usage_error(exc) from None
 
     def list_commands(self, ctx) -> list[str]:
         return list(COMMAND_HELP)
@@ -87,6 +104,66 @@ class LazyGroup(TyperGroup):
             super().format_help(ctx, formatter)
         finally:
             LazyGroup.listing = False
+
+
+CLOSE_ENOUGH = 0.8  # how alike a mistyped flag and a real one must be for the one to be suggested
+
+
+def usage_error(exc: UsageError) -> UsageError:
+    """`exc` said in the UI language, with no far-fetched suggestion (`ask --bogus` is not
+    `--user`). In English the usage line and the hint stay Typer's; in Chinese they are
+    part of the message, as Typer prints them in English only."""
+    if type(exc).__name__ == "NoArgsIsHelpError":
+        return exc
+    text = _message(exc)
+    if i18n.language() == "en":
+        if text is None:
+            return exc
+        error = UsageError(text, exc.ctx)
+    else:
+        import typer.rich_utils
+
+        typer.rich_utils.ERRORS_PANEL_TITLE = i18n.t("usage.title")
+        lines = [text or exc.format_message()]
+        if exc.ctx is not None:
+            usage = exc.ctx.get_usage().removeprefix("Usage: ")
+            for word in ("OPTIONS", "COMMAND", "ARGS"):  # Click's placeholders, which Typer prints
+                usage = usage.replace(word, i18n.t(f"usage.{word.lower()}"))
+            lines += ["", i18n.t("usage.usage", usage=usage), i18n.t("usage.help", command=exc.ctx.command_path)]
+        error = UsageError("\n".join(lines), None)
+    error.exit_code = exc.exit_code
+    return error
+
+
+def _message(exc: UsageError) -> str | None:
+    """The sentence of a usage error Click and Typer raise, from its parts; None for one
+    orderbot does not know (its own text stands)."""
+    if isinstance(exc, NoSuchOption):
+        close = [
+            p for p in exc.possibilities or () if SequenceMatcher(None, exc.option_name, p).ratio() >= CLOSE_ENOUGH
+        ]
+        text = i18n.t("usage.no_such_option", name=exc.option_name)
+        return text + i18n.t("usage.did_you_mean", options=", ".join(sorted(close))) if close else text
+    hint = exc.param_hint if getattr(exc, "param_hint", None) is not None else None
+    if hint is None and getattr(exc, "param", None) is not None:
+        hint = exc.param.get_error_hint()
+    if isinstance(hint, list | tuple):
+        hint = " / ".join(hint)
+    if isinstance(exc, MissingParameter):
+        kind = exc.param_type or (exc.param.param_type_name if exc.param is not None else "parameter")
+        return i18n.t("usage.missing", kind=i18n.t(f"usage.kind_{kind}") if kind in PARAM_KINDS else kind, name=hint)
+    if isinstance(exc, BadParameter) and hint:
+        return i18n.t("usage.bad_value", name=hint, why=i18n.from_english(exc.message, "pydantic."))
+    command = re.fullmatch(r"No such command '(.*)'\.", exc.message)
+    if command:
+        return i18n.t("usage.no_such_command", name=repr(command.group(1)))
+    extra = re.fullmatch(r"Got unexpected extra argument\(s\) \((.*)\)", exc.message)
+    if extra:
+        return i18n.t("usage.extra_arguments", arguments=extra.group(1))
+    return None
+
+
+PARAM_KINDS = ("argument", "option", "parameter")
 
 
 EPILOG = (

@@ -19,6 +19,7 @@ from pydantic_core import PydanticCustomError
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from orderbot.errors import ConfigError, UsageError
+from orderbot.i18n import t
 from orderbot.loop.budget import Limits
 from orderbot.loop.limits import LIMIT_SPECS, SPEC_OF
 from orderbot.text import UNPARSEABLE_URL, first_error, without_credentials
@@ -181,11 +182,13 @@ def describe_settings_error(exc: ValidationError, flags: Collection[str] = ()) -
     where, why = first_error(exc)
     field = where.split(".")[0] or "settings"
     if field == "base_url":  # a configuration error wherever it came from (exit 6), as the issue asks
-        return ConfigError(f"invalid base URL from {'--base-url' if field in flags else _source(field)}: {why}")
+        return ConfigError(
+            t("settings.bad_base_url", source="--base-url" if field in flags else _source(field), why=why)
+        )
     if field in flags:
         flag = SPEC_OF[field].flag if field in SPEC_OF and SPEC_OF[field].flag else "--" + field.replace("_", "-")
-        return UsageError(f"invalid value for {flag}: {why}")
-    return ConfigError(f"invalid value for {_source(field)}: {why}")
+        return UsageError(t("settings.bad_value", source=flag, why=why))
+    return ConfigError(t("settings.bad_value", source=_source(field), why=why))
 
 
 def _source(field: str) -> str:
@@ -195,14 +198,14 @@ def _source(field: str) -> str:
     environ = {k.upper() for k in os.environ}
     for name in names:
         if name in environ:
-            return f"{name} in the environment"
+            return t("settings.in_environment", name=name)
     try:
         in_file = {k.upper() for k in dotenv_values(".env")}
     except OSError:
         in_file = set()
     for name in names:
         if name in in_file:
-            return f"{name} in ./.env"
+            return t("settings.in_dotenv", name=name)
     return FLAG_NAMES.get(field, names[0])
 
 

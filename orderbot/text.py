@@ -7,6 +7,9 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
+from orderbot.i18n import t
+from orderbot.i18n.catalogue import MESSAGES
+
 if TYPE_CHECKING:
     from pydantic import ValidationError
 
@@ -39,8 +42,22 @@ def first_error(exc: ValidationError) -> tuple[str, str]:
     """Where pydantic's first error is (a dotted path, "" for the whole value) and what it
     says, lower-cased to follow a colon. The input is never included: it may be a secret."""
     error = exc.errors(include_url=False, include_input=False)[0]
+    return ".".join(map(str, error["loc"])), validation_message(error)
+
+
+def validation_message(error) -> str:
+    """What one pydantic error says, in the UI language: the catalogue's `pydantic.<type>`
+    (pydantic's own kinds, and the custom kinds orderbot's validators raise), with the
+    error's context as its values; pydantic's English for a kind the catalogue lacks."""
+    key = f"pydantic.{error['type']}"
+    if key in MESSAGES:
+        params = {name: str(value) for name, value in (error.get("ctx") or {}).items()}
+        try:
+            return t(key, **params)
+        except (KeyError, IndexError, ValueError):  # a context without the values the text names
+            pass
     message = error["msg"]
-    return ".".join(map(str, error["loc"])), message[:1].lower() + message[1:]
+    return message[:1].lower() + message[1:]
 
 
 _SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]{0,31}")

@@ -190,3 +190,19 @@ def test_tokens_are_in_the_footer_when_reported_and_none_offline(use_model):
     assert "tokens: 312 in / 41 out" in result.output
     doc = json.loads(cli("ask", "--provider", "scripted", "--json", "查询 ORD-1001").stdout)
     assert doc["usage"] == {"input_tokens": 312, "output_tokens": 41}
+
+
+def test_a_sqlite_database_given_as_a_path_gets_its_url_suggested(tmp_path):
+    import sqlite3
+
+    database = tmp_path / "shop.db"
+    sqlite3.connect(database).close()
+    database.write_bytes(b"SQLite format 3\x00" + b"\x00" * 100)
+    result = CliRunner().invoke(app, ["ask", "--orders", str(database), "x"])
+    assert result.exit_code == 6 and f"pass --orders sqlite:///{database}" in result.output
+
+
+def test_a_missing_orders_file_does_not_suggest_the_flag_that_named_it():
+    result = CliRunner().invoke(app, ["ask", "--orders", "nothere.json", "x"])
+    assert result.exit_code == 6 and "nothere.json: no such file" in result.output
+    assert "pass --orders" not in result.output

@@ -27,6 +27,7 @@ This module has no I/O and imports nothing heavy: the engine and `--help` may us
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 from collections.abc import Mapping
@@ -91,6 +92,29 @@ def t(message_id: str, /, lang: str | None = None, **params: object) -> str:
     """The message in the UI language (or `lang`), with its placeholders filled in."""
 
     return MESSAGES[message_id][lang or language()].format(**params)
+
+
+def from_english(text: str, prefix: str, /) -> str:
+    """`text`, an English message some library wrote, in the UI language when it is one of
+    the catalogue's `prefix*` texts (placeholders match anything); else as it is."""
+    if language() == "en":
+        return text
+    for message_id, pattern in _english_patterns(prefix):
+        found = pattern.fullmatch(text.strip())
+        if found:
+            return t(message_id, **found.groupdict())
+    return text
+
+
+@functools.cache
+def _english_patterns(prefix: str) -> list[tuple[str, re.Pattern]]:
+    patterns = []
+    for message_id, texts in MESSAGES.items():
+        if message_id.startswith(prefix):
+            parts = re.split(r"\{(\w+)(?:[^}]*)\}", texts["en"])
+            body = "".join(re.escape(part) if i % 2 == 0 else f"(?P<{part}>.+?)" for i, part in enumerate(parts))
+            patterns.append((message_id, re.compile(body, re.IGNORECASE)))
+    return patterns
 
 
 def counted(count: int, unit: str, /, lang: str | None = None) -> str:

@@ -547,6 +547,12 @@ MESSAGES: dict[str, dict[str, str]] = {
     "replay.differences_one": {"en": "{count} difference from the record:", "zh": "与记录有 {count} 处差异："},
     "replay.difference": {"en": "  step {step}: {text}", "zh": "  第 {step} 步：{text}"},
     # ---- orderbot orders ------------------------------------------------------------------------
+    "orders.is_sqlite": {
+        "en": "{path} is a SQLite database, not a JSON orders file: pass --orders {url}",
+        "zh": "{path} 是 SQLite 数据库，不是 JSON 订单文件：请用 --orders {url}",
+    },
+    "orders.no_such_file": {"en": "{path}: no such file", "zh": "{path}：没有这个文件"},
+    "orders.unreadable": {"en": "{path}: cannot be read ({reason})", "zh": "{path}：无法读取（{reason}）"},
     "orders.none": {"en": "No orders match.", "zh": "没有符合条件的订单。"},
     "orders.more": {"en": "More orders: --offset {offset}", "zh": "还有更多订单：--offset {offset}"},
     "orders.imported": {
@@ -604,6 +610,90 @@ MESSAGES: dict[str, dict[str, str]] = {
     "orders.replay_needs_json": {
         "en": "replay works on a scratch copy of a JSON orders file, not on {source}; pass --orders with a JSON file",
         "zh": "replay 只能在 JSON 订单文件的临时副本上运行，不能用 {source}；请用 --orders 指定一个 JSON 文件",
+    },
+    # ---- usage errors (a flag, an argument, a command; orderbot.cli, in Typer's error box) -------
+    "usage.title": {"en": "Error", "zh": "错误"},
+    "usage.usage": {"en": "Usage: {usage}", "zh": "用法：{usage}"},
+    "usage.help": {"en": "Try '{command} -h' for help.", "zh": "运行 {command} -h 查看帮助。"},
+    "usage.options": {"en": "OPTIONS", "zh": "选项"},
+    "usage.command": {"en": "COMMAND", "zh": "命令"},
+    "usage.args": {"en": "ARGS", "zh": "参数"},
+    "usage.no_such_option": {"en": "No such option: {name}", "zh": "没有 {name} 这个选项"},
+    "usage.did_you_mean": {"en": " (did you mean {options}?)", "zh": "（是不是想用 {options}？）"},
+    "usage.missing": {"en": "Missing {kind} {name}.", "zh": "缺少{kind} {name}。"},
+    "usage.kind_argument": {"en": "argument", "zh": "参数"},
+    "usage.kind_option": {"en": "option", "zh": "选项"},
+    "usage.kind_parameter": {"en": "parameter", "zh": "参数"},
+    "usage.bad_value": {"en": "Invalid value for {name}: {why}", "zh": "{name} 的值无效：{why}"},
+    "usage.no_such_command": {"en": "No such command {name}.", "zh": "没有 {name} 这个命令。"},
+    "usage.extra_arguments": {
+        "en": "Got unexpected extra arguments ({arguments})",
+        "zh": "多出了不需要的参数（{arguments}）",
+    },
+    # ---- settings and their errors (orderbot.settings; after "orderbot: ") ----------------------
+    "settings.bad_value": {"en": "invalid value for {source}: {why}", "zh": "{source} 的值无效：{why}"},
+    "settings.bad_base_url": {
+        "en": "invalid base URL from {source}: {why}",
+        "zh": "{source} 给出的基础 URL 无效：{why}",
+    },
+    "settings.in_environment": {"en": "{name} in the environment", "zh": "环境变量 {name}"},
+    "settings.in_dotenv": {"en": "{name} in ./.env", "zh": "./.env 中的 {name}"},
+    "repl.not_a_limit": {
+        "en": "{word} is not a limit: use steps=N, timeout=SECONDS, calls=N or per-step=N",
+        "zh": "{word} 不是上限：请用 steps=N、timeout=秒数、calls=N 或 per-step=N",
+    },
+    # ---- what a value failed (pydantic's kinds of error, and orderbot's own; orderbot.text) ------
+    # Lower-case, to follow a colon; the English is pydantic's own wording.
+    "pydantic.int_parsing": {
+        "en": "input should be a valid integer, unable to parse string as an integer",
+        "zh": "应为整数，无法把它读成整数",
+    },
+    "pydantic.int_from_float": {
+        "en": "input should be a valid integer, got a number with a fractional part",
+        "zh": "应为整数，不能带小数部分",
+    },
+    "pydantic.int_type": {"en": "input should be a valid integer", "zh": "应为整数"},
+    "pydantic.float_parsing": {
+        "en": "input should be a valid number, unable to parse string as a number",
+        "zh": "应为数字，无法把它读成数字",
+    },
+    "pydantic.float_type": {"en": "input should be a valid number", "zh": "应为数字"},
+    "pydantic.finite_number": {"en": "input should be a finite number", "zh": "应为有限的数字"},
+    "pydantic.greater_than_equal": {"en": "input should be greater than or equal to {ge}", "zh": "应大于或等于 {ge}"},
+    "pydantic.greater_than": {"en": "input should be greater than {gt}", "zh": "应大于 {gt}"},
+    "pydantic.less_than_equal": {"en": "input should be less than or equal to {le}", "zh": "应小于或等于 {le}"},
+    "pydantic.less_than": {"en": "input should be less than {lt}", "zh": "应小于 {lt}"},
+    "pydantic.string_too_long": {
+        "en": "string should have at most {max_length} characters",
+        "zh": "最多 {max_length} 个字符",
+    },
+    "pydantic.string_too_short": {
+        "en": "string should have at least {min_length} characters",
+        "zh": "至少 {min_length} 个字符",
+    },
+    "pydantic.string_type": {"en": "input should be a valid string", "zh": "应为文字"},
+    "pydantic.missing": {"en": "field required", "zh": "缺少这一项"},
+    "pydantic.extra_forbidden": {"en": "extra inputs are not permitted", "zh": "不允许多余的字段"},
+    "pydantic.bool_parsing": {
+        "en": "input should be a valid boolean, unable to interpret input",
+        "zh": "应为布尔值（true 或 false），无法识别",
+    },
+    "pydantic.bool_type": {"en": "input should be a valid boolean", "zh": "应为布尔值（true 或 false）"},
+    "pydantic.literal_error": {"en": "input should be {expected}", "zh": "应为 {expected}"},
+    "pydantic.enum": {"en": "input should be {expected}", "zh": "应为 {expected}"},
+    "pydantic.dict_type": {"en": "input should be a valid dictionary", "zh": "应为一个 JSON 对象"},
+    "pydantic.list_type": {"en": "input should be a valid list", "zh": "应为一个列表"},
+    "pydantic.user_id": {
+        "en": "use 1 to 64 letters, digits or . _ - @, starting with a letter or digit (e.g. C001)",
+        "zh": "请用 1 到 64 个字母、数字或 . _ - @，以字母或数字开头（例如 C001）",
+    },
+    "pydantic.base_url": {
+        "en": "expected an http(s) URL such as http://localhost:11434/v1",
+        "zh": "应为 http(s) URL，例如 http://localhost:11434/v1",
+    },
+    "pydantic.model_name": {
+        "en": "expected a model name in printable characters, e.g. gpt-4o-mini",
+        "zh": "应为由可打印字符组成的模型名，例如 gpt-4o-mini",
     },
     # ---- errors (after "orderbot: ") ---------------------------------------------------------------
     "error.prefix": {"en": "orderbot: {error}", "zh": "orderbot：{error}"},

@@ -128,7 +128,7 @@ class RunStore(BaseRunStore):
         if run_id == "last":  # the run written most recently: the one a person just saw
             ids = self.ids()
             if not ids:
-                raise RecordError(f"no runs recorded in {self.dir}")
+                raise RecordError(t("runs.none_in", where=self.dir))
             # Ids sort by the second they started in; two runs in one second need the clock of
             # the file. A run resumed since was written since: it is the last one too.
             return max(ids[:20], key=self._written_at)
@@ -139,17 +139,15 @@ class RunStore(BaseRunStore):
             except OSError as exc:  # runs/ cannot be searched
                 raise RecordError(t("state.cannot_list", path=self.dir, reason=statedir.reason(exc))) from None
             if not exists:
-                raise RecordError(f"no run {run_id} in {self.dir}")
+                raise RecordError(t("runs.no_such_run", run_id=run_id, where=self.dir))
             return run_id
         if len(run_id) < 6 or not re.fullmatch(r"[0-9a-f-]+", run_id):
-            raise RecordError(f"{cut(run_id, 40)!r} is not a run id (they look like 261130-050026-1a2b)")
+            raise RecordError(t("runs.not_an_id", value=repr(cut(run_id, 40))))
         found = [i for i in self.ids() if i.startswith(run_id)]
         if not found:
-            raise RecordError(f"no run starting with {cut(run_id, 40)} in {self.dir}")
+            raise RecordError(t("runs.no_prefix", prefix=cut(run_id, 40), where=self.dir))
         if len(found) > 1:
-            raise RecordError(
-                f"{cut(run_id, 40)} matches {len(found)} runs ({', '.join(found[:3])}, ...): give more of the id"
-            )
+            raise RecordError(t("runs.ambiguous", prefix=cut(run_id, 40), some=", ".join(found[:3])))
         return found[0]
 
     def _written_at(self, run_id: str) -> int:

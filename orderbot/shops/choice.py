@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from orderbot.errors import ConfigError
+from orderbot.i18n import t
 from orderbot.shops.source import Source
 
 ShopName = Literal["sample", "retail"]
@@ -41,9 +42,22 @@ def is_shop_file(path: Path) -> bool:
         return False
 
 
+SQLITE_MAGIC = b"SQLite format 3\x00"  # the first 16 bytes of every SQLite database
+
+
+def is_sqlite_file(path: Path) -> bool:
+    try:
+        with path.open("rb") as handle:
+            return handle.read(len(SQLITE_MAGIC)) == SQLITE_MAGIC
+    except OSError:
+        return False
+
+
 def open_shop_store(source: Source, *, writable: bool = True) -> tuple[ShopName, Any]:
     """(which shop, its store) for a parsed source; ConfigError (exit 6) when it cannot be used."""
     if source.kind == "json":
+        if is_sqlite_file(source.path):  # `--orders shop.db`: a database given as a path
+            raise ConfigError(t("orders.is_sqlite", path=source.path, url=f"sqlite:///{source.path}"))
         if is_shop_file(source.path):
             from orderbot.shops.retail.jsonstore import JsonShopStore
 

@@ -220,3 +220,61 @@ def test_every_stop_reason_has_its_sentence():
 
     missing = [r for r in StopReason if r is not StopReason.ANSWERED and f"stop.{r}" not in MESSAGES]
     assert not missing, f"add stop.<reason> to orderbot/i18n/catalogue.py for {missing}"
+
+
+# ---- errors in the UI language ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("args", "english", "chinese"),
+    [
+        (["ask", "--bogus", "x"], "No such option: --bogus", "没有 --bogus 这个选项"),
+        (["ask", "--max-steps", "x", "y"], "Invalid value for '--max-steps'", "'--max-steps' 的值无效：应为整数"),
+        (["ask"], "Missing argument 'question'.", "缺少参数 'question'。"),
+        (["nosuch"], "No such command 'nosuch'.", "没有 'nosuch' 这个命令。"),
+        (["runs", "show", "a", "b"], "Got unexpected extra arguments (b)", "多出了不需要的参数（b）"),
+    ],
+)
+def test_usage_errors_are_said_in_the_ui_language(args, english, chinese):
+    for lang, expected in (("en", english), ("zh", chinese)):
+        result = runner.invoke(app, ["--lang", lang, *args])
+        assert result.exit_code == 2 and expected in result.output, result.output
+    chinese_box = runner.invoke(app, ["--lang", "zh", *args]).output
+    assert "Usage" not in chinese_box and "Error" not in chinese_box and "用法：orderbot" in chinese_box
+
+
+def test_a_mistyped_flag_is_suggested_and_a_far_one_is_not():
+    assert "(did you mean --max-steps?)" in runner.invoke(app, ["ask", "--max-step", "3", "x"]).output
+    far = runner.invoke(app, ["ask", "--bogus", "x"]).output
+    assert "--user" not in far and "did you mean" not in far
+
+
+def test_pydantic_and_settings_errors_in_chinese(monkeypatch):
+    monkeypatch.setenv("ORDERBOT_MAX_STEPS", "abc")
+    result = runner.invoke(app, ["--lang", "zh", "ask", "x"])
+    assert result.exit_code == 6 and "环境变量 ORDERBOT_MAX_STEPS 的值无效：应为整数" in result.output
+    monkeypatch.delenv("ORDERBOT_MAX_STEPS")
+    result = runner.invoke(app, ["--lang", "zh", "ask", "--user", "bad/user", "x"])
+    assert "--user 的值无效：请用 1 到 64 个字母" in result.output
+    result = runner.invoke(app, ["--lang", "zh", "ask", "--max-steps", "0", "x"])
+    assert "--max-steps 的值无效：应大于或等于 1" in result.output
+
+
+def test_every_pydantic_text_is_pydantics_own_wording():
+    """The English of each `pydantic.*` entry is what pydantic says (lower-cased), so that
+    English output is pydantic's and from_english() recognises it."""
+    from pydantic import BaseModel, Field, ValidationError
+
+    class Probe(BaseModel, extra="forbid"):
+        number: int = Field(ge=1, le=10)
+        text: str = Field("", max_length=2)
+
+    for value, kind in ((dict(number="x"), "int_parsing"), (dict(number=0), "greater_than_equal"),
+                        (dict(number=11), "less_than_equal"), (dict(number=1, text="abc"), "string_too_long"),
+                        (dict(), "missing"), (dict(number=1, other=1), "extra_forbidden")):  # fmt: skip
+        with pytest.raises(ValidationError) as caught:
+            Probe(**value)
+        error = caught.value.errors()[0]
+        assert error["type"] == kind
+        text = i18n.t(f"pydantic.{kind}", lang="en", **{k: str(v) for k, v in (error.get("ctx") or {}).items()})
+        assert text == error["msg"][:1].lower() + error["msg"][1:]

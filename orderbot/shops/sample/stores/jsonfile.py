@@ -23,6 +23,7 @@ from pydantic_core import to_json
 
 from orderbot.atomic import atomic_write, target
 from orderbot.errors import OrdersFileError, ToolError
+from orderbot.i18n import t
 from orderbot.shops.sample.model import (
     CANCELLED,
     EXPECTED,
@@ -161,9 +162,9 @@ def read_file(path: Path) -> tuple[bytes, tuple]:
         with path.open("rb") as handle:
             return handle.read(), signature_of(os.fstat(handle.fileno()))
     except FileNotFoundError:
-        raise OrdersFileError(f"{path}: no such file (pass --orders or set ORDERBOT_ORDERS)") from None
+        raise OrdersFileError(t("orders.no_such_file", path=path)) from None
     except OSError as exc:
-        raise OrdersFileError(f"{path}: cannot be read ({exc.strerror or exc})") from None
+        raise OrdersFileError(t("orders.unreadable", path=path, reason=exc.strerror or exc)) from None
 
 
 def signature_of(stat: os.stat_result) -> tuple:
