@@ -90,6 +90,7 @@ def ask(
             model=model,
             base_url=base_url,
             state_dir=state_dir,
+            runs=runs,
         )
         setup_logging(settings.resolved_state_dir())
         store = open_run_store(settings)  # first: a run store that cannot be reached is one sentence, no run

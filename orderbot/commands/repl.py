@@ -87,6 +87,7 @@ def repl(
             model=model,
             base_url=base_url,
             state_dir=state_dir,
+            runs=runs,
         )
         setup_logging(settings.resolved_state_dir())
         code = Repl(
