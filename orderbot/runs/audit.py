@@ -18,6 +18,7 @@ rewrites or deletes an entry: pruning runs leaves the log alone.
 from __future__ import annotations
 
 import contextlib
+import errno
 import hashlib
 import json
 import os
@@ -27,6 +28,7 @@ from pathlib import Path
 
 from orderbot.errors import RecordError
 from orderbot.i18n import t
+from orderbot.runs import statedir
 from orderbot.text import cut
 
 GENESIS = "0" * 64
@@ -209,6 +211,9 @@ class AuditFile:
 
         try:
             self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+            if statedir.is_planted(self.path):  # a link or FIFO in the log's place: not followed, not waited on
+                raise OSError(errno.EINVAL, t("state.not_a_regular_file"))
+            statedir.clear_planted(Path(str(self.path) + ".lock"))
             with FileLock(str(self.path) + ".lock", timeout=10):
                 seq, prev = self._last()
                 chained = []
@@ -218,7 +223,7 @@ class AuditFile:
                     prev = entry.hash
                     chained.append(entry)
                 data = "".join(_line(e) + "\n" for e in chained).encode()
-                fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+                fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW, 0o600)
                 try:
                     os.write(fd, data)
                     os.fsync(fd)
@@ -254,6 +259,9 @@ class AuditFile:
 
     def read(self) -> Iterator[AuditEntry | str]:
         """Every line, oldest first: an entry, or why the line is not one."""
+        if statedir.is_planted(self.path):  # never waiting on a FIFO, never reading through a link
+            yield "unreadable"
+            return
         with contextlib.suppress(FileNotFoundError), open(self.path, "rb") as handle:
             for raw in handle:
                 if raw.strip():

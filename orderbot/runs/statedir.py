@@ -7,7 +7,9 @@ planted in it is followed or waited on.
       runs.index          a cache (orderbot.runs.index): read only while it is a regular
                           file; a link, FIFO or device in its place is replaced, never
                           followed or opened
-      record.key          0600 (orderbot.runs.store)
+      record.key          0600 (orderbot.runs.store); read only as a regular file
+      audit.log           appended to (orderbot.runs.audit); refused when it is not a regular file
+      *.lock              orderbot's own: a link or FIFO in a lock's place is removed first
       orderbot.log        0600, appended to; a link or anything but a regular file is not
                           written; when the file system is full, lines are dropped silently
                           (`orderbot doctor` says so)
@@ -104,6 +106,15 @@ def is_planted(path: Path) -> bool:
         return False
     except OSError:
         return True
+
+
+def clear_planted(path: Path) -> None:
+    """Remove a link, FIFO or device planted where orderbot keeps a lock file of its own:
+    opening the lock (O_TRUNC) through a link would empty the file it points to. The
+    link itself goes, never its target."""
+    if is_planted(path) and not path.is_dir():
+        with contextlib.suppress(FileNotFoundError):
+            path.unlink()
 
 
 def open_private_append(path: Path):

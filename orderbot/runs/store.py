@@ -257,6 +257,7 @@ class RunStore(BaseRunStore):
         from filelock import FileLock, Timeout  # ~20 ms to import: only a resume takes this lock
 
         statedir.make(self.state_dir)
+        statedir.clear_planted(self.dir / f"{run_id}.lock")
         lock = FileLock(str(self.dir / f"{run_id}.lock"), timeout=0)
         try:
             lock.acquire()
@@ -379,7 +380,7 @@ def read_or_create_key(path: Path, *, create: bool) -> bytes | None:
     """The key in `path`; when missing and `create`, a new random one, written 0600 and
     linked into place so two processes racing to make it end up with the same key."""
     try:
-        key = path.read_bytes()
+        key = statedir.read_own(path)  # never through a planted link, never waiting on a FIFO
     except FileNotFoundError:
         key = None
     except OSError as exc:

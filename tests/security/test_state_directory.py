@@ -234,3 +234,43 @@ def test_resume_in_a_read_only_state_directory_changes_nothing(decision, orders_
     assert "orderbot resume" not in done.stdout + done.stderr  # no hint for a pause that was not recorded
     assert statuses(orders_file)["ORD-1002"] == "处理中"
     assert (state_dir() / "runs" / f"{run_id}.json").read_bytes() == record
+
+
+# ---- the record key, the audit log and the lock files: the same rule ---------------------------
+
+
+def test_a_record_key_that_is_a_fifo_is_one_sentence_not_a_hang(orders_file):
+    state_dir().mkdir(mode=0o700)
+    os.mkfifo(state_dir() / "record.key")
+    done = orderbot("ask", "--orders", str(orders_file), QUESTION, timeout=30)
+    assert done.returncode == 6, done.stderr
+    assert "record key" in one_sentence(done.stderr)
+
+
+def test_a_lock_or_audit_log_linked_to_another_file_leaves_that_file_alone(tmp_path, orders_file):
+    run_id = paused_run(orders_file)
+    victims = []
+    for name in (f"runs/{run_id}.lock", "audit.log.lock"):
+        victim = tmp_path / f"victim-{len(victims)}.txt"
+        victim.write_text("keep me\n")
+        planted = state_dir() / name
+        planted.unlink(missing_ok=True)
+        planted.symlink_to(victim)
+        victims.append(victim)
+    result = cli("resume", run_id, "--approve", "--user", "C001", "--orders", str(orders_file))
+    assert result.exit_code == 0, result.output  # the locks are orderbot's: made again in place
+    assert [v.read_text() for v in victims] == ["keep me\n"] * 2  # not emptied through the link
+    assert statuses(orders_file)["ORD-1002"] == "已取消"
+
+
+def test_an_audit_log_planted_as_a_link_is_not_appended_to(tmp_path, orders_file):
+    run_id = paused_run(orders_file)
+    victim = tmp_path / "victim.txt"
+    victim.write_text("keep me\n")
+    (state_dir() / "audit.log").unlink()
+    (state_dir() / "audit.log").symlink_to(victim)
+    result = cli("resume", run_id, "--approve", "--user", "C001", "--orders", str(orders_file))
+    assert result.exit_code == 6 and "Traceback" not in result.output, result.output
+    assert "audit" in result.output and "not a regular file" in result.output
+    assert victim.read_text() == "keep me\n"
+    assert statuses(orders_file)["ORD-1002"] == "处理中"  # refused before the cancel: nothing was done
