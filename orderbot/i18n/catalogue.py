@@ -164,6 +164,26 @@ MESSAGES: dict[str, dict[str, str]] = {
     # ---- what a transition is (the event column; orderbot.loop.state.Event) ---------------------
     "event.started": {"en": "started", "zh": "开始"},
     "event.resumed": {"en": "resumed", "zh": "继续"},
+    "event.proposed_one": {"en": "proposed {count} call", "zh": "提议 {count} 个调用"},
+    "event.proposed": {"en": "proposed {count} calls", "zh": "提议 {count} 个调用"},
+    "event.executed": {"en": "executed", "zh": "已执行"},
+    "event.approved": {"en": "approved and executed", "zh": "已确认并执行"},
+    "event.rejected": {"en": "rejected by the person", "zh": "被人拒绝"},
+    "event.refused": {"en": "{code}", "zh": "拒绝（{code}）"},
+    "event.awaiting_approval": {"en": "approval needed", "zh": "需要确认"},
+    "event.signed_in": {"en": "signed in", "zh": "已登录"},
+    "event.returned": {"en": "returned", "zh": "结果交给模型"},
+    "detail.returned_one": {
+        "en": "{count} result to the model: {ok} ok, {failed} failed",
+        "zh": "{count} 个结果交给模型：{ok} 个成功，{failed} 个失败",
+    },
+    "detail.returned": {
+        "en": "{count} results to the model: {ok} ok, {failed} failed",
+        "zh": "{count} 个结果交给模型：{ok} 个成功，{failed} 个失败",
+    },
+    "detail.signed_in": {"en": "customer {customer} (by {tool})", "zh": "客户 {customer}（由 {tool} 确认）"},
+    "detail.call_ok": {"en": "ok {data}", "zh": "成功 {data}"},
+    "detail.call_failed": {"en": "error {code}", "zh": "失败：{code}"},
     # ---- the end of a run ------------------------------------------------------------------------
     "outcome.stop": {"en": "{sentence} {detail}.", "zh": "{sentence}{detail}。"},
     "outcome.answer": {"en": "Answer", "zh": "回答"},

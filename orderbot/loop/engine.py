@@ -237,7 +237,7 @@ class Engine:
             pending = {"pending": [p.model_dump() for p in state.pending]}
             self._emit(step, Event.AWAITING_APPROVAL, names, pending, "approval needed")
             return Stop(StopReason.AWAITING_APPROVAL, "; ".join(p.description for p in state.pending))
-        self._emit(step, Event.RETURNED, _results_text(outputs))
+        self._emit(step, Event.RETURNED, _results_text(outputs), _results_counts(outputs))
         return None
 
     def _context(self, step: int | None = None) -> ToolContext:
@@ -272,7 +272,7 @@ class Engine:
                 outputs.append(self._decide(pending.step, prepared, ctx, approve))
         state.pending = []
         state.items.extend(outputs)
-        self._emit(state.steps, Event.RETURNED, _results_text(outputs))
+        self._emit(state.steps, Event.RETURNED, _results_text(outputs), _results_counts(outputs))
         return None
 
     def _answer_dangling_calls(self) -> None:
@@ -361,7 +361,10 @@ class Engine:
         if stop.reason is StopReason.AWAITING_APPROVAL:
             return  # the approval-needed transition is the last one: the run is paused
         source = self._phase if stop.reason is StopReason.CANCELLED else Phase.PLAN
-        self._emit(state.steps, Event.FINISHED, stop.detail, stop.data, str(stop.reason), source=source)
+        # The detail as a catalogue id and its values too: the record's text is English, a
+        # person's screen is in the UI language.
+        data = {**(stop.data or {}), "message": stop.message} if stop.message else stop.data
+        self._emit(state.steps, Event.FINISHED, stop.detail, data, str(stop.reason), source=source)
 
     # ---- helpers --------------------------------------------------------------------
 
@@ -442,6 +445,12 @@ def _call_record(step: int, call: FunctionCall, decision: str, result: dict | No
     )
 
 
+def _results_counts(outputs: list[FunctionCallOutput]) -> dict:
+    """How many results went back to the model, and how many of them were ok."""
+    return {"results": len(outputs), "ok": sum(1 for o in outputs if o.output.startswith('{"ok":true'))}
+
+
 def _results_text(outputs: list[FunctionCallOutput]) -> str:
-    good = sum(1 for o in outputs if o.output.startswith('{"ok":true'))
+    counts = _results_counts(outputs)
+    good = counts["ok"]
     return f"{plural(len(outputs), 'result')} to the model: {good} ok, {len(outputs) - good} failed"

@@ -25,6 +25,7 @@ from rich.text import Text
 
 from orderbot.answers.claims import Claim
 from orderbot.answers.facts import Fact
+from orderbot.i18n import language
 from orderbot.i18n import t as _t
 from orderbot.loop.engine import Limits, StopReason
 from orderbot.loop.state import Event, RunState, Transition, describe_call, summarize_result
@@ -112,14 +113,61 @@ def format_transitions(
         table.add_column(_t("table.ms"), justify="right", no_wrap=True)
         table.add_column(_t("table.budget"), no_wrap=True)
     for t in transitions:
-        event = Text(visible(t.event, one_line=True), style=event_style(t))
-        detail = Text(visible(t.detail, one_line=True))  # outside text: never Rich markup, never raw controls
+        event = Text(visible(event_label(t), one_line=True), style=event_style(t))
+        detail = Text(visible(detail_text(t), one_line=True))  # outside text: never Rich markup, never raw controls
         if narrow:
             table.add_row(str(t.step), event, detail)
         else:
             phases = Text(f"{t.from_} → {t.to}", style=STYLE_PHASE)
             table.add_row(str(t.step), phases, event, detail, f"{t.elapsed * 1000:.0f}", format_budget(t, limits))
     return table
+
+
+CALL_EVENTS = (Event.EXECUTED, Event.APPROVED, Event.REJECTED, Event.REFUSED)
+FIXED_EVENTS = (Event.STARTED, Event.RESUMED, Event.AWAITING_APPROVAL, Event.SIGNED_IN, Event.RETURNED)
+
+
+def event_label(t: Transition) -> str:
+    """The event column in the UI language. The engine writes its labels in English (they
+    are kept in the record); English is shown as written, other languages from the
+    catalogue by the transition's kind and data. A finish shows its stop reason: a value."""
+    if language() == "en" or t.kind is Event.FINISHED:
+        return t.event
+    if t.kind in FIXED_EVENTS or t.kind in CALL_EVENTS[:3]:
+        return _t(f"event.{t.kind}")
+    if t.kind is Event.REFUSED:
+        return _t("event.refused", code=t.event)
+    if t.kind is Event.PROPOSED and t.data and "proposed" in t.data:
+        count = len(t.data["proposed"])
+        return _t("event.proposed_one" if count == 1 else "event.proposed", count=count)
+    return t.event
+
+
+def detail_text(t: Transition) -> str:
+    """The detail column in the UI language (see event_label): what is orderbot's own
+    sentence is translated, what came from outside (a question, a call, an answer, a
+    result's data) stays as it is."""
+    data = t.data or {}
+    if language() == "en":
+        return t.detail
+    if t.kind is Event.RETURNED and "results" in data:
+        count, ok = data["results"], data["ok"]
+        return _t("detail.returned_one" if count == 1 else "detail.returned", count=count, ok=ok, failed=count - ok)
+    if t.kind is Event.SIGNED_IN and "customer" in data:
+        return _t("detail.signed_in", customer=data["customer"], tool=data.get("tool", ""))
+    if t.kind is Event.FINISHED and data.get("message"):
+        message = data["message"]
+        return _t(message["id"], **message["params"])
+    if t.kind in CALL_EVENTS and isinstance(data.get("result"), dict):
+        result = data["result"]
+        summary = summarize_result(result)
+        if t.detail.endswith(summary):  # the call as the engine showed it, then its result in our words
+            said = (
+                _t("detail.call_ok", data=summary.removeprefix("ok ")) if result.get("ok")
+                else _t("detail.call_failed", code=result.get("code"))
+            )  # fmt: skip
+            return t.detail.removesuffix(summary) + said
+    return t.detail
 
 
 def format_stop(state: RunState) -> str:
