@@ -249,6 +249,15 @@ MESSAGES: dict[str, dict[str, str]] = {
     # ---- approval ----------------------------------------------------------------------------------
     "approve.prompt": {"en": "{description}?", "zh": "{description}？"},
     "approve.choices": {"en": "[y/N]", "zh": "[y/N]"},
+    # What the sample shop's cancellation will do, as the prompt, the pause and the queue show it.
+    "approve.cancel": {
+        "en": "Cancel {order_id} ({status}, {total}), reason: {reason}",
+        "zh": "取消订单 {order_id}（{status}，{total}），原因：{reason}",
+    },
+    "approve.cancel_unknown": {
+        "en": "Cancel {order_id}, reason: {reason}",
+        "zh": "取消订单 {order_id}，原因：{reason}",
+    },
     # ---- waiting for the model ---------------------------------------------------------------------
     "status.waiting": {
         "en": "waiting for the model · {elapsed:.0f} s · {left:.0f} s left",

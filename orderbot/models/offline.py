@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from orderbot.loop.items import FunctionCall, FunctionCallOutput, Item, Message, assistant
 from orderbot.models import offline_retail as retail
 from orderbot.models.base import ModelRequest, Turn
-from orderbot.shops.sample.model import CANCELLABLE, STATUS_WORDS_EN
+from orderbot.shops.sample.model import CANCELLABLE, STATUS_WORDS_EN, format_money
 
 ORDER_ID = re.compile(r"\bORD-[A-Za-z0-9_-]+", re.I)
 PRONOUN = re.compile(r"它|这个订单|这单|那个订单|那单|\bit\b|\bthat order\b|\bthis order\b", re.I)
@@ -163,8 +163,9 @@ def _success(name: str, target: str, data: object, zh: bool) -> str:
 def _details(data: dict, zh: bool) -> str:
     oid, status = data.get("order_id", ""), str(data.get("status", ""))
     items = data.get("items") or []
-    goods = "、".join(f"{i.get('name')} ×{i.get('quantity')}" for i in items if isinstance(i, dict))
-    money = f"{data.get('currency', '')} {data.get('total', '')}".strip()
+    separator = "、" if zh else ", "  # each language's own list separator
+    goods = separator.join(f"{i.get('name')} ×{i.get('quantity')}" for i in items if isinstance(i, dict))
+    money = _money(data)
     shipping = data.get("shipping") or {}
     if zh:
         text = f"订单 {oid}：{status}，{goods}，合计 {money}"
@@ -175,6 +176,14 @@ def _details(data: dict, zh: bool) -> str:
     if shipping.get("tracking_number"):
         text += f"; {shipping.get('carrier')} tracking number {shipping.get('tracking_number')}"
     return text + "."
+
+
+def _money(data: dict) -> str:
+    """The total as every view shows money (format_money: ¥227.00), whatever the data holds."""
+    try:
+        return format_money(float(data.get("total")), str(data.get("currency") or "CNY"))
+    except (TypeError, ValueError):
+        return f"{data.get('currency', '')} {data.get('total', '')}".strip()
 
 
 def _listing(data: dict, zh: bool) -> str:

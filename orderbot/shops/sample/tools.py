@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Annotated
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
 from orderbot.errors import ToolError
+from orderbot.i18n import t
 from orderbot.loop.tools import Tool, ToolContext
 from orderbot.shops.sample.model import (
     MAX_LISTED,
@@ -149,8 +150,10 @@ def order_tools(store: Store) -> list[Tool]:
 
     def describe_cancel(args: CancelArgs, ctx: ToolContext) -> str:
         order = store.get(args.order_id, timeout=time_left(ctx))
-        where = f" ({order.status}, {format_money(order.total, order.currency)})" if order else ""
-        return f"Cancel {args.order_id}{where}, reason: {args.reason}"
+        if order is None:
+            return t("approve.cancel_unknown", order_id=args.order_id, reason=args.reason)
+        total = format_money(order.total, order.currency)
+        return t("approve.cancel", order_id=args.order_id, status=order.status, total=total, reason=args.reason)
 
     def cancel_order(args: CancelArgs, ctx: ToolContext) -> dict:
         return store.cancel(args.order_id, args.reason, cancel_key(ctx), user=ctx.user, timeout=time_left(ctx))
