@@ -105,6 +105,14 @@ def ask(
 def _ask(question, settings, store, *, json_out, quiet, trace, no_facts, strict_claims, otel) -> None:
     """The run itself, recorded in `store`; exits with its code."""
     session = open_session(settings)
+    try:
+        _run(question, settings, store, session, json_out=json_out, quiet=quiet, trace=trace, no_facts=no_facts,
+             strict_claims=strict_claims, otel=otel)  # fmt: skip
+    finally:
+        session.store.close()  # an in-process caller (a test, a benchmark) runs many
+
+
+def _run(question, settings, store, session, *, json_out, quiet, trace, no_facts, strict_claims, otel) -> None:
     limits = session.limits(settings)
     llm = create(settings)
     chosen = resolve_provider(settings)

@@ -145,6 +145,7 @@ def settle(
     the run's own customer, and a run settled already names who settled it)."""
     setup_logging(settings.resolved_state_dir())
     store = open_run_store(settings)
+    opened = []  # the orders store, closed with the run store (an in-process caller runs many)
     try:
         run_id = store.resolve(run_id)
         try:
@@ -163,6 +164,7 @@ def settle(
                     record, operator=store.operator, approve=decision, four_eyes=four_eyes, approvers=policy.approvers
                 )
                 session = open_session(settings)
+                opened.append(session.store)
                 limits = session.limits(settings)
                 check_resume(
                     record,
@@ -201,6 +203,8 @@ def settle(
         except LockTimeout:
             raise RecordError(t("error.resume_busy", run_id=run_id)) from None
     finally:
+        for orders in opened:
+            orders.close()
         store.close()
     state = result.state
     code = run_exit_code(result, strict_claims=strict_claims)
