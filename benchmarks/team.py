@@ -17,8 +17,8 @@
    orders' cancelled_by), nothing failed, the queue empty, the audit chain intact.
 2. **Listing at 100,000 runs.** Two run stores: one with 100 runs, one with 100,000 (the
    100 newest made by real runs, the rest copies of a pruned run with their own ids and
-   integrity tags: a store that prunes after some days), each with the same 50 actions
-   waiting. `orderbot runs` and `orderbot approvals` against each, interleaved round by
+   integrity tags, each with a settled approval: a store that prunes after some days),
+   each with the same 50 actions waiting. `orderbot runs` and `orderbot approvals` against each, interleaved round by
    round: the command in-process (after one warm-up) and as a whole process. Reported: the
    medians and the median of the per-round ratios (100,000 / 100); the target is 1.2x.
 
@@ -270,15 +270,28 @@ def fill(server, database: str, total: int) -> None:
     summary_json = json.dumps(summary_doc, ensure_ascii=False, separators=(",", ":"))
     store.close()
     old = template.run_id
+    started = [now - 2 * WAITING - 10 - index for index in range(copies)]  # a second apart: distinct ids
+    ids = [new_run_id(when) for when in started]
     with psycopg.connect(server.url(database)) as connection, connection.cursor() as cursor:
         columns = "run_id, created_at, written, customer, operator, status, summary, record, revision, pruned_at"
         with cursor.copy(f"COPY runs ({columns}) FROM STDIN") as copy:
-            for index in range(copies):
-                started = now - 2 * WAITING - 10 - index
-                run_id = new_run_id(started)
+            for run_id, when in zip(ids, started, strict=True):
                 record = tag_record(key, body.replace(old, run_id).encode()).decode()
-                stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(started))
-                copy.write_row((run_id, stamp, started, "C001", "desk00", "answered", summary_json, record, 1, stamp))
+                stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(when))
+                copy.write_row((run_id, stamp, when, "C001", "desk00", "answered", summary_json, record, 1, stamp))
+        # Each copy settled an approval (committed), as a team's runs do: the queue's table
+        # holds 100,000 rows of which WAITING are pending. Loaded past the guards' triggers
+        # (they check who settles a row; here nobody does, the rows are made settled).
+        connection.execute("SET session_replication_role = replica")
+        with cursor.copy(
+            "COPY run_approvals (run_id, call_id, tool, arguments, description, customer, requested_by, "
+            "requested_at, status, decided_by, decided_at) FROM STDIN"
+        ) as copy:
+            for run_id, when in zip(ids, started, strict=True):
+                stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(when))
+                copy.write_row((run_id, "call_1", "cancel_order", '{"order_id":"ORD-1002"}',
+                                "Cancel ORD-1002", "C001", "desk00", stamp, "committed", "desk01", stamp))  # fmt: skip
+        connection.execute("SET session_replication_role = DEFAULT")
         connection.execute("ANALYZE runs")
         connection.execute("ANALYZE run_approvals")
 
@@ -311,6 +324,7 @@ def listing(server, tmp: Path, big: int, rounds: int) -> dict:
                 subprocess.run([sys.executable, "-m", "orderbot", *args, "--runs", where], env=env, check=True,
                                capture_output=True)  # fmt: skip
                 times[(name, store, "process")].append(time.perf_counter() - began)
+    queries = store_queries(stores, rounds)
     out = {}
     for name in commands:
         for how in ("in-process", "process"):
@@ -321,6 +335,49 @@ def listing(server, tmp: Path, big: int, rounds: int) -> dict:
                 f"{big:,} runs ms": round(1000 * statistics.median(bigger), 1),
                 "ratio (median of rounds)": round(statistics.median(ratios), 2),
             }
+    return out | queries
+
+
+def store_queries(stores: dict, rounds: int, repeat: int = 50) -> dict:
+    """The store's own part of each listing, without connecting or drawing: the 20 newest
+    summaries (`runs`) and the waiting actions (`approvals`), `repeat` times per round on an
+    open connection; with the plan PostgreSQL chose for each."""
+    from itertools import islice
+
+    from orderbot.runs.stores import open_run_store
+    from orderbot.settings import load_settings
+
+    opened = {name: open_run_store(load_settings(runs=where)) for name, where in stores.items()}
+    work = {
+        "runs query": lambda store: list(islice(store.summaries(), 20)),
+        "approvals query": lambda store: store.waiting(limit=100),
+    }
+    times = {(q, s): [] for q in work for s in opened}
+    for _ in range(rounds):
+        for query, run in work.items():
+            for name, store in opened.items():
+                began = time.perf_counter()
+                for _ in range(repeat):
+                    run(store)
+                times[(query, name)].append((time.perf_counter() - began) / repeat)
+    out = {}
+    for query in work:
+        small, big = times[(query, "small")], times[(query, "big")]
+        out[query] = {
+            "100 runs ms": round(1000 * statistics.median(small), 3),
+            "big store ms": round(1000 * statistics.median(big), 3),
+            "ratio (median of rounds)": round(statistics.median(b / s for s, b in zip(small, big, strict=True)), 2),
+        }
+    plans = {
+        "runs": "SELECT run_id, summary FROM runs ORDER BY run_id DESC LIMIT 100",
+        "approvals": "SELECT run_id FROM run_approvals WHERE status = 'pending' "
+        "ORDER BY requested_at, run_id LIMIT 100",
+    }
+    big = opened["big"]
+    for name, sql in plans.items():
+        out[f"{name} plan"] = [row[0] for row in big.connection.execute("EXPLAIN " + sql).fetchall()]
+    for store in opened.values():
+        store.close()
     return out
 
 
@@ -330,6 +387,7 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=100_000)
     parser.add_argument("--rounds", type=int, default=7)
     parser.add_argument("--json", type=Path, help="also write the figures here")
+    parser.add_argument("--only", choices=("settle", "listing"), help="one of the two figures")
     options = parser.parse_args()
     for name in [n for n in os.environ if n.startswith("ORDERBOT_") or n == "OPENAI_API_KEY"]:
         del os.environ[name]
@@ -337,10 +395,14 @@ def main() -> None:
     try:
         with tempfile.TemporaryDirectory(prefix="orderbot-team-bench-") as tmp:
             os.environ["ORDERBOT_STATE_DIR"] = str(Path(tmp) / "state")
-            figures = {"settle": settle_queue(server, Path(tmp), options.approvals)}
-            print(json.dumps(figures["settle"], indent=2, ensure_ascii=False), flush=True)
-            figures["listing"] = listing(server, Path(tmp), options.runs, options.rounds)
-            print(json.dumps(figures["listing"], indent=2, ensure_ascii=False))
+            figures = {}
+            if options.only in (None, "settle"):
+                figures["settle"] = settle_queue(server, Path(tmp), options.approvals)
+                print(json.dumps(figures["settle"], indent=2, ensure_ascii=False), flush=True)
+            if options.only in (None, "listing"):
+                figures["listing"] = listing(server, Path(tmp), options.runs, options.rounds)
+                print(json.dumps(figures["listing"], indent=2, ensure_ascii=False))
+            figures["load average"] = os.getloadavg()
             if options.json:
                 options.json.write_text(json.dumps(figures, indent=2, ensure_ascii=False) + "\n")
     finally:
