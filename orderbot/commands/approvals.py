@@ -114,6 +114,7 @@ def _settle(run_id: str, decision: bool, flags: dict, *, reason: str | None = No
             no_facts=flags["no_facts"],
             strict_claims=flags["strict_claims"],
             otel=flags["otel"],
+            runs_flag=flags["runs"],
         )
 
 

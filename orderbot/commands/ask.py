@@ -40,6 +40,7 @@ from orderbot.shops.session import open_session
 from orderbot.ui.escape import json_text  # --json: valid JSON, no raw controls
 from orderbot.ui.presentation import provider_text, resume_command, resume_hint, terminal_approver
 from orderbot.ui.render import TransitionView, json_document, make_console, print_header, print_outcome
+from orderbot.ui.team import queue_command, queue_hint
 from orderbot.ui.trace import TraceView
 
 HELP = COMMAND_HELP["ask"]
@@ -96,23 +97,20 @@ def ask(
         store = open_run_store(settings)  # first: a run store that cannot be reached is one sentence, no run
         store.prepare()  # a state directory that cannot take the record: one sentence, before anything is shown
         try:
-            _ask(question, settings, store, json_out=json_out, quiet=quiet, trace=trace, no_facts=no_facts,
-                 strict_claims=strict_claims, otel=otel)  # fmt: skip
+            session = open_session(settings)
+            try:
+                _run(question, settings, store, session, json_out=json_out, quiet=quiet, trace=trace,
+                     no_facts=no_facts, strict_claims=strict_claims, otel=otel, runs_flag=runs)  # fmt: skip
+            finally:
+                session.store.close()  # an in-process caller (a test, a benchmark) runs many
         finally:
             store.close()
 
 
-def _ask(question, settings, store, *, json_out, quiet, trace, no_facts, strict_claims, otel) -> None:
-    """The run itself, recorded in `store`; exits with its code."""
-    session = open_session(settings)
-    try:
-        _run(question, settings, store, session, json_out=json_out, quiet=quiet, trace=trace, no_facts=no_facts,
-             strict_claims=strict_claims, otel=otel)  # fmt: skip
-    finally:
-        session.store.close()  # an in-process caller (a test, a benchmark) runs many
-
-
-def _run(question, settings, store, session, *, json_out, quiet, trace, no_facts, strict_claims, otel) -> None:
+def _run(question, settings, store, session, *, json_out, quiet, trace, no_facts, strict_claims, otel, runs_flag):
+    """The run itself, recorded in `store`; exits with its code. A paused run's hint names
+    the team's queue when runs are shared (with --runs, without a password, if it was given)."""
+    shown = store.where if runs_flag else None
     limits = session.limits(settings)
     llm = create(settings)
     chosen = resolve_provider(settings)
@@ -150,10 +148,11 @@ def _run(question, settings, store, session, *, json_out, quiet, trace, no_facts
             facts=not no_facts,
         )
         doc["base_url"] = where
-        doc["resume_command"] = resume_command(state, where)
+        doc["resume_command"] = queue_command(state, shown) if store.shared else resume_command(state, where)
         sys.stdout.write(json_text(doc) + "\n")
     else:
-        print_outcome(console, result, resume_hint=resume_hint(state, where), facts=not no_facts)
+        hint = queue_hint(state, shown) if store.shared else resume_hint(state, where)
+        print_outcome(console, result, resume_hint=hint, facts=not no_facts)
     raise typer.Exit(code)
 
 

@@ -48,6 +48,7 @@ from orderbot.shops.source import source_identity
 from orderbot.ui.escape import json_text  # --json: valid JSON, no raw controls
 from orderbot.ui.presentation import provider_text, resume_command, resume_hint, terminal_approver
 from orderbot.ui.render import TransitionView, json_document, make_console, print_header, print_outcome
+from orderbot.ui.team import queue_command, queue_hint
 
 HELP = COMMAND_HELP["resume"]
 EPILOG = (
@@ -122,6 +123,7 @@ def resume(
             no_facts=no_facts,
             strict_claims=strict_claims,
             otel=otel,
+            runs_flag=runs,
         )
 
 
@@ -138,6 +140,7 @@ def settle(
     no_facts: bool,
     strict_claims: bool,
     otel: bool,
+    runs_flag: str | None = None,
 ) -> None:
     """Continue a stored run, settling what it waits for (`decision`: True approves, False
     rejects with `reason`), as this session's operator, and exit with the run's code. The
@@ -208,6 +211,7 @@ def settle(
         store.close()
     state = result.state
     code = run_exit_code(result, strict_claims=strict_claims)
+    shown = store.where if runs_flag else None  # --runs in the queue's hint, without a password
     if json_out:
         doc = json_document(
             result,
@@ -220,12 +224,13 @@ def settle(
         )
         doc["resumed"] = True
         doc["base_url"] = where
-        doc["resume_command"] = resume_command(state, where)
+        doc["resume_command"] = queue_command(state, shown) if store.shared else resume_command(state, where)
         if store.shared:
             doc["operator"] = store.operator
         sys.stdout.write(json_text(doc) + "\n")
     else:
-        print_outcome(console, result, resume_hint=resume_hint(state, where), facts=not no_facts)
+        hint = queue_hint(state, shown) if store.shared else resume_hint(state, where)
+        print_outcome(console, result, resume_hint=hint, facts=not no_facts)
     raise typer.Exit(code)
 
 

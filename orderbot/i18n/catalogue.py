@@ -440,6 +440,10 @@ MESSAGES: dict[str, dict[str, str]] = {
         "en": "No action is waiting for approval in {where}.",
         "zh": "{where} 中没有等待批准的操作。",
     },
+    "approvals.or_reject": {
+        "en": "(another desk approves it; or: orderbot approvals reject … --reason TEXT)",
+        "zh": "（由另一位操作员批准；或：orderbot approvals reject … --reason 原因）",
+    },
     "approvals.reason_needed": {
         "en": "say why with --reason: the audit log keeps it",
         "zh": "请用 --reason 说明原因：审计日志会记下它",

@@ -49,7 +49,7 @@ PENDING, APPROVED, REJECTED = "pending", "approved", "rejected"
 # comes before executing (the mark written just before the call runs), so a connection lost
 # in between leaves a call that certainly did not run, and the approver can carry it out.
 SETTLED_FROM = {APPROVED: PENDING, REJECTED: PENDING, EXECUTING: APPROVED, COMMITTED: EXECUTING, FAILED: EXECUTING}
-BATCH = 100  # summaries fetched per query while a listing reads on
+FIRST_BATCH, BATCH = 25, 200  # summaries fetched by a listing's first query (`runs` shows 20), then per query
 
 
 def tables(key: str, real: str, seq: str) -> list[str]:
@@ -368,18 +368,18 @@ class SqlRunStore(BaseRunStore):
             if value is not None:
                 where.append(f"{column} = ?")
                 params.append(value)
-        below = None
+        below, batch = None, FIRST_BATCH
         while True:
             clause = where + (["run_id < ?"] if below is not None else [])
             sql = f"SELECT {SUMMARY_COLUMNS} FROM runs"
             if clause:
                 sql += " WHERE " + " AND ".join(clause)
-            rows = self._rows(sql + " ORDER BY run_id DESC LIMIT ?", (*params, *([below] if below else []), BATCH))
+            rows = self._rows(sql + " ORDER BY run_id DESC LIMIT ?", (*params, *([below] if below else []), batch))
             for run_id, summary_json in rows:
                 yield _summary(run_id, summary_json)
-            if len(rows) < BATCH:
+            if len(rows) < batch:
                 return
-            below = rows[-1][0]
+            below, batch = rows[-1][0], BATCH
 
     def waiting(self, *, limit: int = 1000) -> list[Waiting]:
         rows = self._rows(

@@ -35,6 +35,8 @@ def paused(orders_file: Path, runs: str | None) -> str:
     assert result.exit_code == 4, result.output
     doc = json.loads(result.stdout)
     assert doc["user"] == "C001" and doc["operator"] == operator_name()
+    if runs:  # the team's queue is where it is settled, and the hint names the store as given
+        assert doc["resume_command"] == f"orderbot approvals approve {doc['run_id']} --runs {runs}"
     return doc["run_id"]
 
 
@@ -180,3 +182,12 @@ def test_a_run_store_that_cannot_be_opened_stops_ask_before_any_run(orders_file,
     result = cli("ask", "--runs", f"sqlite:///{tmp_path / 'no-such-folder' / 'runs.db'}", "查询 ORD-1001")
     assert result.exit_code == 6 and "does not exist" in result.output and "Traceback" not in result.output
     assert not list((Path(os.environ["ORDERBOT_STATE_DIR"]) / "runs").glob("*.json"))  # no run recorded
+
+
+def test_a_piped_repl_records_in_the_store_runs_names_and_pauses_into_its_queue(orders_file, runs_db):
+    typed = "取消订单 ORD-1002\n"
+    result = runner.invoke(app, ["repl", "--runs", runs_db, "--orders", str(orders_file), "--user", "C001"], input=typed)
+    assert result.exit_code == 4, result.output  # piped, a session that paused exits as ask does
+    [waiting] = queue(runs_db)
+    assert waiting["customer"] == "C001" and waiting["tool"] == "cancel_order"
+    assert not list((Path(os.environ["ORDERBOT_STATE_DIR"]) / "runs").glob("*.json"))  # not in the state directory
