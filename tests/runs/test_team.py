@@ -186,7 +186,8 @@ def test_a_run_store_that_cannot_be_opened_stops_ask_before_any_run(orders_file,
 
 def test_a_piped_repl_records_in_the_store_runs_names_and_pauses_into_its_queue(orders_file, runs_db):
     typed = "取消订单 ORD-1002\n"
-    result = runner.invoke(app, ["repl", "--runs", runs_db, "--orders", str(orders_file), "--user", "C001"], input=typed)
+    command = ["repl", "--runs", runs_db, "--orders", str(orders_file), "--user", "C001"]
+    result = runner.invoke(app, command, input=typed)
     assert result.exit_code == 4, result.output  # piped, a session that paused exits as ask does
     [waiting] = queue(runs_db)
     assert waiting["customer"] == "C001" and waiting["tool"] == "cancel_order"
