@@ -270,7 +270,7 @@ def main() -> None:
     if not isinstance(sys.stdout, WholeWrites):
         sys.stdout = WholeWrites(sys.stdout)  # a closed pipe is noticed whatever the size of a write
     try:
-        app()
+        app(prog_name="orderbot")  # whatever started it (python -m orderbot, a fork in a test)
     finally:
         _flush_or_end_quietly()
 

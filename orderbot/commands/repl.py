@@ -37,7 +37,7 @@ from orderbot.commands.common import (
     setup_logging,
 )
 from orderbot.errors import ConfigError, OrderbotError
-from orderbot.i18n import t
+from orderbot.i18n import language, t
 from orderbot.loop.conversation import Conversation, bigger_limits, format_limits_short, parse_limits
 from orderbot.loop.limits import LIMIT_STOPS, StopReason
 from orderbot.loop.state import RunState
@@ -233,7 +233,10 @@ class Repl:
             try:
                 self.limits = parse_limits(arg, self.limits)
             except ConfigError as exc:
-                self.say(t("repl.limits_unchanged", error=f"{str(exc)[:1].upper()}{str(exc)[1:]}"))
+                error = str(exc)
+                if language() == "en":  # a clause in English; a sentence starts with a capital
+                    error = error[:1].upper() + error[1:]
+                self.say(t("repl.limits_unchanged", error=error))
                 return
         self.say(t("repl.limits", limits=format_limits(self.limits)))
 

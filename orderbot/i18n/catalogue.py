@@ -162,6 +162,12 @@ MESSAGES: dict[str, dict[str, str]] = {
         "zh": "[步数 {steps}/{max_steps} · 调用 {calls}/{max_calls} · {seconds:.1f} 秒]",
     },
     # ---- what a transition is (the event column; orderbot.loop.state.Event) ---------------------
+    "phase.start": {"en": "start", "zh": "开始"},
+    "phase.plan": {"en": "plan", "zh": "规划"},
+    "phase.act": {"en": "act", "zh": "执行"},
+    "phase.observe": {"en": "observe", "zh": "观察"},
+    "phase.awaiting_approval": {"en": "awaiting_approval", "zh": "等待确认"},
+    "phase.finish": {"en": "finish", "zh": "结束"},
     "event.started": {"en": "started", "zh": "开始"},
     "event.resumed": {"en": "resumed", "zh": "继续"},
     "event.proposed_one": {"en": "proposed {count} call", "zh": "提议 {count} 个调用"},
@@ -312,7 +318,7 @@ MESSAGES: dict[str, dict[str, str]] = {
         "en": "/trace on or /trace off (it is {state}).",
         "zh": "/trace on 或 /trace off（现在是 {state}）。",
     },
-    "repl.trace_set": {"en": "Trace is {state}.", "zh": "Trace 已设为 {state}。"},
+    "repl.trace_set": {"en": "Trace is {state}.", "zh": "逐步详细视图已设为 {state}。"},
     "repl.limits_unchanged": {"en": "{error}; the limits are unchanged.", "zh": "{error}；上限没有改变。"},
     "repl.limits": {"en": "Each run's {limits}.", "zh": "每次运行的{limits}。"},
     "repl.user": {"en": "User: {user}.", "zh": "用户：{user}。"},
@@ -727,6 +733,106 @@ MESSAGES: dict[str, dict[str, str]] = {
     "pydantic.model_name": {
         "en": "expected a model name in printable characters, e.g. gpt-4o-mini",
         "zh": "应为由可打印字符组成的模型名，例如 gpt-4o-mini",
+    },
+    # ---- what an audit entry records (orderbot.runs.audit.EVENTS), as `audit` shows it -----------
+    "audit.event_proposed": {"en": "proposed", "zh": "已提议"},
+    "audit.event_approved": {"en": "approved", "zh": "已批准"},
+    "audit.event_rejected": {"en": "rejected", "zh": "已拒绝"},
+    "audit.event_executed": {"en": "executed", "zh": "已执行"},
+    "audit.event_failed": {"en": "failed", "zh": "失败"},
+    # ---- the re-checks before a stored run is continued (orderbot.runs.resume) ------------------
+    "resume.unsure": {
+        "en": "run {run_id} stopped while an approved call ({call_id}) was being carried out; it may have been "
+        "done. Check the order; this run will not be resumed",
+        "zh": "运行 {run_id} 在执行一个已批准的调用（{call_id}）时停止了；它可能已经完成。请检查订单；这次运行不会继续",
+    },
+    "resume.killed": {
+        "en": "run {run_id} did not finish cleanly (the process was killed); start a new run",
+        "zh": "运行 {run_id} 没有正常结束（进程被终止）；请开始一次新的运行",
+    },
+    "resume.answered": {
+        "en": "run {run_id} already answered; there is nothing to resume",
+        "zh": "运行 {run_id} 已经回答了；没有什么可继续的",
+    },
+    "resume.not_resumable": {
+        "en": "run {run_id} stopped with {reason}; it cannot be resumed",
+        "zh": "运行 {run_id} 以 {reason} 停止；无法继续",
+    },
+    "resume.signed_in_other": {
+        "en": "run {run_id} signed in customer {customer}, not {user}: resume it without --user; nothing was executed",
+        "zh": "运行 {run_id} 登录的客户是 {customer}，不是 {user}：请不带 --user 继续；没有执行任何操作",
+    },
+    "resume.user": {"en": "user {user}", "zh": "用户 {user}"},
+    "resume.anonymous": {"en": "an anonymous session", "zh": "匿名会话"},
+    "resume.pass_user": {"en": " (pass --user)", "zh": "（请加 --user）"},
+    "resume.not_yours": {
+        "en": "run {run_id} belongs to {owner}, not to {asker}{hint}; nothing was executed",
+        "zh": "运行 {run_id} 属于{owner}，不属于{asker}{hint}；没有执行任何操作",
+    },
+    "resume.tool_gone": {
+        "en": "run {run_id} used the tool {tool}, which is no longer available",
+        "zh": "运行 {run_id} 用过的工具 {tool} 已经不存在了",
+    },
+    "resume.tool_changed": {
+        "en": "the tool {tool} changed since run {run_id} (version {was} → {now}); the run will not be resumed",
+        "zh": "工具 {tool} 在运行 {run_id} 之后变了（版本 {was} → {now}）；这次运行不会继续",
+    },
+    "resume.not_waiting": {
+        "en": "run {run_id} is not waiting for approval (it stopped with {reason}); drop --approve/--reject",
+        "zh": "运行 {run_id} 没有在等待确认（它以 {reason} 停止）；请去掉 --approve/--reject",
+    },
+    "resume.waiting": {
+        "en": "run {run_id} is waiting for approval: pass --approve or --reject",
+        "zh": "运行 {run_id} 正在等待确认：请加 --approve 或 --reject",
+    },
+    "resume.carried_out": {
+        "en": "{tool} ({call_id}) of run {run_id} was already carried out; it will not run again",
+        "zh": "运行 {run_id} 的 {tool}（{call_id}）已经执行过了；不会再执行",
+    },
+    "resume.tool_changed_since_asked": {
+        "en": "the tool {tool} changed since the approval was requested; the run will not be resumed",
+        "zh": "工具 {tool} 在请求确认之后变了；这次运行不会继续",
+    },
+    "resume.mismatch": {
+        "en": "the call run {run_id} waits for does not match the call the model made ({why}); "
+        "the record was altered, nothing was executed",
+        "zh": "运行 {run_id} 等待的调用与模型发出的调用不一致（{why}）；记录被改动过，没有执行任何操作",
+    },
+    "resume.future": {
+        "en": "the approval request of run {run_id} is dated in the future; the record was altered, "
+        "nothing was executed",
+        "zh": "运行 {run_id} 的确认请求日期在未来；记录被改动过，没有执行任何操作",
+    },
+    "resume.expired": {
+        "en": "the approval request of run {run_id} expired: it was made {hours} h ago and approvals last {ttl} h; "
+        "ask again",
+        "zh": "运行 {run_id} 的确认请求已过期：它是 {hours} 小时前发出的，而确认的有效期是 {ttl} 小时；请重新提问",
+    },
+    "resume.no_longer": {
+        "en": "{action} can no longer be done: {why}; nothing was executed",
+        "zh": "{action} 已经无法完成：{why}；没有执行任何操作",
+    },
+    "resume.no_longer_matches": {
+        "en": "the approval of run {run_id} no longer matches its call; nothing was executed",
+        "zh": "运行 {run_id} 的确认与它的调用已不一致；没有执行任何操作",
+    },
+    "resume.why_user": {"en": "its user differs from the run's", "zh": "它的用户与这次运行的不同"},
+    "resume.why_version": {"en": "its tool version differs from the run's", "zh": "它的工具版本与这次运行的不同"},
+    "resume.why_no_call": {"en": "the conversation has no such call", "zh": "对话中没有这个调用"},
+    "resume.why_twice": {"en": "the call id appears twice", "zh": "这个调用编号出现了两次"},
+    "resume.why_name": {"en": "its tool name differs", "zh": "它的工具名不同"},
+    "resume.why_arguments": {"en": "its arguments differ", "zh": "它的参数不同"},
+    "resume.why_settled": {"en": "it was already settled", "zh": "它已经处理过了"},
+    "resume.why_turn": {"en": "the recorded model turn differs", "zh": "记录的模型回合不同"},
+    "resume.orders_gone": {
+        "en": "the orders source run {run_id} used, {source}, is gone; pass --orders to name the one to act on",
+        "zh": "运行 {run_id} 用过的订单数据 {source} 已经不在了；请用 --orders 指定要操作的订单数据",
+    },
+    "resume.orders_replaced": {
+        "en": "{source} is not the orders file run {run_id} used (its directory was replaced or moved); "
+        "pass --orders {source} if it is the one to act on",
+        "zh": "{source} 不是运行 {run_id} 用过的订单文件（它所在的目录被替换或移动过）；"
+        "如果就是要操作它，请加 --orders {source}",
     },
     # ---- errors (after "orderbot: ") ---------------------------------------------------------------
     "error.prefix": {"en": "orderbot: {error}", "zh": "orderbot：{error}"},

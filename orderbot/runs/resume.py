@@ -42,44 +42,33 @@ def check_resume(
         raise RecordError(t("runs.pruned", run_id=rid, at=record.pruned_at))
     unsure = [c for c, s in record.side_effects.items() if s == EXECUTING]
     if unsure:
-        raise RecordError(
-            f"run {rid} stopped while an approved call ({unsure[0]}) was being carried out; it may "
-            "have been done. Check the order; this run will not be resumed"
-        )
+        raise RecordError(t("resume.unsure", run_id=rid, call_id=unsure[0]))
     reason = state.stop_reason
     if reason is None:
-        raise RecordError(f"run {rid} did not finish cleanly (the process was killed); start a new run")
+        raise RecordError(t("resume.killed", run_id=rid))
     if reason is StopReason.ANSWERED:
-        raise RecordError(f"run {rid} already answered; there is nothing to resume")
+        raise RecordError(t("resume.answered", run_id=rid))
     if reason not in RESUMABLE:
-        raise RecordError(f"run {rid} stopped with {reason}; it cannot be resumed")
+        raise RecordError(t("resume.not_resumable", run_id=rid, reason=reason))
     if state.signed_in and user is not None and user != state.user:
-        raise RecordError(
-            f"run {rid} signed in customer {state.user}, not {user}: resume it without --user; nothing was executed"
-        )
+        raise RecordError(t("resume.signed_in_other", run_id=rid, customer=state.user, user=user))
     if state.user != user and not (state.signed_in and user is None):
-        owner = f"user {state.user}" if state.user else "an anonymous session"
-        hint = " (pass --user)" if user is None else ""
-        raise RecordError(
-            f"run {rid} belongs to {owner}, not to {f'user {user}' if user else 'an anonymous session'}"
-            f"{hint}; nothing was executed"
-        )
+        owner = t("resume.user", user=state.user) if state.user else t("resume.anonymous")
+        asker = t("resume.user", user=user) if user else t("resume.anonymous")
+        hint = t("resume.pass_user") if user is None else ""
+        raise RecordError(t("resume.not_yours", run_id=rid, owner=owner, asker=asker, hint=hint))
     for name, version in record.tool_versions.items():
         current = toolbox.versions.get(name)
         if current is None:
-            raise RecordError(f"run {rid} used the tool {name}, which is no longer available")
+            raise RecordError(t("resume.tool_gone", run_id=rid, tool=name))
         if current != version:
-            raise RecordError(
-                f"the tool {name} changed since run {rid} (version {version} → {current}); the run will not be resumed"
-            )
+            raise RecordError(t("resume.tool_changed", run_id=rid, tool=name, was=version, now=current))
     if reason is not StopReason.AWAITING_APPROVAL:
         if approve is not None:
-            raise RecordError(
-                f"run {rid} is not waiting for approval (it stopped with {reason}); drop --approve/--reject"
-            )
+            raise RecordError(t("resume.not_waiting", run_id=rid, reason=reason))
         return
     if approve is None:
-        raise RecordError(f"run {rid} is waiting for approval: pass --approve or --reject")
+        raise RecordError(t("resume.waiting", run_id=rid))
     for pending in state.pending:
         _check_pending(rid, record, pending, toolbox, now, ttl_hours, approve)
 
@@ -145,40 +134,26 @@ def _check_pending(
     rid: str, record: RunRecord, pending: PendingCall, toolbox: Toolbox, now: float, ttl_hours: float, approve: bool
 ) -> None:
     if record.side_effects.get(pending.call_id) == COMMITTED:
-        raise RecordError(
-            f"{pending.name} ({pending.call_id}) of run {rid} was already carried out; it will not run again"
-        )
+        raise RecordError(t("resume.carried_out", run_id=rid, tool=pending.name, call_id=pending.call_id))
     tool = toolbox.get(pending.name)
     if tool is None or tool.version != pending.version:
-        raise RecordError(
-            f"the tool {pending.name} changed since the approval was requested; the run will not be resumed"
-        )
+        raise RecordError(t("resume.tool_changed_since_asked", tool=pending.name))
     mismatch = binding_mismatch(record, pending, tool)
     if mismatch:
-        raise RecordError(
-            f"the call run {rid} waits for does not match the call the model made ({mismatch}); "
-            "the record was altered, nothing was executed"
-        )
+        raise RecordError(t("resume.mismatch", run_id=rid, why=mismatch))
     if not math.isfinite(pending.requested_at) or pending.requested_at > now + CLOCK_SKEW:
-        raise RecordError(
-            f"the approval request of run {rid} is dated in the future; the record was altered, nothing was executed"
-        )
+        raise RecordError(t("resume.future", run_id=rid))
     age = now - pending.requested_at
     if age > ttl_hours * 3600:
-        raise RecordError(
-            f"the approval request of run {rid} expired: it was made {age / 3600:.1f} h ago "
-            f"and approvals last {ttl_hours:g} h; ask again"
-        )
+        raise RecordError(t("resume.expired", run_id=rid, hours=f"{age / 3600:.1f}", ttl=f"{ttl_hours:g}"))
     if not approve:
         return  # saying no needs no preconditions: nothing will run
     call = FunctionCall(call_id=pending.call_id, name=pending.name, arguments=pending.arguments)
     prepared = toolbox.prepare(call, ToolContext(user=record.state.user, run_id=rid, step=pending.step))
     if isinstance(prepared, Refused):
-        raise RecordError(
-            f"{pending.description} can no longer be done: {prepared.envelope.get('error')}; nothing was executed"
-        )
+        raise RecordError(t("resume.no_longer", action=pending.description, why=prepared.envelope.get("error")))
     if prepared.canonical_arguments != pending.arguments:
-        raise RecordError(f"the approval of run {rid} no longer matches its call; nothing was executed")
+        raise RecordError(t("resume.no_longer_matches", run_id=rid))
 
 
 def binding_mismatch(record: RunRecord, pending: PendingCall, tool) -> str | None:
@@ -189,19 +164,19 @@ def binding_mismatch(record: RunRecord, pending: PendingCall, tool) -> str | Non
     recorded model turn of its step, which no call record may already have settled."""
     state = record.state
     if pending.user != state.user:
-        return "its user differs from the run's"
+        return t("resume.why_user")
     if pending.version != record.tool_versions.get(pending.name):
-        return "its tool version differs from the run's"
+        return t("resume.why_version")
     made = [i for i in state.items if isinstance(i, FunctionCall) and i.call_id == pending.call_id]
     if len(made) != 1:
-        return "the conversation has no such call" if not made else "the call id appears twice"
+        return t("resume.why_no_call") if not made else t("resume.why_twice")
     call = made[0]
     if call.name != pending.name:
-        return "its tool name differs"
+        return t("resume.why_name")
     if canonical_arguments(tool, call.arguments) != pending.arguments:
-        return "its arguments differ"
+        return t("resume.why_arguments")
     if any(c.call_id == pending.call_id for c in state.calls):
-        return "it was already settled"
+        return t("resume.why_settled")
     turns = [t for t in record.turns if t.get("step") == pending.step]
     made_in_turn = [
         i
@@ -210,7 +185,7 @@ def binding_mismatch(record: RunRecord, pending: PendingCall, tool) -> str | Non
         if i.get("type") == "function_call" and i.get("call_id") == call.call_id
     ]
     if [(i.get("name"), i.get("arguments")) for i in made_in_turn] != [(call.name, call.arguments)]:
-        return "the recorded model turn differs"
+        return t("resume.why_turn")
     return None
 
 
@@ -235,12 +210,7 @@ def recorded_orders(record: RunRecord) -> str | None:
     source = parse_source(record.orders)
     found = source.fingerprint
     if found is None:
-        raise RecordError(
-            f"the orders source run {rid} used, {source.shown}, is gone; pass --orders to name the one to act on"
-        )
+        raise RecordError(t("resume.orders_gone", run_id=rid, source=source.shown))
     if record.orders_identity is not None and found != record.orders_identity:
-        raise RecordError(
-            f"{source.shown} is not the orders file run {rid} used (its directory was replaced or moved); "
-            f"pass --orders {source.shown} if it is the one to act on"
-        )
+        raise RecordError(t("resume.orders_replaced", run_id=rid, source=source.shown))
     return record.orders

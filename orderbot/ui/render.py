@@ -27,6 +27,7 @@ from orderbot.answers.claims import Claim
 from orderbot.answers.facts import Fact
 from orderbot.i18n import language
 from orderbot.i18n import t as _t
+from orderbot.i18n.catalogue import MESSAGES
 from orderbot.loop.engine import Limits, StopReason
 from orderbot.loop.state import Event, RunState, Transition, describe_call, summarize_result
 from orderbot.ui.escape import visible
@@ -118,7 +119,7 @@ def format_transitions(
         if narrow:
             table.add_row(str(t.step), event, detail)
         else:
-            phases = Text(f"{t.from_} → {t.to}", style=STYLE_PHASE)
+            phases = Text(f"{_t(f'phase.{t.from_}')} → {_t(f'phase.{t.to}')}", style=STYLE_PHASE)
             table.add_row(str(t.step), phases, event, detail, f"{t.elapsed * 1000:.0f}", format_budget(t, limits))
     return table
 
@@ -164,10 +165,21 @@ def detail_text(t: Transition) -> str:
         if t.detail.endswith(summary):  # the call as the engine showed it, then its result in our words
             said = (
                 _t("detail.call_ok", data=summary.removeprefix("ok ")) if result.get("ok")
-                else _t("detail.call_failed", code=result.get("code"))
+                else _t("detail.call_failed", code=failure_words(str(result.get("code"))))
             )  # fmt: skip
             return t.detail.removesuffix(summary) + said
     return t.detail
+
+
+def failure_words(code: str) -> str:
+    """A tool's failure code in the words of the facts panel where it has them (`rejected`:
+    nothing was done), else the code itself: a value people may look up."""
+    if f"facts.{code}" in MESSAGES:
+        try:
+            return _t(f"facts.{code}")
+        except (KeyError, IndexError):  # a facts text that needs values the code alone lacks
+            pass
+    return code
 
 
 def format_stop(state: RunState) -> str:

@@ -16,7 +16,7 @@ from rich.table import Table
 from rich.text import Text
 
 from orderbot.i18n import t
-from orderbot.runs.audit import AuditCheck, AuditEntry
+from orderbot.runs.audit import EVENTS, AuditCheck, AuditEntry
 from orderbot.runs.base import Waiting
 from orderbot.text import one_line
 from orderbot.ui.escape import visible
@@ -101,7 +101,7 @@ def format_audit(entries: Iterable[AuditEntry], *, plain: bool) -> Table:
         table.add_row(
             str(entry.seq),
             cell(entry.at.replace("T", " ")[:19]),
-            Text(visible(entry.event, one_line=True), style=EVENT_STYLES.get(entry.event, "")),
+            Text(visible(audit_event(entry.event), one_line=True), style=EVENT_STYLES.get(entry.event, "")),
             cell(entry.run_id),
             cell(call, ARGUMENTS_CHARS + len(entry.tool) + 2),
             cell(entry.customer),
@@ -109,6 +109,11 @@ def format_audit(entries: Iterable[AuditEntry], *, plain: bool) -> Table:
             cell(entry.decided_by),
         )
     return table
+
+
+def audit_event(event: str) -> str:
+    """An audit entry's event in the UI language (the log and --json keep the English value)."""
+    return t(f"audit.event_{event}") if event in EVENTS else event
 
 
 def check_lines(check: AuditCheck, extra: list) -> list[Text]:

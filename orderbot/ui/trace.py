@@ -126,6 +126,8 @@ def _absorb(rec: dict, t: Transition) -> None:
             )
     elif t.to == Phase.FINISH:
         rec["stop"] = {"reason": t.event, "detail": t.detail}
+        if data.get("message"):  # the detail as a catalogue id: the panel shows it in the UI language
+            rec["stop"]["message"] = data["message"]
 
 
 def _ends_step(t: Transition) -> bool:
@@ -305,7 +307,13 @@ def format_step_panel(rec: dict, *, plain: bool = False) -> Panel:
         if call.get("why") and call.get("decision") != "not_executed":
             decision.append(f": {call['why']}")
         elif call.get("decision") == "not_executed":
-            why = _t("trace.stopped_before") if call["why"] == STOPPED_BEFORE else call["why"].split(": ", 1)[-1]
+            stop = rec.get("stop") or {}
+            if call["why"] == STOPPED_BEFORE:
+                why = _t("trace.stopped_before")
+            elif stop.get("message") and call["why"] == f"{stop['reason']}: {stop['detail']}":
+                why = stop_detail(stop)
+            else:
+                why = call["why"].split(": ", 1)[-1]
             decision.append(f": {why}")
         if call.get("ms") is not None:
             decision.append(_t("trace.ms", ms=f"{call['ms']:g}"), style=STYLE_DIM)
@@ -317,7 +325,7 @@ def format_step_panel(rec: dict, *, plain: bool = False) -> Panel:
         if stop["reason"] == StopReason.ANSWERED:  # the answer is already shown above
             grid.add_row(_t("trace.finish"), Text(stop["reason"], style=STYLE_OK))
         else:
-            grid.add_row(_t("trace.finish"), Text(f"{stop['reason']}: {stop['detail']}", style=STYLE_ERROR))
+            grid.add_row(_t("trace.finish"), Text(f"{stop['reason']}: {stop_detail(stop)}", style=STYLE_ERROR))
     grid.add_row(_t("trace.time"), Text(format_times(rec)))
     grid.add_row(_t("trace.budget_left"), Text(format_budget_left(rec.get("budget_left"))))
     return Panel(
@@ -327,6 +335,12 @@ def format_step_panel(rec: dict, *, plain: bool = False) -> Panel:
         box=box.ASCII if plain else box.ROUNDED,
         border_style="" if plain else STYLE_PHASE,
     )
+
+
+def stop_detail(stop: dict) -> str:
+    """A stop's detail in the UI language when the record names its sentence, else as written."""
+    message = stop.get("message")
+    return _t(message["id"], **message["params"]) if message else stop["detail"]
 
 
 def format_limits(limits: Limits) -> str:

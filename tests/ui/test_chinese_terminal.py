@@ -1,0 +1,217 @@
+"""Everything orderbot says, in Chinese: every catalogue entry, and a pseudo-terminal session
+in zh_CN.UTF-8 of every command and its error paths, hold no English word of orderbot's own.
+
+An English word is a run of two or more Latin letters in a piece of text that is not a
+value: a piece holding a digit, `_ / : . = @ \\ { } < >` or starting with `-` is an id, a
+flag, a path, a URL or JSON, and is left alone. What remains may still be a value people
+type or copy (a command, a provider, a stop reason, a unit such as UTC): those are
+ALLOWED. Words of the data (the orders, the eval suite, the questions) may appear too.
+"""
+
+from __future__ import annotations
+
+import getpass
+import json
+import os
+import re
+import threading
+from pathlib import Path
+
+import pexpect
+import pytest
+from fakeapi import FakeAPI, completion, hang
+from forked_terminal import orderbot_in_a_terminal, orderbot_process_in_a_terminal
+from typer.testing import CliRunner
+
+from orderbot.answers.evaluate import DEFAULT_SUITE as SUITE_PATH
+from orderbot.cli import app
+from orderbot.commands import COMMAND_HELP
+from orderbot.i18n.catalogue import MESSAGES
+from orderbot.loop.limits import StopReason
+from orderbot.shops.sample.model import SAMPLE_PATH
+
+VALUE = re.compile(r"[0-9_/:.=@\\{}<>]")
+PIECES = re.compile(r"[\s\u3000-\u303f\uff00-\uffef·→…│╭╮╰╯─├┤┬┴┼+|!?,;()\[\]“”‘’]+")
+CALL = re.compile(r"\b[a-z_]+\([^()]*\)")  # a tool call as shown: its arguments are the model's
+# Words that are values or names, the same in every language.
+ALLOWED = {
+    *COMMAND_HELP, "orderbot", "show", "list", "import", "export", "approve", "reject", "verify",
+    "offline", "openai", "chat", "auto", "planner", "gpt", "mini", "fake", "sample", "retail", "tau", "bench",
+    *(str(reason) for reason in StopReason), "incomplete",
+    "on", "off", "y", "N", "Ctrl", "UTC", "URL", "API", "JSON", "ID", "SQLite", "PostgreSQL", "PayPal",
+    "http", "https", "llama", "cpp", "vLLM", "jinja", "zh", "en", "true", "false", "null", "ok",
+}  # fmt: skip
+
+
+def english_words(text: str, allowed: set[str] = ALLOWED) -> list[str]:
+    found = []
+    for piece in PIECES.split(CALL.sub(" ", text)):
+        if not piece or piece.startswith("-") or VALUE.search(piece):
+            continue
+        found += [w for w in re.findall(r"[A-Za-z]+", piece) if len(w) > 1 and w not in allowed]
+    return found
+
+
+def data_words(*paths: Path) -> set[str]:
+    """Every word of some data files: what orderbot shows from them is theirs, not ours."""
+    return {w for path in paths for w in re.findall(r"[A-Za-z]+", path.read_text("utf-8"))}
+
+
+def test_every_catalogue_entry_is_chinese_in_chinese():
+    found = {}
+    for message_id, texts in MESSAGES.items():
+        words = english_words(re.sub(r"\{[^}]*\}", " ", texts["zh"]))
+        if words:
+            found[message_id] = words
+    assert not found, f"English in the Chinese text of: {found}"
+
+
+def test_the_walk_finds_an_entry_that_lost_its_chinese(monkeypatch):
+    monkeypatch.setitem(MESSAGES, "outcome.to_resume", {"en": "To resume:", "zh": "To resume:"})
+    found = [i for i, texts in MESSAGES.items() if english_words(re.sub(r"\{[^}]*\}", " ", texts["zh"]))]
+    assert found == ["outcome.to_resume"]
+
+
+# ---- a session in a Chinese terminal ---------------------------------------------------------
+
+
+def environment(state: Path, orders: Path) -> dict:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("LC_", "LANG", "ORDERBOT_", "OPENAI_"))}
+    return env | {
+        "LANG": "zh_CN.UTF-8",
+        "NO_COLOR": "1",
+        "TERM": "xterm",
+        "ORDERBOT_STATE_DIR": str(state),
+        "ORDERBOT_ORDERS": str(orders),
+        "HOME": str(state),
+    }
+
+
+def in_terminal(env: dict, *args: str, answers: tuple[str, ...] = ()) -> str:
+    child = orderbot_in_a_terminal(list(args), env=env, dimensions=(40, 120))
+    for answer in answers:
+        child.expect_exact("[y/N]")
+        child.sendline(answer)
+    child.expect(pexpect.EOF)
+    child.close()
+    return child.before
+
+
+# Each command, as a person would type it; the state they run in is made by the ones before.
+SESSION = [
+    ("ask", "--user", "C001", "查询 ORD-1001 和 ORD-1002 的详情"),
+    ("ask", "--user", "C001", "取消 ORD-1002"),  # asked at the prompt: answered n
+    ("ask", "--trace", "--user", "C001", "查询 ORD-1001 和 ORD-9999"),
+    ("ask", "--max-steps", "1", "查询 ORD-1003"),
+    ("resume", "last", "--max-steps", "3"),
+    ("runs",),
+    ("runs", "show", "last"),
+    ("runs", "show", "last", "--trace"),
+    ("replay", "last"),
+    ("doctor", "--ping"),
+    ("eval",),
+    ("orders", "list", "--user", "C001"),
+    ("orders", "show", "ORD-1001", "--user", "C001"),
+    ("approvals",),
+    ("audit",),
+    # error paths
+    ("ask", "--user", "bad/user", "x"),
+    ("ask", "--orders", "nothere.json", "x"),
+    ("runs", "show", "nosuch"),
+    ("ask", "--bogus", "x"),
+    ("ask", "--max-steps", "x", "y"),
+    ("ask", ""),
+    ("ask",),
+    ("nosuch",),
+    ("orders", "list"),
+    ("resume", "last", "--approve", "--reject"),
+]
+
+
+@pytest.fixture
+def chinese(tmp_path: Path, orders_file: Path) -> dict:
+    state = tmp_path / "state"
+    return {"env": environment(state, orders_file), "state": state, "orders": orders_file}
+
+
+def session_output(chinese: dict) -> str:
+    env = chinese["env"]
+    said = []
+    for args in SESSION:
+        said.append(in_terminal(env, *args, answers=("n",) if "取消 ORD-1002" in args else ()))
+    paused = CliRunner().invoke(app, ["ask", "--user", "C001", "取消 ORD-1002"], env=env)  # piped: it waits
+    assert paused.exit_code == 4, paused.output
+    said.append(in_terminal(env, "approvals"))  # the paused run waits in the queue
+    said.append(in_terminal(env, "resume", "last", "--reject"))
+    said.append(in_terminal(env, "audit"))
+    said.append(in_terminal(env | {"ORDERBOT_MAX_STEPS": "abc"}, "ask", "x"))
+    return "\n".join(said)
+
+
+def repl_output(chinese: dict) -> str:
+    """The REPL: its banner, every slash command, a run with its step lines, a limit stop,
+    and Ctrl-C during a model request."""
+    arrived = threading.Event()
+
+    def hold(request):
+        arrived.set()
+        return hang()
+
+    with FakeAPI() as api:
+        api.enqueue("chat", hold, completion("好的。"))
+        env = chinese["env"]
+        child = orderbot_process_in_a_terminal(["repl", "--user", "C001"], env=env, dimensions=(40, 120))
+        said = ""
+        for line in ("/help", "/limits", "/limits steps=0", "/limits bogus=1", "/trace", "/trace on",
+                     "查询 ORD-1001", "/trace off", "/user", "/runs", "/reset", "/nope", "/user bad/user",
+                     "/limits steps=1", "ORD-1013 的详情"):  # fmt: skip
+            child.expect_exact("C001> ")
+            said += child.before
+            child.sendline(line)
+        child.expect_exact("按 c")
+        child.send("x")
+        child.expect_exact("C001> ")
+        said += child.before
+        child.sendeof()
+        child.expect(pexpect.EOF)
+        child.close()
+        said += child.before
+        args = ["repl", "--user", "C001", "--provider", "chat", "--base-url", api.url, "--model", "fake"]
+        child = orderbot_process_in_a_terminal(args, env=env, dimensions=(40, 120))
+        child.expect_exact("C001> ")
+        child.sendline("第一个问题")
+        assert arrived.wait(30)
+        child.sendintr()  # Ctrl-C while the model is asked
+        child.expect_exact("C001> ")
+        said += child.before
+        child.sendeof()
+        child.expect(pexpect.EOF)
+        child.close()
+    return said
+
+
+def allowed_here(chinese: dict) -> set[str]:
+    typed = {w for args in SESSION for arg in args for w in re.findall(r"[A-Za-z]+", arg)}
+    operator = set(re.findall(r"[A-Za-z]+", getpass.getuser()))  # who runs orderbot: audit and approvals name them
+    return ALLOWED | typed | operator | data_words(SAMPLE_PATH, chinese["orders"], SUITE_PATH)
+
+
+def test_a_chinese_session_holds_no_english_of_orderbots_own(chinese):
+    said = session_output(chinese) + repl_output(chinese)
+    assert "已停止" in said and "运行编号" in said and "用法：orderbot" in said  # it ran, in Chinese
+    words = english_words(said, allowed_here(chinese))
+    assert not words, f"English in a Chinese terminal: {sorted(set(words))}"
+
+
+@pytest.mark.parametrize("message_id", ["outcome.answer", "event.started", "decision.executed", "usage.title"])
+def test_the_session_finds_an_entry_that_lost_its_chinese(chinese, monkeypatch, message_id):
+    """The forked terminals share this process's catalogue: one entry in English shows."""
+    english = MESSAGES[message_id]["en"]
+    monkeypatch.setitem(MESSAGES, message_id, {"en": english, "zh": english})
+    words = english_words(session_output(chinese), allowed_here(chinese))
+    assert set(words) & set(re.findall(r"[A-Za-z]{2,}", english)), words
+
+
+def test_json_stays_the_same_in_a_chinese_terminal(chinese):
+    doc = json.loads(in_terminal(chinese["env"], "ask", "--json", "--max-steps", "1", "查询 ORD-1001"))
+    assert doc["stop_reason"] == "step_limit" and doc["stop_detail"].startswith("the model asked for")
