@@ -78,6 +78,9 @@ class LazyGroup(TyperGroup):
 
     listing = False  # while the root's own help is drawn: a name and a line are enough
 
+    def parse_args(self, ctx, args: list[str]) -> list[str]:
+        return super().parse_args(ctx, lang_first(args))
+
     def make_context(self, info_name, args, parent=None, **extra):
         try:
             return super().make_context(info_name, args, parent=parent, **extra)
@@ -104,6 +107,18 @@ class LazyGroup(TyperGroup):
             super().format_help(ctx, formatter)
         finally:
             LazyGroup.listing = False
+
+
+def lang_first(args: list[str]) -> list[str]:
+    """`orderbot ask --lang zh …` read as `orderbot --lang zh ask …`: the language is the
+    root's option, and people put it after the command as often as before (never past `--`)."""
+    end = args.index("--") if "--" in args else len(args)
+    for index, arg in enumerate(args[:end]):
+        if arg.startswith("--lang="):
+            return [arg, *args[:index], *args[index + 1 :]]
+        if arg == "--lang" and index + 1 < end:
+            return [arg, args[index + 1], *args[:index], *args[index + 2 :]]
+    return args
 
 
 CLOSE_ENOUGH = 0.8  # how alike a mistyped flag and a real one must be for the one to be suggested

@@ -111,7 +111,7 @@ def test_limit_stop_still_shows_what_was_observed(use_model):
         (["--max-tool-calls", "-2", "q"], 2),
         (["--provider", "nonsense", "q"], 2),
         (["--orders", "does-not-exist.json", "q"], 6),
-        ([""], 6),
+        ([""], 2),  # an empty question: what was typed, as a bad flag
     ],
 )
 def test_configuration_errors_exit_with_one_line(args, code):

@@ -57,10 +57,18 @@ def test_base_url_is_shown_without_credentials():
     assert lines["base URL"] == "http://localhost:11434/v1"
 
 
-def test_a_base_url_without_a_provider_is_pointed_out():
-    code, lines, _ = doctor("--base-url", "http://localhost:11434/v1")
+def test_a_base_url_without_a_provider_means_an_openai_compatible_server():
+    for key in (None, KEY):  # whether or not an OpenAI key is set too
+        code, lines, _ = doctor("--base-url", "http://localhost:11434/v1", key=key)
 
-    assert code == 0 and lines["provider"] == "offline (auto: no OPENAI_API_KEY)"
+        assert code == 0 and lines["provider"] == "chat (auto: a base URL is set)"
+        assert lines["base URL"] == "http://localhost:11434/v1"
+
+
+def test_a_base_url_for_the_offline_model_is_pointed_out():
+    code, lines, _ = doctor("--provider", "offline", "--base-url", "http://localhost:11434/v1")
+
+    assert code == 0 and lines["provider"] == "offline"
     assert (
         lines["base URL"] == "http://localhost:11434/v1 (not used by the offline model: pass --provider chat to use it)"
     )

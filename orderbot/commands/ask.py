@@ -29,8 +29,9 @@ from orderbot.commands.common import (
     run_exit_code,
     setup_logging,
 )
-from orderbot.errors import ConfigError
+from orderbot.errors import UsageError
 from orderbot.i18n import t
+from orderbot.loop.conversation import Conversation
 from orderbot.loop.state import RunState
 from orderbot.models import create, endpoint, resolve_provider
 from orderbot.runner import Runner
@@ -72,14 +73,23 @@ def ask(
     no_facts: NoFacts = False,
     strict_claims: StrictClaims = False,
     otel: Otel = False,
+    continue_: Annotated[
+        bool,
+        typer.Option(
+            "--continue",
+            "-c",
+            help="Continue the latest conversation: the earlier turns go with the question as context, "
+            "as in the REPL (the same user only).",
+        ),
+    ] = False,
 ) -> None:
     with errors_to_exit_codes():
         if question == "-":  # the question from standard input: `echo 查询 ORD-1001 | orderbot ask -`
             question = sys.stdin.read(MAX_QUESTION_CHARS + 1)
         if not question.strip():
-            raise ConfigError(t("error.question_empty"))
+            raise UsageError(t("error.question_empty"))
         if len(question) > MAX_QUESTION_CHARS:
-            raise ConfigError(t("error.question_too_long", chars=len(question), limit=MAX_QUESTION_CHARS))
+            raise UsageError(t("error.question_too_long", chars=len(question), limit=MAX_QUESTION_CHARS))
         settings = load_settings(
             max_steps=max_steps,
             timeout=timeout,
@@ -99,15 +109,30 @@ def ask(
         try:
             session = open_session(settings)
             try:
+                history = earlier_turns(store, settings.user) if continue_ else []
                 _run(question, settings, store, session, json_out=json_out, quiet=quiet, trace=trace,
-                     no_facts=no_facts, strict_claims=strict_claims, otel=otel, runs_flag=runs)  # fmt: skip
+                     no_facts=no_facts, strict_claims=strict_claims, otel=otel, runs_flag=runs,
+                     history=history)  # fmt: skip
             finally:
                 session.store.close()  # an in-process caller (a test, a benchmark) runs many
         finally:
             store.close()
 
 
-def _run(question, settings, store, session, *, json_out, quiet, trace, no_facts, strict_claims, otel, runs_flag):
+def earlier_turns(store, user: str | None) -> list:
+    """The latest recorded conversation, as the REPL would carry it into the next message
+    (orderbot.loop.conversation): only one of the same user, so that one customer's answers
+    never become context for another, and only from a record that verifies."""
+    record = store.load(store.resolve("last"))
+    if record.state.user != user:
+        who = record.state.user or t("header.anonymous")
+        raise UsageError(t("error.continue_other_user", run_id=record.run_id, user=who))
+    return Conversation.of(record.state.items).history()
+
+
+def _run(
+    question, settings, store, session, *, json_out, quiet, trace, no_facts, strict_claims, otel, runs_flag, history
+):
     """The run itself, recorded in `store`; exits with its code. A paused run's hint names
     the team's queue when runs are shared (with --runs, without a password, if it was given)."""
     shown = store.where if runs_flag else None
@@ -120,7 +145,7 @@ def _run(question, settings, store, session, *, json_out, quiet, trace, no_facts
     views = [view]
     if trace and not json_out:
         views.append(TraceView(console, limits))
-    state = RunState.start(question.strip(), user=settings.user)
+    state = RunState.start(question.strip(), user=settings.user, history=history)
     # With four eyes nobody approves their own run's action at the prompt: the run waits.
     four_eyes = settings.four_eyes or store.policy().four_eyes
     interactive = not json_out and console.is_terminal and sys.stdin.isatty() and not four_eyes

@@ -70,6 +70,7 @@ Orders = Annotated[
     str | None,
     typer.Option(
         "--orders",
+        "-o",
         help="Orders: a JSON file, sqlite:///shop.db or postgresql://user@host/db "
         "\\[default: $ORDERBOT_ORDERS, else ./orders.json, else the bundled sample, read-only].",
         show_default=False,
@@ -79,6 +80,7 @@ User = Annotated[
     str | None,
     typer.Option(
         "--user",
+        "-u",
         help="Who is asking (a customer id such as C001) \\[default: $ORDERBOT_USER, else anonymous].",
         show_default=False,
     ),
@@ -124,7 +126,7 @@ Provider = Annotated[
 ]
 Model = Annotated[
     str | None,
-    typer.Option("--model", help="Model name \\[default: $MODEL_NAME, else gpt-4o-mini].", show_default=False),
+    typer.Option("--model", "-m", help="Model name \\[default: $MODEL_NAME, else gpt-4o-mini].", show_default=False),
 ]
 BaseUrl = Annotated[
     str | None,
@@ -151,7 +153,7 @@ Runs = Annotated[
         show_default=False,
     ),
 ]
-Json = Annotated[bool, typer.Option("--json", help="Print one JSON document instead of tables.")]
+Json = Annotated[bool, typer.Option("--json", "-j", help="Print one JSON document instead of tables.")]
 NoFacts = Annotated[
     bool,
     typer.Option("--no-facts", help="Leave out the facts panel (what the tools returned) under the answer."),
@@ -167,7 +169,7 @@ Otel = Annotated[
     bool,
     typer.Option(
         "--otel",
-        help="Export each run as an OpenTelemetry trace (needs orderbot[otel]; on by itself when "
+        help="Export each run as an OpenTelemetry trace (needs orderbot\\[otel]; on by itself when "
         "OTEL_EXPORTER_OTLP_ENDPOINT is set).",
     ),
 ]

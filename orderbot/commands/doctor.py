@@ -61,7 +61,7 @@ def doctor(
     state_dir: StateDir = None,
     timeout: Timeout = None,
     ping: Ping = False,
-    json_out: Annotated[bool, typer.Option("--json", help="Print the same facts as one JSON document.")] = False,
+    json_out: Annotated[bool, typer.Option("--json", "-j", help="Print the same facts as one JSON document.")] = False,
 ) -> None:
     with errors_to_exit_codes():
         settings = load_settings(
@@ -144,7 +144,7 @@ def _line(console, key: str, value: str) -> None:
 def _auto(settings, chosen: str) -> str:
     if settings.provider != "auto":
         return ""
-    return t("doctor.auto_key") if chosen == "openai" else t("doctor.auto_no_key")
+    return t({"openai": "doctor.auto_key", "chat": "doctor.auto_base_url"}.get(chosen, "doctor.auto_no_key"))
 
 
 def _base_url(settings, chosen: str) -> str:

@@ -26,7 +26,7 @@ from rich.table import Table
 
 from orderbot.commands import COMMAND_HELP
 from orderbot.commands.common import Json, Orders, User, errors_to_exit_codes
-from orderbot.errors import ConfigError, ExitCode, ToolError
+from orderbot.errors import ExitCode, ToolError, UsageError
 from orderbot.i18n import t
 from orderbot.settings import load_settings
 from orderbot.shops.choice import is_shop_file, open_retail_store
@@ -46,7 +46,16 @@ EPILOG = (
 )
 PROGRESS_FROM = 10_000  # orders: smaller imports finish before a bar would be worth drawing
 
-app = typer.Typer(help=HELP, epilog=EPILOG, no_args_is_help=True, rich_markup_mode="rich", add_completion=False)
+app = typer.Typer(help=HELP, epilog=EPILOG, no_args_is_help=False, rich_markup_mode="rich", add_completion=False)
+
+
+@app.callback(invoke_without_command=True)
+def orders(ctx: typer.Context) -> None:
+    """`orderbot orders` alone: its help, and no error (as `orderbot` alone)."""
+    if ctx.invoked_subcommand is None:
+        typer.echo(ctx.get_help())
+        raise typer.Exit(0)
+
 
 All = Annotated[
     bool,
@@ -77,7 +86,7 @@ def import_(
 
         target = parse_source(to)
         if target.kind == "json":
-            raise ConfigError(t("orders.to_is_a_file", path=to))
+            raise UsageError(t("orders.to_is_a_file", path=to))
         path = Path(file)
         if is_shop_file(path):
             _import_shop(path, target, replace=replace, json_out=json_out)
@@ -187,9 +196,9 @@ def list_(
     with errors_to_exit_codes():
         settings = _settings(orders, user)
         if settings.user is not None and all_:
-            raise ConfigError(t("orders.user_and_all"))
+            raise UsageError(t("orders.user_and_all"))
         if settings.user is None and not all_:
-            raise ConfigError(t("orders.whose"))
+            raise UsageError(t("orders.whose"))
         store = _open(settings)
         try:
             found = store.list_orders(settings.user, status=status, limit=limit + 1, offset=offset)
@@ -219,7 +228,7 @@ def show(
     with errors_to_exit_codes():
         settings = _settings(orders, user)
         if settings.user is not None and all_:
-            raise ConfigError(t("orders.user_and_all"))
+            raise UsageError(t("orders.user_and_all"))
         store = _open(settings)
         try:
             if all_:

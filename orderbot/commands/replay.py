@@ -40,6 +40,7 @@ Orders = Annotated[
     Path | None,
     typer.Option(
         "--orders",
+        "-o",
         help="Orders JSON file to copy for the replay "
         "\\[default: $ORDERBOT_ORDERS, else the file the run used, else as for ask].",
         show_default=False,

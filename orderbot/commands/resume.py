@@ -59,6 +59,7 @@ Orders = Annotated[
     str | None,
     typer.Option(
         "--orders",
+        "-o",
         help="Orders: a JSON file, sqlite:///... or postgresql://... \\[default: the orders the run used; "
         "ORDERBOT_ORDERS is used only when it names those same orders].",
         show_default=False,

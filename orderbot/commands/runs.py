@@ -46,7 +46,9 @@ app = typer.Typer(help=HELP, epilog=EPILOG, no_args_is_help=False, rich_markup_m
 @app.callback(invoke_without_command=True)
 def list_runs(
     ctx: typer.Context,
-    user: Annotated[str | None, typer.Option("--user", help="Only runs of this user.", show_default=False)] = None,
+    user: Annotated[
+        str | None, typer.Option("--user", "-u", help="Only runs of this user.", show_default=False)
+    ] = None,
     stop_reason: Annotated[
         str | None,
         typer.Option(
@@ -88,7 +90,7 @@ def list_runs(
 def show(
     run_id: RunId,
     trace: Trace = False,
-    json_out: Annotated[bool, typer.Option("--json", help="Print the whole record as JSON.")] = False,
+    json_out: Annotated[bool, typer.Option("--json", "-j", help="Print the whole record as JSON.")] = False,
     runs: Runs = None,
     state_dir: StateDir = None,
 ) -> None:

@@ -226,6 +226,7 @@ MESSAGES: dict[str, dict[str, str]] = {
     },
     "header.model": {"en": "model: {provider}/{model}", "zh": "模型：{provider}/{model}"},
     "header.auto_key": {"en": "[auto: OPENAI_API_KEY is set]", "zh": "[auto：已设置 OPENAI_API_KEY]"},
+    "header.auto_base_url": {"en": "[auto: a base URL is set]", "zh": "[auto：设置了基础 URL]"},
     "header.auto_no_key": {"en": "[auto: no OPENAI_API_KEY]", "zh": "[auto：未设置 OPENAI_API_KEY]"},
     "header.resumed": {"en": "resumed", "zh": "已继续"},
     "header.base_url": {"en": "at {url}", "zh": "地址 {url}"},
@@ -539,6 +540,7 @@ MESSAGES: dict[str, dict[str, str]] = {
     "doctor.not_usable_short": {"en": "not usable: {error}", "zh": "不可用：{error}"},
     "doctor.built_in": {"en": "{name} (built in, no network)", "zh": "{name}（内置，不联网）"},
     "doctor.auto_key": {"en": " (auto: OPENAI_API_KEY is set)", "zh": "（auto：已设置 OPENAI_API_KEY）"},
+    "doctor.auto_base_url": {"en": " (auto: a base URL is set)", "zh": "（auto：设置了基础 URL）"},
     "doctor.auto_no_key": {"en": " (auto: no OPENAI_API_KEY)", "zh": "（auto：未设置 OPENAI_API_KEY）"},
     "doctor.offline_url_unused": {
         "en": "{url} (not used by the offline model: pass --provider chat to use it)",
@@ -839,6 +841,11 @@ MESSAGES: dict[str, dict[str, str]] = {
     "error.question_empty": {
         "en": 'the question is empty: say what you want to know, e.g. "查询 ORD-1001"',
         "zh": "问题是空的：请说明你想知道什么，例如 “查询 ORD-1001”",
+    },
+    "error.continue_other_user": {
+        "en": "the latest conversation (run {run_id}) was {user}'s: continue it with the same --user, "
+        "or ask without --continue",
+        "zh": "最近的对话（运行 {run_id}）属于 {user}：请用同一个 --user 继续，或去掉 --continue 重新提问",
     },
     "error.question_too_long": {
         "en": "the question is {chars:,} characters long; the limit is {limit:,}",

@@ -54,6 +54,21 @@ class Conversation:
     def reset(self) -> None:
         self.turns.clear()
 
+    @classmethod
+    def of(cls, items: list[Item]) -> Conversation:
+        """The conversation a recorded run held (its history and its own turn), one turn per
+        question: what `ask --continue` carries on, within the same budget as the REPL."""
+        conversation = cls()
+        turn: list[Item] = []
+        for item in items:
+            if isinstance(item, Message) and item.role == "user" and turn:
+                conversation.add(turn)
+                turn = []
+            turn.append(item)
+        if turn:
+            conversation.add(turn)
+        return conversation
+
 
 def carry(items: list[Item], max_output_chars: int = MAX_OUTPUT_CHARS) -> list[Item]:
     """Messages, and calls that have an output (outputs shortened). Provider items such as

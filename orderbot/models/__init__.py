@@ -40,9 +40,13 @@ FACTORIES: dict[str, Callable[[Settings], Model]] = {"offline": _offline, "opena
 
 
 def resolve_provider(settings: Settings) -> str:
-    """`auto` means openai when an API key is configured, else the offline model."""
+    """`auto` means chat when a base URL is set (`--base-url`, OPENAI_BASE_URL: an
+    OpenAI-compatible server, and Chat Completions is what they all speak), else openai
+    when an API key is configured, else the offline model."""
     if settings.provider != "auto":
         return settings.provider
+    if settings.base_url is not None:
+        return "chat"
     return "openai" if settings.api_key is not None else "offline"
 
 

@@ -40,7 +40,7 @@ def provider_text(
     resume sends it elsewhere."""
     text = t("header.offline") if chosen == "offline" else t("header.model", provider=chosen, model=model_name)
     if requested == "auto":
-        text += " " + t("header.auto_key" if chosen == "openai" else "header.auto_no_key")
+        text += " " + t({"openai": "header.auto_key", "chat": "header.auto_base_url"}.get(chosen, "header.auto_no_key"))
     if was is not None:
         text += " " + t("header.base_url_changed", url=base_url or t("header.default_service"), was=was)
     elif base_url:
