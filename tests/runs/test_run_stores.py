@@ -211,3 +211,17 @@ def test_an_unknown_run_store_url_is_one_sentence_without_its_password(tmp_path)
     with pytest.raises(ConfigError) as caught:
         open_run_store(load_settings(runs="mysql://desk1:hunter2@db/runs", state_dir=tmp_path))
     assert "hunter2" not in str(caught.value) and "unknown kind of run store" in str(caught.value)
+
+
+def test_the_prune_setting_keeps_only_summaries_of_old_runs_after_each_run(stores, toolbox):
+    old_start = time.time() - 3 * 86400
+    store = stores.open()
+    model = ScriptedModel([calls(call("get_order_status", {"order_id": "ORD-1001"})), text("已发货")])
+    old = RunState.start("查询 ORD-1001", user="C001", run_id=new_run_id(old_start))
+    Runner(toolbox, model, store, provider="scripted", wall_clock=lambda: old_start).start(old, Limits())
+    pruning = open_run_store(load_settings(runs=stores.url, state_dir=stores.state_dir, prune_after_days=1))
+    stores.opened.append(pruning)
+    fresh = answered(pruning, toolbox)  # the setting prunes once this run has finished
+    by_id = {s.run_id: s for s in stores.open().summaries()}
+    assert by_id[old.run_id].pruned_at and by_id[old.run_id].status == "answered"
+    assert by_id[fresh].pruned_at is None and stores.open().load(fresh).state.items
