@@ -95,6 +95,7 @@ def team_database(server, name: str, orders: Path | None) -> None:
 
 def ask_to_cancel(runs_url: str, targets: list[tuple[str, str]]) -> list[str]:
     """desk00's runs, one per order, each waiting for approval; made in this process."""
+    from orderbot.errors import RecordError
     from orderbot.loop.state import RunState
     from orderbot.models import create
     from orderbot.runner import Runner
@@ -108,8 +109,14 @@ def ask_to_cancel(runs_url: str, targets: list[tuple[str, str]]) -> list[str]:
     limits = session.limits(settings)
     made = []
     for order_id, customer in targets:
-        state = RunState.start(f"取消订单 {order_id}", user=customer)
-        result = runner.start(state, limits)
+        while True:  # ids are the second and 16 random bits: at ~100 runs a second two may meet
+            state = RunState.start(f"取消订单 {order_id}", user=customer)
+            try:
+                result = runner.start(state, limits)
+                break
+            except RecordError as exc:
+                if "already another run's" not in str(exc):
+                    raise
         assert str(result.state.stop_reason) == "awaiting_approval", result.state.stop_detail
         made.append(state.run_id)
     store.close()

@@ -412,6 +412,12 @@ MESSAGES: dict[str, dict[str, str]] = {
         "en": "run {run_id}: {tool} was already {verb} by {by} at {at}; nothing was done here",
         "zh": "运行 {run_id}：{tool} 已由 {by} 于 {at} {verb}；这里没有执行任何操作",
     },
+    "runs.id_taken": {
+        "en": "run id {run_id} is already another run's in {where} (two runs started in the same second drew "
+        "the same id); this run stopped before doing anything: start it again",
+        "zh": "运行编号 {run_id} 在 {where} 中已属于另一个运行（同一秒开始的两个运行抽到了同一个编号）；"
+        "这个运行在做任何事之前就停止了：请重新开始",
+    },
     "runs.changed_elsewhere": {
         "en": "run {run_id} was changed by another orderbot since it was read (resumed elsewhere?); "
         "nothing was done here",

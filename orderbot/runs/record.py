@@ -171,6 +171,9 @@ class RunRecord:
     # Why the record cannot be trusted (tag missing or wrong, renamed) when it was loaded
     # for display only; None for a record that verified or was made in this process.
     altered: str | None = None
+    # The revision a SQL run store read or last wrote of this record (orderbot.runs.sql): a
+    # save lands only on it; None for a record not yet in the store. Never written.
+    revision: int | None = None
     _items: list[tuple[Item, Item]] = field(default_factory=list, repr=False)  # (source, bounded)
     _calls: list[tuple[Any, Any]] = field(default_factory=list, repr=False)
 

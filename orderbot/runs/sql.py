@@ -122,7 +122,6 @@ class SqlRunStore(BaseRunStore):
     def __init__(self, where: str, *, prune_after_days: float | None = None) -> None:
         self.where = where
         self.prune_after_days = prune_after_days
-        self._revisions: dict[str, int] = {}  # the revision this process read or wrote, by run
         self._key: bytes | None = None
         self._operator_name: str | None = None
 
@@ -223,7 +222,7 @@ class SqlRunStore(BaseRunStore):
             record.pruned_at,
         )
         run_id = record.run_id
-        seen = self._revisions.get(run_id)
+        seen = record.revision
         try:
             with self._transaction():
                 if audit:
@@ -236,11 +235,16 @@ class SqlRunStore(BaseRunStore):
                 self._append(audit)
         except _Conflict:
             raise RunConflict(self._conflict(record)) from None
-        self._revisions[run_id] = 1 if seen is None else seen + 1
+        except _IdTaken:
+            raise RunConflict(t("runs.id_taken", run_id=run_id, where=self.where)) from None
+        record.revision = 1 if seen is None else seen + 1
 
     def _insert_run(self, record: RunRecord, row: tuple) -> None:
+        """A new run's row. Its id may already be taken: ids are the second a run started and
+        16 random bits, and a team's desks start many runs; the new run then stops at once
+        (its first save comes before anything runs), never writing over the other."""
         if self._tx_rows("SELECT 1 FROM runs WHERE run_id = ?", (record.run_id,)):
-            raise _Conflict
+            raise _IdTaken
         written, *rest = row
         self._tx_change(INSERT_RUN, (record.run_id, record.created_at, written, *rest))
 
@@ -299,7 +303,6 @@ class SqlRunStore(BaseRunStore):
             "ORDER BY decided_at DESC LIMIT 1",
             (record.run_id,),
         )
-        self._revisions.pop(record.run_id, None)
         if settled:
             tool, status, by, at = settled[0]
             verb = t("runs.verb_rejected") if status == REJECTED else t("runs.verb_approved")
@@ -349,7 +352,7 @@ class SqlRunStore(BaseRunStore):
             if not allow_altered:
                 raise RecordError(f"the record of run {full} was altered: {reason}; it will not be resumed or replayed")
             record.altered = reason
-        self._revisions[full] = revision
+        record.revision = revision
         return record
 
     def document(self, run_id: str) -> dict:
@@ -448,6 +451,10 @@ class SqlRunStore(BaseRunStore):
 
 class _Conflict(Exception):
     """The run is no longer as this process read it: the transaction is rolled back."""
+
+
+class _IdTaken(Exception):
+    """A new run's id is already another run's: the transaction is rolled back."""
 
 
 def _summary_json(summary: RunSummary) -> str:

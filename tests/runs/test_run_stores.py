@@ -47,22 +47,30 @@ class Stores:
         return cursor.fetchall() if cursor.description else []
 
 
-@pytest.fixture(params=["file", "sqlite", "postgres"])
-def stores(request, tmp_path):
-    url = None
-    database = None
-    if request.param == "sqlite":
+def made_stores(kind: str, request, tmp_path):
+    url = server = database = None
+    if kind == "sqlite":
         url = f"sqlite:///{tmp_path / 'runs.db'}"
-    elif request.param == "postgres":
+    elif kind == "postgres":
         server = request.getfixturevalue("postgres_server")
         database = server.new_database()
         url = server.url(database)
-    made = Stores(request.param, url, tmp_path / "state", server.user if database else None)
+    made = Stores(kind, url, tmp_path / "state", server.user if database else None)
     yield made
     for store in made.opened:
         store.close()
     if database:
         server.drop_database(database)
+
+
+@pytest.fixture(params=["file", "sqlite", "postgres"])
+def stores(request, tmp_path):
+    yield from made_stores(request.param, request, tmp_path)
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def sql_stores(request, tmp_path):
+    yield from made_stores(request.param, request, tmp_path)
 
 
 def paused(store, toolbox, *, user="C001", call_id="c1"):
@@ -225,3 +233,15 @@ def test_the_prune_setting_keeps_only_summaries_of_old_runs_after_each_run(store
     by_id = {s.run_id: s for s in stores.open().summaries()}
     assert by_id[old.run_id].pruned_at and by_id[old.run_id].status == "answered"
     assert by_id[fresh].pruned_at is None and stores.open().load(fresh).state.items
+
+
+def test_a_new_run_whose_id_is_taken_stops_before_anything_and_never_overwrites_the_other(sql_stores, toolbox):
+    stores = sql_stores
+    first = paused(stores.open(), toolbox)
+    same = RunState.start("取消 ORD-1002", user="C001", run_id=first.run_id)  # the same second, the same 16 bits
+    model = ScriptedModel([calls(call("cancel_order", CANCEL, call_id="c9"))])
+    with pytest.raises(RecordError, match="is already another run's"):
+        Runner(toolbox, model, stores.open(), provider="scripted").start(same, Limits())
+    kept = stores.open().load(first.run_id)
+    assert kept.state.question == "取消 ORD-1002" and [p.call_id for p in kept.state.pending] == ["c1"]
+    assert [w.call_id for w in stores.open().waiting()] == ["c1"] and model.requests == []  # the model never asked
