@@ -67,10 +67,11 @@ class Budget:
         self.deadline += seconds
 
     def left(self) -> dict:
+        limits, seconds = self.limits, self.deadline - self.clock()
         return {
-            "steps": self.limits.max_steps - self.steps,
-            "tool_calls": self.limits.max_tool_calls - self.calls,
-            "seconds": round(max(0.0, self.remaining()), 3),
+            "steps": limits.max_steps - self.steps,
+            "tool_calls": limits.max_tool_calls - self.calls,
+            "seconds": round(seconds, 3) if seconds > 0 else 0.0,
         }
 
     # ---- the checks -------------------------------------------------------------------

@@ -391,8 +391,8 @@ class Engine:
             budget.elapsed(),
             budget.steps,
             budget.calls,
+            kind,
             data,
-            kind=kind,
         )
         for observer in self.observers:
             observer(transition, self._state)

@@ -8,9 +8,9 @@ import json
 import os
 import time
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any
+from typing import Any, NamedTuple
 
 from pydantic import BaseModel, Field
 from pydantic_core import from_json
@@ -71,8 +71,10 @@ CALL_LABELS = {
 }
 
 
-@dataclass(frozen=True, slots=True)
-class Transition:
+class Transition(NamedTuple):
+    """One move of the run from phase to phase, as observers see it. A named tuple: a
+    value nobody changes, made several times per step at a tuple's cost."""
+
     step: int
     from_: Phase
     to: Phase
@@ -81,8 +83,8 @@ class Transition:
     elapsed: float  # seconds since this run (or this resumption) started
     steps_used: int  # budget used so far in this run or resumption
     calls_used: int
+    kind: Event  # what the transition is
     data: dict | None = None  # the full detail, for --trace and --json
-    kind: Event = field(kw_only=True)  # what the transition is
 
     @property
     def stop_reason(self) -> StopReason | None:

@@ -15,7 +15,7 @@ import logging
 import re
 import unicodedata
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
@@ -74,7 +74,10 @@ class ToolContext:
     step: int | None = None
 
     def for_call(self, call_id: str) -> ToolContext:
-        return replace(self, call_id=call_id)
+        # By name, not dataclasses.replace: made for every call, and replace inspects the class each time.
+        return ToolContext(
+            user=self.user, run_id=self.run_id, call_id=call_id, time_left=self.time_left, step=self.step
+        )
 
 
 @dataclass(frozen=True)

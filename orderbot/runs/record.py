@@ -463,8 +463,8 @@ def transition_from_dict(doc: dict) -> Transition:
         doc.get("elapsed", doc.get("elapsed_ms", 0.0) / 1000),
         doc.get("steps_used", 0),
         doc.get("calls_used", 0),
-        doc.get("data"),
         kind=Event(doc["kind"]) if "kind" in doc else _older_kind(doc),
+        data=doc.get("data"),
     )
 
 
