@@ -84,7 +84,9 @@ def list_waiting(
         if not rows:
             console.print(t("approvals.none", where=store.where), markup=False)
             return
-        console.print(format_waiting(rows, plain=not console.is_terminal, expired_before=expired_before))
+        console.print(
+            format_waiting(rows, plain=not console.is_terminal, expired_before=expired_before, width=console.width)
+        )
 
 
 def _settle(run_id: str, decision: bool, flags: dict, *, reason: str | None = None) -> None:

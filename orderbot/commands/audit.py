@@ -83,7 +83,7 @@ def audit(
             filtered = any(v is not None for v in (customer, operator, tool, since, until))
             console.print(t("audit.none") if filtered else t("audit.empty", where=store.where), markup=False)
             return
-        console.print(format_audit(entries, plain=not console.is_terminal))
+        console.print(format_audit(entries, plain=not console.is_terminal, width=console.width))
 
 
 def _verify(store, json_out: bool) -> None:

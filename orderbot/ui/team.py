@@ -60,54 +60,85 @@ def queue_hint(state, runs_flag: str | None) -> str | None:
     return f"{command}   {t('approvals.or_reject')}" if command else None
 
 
-def format_waiting(rows: Iterable[Waiting], *, plain: bool, expired_before: str) -> Table:
+STACKED_BELOW = 120  # columns: narrower, a terminal's rows take a few lines so ids and times stay whole
+
+
+def _stacked(plain: bool, width: int | None) -> bool:
+    """Whether rows take several lines: in a narrow terminal; piped, a row stays one line to grep."""
+    return not plain and width is not None and width < STACKED_BELOW
+
+
+def _lines(*cells: Text) -> Text:
+    return Text("\n").join(cells)
+
+
+def format_waiting(rows: Iterable[Waiting], *, plain: bool, expired_before: str, width: int | None = None) -> Table:
     """The approval queue, oldest request first; one asked before `expired_before` (an ISO
-    time) can no longer be approved and says so."""
+    time) can no longer be approved and says so. In a narrow terminal the time waits under
+    the run id and the requester under the customer, so the action keeps its room."""
     table = _table(plain)
-    for name in ("table.run_id", "table.customer", "table.action", "table.requested_by", "table.waiting_since"):
-        table.add_column(t(name), no_wrap=name != "table.action")
+    stacked = _stacked(plain, width)
+    if stacked:
+        table.add_column(f"{t('table.run_id')}\n{t('table.waiting_since')}", no_wrap=True)
+        table.add_column(f"{t('table.customer')}\n{t('table.requested_by')}", no_wrap=True)
+        table.add_column(t("table.action"), ratio=1)
+    else:
+        for name in ("table.run_id", "table.customer", "table.action", "table.requested_by", "table.waiting_since"):
+            table.add_column(t(name), no_wrap=name != "table.action")
     for row in rows:
         since = cell(minute(row.requested_at))
         if row.requested_at < expired_before:
             since = Text.assemble(since, " ", Text(t("approvals.expired"), style=STYLE_WARN))
-        table.add_row(
-            row.run_id,
-            cell(row.customer),
-            cell(row.description, ACTION_CHARS),
-            cell(row.requested_by),
-            since,
-        )
+        action = cell(row.description, ACTION_CHARS)
+        if stacked:
+            table.add_row(_lines(cell(row.run_id), since), _lines(cell(row.customer), cell(row.requested_by)), action)
+        else:
+            table.add_row(row.run_id, cell(row.customer), action, cell(row.requested_by), since)
     return table
 
 
-def format_audit(entries: Iterable[AuditEntry], *, plain: bool) -> Table:
-    """Audit entries, oldest first: what happened to which call, for whom, by whom."""
+def format_audit(entries: Iterable[AuditEntry], *, plain: bool, width: int | None = None) -> Table:
+    """Audit entries, oldest first: what happened to which call, for whom, by whom. In a
+    narrow terminal an entry takes three lines (its number, time and run; its event and
+    customer; who asked and who decided), so that every id and time stays whole."""
     table = _table(plain)
-    for name, justify in (
-        ("table.seq", "right"),
-        ("table.time", "left"),
-        ("table.event", "left"),
-        ("table.run_id", "left"),
-        ("table.call", "left"),
-        ("table.customer", "left"),
-        ("table.requested_by", "left"),
-        ("table.decided_by", "left"),
-    ):
-        table.add_column(t(name), justify=justify, no_wrap=name != "table.call")
+    stacked = _stacked(plain, width)
+    if stacked:
+        table.add_column(f"#\n{t('table.time')}\n{t('table.run_id')}", no_wrap=True)
+        table.add_column(f"{t('table.event')}\n{t('table.customer')}", no_wrap=True)
+        table.add_column(f"{t('table.requested_by')}\n{t('table.decided_by')}", no_wrap=True)
+        table.add_column(t("table.call"), ratio=1)
+    else:
+        for name, justify in (
+            ("table.seq", "right"),
+            ("table.time", "left"),
+            ("table.event", "left"),
+            ("table.run_id", "left"),
+            ("table.call", "left"),
+            ("table.customer", "left"),
+            ("table.requested_by", "left"),
+            ("table.decided_by", "left"),
+        ):
+            table.add_column(t(name), justify=justify, no_wrap=name != "table.call")
     for entry in entries:
         call = f"{entry.tool}({entry.arguments})"
         if entry.reason:
             call += " · " + entry.reason
-        table.add_row(
-            str(entry.seq),
-            cell(entry.at.replace("T", " ")[:19]),
-            Text(visible(audit_event(entry.event), one_line=True), style=EVENT_STYLES.get(entry.event, "")),
-            cell(entry.run_id),
-            cell(call, ARGUMENTS_CHARS + len(entry.tool) + 2),
-            cell(entry.customer),
-            cell(entry.requested_by),
-            cell(entry.decided_by),
-        )
+        event = Text(visible(audit_event(entry.event), one_line=True), style=EVENT_STYLES.get(entry.event, ""))
+        at = cell(entry.at.replace("T", " ")[:19])
+        shown = cell(call, ARGUMENTS_CHARS + len(entry.tool) + 2)
+        if stacked:
+            table.add_row(
+                _lines(Text(str(entry.seq)), at, cell(entry.run_id)),
+                _lines(event, cell(entry.customer)),
+                _lines(cell(entry.requested_by), cell(entry.decided_by)),
+                shown,
+            )
+        else:
+            table.add_row(
+                str(entry.seq), at, event, cell(entry.run_id), shown,
+                cell(entry.customer), cell(entry.requested_by), cell(entry.decided_by),
+            )  # fmt: skip
     return table
 
 

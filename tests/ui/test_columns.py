@@ -26,6 +26,8 @@ from orderbot.cli import app
 LANGS = {"en": "C.UTF-8", "zh": "zh_CN.UTF-8"}
 WORD = re.compile(r"[A-Za-z0-9_]+")
 LEFT, RIGHT = "│╭├╰", "│╮┤╯"
+# A run id, a time or an order id that ends in an ellipsis: the one thing a person copies, cut.
+CUT_SHORT = re.compile(r"\d{6}-\d{6}-[0-9a-f]{0,3}…|\d{4}-\d\d-\d\d \d\d:\d?…|ORD-\d{0,3}…")
 
 
 def environment(state: Path, lang: str) -> dict:
@@ -86,6 +88,11 @@ def check(lines: list[str], whole: str, width: int = 80) -> None:
     assert not too_wide, "\n".join(too_wide)
     open_rows = [line for line in lines if line[:1] in LEFT and line[-1:] not in RIGHT]
     assert not open_rows, "a table without its right border:\n" + "\n".join(lines)
+    cut_ids = [line for line in lines if CUT_SHORT.search(line)]
+    assert not cut_ids, "a run id, an order id or a time cut short:\n" + "\n".join(lines)
+    headers = [line for i, line in enumerate(lines) if line.startswith("│") and any(
+        below.startswith("├") for below in lines[i + 1 : i + 4])]  # fmt: skip
+    assert not [line for line in headers if "…" in line], "a heading cut short:\n" + "\n".join(lines)
     broken = broken_words(lines, set(WORD.findall(whole)), width)
     assert not broken, "\n".join(broken) + "\n\n" + "\n".join(lines)
 
@@ -120,6 +127,8 @@ COMMANDS = {
     "orders list": ("orders", "list", "--user", "C001"),
     "orders show": ("orders", "show", "ORD-1001", "--user", "C001"),
     "replay": ("replay", "last"),
+    "approvals": ("approvals",),
+    "audit": ("audit",),
 }
 
 
