@@ -1,7 +1,10 @@
 """The built-in offline model: a deterministic planner that needs no key and no network.
 
 It reads the person's latest message, proposes the matching tool calls in one turn, and
-once their results are back writes the answer in the language of the question. Offered the
+once their results are back writes the answer in the language of the question. It reads
+ids as people type them (ORD1001, ord-1001, a bare 1001: order_ids), follow-ups about the
+order the conversation last talked about ("and its details?", "它到哪了": plan), and small
+talk (a greeting or thanks gets a short reply, no call). Offered the
 retail shop's tools, it answers that shop's questions instead (orderbot.models.offline_retail). It only
 ever reads the structured fields of tool results (status, code, ...): text found inside a
 result, such as an order note, is never treated as an instruction.
@@ -16,25 +19,53 @@ from collections.abc import Sequence
 from orderbot.loop.items import FunctionCall, FunctionCallOutput, Item, Message, assistant
 from orderbot.models import offline_retail as retail
 from orderbot.models.base import ModelRequest, Turn
-from orderbot.shops.sample.model import CANCELLABLE, STATUS_WORDS_EN, format_money
+from orderbot.shops.sample.model import CANCELLABLE, NOT_FOUND, STATUS_WORDS_EN, format_money
 
-ORDER_ID = re.compile(r"\bORD-[A-Za-z0-9_-]+", re.I)
-PRONOUN = re.compile(r"它|这个订单|这单|那个订单|那单|\bit\b|\bthat order\b|\bthis order\b", re.I)
+# An order id as people type it: ORD-1001, ord-1001, ORD1001 (a digit right after "ORD",
+# so "ORDER" is not one). Each is read as the store writes it (canonical_id: ORD-1001).
+ORDER_ID = re.compile(r"\bORD(?:-[A-Za-z0-9_-]+|[0-9][A-Za-z0-9_-]*)", re.I)
+# "它" but not "它们" (them: more than one order), "it", "its", "that order", ...
+PRONOUN = re.compile(r"它(?!们)|这个订单|这单|那个订单|那单|\bits?\b|\b(?:that|this) (?:order|one)\b", re.I)
 REASON = re.compile(r"(?:原因[是为：:]?|因为|reason[:：]?\s*|because\s+)(.+)$", re.I)
 # "取消订单 ORD-1002，不想要了": words after the id and a comma are the reason.
-TRAILING_REASON = re.compile(r"ORD-[A-Za-z0-9_-]+\s*[，,；;：:]\s*(.+)$", re.I)
+TRAILING_REASON = re.compile(
+    r"(?:\bORD(?:-[A-Za-z0-9_-]+|[0-9][A-Za-z0-9_-]*)|(?<![0-9])[0-9]{4,8})\s*[，,；;：:]\s*(.+)$", re.I
+)
 
+CANCEL = re.compile(r"取消|退掉|不要了|\bcancel", re.I)
+DETAILS = re.compile(
+    r"详情|详细|明细|物流|快递|运单|内容|买了什么|\bdetails?\b|\btracking\b|\bshipping\b|\bitems?\b", re.I
+)
+# "Where is it?": the status first (anyone may ask it), then the details of an order that
+# exists, for its carrier and city (follow_on, _whereabouts); "its details" stays details.
+WHERE = re.compile(r"到哪|在哪|哪儿|哪里|到了吗|位置|\bwhere\b|\btrack", re.I)
+NAMED_DETAILS = re.compile(r"详情|详细|明细|买了什么|\bdetails?\b|\bitems?\b", re.I)
+STATUS = re.compile(r"状态|进度|怎么样了|\bstatus\b", re.I)
 INTENTS = (  # first match wins; each needs the tool to be offered
-    ("cancel_order", re.compile(r"取消|退掉|不要了|\bcancel", re.I)),
-    (
-        "get_order_details",
-        re.compile(
-            r"详情|详细|明细|物流|快递|运单|内容|买了什么|\bdetails?\b|\btracking\b|\bshipping\b|\bitems?\b", re.I
-        ),
-    ),
+    ("cancel_order", CANCEL),
+    ("get_order_details", DETAILS),
 )
 LIST_INTENT = re.compile(
     r"我的(?:所有)?订单|所有订单|哪些订单|订单列表|\bmy orders\b|\blist\b.*\borders?\b|\ball (?:of )?my\b", re.I
+)
+# "Cancel all my orders", "把它们都取消": more than one order, named by none of their ids.
+# "都" says so only without a "它" ("取消它吧，都等一周了" is one order).
+SEVERAL = re.compile(r"所有|全部|它们|这些|\ball\b|\bevery(?:thing)?\b|\beach\b|\bthem\b", re.I)
+
+# A bare number as people type an order's (see bare_order_number for the rule).
+NUMBER = re.compile(r"(?<![A-Za-z0-9_/:-])(?<![0-9][.,])[0-9]{4,8}(?![A-Za-z0-9_/:-])(?![.,][0-9])")
+ORDER_WORD_BEFORE = re.compile(
+    r"(?:订单|单号|编号|\border(?:\s+(?:number|no\.?|id))?|\bORD|\bno\.|#)\s*[:：#]?\s*$", re.I
+)
+MONEY_BEFORE = re.compile(
+    r"(?:[¥￥$€£]|\b(?:CNY|RMB|USD|EUR)|\b(?:paid|pay|costs?|price|total|spent|refund(?:ed)?)|付了?|花了?|价格?|总价|金额|合计|退了?)\s*$",
+    re.I,
+)
+UNIT_AFTER = re.compile(
+    r"^\s*(?:元|块|圆|%|％|年|月|日|天|小时|分钟|秒|个|件|只|台|本|次|岁|克|千克|公斤|斤|米|毫升|升|"
+    r"(?:g|kg|ml|cm|mm|km|yuan|rmb|cny|usd|eur|dollars?|pcs|pieces?|items?|units?|times?|years?|months?|"
+    r"weeks?|days?|hours?|minutes?|seconds?)\b)",
+    re.I,
 )
 
 STATUS_EN = {status: words[0] for status, words in STATUS_WORDS_EN.items()}
@@ -54,10 +85,14 @@ class OfflineModel:
         outputs = [i for i in items[(start or 0) + 1 :] if isinstance(i, FunctionCallOutput) and _ran(i)]
         if outputs:
             calls = {i.call_id: i for i in items[(start or 0) + 1 :] if isinstance(i, FunctionCall)}
+            more = follow_on(question, outputs, calls, offered)
+            if more:
+                made = sum(isinstance(i, FunctionCall) for i in items)
+                return Turn(tuple(self._call(name, args, made + n) for n, (name, args) in enumerate(more, 1)))
             return Turn((assistant(answer(question, outputs, calls)),))
         planned = plan(question, items[:start] if start else [], offered)
         if not planned:
-            return Turn((assistant(ask_for_id(question, offered)),))
+            return Turn((assistant(reply(question)),))
         made = sum(isinstance(i, FunctionCall) for i in items)
         return Turn(tuple(self._call(name, args, made + n) for n, (name, args) in enumerate(planned, 1)))
 
@@ -77,14 +112,24 @@ class OfflineModel:
 
 
 def plan(question: str, history: Sequence[Item], offered: set[str]) -> list[tuple[str, dict]]:
-    """The tool calls a careful assistant would make for this message."""
-    ids = _unique(match.upper() for match in ORDER_ID.findall(question))
+    """The tool calls a careful assistant would make for this message.
+
+    An order the message does not name is the one the conversation last talked about when
+    the message points at it ("它", "its details") or only asks the next thing about it
+    ("详细信息呢？", "到哪了", "status?"). A cancellation always names its order, by id or
+    by "it": several at once ("cancel all my orders") are never proposed; the orders are
+    listed instead and the answer says why nothing was cancelled (_several_refused)."""
+    if is_bulk_cancel(question):
+        return [("list_my_orders", {})] if "list_my_orders" in offered else []
+    ids = order_ids(question)
     if not ids and PRONOUN.search(question):
-        last = last_order_id(history)
-        ids = [last] if last else []
+        ids = _last(history)
     if not ids:
         if "list_my_orders" in offered and LIST_INTENT.search(question):
             return [("list_my_orders", {})]
+        if DETAILS.search(question) or WHERE.search(question) or STATUS.search(question):
+            ids = _last(history)
+    if not ids:
         return []
     for tool, pattern in INTENTS:
         if tool in offered and pattern.search(question):
@@ -92,6 +137,65 @@ def plan(question: str, history: Sequence[Item], offered: set[str]) -> list[tupl
                 return [(tool, {"order_id": oid, "reason": _reason(question)}) for oid in ids]
             return [(tool, {"order_id": oid}) for oid in ids]
     return [("get_order_status", {"order_id": oid}) for oid in ids]
+
+
+def follow_on(
+    question: str, outputs: Sequence[FunctionCallOutput], calls: dict[str, FunctionCall], offered: set[str]
+) -> list[tuple[str, dict]]:
+    """The calls a where-question makes once the status is known: the details of each order
+    that exists and has not been looked at yet, for its carrier and city. An anonymous session
+    gets the status and the sign-in sentence; an unknown order makes no second call."""
+    if not asks_where(question) or "get_order_details" not in offered:
+        return []
+    found, detailed = [], set()
+    for name, target, envelope in _results(outputs, calls):
+        data = envelope.get("data") if isinstance(envelope.get("data"), dict) else {}
+        if name == "get_order_details":
+            detailed.add(target)
+        elif name == "get_order_status" and envelope.get("ok") and data.get("status") not in (None, NOT_FOUND):
+            found.append(target)
+    return [("get_order_details", {"order_id": oid}) for oid in _unique(found) if oid not in detailed]
+
+
+def asks_where(question: str) -> bool:
+    return bool(WHERE.search(question)) and not NAMED_DETAILS.search(question)
+
+
+def order_ids(text: str) -> list[str]:
+    """The orders `text` names, as the store writes their ids: each ORD-id once, in order,
+    else the one bare order number it holds (bare_order_number)."""
+    ids = _unique(canonical_id(match) for match in ORDER_ID.findall(text))
+    if ids:
+        return ids
+    number = bare_order_number(text)
+    return [f"ORD-{number}"] if number else []
+
+
+def canonical_id(typed: str) -> str:
+    """`ord-1001` and `ORD1001` as the store writes them: ORD-1001."""
+    typed = typed.upper()
+    return typed if typed.startswith("ORD-") else f"ORD-{typed[3:]}"
+
+
+def bare_order_number(text: str) -> str | None:
+    """The order number in "1001 的状态" or "order 1001?", when nothing else it could be.
+
+    The rule: a number of 4 to 8 ASCII digits that stands alone (no letter, digit, "-",
+    "_", "/" or ":" touching it, no "." or "," joining it to more digits), and is not
+    money (a currency sign or a word such as "paid", "付了", "合计" before it), a quantity,
+    or a date or time (a unit such as 元, 个, 年, 天, "days", "kg" after it). A number
+    from 1900 to 2099 reads as a year unless an order word is right before it ("订单",
+    "order", "#", "ORD"). Exactly one number in the message may pass; with two or more
+    (or none) it names no order, and the question is asked back."""
+    found = []
+    for match in NUMBER.finditer(text):
+        before, after, number = text[: match.start()], text[match.end() :], match.group()
+        if MONEY_BEFORE.search(before) or UNIT_AFTER.match(after):
+            continue
+        if 1900 <= int(number) <= 2099 and not ORDER_WORD_BEFORE.search(before):
+            continue
+        found.append(number)
+    return found[0] if len(found) == 1 else None
 
 
 def last_order_id(history: Sequence[Item]) -> str | None:
@@ -105,54 +209,145 @@ def last_order_id(history: Sequence[Item]) -> str | None:
             if isinstance(oid, str):
                 return oid
         elif isinstance(item, Message) and item.role == "user":
-            found = ORDER_ID.findall(item.content)
+            found = order_ids(item.content)
             if found:
-                return found[-1].upper()
+                return found[-1]
     return None
 
 
-def ask_for_id(question: str, offered: set[str]) -> str:
+def _last(history: Sequence[Item]) -> list[str]:
+    last = last_order_id(history)
+    return [last] if last else []
+
+
+def is_bulk_cancel(question: str) -> bool:
+    """A cancellation of several orders that names none of them: "cancel all my orders"."""
+    several = SEVERAL.search(question) or ("都" in question and not PRONOUN.search(question))
+    return bool(several and CANCEL.search(question) and not order_ids(question))
+
+
+# Greetings (and "what can you do?"), thanks and goodbyes, and the words around them that
+# change nothing ("thank you so much", "谢谢你啦"): a message of only these gets a short
+# reply, not a question back.
+SMALL_TALK = (  # the first kind found answers: "好的，谢谢，再见" is thanked
+    ("thanks", re.compile(r"谢谢|多谢|感谢|谢了|辛苦了|\bthanks?\b|\bthank you\b|\bthx\b|\bcheers\b", re.I)),
+    ("goodbye", re.compile(r"再见|拜拜|回见|\b(?:good)?bye\b|\bsee you\b", re.I)),
+    (
+        "greeting",
+        re.compile(
+            r"你好|您好|嗨|哈喽|哈啰|早上好|上午好|下午好|晚上好|早安|在吗|在不在|"
+            r"你能做什么|你可以做什么|能帮我做什么|\bwhat can you do\b|\bhelp\b|"
+            r"\bhello\b|\bhi\b|\bhey\b|\bhiya\b|\bhowdy\b|\bgood (?:morning|afternoon|evening)\b",
+            re.I,
+        ),
+    ),
+)
+FILLER = re.compile(
+    r"[\s\W_]+|\b(?:there|orderbot|bot|so|very|much|a lot|you|again|ok(?:ay)?|great|all)\b|"
+    r"[啊呀哦哈嘛呢吧啦了的很非常好你您们大家]",
+    re.I,
+)
+SMALL_TALK_REPLIES = {
+    "greeting": (
+        "你好！我可以帮你查订单的状态、详情和物流，也可以取消订单：告诉我订单号（以 ORD- 开头）就行。",
+        "Hello! I can look up an order's status, details and shipping, or cancel an order: "
+        "just tell me the order id (it starts with ORD-).",
+    ),
+    "thanks": ("不客气！还有别的订单要查，随时告诉我。", "You're welcome! Ask me any time about another order."),
+    "goodbye": ("再见！", "Goodbye!"),
+}
+
+
+def small_talk(question: str) -> str | None:
+    """The kind of small talk ("greeting", "thanks", "goodbye") the message is only, else None."""
+    kinds = [kind for kind, pattern in SMALL_TALK if pattern.search(question)]
+    if not kinds:
+        return None
+    rest = question
+    for _, pattern in SMALL_TALK:
+        rest = pattern.sub(" ", rest)
+    return kinds[0] if not FILLER.sub("", rest) else None
+
+
+def reply(question: str) -> str:
+    """The answer to a message that needs no tool: small talk, several cancellations that
+    could not even be listed, or a question without an order to look up."""
+    zh = is_chinese(question)
+    kind = small_talk(question)
+    if kind:
+        return SMALL_TALK_REPLIES[kind][0 if zh else 1]
+    if is_bulk_cancel(question):
+        return _several_refused(zh)
+    return ask_for_id(question)
+
+
+def ask_for_id(question: str) -> str:
     if is_chinese(question):
         return "请提供要查询的订单号（以 ORD- 开头）。"
     return "Which order do you mean? Please give the order id (it starts with ORD-)."
 
 
+def _several_refused(zh: bool) -> str:
+    # Worded so the claim check reads no cancellation in it (orderbot.answers.claims).
+    if zh:
+        return "我没有取消任何订单：一次只能取消一个订单，每次取消都要写明它的订单号，并由你确认后才会执行。"
+    return (
+        "I did not cancel anything: orderbot cancels one order at a time, "
+        "and each cancellation needs that order's id and your approval."
+    )
+
+
 def answer(question: str, outputs: Sequence[FunctionCallOutput], calls: dict[str, FunctionCall]) -> str:
     zh = is_chinese(question)
-    lines = []
-    for output in outputs:
-        call = calls.get(output.call_id)
-        name = call.name if call else ""
-        try:
-            args = json.loads(call.arguments) if call else {}
-            if not isinstance(args, dict):
-                args = {}
-        except ValueError:
-            args = {}
-        try:
-            envelope = json.loads(output.output)
-        except ValueError:
-            envelope = {"ok": False, "code": "internal_error", "error": ""}
-        target = str(args.get("order_id", ""))[:40]
+    where = asks_where(question)
+    results = _results(outputs, calls)
+    # A where-question's details say the status too: its status line would say it twice.
+    detailed = {target for name, target, envelope in results if name == "get_order_details" and envelope.get("ok")}
+    lines = [_several_refused(zh)] if is_bulk_cancel(question) else []
+    for name, target, envelope in results:
+        if where and name == "get_order_status" and target in detailed:
+            continue
         if envelope.get("ok"):
-            lines.append(_success(name, target, envelope.get("data"), zh))
+            lines.append(_success(name, target, envelope.get("data"), zh, where))
         else:
             lines.append(_failure(name, target, str(envelope.get("code", "")), str(envelope.get("error", "")), zh))
     return "\n".join(lines)
 
 
-def _success(name: str, target: str, data: object, zh: bool) -> str:
+def _results(outputs: Sequence[FunctionCallOutput], calls: dict[str, FunctionCall]) -> list[tuple[str, str, dict]]:
+    """(tool name, order id it asked about, result envelope) of each output, whatever the
+    texts hold: a result that is not JSON reads as an internal error."""
+    out = []
+    for output in outputs:
+        call = calls.get(output.call_id)
+        try:
+            args = json.loads(call.arguments) if call else {}
+        except ValueError:
+            args = {}
+        try:
+            envelope = json.loads(output.output)
+        except ValueError:
+            envelope = None
+        if not isinstance(args, dict):
+            args = {}
+        if not isinstance(envelope, dict):
+            envelope = {"ok": False, "code": "internal_error", "error": ""}
+        out.append((call.name if call else "", str(args.get("order_id", ""))[:40], envelope))
+    return out
+
+
+def _success(name: str, target: str, data: object, zh: bool, where: bool = False) -> str:
     data = data if isinstance(data, dict) else {}
     oid = str(data.get("order_id", target))
     if name == "get_order_status":
         status = str(data.get("status", ""))
-        if status == "不存在":
+        if status == NOT_FOUND:
             return f"没有找到订单 {oid}。" if zh else f"Order {oid} was not found."
         return (
             f"订单 {oid} 的状态是：{status}。" if zh else f"Order {oid} is {STATUS_EN.get(status, status)} ({status})."
         )
     if name == "get_order_details":
-        return _details(data, zh)
+        return _whereabouts(data, zh) if where else _details(data, zh)
     if name == "list_my_orders":
         return _listing(data, zh)
     if name == "cancel_order":
@@ -176,6 +371,31 @@ def _details(data: dict, zh: bool) -> str:
     if shipping.get("tracking_number"):
         text += f"; {shipping.get('carrier')} tracking number {shipping.get('tracking_number')}"
     return text + "."
+
+
+def _whereabouts(data: dict, zh: bool) -> str:
+    """The answer to "where is it?": the status, the carrier and tracking number, and the
+    city, as far as the order holds them. The city is where the order ships to (an order
+    still being packed has one), not where the parcel is now: no order holds that, so a
+    parcel on its way is left to the carrier's own tracking."""
+    oid, status = data.get("order_id", ""), str(data.get("status", ""))
+    shipping = data.get("shipping") if isinstance(data.get("shipping"), dict) else {}
+    carrier, number, city = (shipping.get(key) for key in ("carrier", "tracking_number", "city"))
+    on_its_way = status == "已发货" and carrier and number
+    if zh:
+        parts = [f"订单 {oid} 的状态是：{status}"]
+        parts += [f"由{carrier}承运"] if carrier else []
+        parts += [f"运单号 {number}"] if number else []
+        parts += [] if carrier or number else ["还没有承运信息"]
+        parts += [f"收货城市：{city}"] if city else []
+        text = "，".join(parts) + "。"
+        return text + (f"包裹现在的位置请用运单号向{carrier}查询。" if on_its_way else "")
+    text = f"Order {oid} is {STATUS_EN.get(status, status)} ({status})"
+    text += f", carried by {carrier}" if carrier else ""
+    text += f" (tracking number {number})" if number else ""
+    text += "" if carrier or number else "; no carrier has it yet"
+    text += f"; destination city: {city}." if city else "."
+    return text + (f" For where the parcel is now, ask {carrier} with the tracking number." if on_its_way else "")
 
 
 def _money(data: dict) -> str:

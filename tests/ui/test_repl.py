@@ -181,3 +181,20 @@ def test_slash_commands_help_user_trace_and_exit(spawn):
     child.expect(pexpect.EOF)
     child.close()
     assert child.exitstatus == 0
+
+
+def test_small_talk_and_follow_ups_about_the_order_last_talked_about(spawn):
+    child = spawn()
+    child.expect_exact(PROMPT)
+    hello = say(child, "你好")
+    assert "你好！" in hello and "请提供要查询的订单号" not in hello
+    assert "订单 ORD-1001 的状态是：已发货。" in say(child, "ORD1001 的状态")
+    details = say(child, "and its details?")
+    assert 'get_order_details(order_id="ORD-1001")' in details and "¥227.00" in details
+    where = say(child, "它到哪了")
+    assert 'get_order_details(order_id="ORD-1001")' in where
+    assert "顺丰速运" in where and "收货城市：杭州" in where
+    assert "订单 ORD-1002 的状态是：处理中。" in say(child, "1002 的状态")
+    assert 'get_order_details(order_id="ORD-1002")' in say(child, "详细信息呢？")
+    assert "不客气！" in say(child, "谢谢")
+    assert leave(child) == 0
