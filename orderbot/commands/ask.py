@@ -173,10 +173,14 @@ def _run(
             facts=not no_facts,
         )
         doc["base_url"] = where
-        doc["resume_command"] = queue_command(state, shown) if store.shared else resume_command(state, where)
+        doc["resume_command"] = (queue_command(state, shown) if store.shared else None) or resume_command(
+            state, where, limits=limits, runs=shown
+        )
         sys.stdout.write(json_text(doc) + "\n")
     else:
-        hint = queue_hint(state, shown) if store.shared else resume_hint(state, where)
+        hint = (queue_hint(state, shown) if store.shared else None) or resume_hint(
+            state, where, limits=limits, runs=shown
+        )
         print_outcome(console, result, resume_hint=hint, facts=not no_facts)
     raise typer.Exit(code)
 

@@ -299,6 +299,10 @@ def _print_order(doc: dict) -> None:
                 lines.append(f"item: {item['name']} ({item['sku']}) × {item['quantity']} @ {price}")
         elif key == "shipping":
             lines.extend(f"shipping.{k}: {v}" for k, v in value.items())
+        elif key == "total" and isinstance(value, int | float):  # money as every view shows it: ¥227.00
+            lines.append(f"total: {format_money(value, doc.get('currency', 'CNY'))}")
+        elif key == "currency":  # in the total's symbol
+            continue
         else:
             lines.append(f"{key}: {value}")
     for line in lines:

@@ -23,7 +23,7 @@ from orderbot.runs.stores import open_run_store
 from orderbot.settings import load_settings
 from orderbot.ui.escape import json_text  # --json: valid JSON, no raw controls
 from orderbot.ui.layout import flow_dots
-from orderbot.ui.presentation import format_runs, resume_hint
+from orderbot.ui.presentation import format_runs, model_label, resume_hint
 from orderbot.ui.render import format_transitions, make_console, print_outcome
 from orderbot.ui.styles import STYLE_DIM, STYLE_ERROR
 from orderbot.ui.trace import print_trace
@@ -105,7 +105,7 @@ def show(
         if json_out:
             sys.stdout.write(json_text(document) + "\n")
             return
-        print_record(make_console(), record, trace=trace)
+        print_record(make_console(), record, trace=trace, runs=store.where if runs else None)
 
 
 PRUNE_HELP = (
@@ -136,16 +136,16 @@ def prune(
         make_console().print(t("runs.pruned_count", count=count, days=f"{older_than:g}"), markup=False)
 
 
-def print_record(console, record, *, trace: bool = False) -> None:
+def print_record(console, record, *, trace: bool = False, runs: str | None = None) -> None:
     """The record as `ask` showed it: a header, one transitions table per segment (the first
-    run, then each resumption), the trace if asked, and the outcome."""
+    run, then each resumption), the trace if asked, and the outcome with how to continue it
+    (`runs`: the store's --runs, without a password, for that command)."""
 
     state = record.state
     header = t(
         "header.record",
         run_id=record.run_id,
-        provider=record.provider,
-        model=record.model,
+        model=model_label(record.provider, record.model),
         user=state.user or t("header.anonymous"),
         started=record.created_at,
     )
@@ -182,9 +182,9 @@ def print_record(console, record, *, trace: bool = False) -> None:
     if state.stop_reason is None:
         console.print(Text(t("outcome.not_finished"), style=STYLE_ERROR))
         return
-    print_outcome(
-        console, result_of(state, record), resume_hint=None if record.altered else resume_hint(state, record.base_url)
-    )
+    last = Limits(**record.segments[-1].limits) if record.segments else None  # what the run last stopped within
+    hint = None if record.altered else resume_hint(state, record.base_url, limits=last, runs=runs)
+    print_outcome(console, result_of(state, record), resume_hint=hint)
 
 
 def _store(state_dir, runs):

@@ -216,8 +216,8 @@ MESSAGES: dict[str, dict[str, str]] = {
         "zh": "orderbot · 运行 {run_id} · {provider} · 用户 {user}",
     },
     "header.record": {
-        "en": "orderbot · run {run_id} · model: {provider}/{model} · user {user} · started {started}",
-        "zh": "orderbot · 运行 {run_id} · 模型：{provider}/{model} · 用户 {user} · 开始于 {started}",
+        "en": "orderbot · run {run_id} · {model} · user {user} · started {started}",
+        "zh": "orderbot · 运行 {run_id} · {model} · 用户 {user} · 开始于 {started}",
     },
     "header.anonymous": {"en": "anonymous", "zh": "匿名"},
     "header.offline": {
@@ -972,8 +972,8 @@ MESSAGES: dict[str, dict[str, str]] = {
         "测试集只能使用放在它旁边的订单（要用别的订单请传 --orders）",
     },
     "eval.header": {
-        "en": "orderbot eval · {suite} · model: {provider}/{model} · orders: {orders}",
-        "zh": "orderbot eval · {suite} · 模型：{provider}/{model} · 订单：{orders}",
+        "en": "orderbot eval · {suite} · {model} · orders: {orders}",
+        "zh": "orderbot eval · {suite} · {model} · 订单：{orders}",
     },
     "eval.case": {"en": "case", "zh": "用例"},
     "eval.result": {"en": "result", "zh": "结果"},

@@ -51,23 +51,25 @@ class Budget:
         self.limits = limits
         self.clock = clock
         self.started = clock()
-        self.deadline = self.started + limits.timeout
+        self.excluded = 0.0  # seconds that were not the run's own
         self.steps = 0  # model requests made
         self.calls = 0  # tool calls dispatched
 
     def elapsed(self) -> float:
-        return self.clock() - self.started
+        """The run's own time: what every view shows beside the time limit."""
+        return self.clock() - self.started - self.excluded
 
     def remaining(self) -> float:
         """Seconds left; the model request's own timeout."""
-        return self.deadline - self.clock()
+        return self.limits.timeout - self.elapsed()
 
     def exclude(self, seconds: float) -> None:
-        """Time that is not the run's (a person deciding an approval) moves the deadline."""
-        self.deadline += seconds
+        """Time that is not the run's (a person deciding an approval): it counts neither
+        against the time limit nor in the time shown, so what is shown is what is checked."""
+        self.excluded += seconds
 
     def left(self) -> dict:
-        limits, seconds = self.limits, self.deadline - self.clock()
+        limits, seconds = self.limits, self.remaining()
         return {
             "steps": limits.max_steps - self.steps,
             "tool_calls": limits.max_tool_calls - self.calls,

@@ -233,7 +233,7 @@ class Engine:
                 return Stop(StopReason.TRANSFERRED, self._handed_off)
         if waiting:
             state.pending = [p for p, _ in waiting]
-            names = ", ".join(f"{p.name}({p.arguments})" for p in state.pending)
+            names = "; ".join(describe_call(p.name, p.arguments) for p in state.pending)  # as the proposal showed them
             pending = {"pending": [p.model_dump() for p in state.pending]}
             self._emit(step, Event.AWAITING_APPROVAL, names, pending, "approval needed")
             return Stop(StopReason.AWAITING_APPROVAL, "; ".join(p.description for p in state.pending))
@@ -246,7 +246,8 @@ class Engine:
 
     def _ask(self, pending: PendingCall) -> bool:
         """Ask the approver. The time a person takes to decide is theirs, not the run's:
-        the deadline moves by it, so a slow "yes" does not stop the run at its time limit."""
+        it is left out of the run's time (the limit checks it and the tables show it), so a
+        slow "yes" neither stops the run at its time limit nor looks as if it passed it."""
         began = self.clock()
         try:
             return self.approver(pending)

@@ -17,7 +17,9 @@ from rich.table import Table
 from rich.text import Text
 
 from orderbot.i18n import t
+from orderbot.loop.budget import Limits
 from orderbot.loop.engine import StopReason
+from orderbot.loop.limits import LIMIT_STOPS, SPEC_OF
 from orderbot.loop.state import Approver, PendingCall, RunState
 from orderbot.text import one_line
 from orderbot.ui.escape import visible
@@ -38,7 +40,7 @@ def provider_text(
     """`model: ...` for the header: which model answers, where (`base_url`, already stripped),
     and why when it was chosen for you. `was`: the base URL the run used before, when a
     resume sends it elsewhere."""
-    text = t("header.offline") if chosen == "offline" else t("header.model", provider=chosen, model=model_name)
+    text = model_label(chosen, model_name)
     if requested == "auto":
         text += " " + t({"openai": "header.auto_key", "chat": "header.auto_base_url"}.get(chosen, "header.auto_no_key"))
     if was is not None:
@@ -48,20 +50,71 @@ def provider_text(
     return text
 
 
-def resume_command(state: RunState, base_url: str | None = None) -> str | None:
-    """The exact command that approves a paused run (the same with --reject refuses it).
-    It names the server the run used (`base_url`, stripped), so it is plain where the
-    conversation will be sent; resume uses the recorded one anyway."""
-    if state.stop_reason is not StopReason.AWAITING_APPROVAL:
+def model_label(provider: str, model_name: str) -> str:
+    """`model: ...`, the model named one way wherever a run is shown (ask, repl, resume,
+    runs show, eval)."""
+    return t("header.offline") if provider == "offline" else t("header.model", provider=provider, model=model_name)
+
+
+def resume_command(
+    state: RunState, base_url: str | None = None, *, limits: Limits | None = None, runs: str | None = None
+) -> str | None:
+    """The exact command that continues a stopped run: a paused one is approved (the same
+    with --reject refuses it); one stopped at a limit or by Ctrl-C goes on with a larger
+    budget than `limits`, the run's own (without them, only a pause has a command). It
+    names the server the run used (`base_url`, stripped), so it is plain where the
+    conversation will be sent; resume uses the recorded one anyway. `runs`: the --runs
+    the command was given (without a password), so the resume finds the run."""
+    reason = state.stop_reason
+    if reason is StopReason.AWAITING_APPROVAL:
+        action = " --approve"
+    elif reason in CONTINUABLE and limits is not None:
+        action = more_budget(state, limits)
+    else:
         return None
     user = f" --user {shlex.quote(state.user)}" if state.user and not state.signed_in else ""
     server = f" --base-url {shlex.quote(base_url)}" if base_url else ""
-    return f"orderbot resume {state.run_id} --approve{user}{server}"
+    store = f" --runs {shlex.quote(runs)}" if runs else ""
+    command = f"orderbot resume {state.run_id}{action}{user}{server}{store}"
+    if reason is StopReason.RESPONSE_TOO_LARGE:  # its cap has no flag: the environment sets it
+        command = f"{SPEC_OF['max_response_chars'].env}={larger(limits, 'max_response_chars')} {command}"
+    return command
 
 
-def resume_hint(state: RunState, base_url: str | None = None) -> str | None:
-    command = resume_command(state, base_url)
-    return f"{command}{RESUME_ASIDE}{t('outcome.or_reject')}" if command else None
+# Stopped runs `orderbot resume` continues with a fresh budget (a model error is left out: a
+# larger budget does not mend it).
+CONTINUABLE = LIMIT_STOPS | {StopReason.CANCELLED}
+
+
+def larger(limits: Limits, name: str) -> int | float:
+    """A larger budget for one limit: twice the run's, at least the default, within bounds."""
+    spec = SPEC_OF[name]
+    return min(max(getattr(limits, name) * 2, spec.default), spec.bounds["le"])
+
+
+def more_budget(state: RunState, limits: Limits) -> str:
+    """The flag that lifts the limit the run stopped at (nothing for Ctrl-C: the run's
+    limits were not what stopped it)."""
+    message = (state.stop_message or {}).get("id", "")
+    name = {
+        StopReason.STEP_LIMIT: "max_steps",
+        StopReason.TIME_LIMIT: "timeout",
+        StopReason.TOOL_CALL_LIMIT: "max_calls_per_step" if message == "detail.calls_per_step" else "max_tool_calls",
+    }.get(state.stop_reason)
+    if name is None:
+        return ""
+    return f" {SPEC_OF[name].flag} {larger(limits, name):g}"
+
+
+def resume_hint(
+    state: RunState, base_url: str | None = None, *, limits: Limits | None = None, runs: str | None = None
+) -> str | None:
+    command = resume_command(state, base_url, limits=limits, runs=runs)
+    if command is None:
+        return None
+    if state.stop_reason is not StopReason.AWAITING_APPROVAL:
+        return command
+    return f"{command}{RESUME_ASIDE}{t('outcome.or_reject')}"
 
 
 def terminal_approver(view, console: Console) -> Approver:

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from rich import box
+from rich.cells import cell_len
 from rich.console import Console, Group
 from rich.live import Live
 from rich.panel import Panel
@@ -29,10 +30,10 @@ from orderbot.i18n import language
 from orderbot.i18n import t as _t
 from orderbot.i18n.catalogue import MESSAGES
 from orderbot.loop.engine import Limits, StopReason
-from orderbot.loop.state import Event, RunState, Transition, describe_call, summarize_result
+from orderbot.loop.state import CALL_LABELS, PHASES, Event, RunState, Transition, describe_call, summarize_result
 from orderbot.ui.escape import visible
 from orderbot.ui.layout import flow, flow_dots, hanging
-from orderbot.ui.presentation import RESUME_ASIDE
+from orderbot.ui.presentation import RESUME_ASIDE, model_label
 from orderbot.ui.styles import STYLE_DIM, STYLE_ERROR, STYLE_OK, STYLE_PHASE, STYLE_WARN
 from orderbot.ui.terminal import end_quietly_on_closed_pipe
 from orderbot.ui.trace import trace_steps
@@ -96,23 +97,32 @@ def format_transitions(
 ) -> Table:
     """The transitions table. Narrower than NARROW columns (an 80-column terminal), the
     least useful columns go first (ms, budget, from → to: the event names the move), so
-    the detail keeps room for a call on one or two lines."""
+    the detail keeps room for a call on one or two lines.
+
+    In a terminal the table takes the whole width and each column the width its widest
+    possible value needs (steady_widths), whatever the rows hold: the part of a run drawn
+    after an approval prompt (or a resumption, in `runs show`) lines up with the part above."""
     narrow = width is not None and width < NARROW
+    steady = {} if plain else steady_widths(limits)
     table = Table(
         box=box.SIMPLE if plain else box.ROUNDED,
         show_edge=not plain,
         header_style="" if plain else "bold",
         title=None,
-        expand=False,
+        expand=not plain,
     )
-    table.add_column(_t("table.step"), justify="right")
+
+    def column(name: str, **options) -> None:
+        table.add_column(_t(name), min_width=steady.get(name), **options)
+
+    column("table.step", justify="right")
     if not narrow:
-        table.add_column(_t("table.transition"), no_wrap=True)
-    table.add_column(_t("table.event"), no_wrap=True)
-    table.add_column(_t("table.detail"), overflow="fold", ratio=1)
+        column("table.transition", no_wrap=True)
+    column("table.event", no_wrap=True)
+    column("table.detail", overflow="fold", ratio=1)
     if not narrow:
-        table.add_column(_t("table.ms"), justify="right", no_wrap=True)
-        table.add_column(_t("table.budget"), no_wrap=True)
+        column("table.ms", justify="right", no_wrap=True)
+        column("table.budget", no_wrap=True)
     for t in transitions:
         event = Text(visible(event_label(t), one_line=True), style=event_style(t))
         detail = Text(visible(detail_text(t), one_line=True))  # outside text: never Rich markup, never raw controls
@@ -122,6 +132,32 @@ def format_transitions(
             phases = Text(f"{_t(f'phase.{t.from_}')} → {_t(f'phase.{t.to}')}", style=STYLE_PHASE)
             table.add_row(str(t.step), phases, event, detail, f"{t.elapsed * 1000:.0f}", format_budget(t, limits))
     return table
+
+
+def steady_widths(limits: Limits) -> dict[str, int]:
+    """The cells each column but the detail needs for any row a run within `limits` can
+    have: the widest event and phase pair in the UI language, the largest counts and times
+    (a digit more than the limits, for a step number past them after a resumption or a time
+    just past its limit). A refusal's code, a value from outside, may still be wider."""
+    if language() == "en":  # the engine's own labels, as event_label shows them
+        events = [*CALL_LABELS.values(), "approval needed", "signed in", "started", "resumed", "returned"]
+    else:
+        events = [_t(f"event.{kind}") for kind in (*FIXED_EVENTS, *CALL_EVENTS[:3])]
+    events += [_t("event.proposed", count=limits.max_calls_per_step), *map(str, StopReason)]
+    phases = [f"{_t(f'phase.{a}')} → {_t(f'phase.{b}')}" for a, b in PHASES.values()]
+    budget = f"{limits.max_steps}/{limits.max_steps} {limits.max_tool_calls}/{limits.max_tool_calls} "
+    budget += f"{limits.timeout:.1f}s"
+
+    def widest(heading: str, texts: list[str], more: int = 0) -> int:
+        return max(cell_len(_t(heading)), *(cell_len(text) + more for text in texts))
+
+    return {
+        "table.step": widest("table.step", [str(limits.max_steps)], 1),
+        "table.transition": widest("table.transition", phases),
+        "table.event": widest("table.event", events),
+        "table.ms": widest("table.ms", [f"{limits.timeout * 1000:.0f}"], 1),
+        "table.budget": widest("table.budget", [budget], 1),
+    }
 
 
 CALL_EVENTS = (Event.EXECUTED, Event.APPROVED, Event.REJECTED, Event.REFUSED)
@@ -484,7 +520,7 @@ def format_eval_totals(report) -> str:
 
 def print_eval(console: Console, report) -> None:
     suite, orders = Path(report.suite).name, Path(report.orders).name  # --json has the whole paths
-    header = _t("eval.header", suite=suite, provider=report.provider, model=report.model, orders=orders)
+    header = _t("eval.header", suite=suite, model=model_label(report.provider, report.model), orders=orders)
     console.print(flow_dots(console, header, STYLE_DIM), soft_wrap=True)
     console.print(format_eval(report, plain=not console.is_terminal, width=console.width))
     console.print(
