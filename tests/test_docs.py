@@ -41,6 +41,8 @@ Normalised before comparing (in both the page and the real output)
   - the login name of whoever runs the tests (the operator of a run, docs/team.md) becomes
     `you`, as DOCS_UPDATE writes it;
   - trailing spaces are dropped.
+  Since times and ids are normalised, a separate test checks that a page's times agree with its run
+  ids, and DOCS_UPDATE writes every output that shows a run's time anew.
   If the words then agree but the layout does not (a duration one digit wider re-wraps a
   table), the block passes: when the normalised texts differ, they are compared once more
   without spacing, line breaks, panel sides, durations and budget counters (1/3).
@@ -389,6 +391,9 @@ def rewrite(run: PageRun) -> None:
         body = []
         for outcome in run.results[index]:
             keep = not outcome.problem and (outcome.exact or os.environ["DOCS_UPDATE"] != "layout")
+            # A run's time is normalised away, but its id is replaced by this run's: an output
+            # that shows a time is written anew, so that the two still agree.
+            keep = keep and not RUN_TIME.search("\n".join(outcome.command.expected))
             if keep:  # what the page shows stays, "…" lines included
                 body.append(f"$ {outcome.command.text}")
                 body.extend(outcome.command.expected)
@@ -473,3 +478,78 @@ def test_the_module_map_names_every_module() -> None:
             continue
         covered = module in named or any(module.startswith(f) for f in named if f.endswith("/"))
         assert covered, f"{module} is not in the module map of docs/architecture.md: add it to a row"
+
+
+def test_the_quickstart_makes_a_virtual_environment_before_its_two_commands() -> None:
+    """A literal reader runs the lines in order: pip into a venv, never into the system Python."""
+    quickstart = section((ROOT / "README.md").read_text(encoding="utf-8"), "Quickstart")
+    commands = re.search(r"```bash\n(.*?)```", quickstart, re.S).group(1).splitlines()
+    assert re.fullmatch(r"python3 -m venv (\S+) && \. \1/bin/activate", commands[0]), commands
+    installs = [i for i, line in enumerate(commands) if line.startswith("pip install -e ")]
+    assert len(installs) == 2 and min(installs) > 0, commands
+    assert "orderbot ask" in commands[installs[0]] and "python -m pytest" in commands[installs[1]], commands
+
+
+def test_files_the_docs_examples_make_are_ignored_by_git(page_runs) -> None:
+    """Whatever a reader following the pages leaves in their clone (shop.db, my-orders.json,
+    suite.json, ...) is not offered to `git add`."""
+    made = set()
+    for page in PAGES:
+        run = page_runs(page)
+        if run.blocks:
+            run.block(len(run.blocks) - 1)
+        clone = run.scratch.clone
+        made |= {p.relative_to(clone).as_posix() for p in clone.rglob("*") if p.is_file()}
+    tracked = set(subprocess.run(["git", "ls-files", "-z"], cwd=ROOT, capture_output=True, check=True).stdout
+                  .decode().split("\0"))  # fmt: skip
+    new = sorted(made - tracked)
+    assert {"shop.db", "my-orders.json", "suite.json"} <= set(new), new  # the pages still make them
+    checked = subprocess.run(
+        ["git", "check-ignore", "--no-index", "--stdin", "-z"],
+        cwd=ROOT, input="\0".join(new).encode(), capture_output=True,
+    )  # fmt: skip
+    ignored = set(checked.stdout.decode().split("\0"))
+    assert not [name for name in new if name not in ignored], "not in .gitignore: " + ", ".join(
+        name for name in new if name not in ignored
+    )
+
+
+# A run's time as the pages show it, to the minute or the second, in UTC: an orders file's own
+# times (2026-11-30T09:40:00+08:00) are data and carry their offset.
+RUN_TIME = re.compile(r"\b(\d{4}-\d\d-\d\d)[T ](\d\d:\d\d)(:\d\d)?(?:\.\d+)?Z?(?![\d:+-])")
+
+
+def example_time_problems(text: str) -> list[str]:
+    """Times in console output that do not fit the run they belong to: a run id is its UTC
+    start to the second, so a time on its line, or after it, is no earlier than that and
+    not hours later."""
+    from datetime import datetime, timedelta
+
+    problems, latest = [], None
+    for line in text.splitlines():
+        ids = [datetime.strptime(m.group(0)[:13], "%y%m%d-%H%M%S") for m in RUN_ID.finditer(line)]
+        for match in RUN_TIME.finditer(line):
+            day, minute, second = match.groups()
+            at = datetime.strptime(f"{day} {minute}{second or ':00'}", "%Y-%m-%d %H:%M:%S")
+            run = ids[0] if ids else latest
+            earliest = run.replace(second=0) if run is not None and second is None else run
+            if run is not None and not earliest <= at <= run + timedelta(hours=1):
+                problems.append(f"{match.group()} in {line.strip()!r}: the run started {run:%Y-%m-%d %H:%M:%S}")
+        latest = ids[-1] if ids else latest
+    return problems
+
+
+@pytest.mark.parametrize("page", PAGES, ids=[page.relative_to(ROOT).as_posix() for page in PAGES])
+def test_example_times_agree_with_their_run_ids(page: Path) -> None:
+    """The test above cannot see it (times are normalised away): `runs show` of a run that
+    started at 12:22 does not say it started at 10:53."""
+    outputs = "\n".join(line for block in parse_page(page) for c in block.commands for line in [c.text, *c.expected])
+    assert not example_time_problems(outputs), "\n".join(example_time_problems(outputs))
+
+
+def test_a_time_that_does_not_fit_its_run_id_is_found() -> None:
+    assert example_time_problems("261201-122252-1812   2026-12-01 12:22   C001") == []
+    assert example_time_problems("run 261201-122248-4b74 · started\n2026-12-01T12:22:48Z") == []
+    assert example_time_problems("261201-122252-1812   2026-12-01 10:53   C001")
+    assert example_time_problems("run 261201-122248-4b74 · started\n2026-11-30T14:39:19Z")
+    assert example_time_problems("ORD-1013  待付款  ¥88.00   2026-11-30T09:40:00+08:00") == []
