@@ -22,6 +22,7 @@ from rich.cells import cell_len
 from typer.testing import CliRunner
 
 from orderbot.cli import app
+from orderbot.i18n import t
 
 LANGS = {"en": "C.UTF-8", "zh": "zh_CN.UTF-8"}
 WORD = re.compile(r"[A-Za-z0-9_]+")
@@ -113,7 +114,9 @@ def shop(tmp_path: Path, orders_file: Path, monkeypatch) -> dict:
                   if r["status"] == "awaiting_approval")  # fmt: skip
     monkeypatch.setenv("ORDERBOT_ORDERS", str(orders_file))  # for the terminals too
     monkeypatch.setenv("ORDERBOT_USER", "C001")
-    return {"state": state, "paused": paused["run_id"], "orders": orders_file}
+    case = {"name": "wrong", "question": "查询 ORD-1001", "facts": ["已签收"]}  # fails: ORD-1001 is 已发货
+    (tmp_path / "suite.json").write_text(json.dumps({"orders": str(orders_file), "cases": [case]}), "utf-8")
+    return {"state": state, "paused": paused["run_id"], "orders": orders_file, "suite": tmp_path / "suite.json"}
 
 
 COMMANDS = {
@@ -123,6 +126,7 @@ COMMANDS = {
     "runs show": ("runs", "show", "last"),
     "runs show --trace": ("runs", "show", "last", "--trace"),
     "eval": ("eval",),
+    "eval, a case failing": ("eval", "SUITE"),
     "doctor": ("doctor", "--ping"),
     "orders list": ("orders", "list", "--user", "C001"),
     "orders show": ("orders", "show", "ORD-1001", "--user", "C001"),
@@ -135,12 +139,17 @@ COMMANDS = {
 @pytest.mark.parametrize("lang", LANGS)
 @pytest.mark.parametrize("name", COMMANDS)
 def test_every_command_at_80_columns(shop, name, lang):
-    args = COMMANDS[name]
+    args = tuple(str(shop["suite"]) if arg == "SUITE" else arg for arg in COMMANDS[name])
     whole = wide(*args, state=shop["state"], lang=lang)
     lines = terminal(*args, state=shop["state"], lang=lang)
     check(lines, whole)
-    if name == "eval":  # the calls and why a case failed are there to be read
+    if name.startswith("eval"):  # the calls and why a case failed are there to be read
         assert any('get_order_status(order_id="ORD-1001")' in line for line in lines), lines
+    if name == "eval, a case failing":
+        assert any("facts: answer lacks 已签收" in line for line in lines), lines  # whole, on one line
+    if name == "runs":  # every column is there, the counts too
+        headings = " ".join(lines[:4])
+        assert t("table.steps", lang=lang) in headings and t("table.calls", lang=lang) in headings, lines
     if name == "ask":  # a fact that takes two lines reads as one item
         first = next(i for i, line in enumerate(lines) if line.startswith("  ORD-1001 · "))
         assert lines[first + 1].startswith("    ") and not lines[first + 1].startswith("    ORD-"), lines
