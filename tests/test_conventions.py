@@ -11,21 +11,17 @@ import subprocess
 import sys
 from pathlib import Path
 
+from clikit import cli
 from typer.testing import CliRunner
 
 from orderbot.cli import app
 from orderbot.commands.common import complete_provider, complete_run_id
 
-runner = CliRunner()
 ORDERBOT = str(Path(sys.executable).with_name("orderbot"))
 ANSI = re.compile(r"\x1b\[")
 
 
-def cli(*args: str, **kwargs):
-    return runner.invoke(app, list(args), **kwargs)
-
-
-# ---- item 4: conventions --------------------------------------------------------------------
+# ---- conventions ------------------------------------------------------------------------------
 
 
 def test_flags_show_no_type_as_if_they_took_a_value():
@@ -92,7 +88,7 @@ def test_the_stop_reasons_runs_accepts_are_the_engines_and_incomplete():
     assert set(STOP_REASONS) == {str(r) for r in StopReason} | {"incomplete"}
 
 
-# ---- item 5: small things people expect -----------------------------------------------------
+# ---- small things people expect ---------------------------------------------------------------
 
 
 def test_ask_dash_reads_the_question_from_standard_input():

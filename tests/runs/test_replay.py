@@ -9,21 +9,15 @@ from datetime import UTC
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
+from clikit import cli
 
-from orderbot.cli import app
 from orderbot.errors import ExitCode, RecordError
 from orderbot.loop.tools import Toolbox
 from orderbot.runs.replay import replay, replay_file
 from orderbot.runs.store import read_record
 from orderbot.shops.sample.tools import order_tools
 
-runner = CliRunner()
 FIXTURES = Path(__file__).parent / "fixtures" / "runs"
-
-
-def cli(*args: str):
-    return runner.invoke(app, list(args))
 
 
 @pytest.mark.parametrize("fixture", sorted(FIXTURES.glob("*.json")), ids=lambda p: p.stem)

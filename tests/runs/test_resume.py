@@ -11,9 +11,8 @@ import time
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
+from clikit import cli
 
-from orderbot.cli import app
 from orderbot.errors import RecordError
 from orderbot.loop.engine import Limits, StopReason
 from orderbot.loop.state import RunState
@@ -26,12 +25,7 @@ from orderbot.runs.store import RunStore
 from orderbot.shops.sample.stores.jsonfile import JsonStore
 from orderbot.shops.sample.tools import order_tools
 
-runner = CliRunner()
 CANCEL = "取消订单 ORD-1002"
-
-
-def cli(*args: str):
-    return runner.invoke(app, list(args))
 
 
 def runs_dir() -> Path:

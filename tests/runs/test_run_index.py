@@ -8,17 +8,10 @@ import os
 import shutil
 from pathlib import Path
 
-from typer.testing import CliRunner
+from clikit import cli
 
 from orderbot.atomic import atomic_write
-from orderbot.cli import app
 from orderbot.runs.index import INDEX_FILE
-
-runner = CliRunner()
-
-
-def cli(*args: str):
-    return runner.invoke(app, list(args))
 
 
 def state() -> Path:

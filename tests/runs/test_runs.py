@@ -12,9 +12,8 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
+from clikit import cli
 
-from orderbot.cli import app
 from orderbot.errors import RecordError
 from orderbot.loop.engine import Engine, Limits
 from orderbot.loop.state import RunState, new_run_id
@@ -25,12 +24,6 @@ from orderbot.runs.record import COMMITTED, EXECUTING, FORMAT, MAX_RESULT, MAX_T
 from orderbot.runs.recorder import Recorder
 from orderbot.runs.store import RunStore, read_record
 from orderbot.shops.sample.tools import order_tools
-
-runner = CliRunner()
-
-
-def cli(*args: str, env: dict | None = None):
-    return runner.invoke(app, list(args), env=env)
 
 
 def state_dir() -> Path:

@@ -10,18 +10,12 @@ import sqlite3
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
+from clikit import cli
 
-from orderbot.cli import app
 from orderbot.runs.base import operator_name
 from orderbot.shops.sample.stores.jsonfile import JsonStore
 
-runner = CliRunner()
 CANCEL = "取消订单 ORD-1002"
-
-
-def cli(*args: str, env: dict | None = None):
-    return runner.invoke(app, list(args), env=env)
 
 
 @pytest.fixture
@@ -187,7 +181,7 @@ def test_a_run_store_that_cannot_be_opened_stops_ask_before_any_run(orders_file,
 def test_a_piped_repl_records_in_the_store_runs_names_and_pauses_into_its_queue(orders_file, runs_db):
     typed = "取消订单 ORD-1002\n"
     command = ["repl", "--runs", runs_db, "--orders", str(orders_file), "--user", "C001"]
-    result = runner.invoke(app, command, input=typed)
+    result = cli(*command, input=typed)
     assert result.exit_code == 4, result.output  # piped, a session that paused exits as ask does
     [waiting] = queue(runs_db)
     assert waiting["customer"] == "C001" and waiting["tool"] == "cancel_order"

@@ -9,7 +9,7 @@ import subprocess
 import sys
 
 import pytest
-from securitykit import cli
+from clikit import cli
 
 KEY = "sk-test-" + "k" * 40
 BAD_URLS = ["http://[::1", "http://localhost:abc/v1", "http://local\rhost/v1", "http://localhost/v1\nX: y", "ftp://x"]

@@ -12,8 +12,8 @@ import shutil
 
 import pexpect
 import pytest
+from clikit import cli
 from forked_terminal import orderbot_in_a_terminal
-from securitykit import cli
 
 from orderbot.models.scripted import ScriptedModel, call, calls, text
 from orderbot.shops.sample.model import SAMPLE_PATH

@@ -16,8 +16,9 @@ import tempfile
 from pathlib import Path
 
 import pytest
+from clikit import cli
 from fakeapi import WIRES, FakeAPI, error
-from securitykit import bind_mount, cli, fill, small_file_system, statuses, unmount
+from securitykit import bind_mount, fill, small_file_system, statuses, unmount
 
 from orderbot.models.scripted import ScriptedModel, call, calls
 

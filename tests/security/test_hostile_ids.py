@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from securitykit import cli
+from clikit import cli
 
 from orderbot.errors import ToolError
 from orderbot.loop.items import FunctionCall

@@ -16,7 +16,7 @@ import json
 import shutil
 
 import pytest
-from securitykit import cli
+from clikit import cli
 from shopkit import start_postgres
 
 from orderbot.shops.sample.model import SAMPLE_PATH

@@ -9,7 +9,7 @@ import json
 from pathlib import Path
 
 import pytest
-from securitykit import cli
+from clikit import cli
 
 from orderbot.shops.sample.model import SAMPLE_PATH
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import os
 
-from securitykit import cli, runs_dir
+from clikit import cli
+from securitykit import runs_dir
 
 from orderbot.models.scripted import ScriptedModel, text
 from orderbot.runs.store import RunStore

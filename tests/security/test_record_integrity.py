@@ -16,7 +16,8 @@ import stat
 import time
 
 import pytest
-from securitykit import cli, read_doc, record_path, runs_dir, state_dir, statuses, write_doc
+from clikit import cli
+from securitykit import read_doc, record_path, runs_dir, state_dir, statuses, write_doc
 
 CANCEL = "取消订单 ORD-1002"
 

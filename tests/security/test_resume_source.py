@@ -7,7 +7,8 @@ from __future__ import annotations
 import shutil
 
 import pytest
-from securitykit import cli, runs_dir, statuses
+from clikit import cli
+from securitykit import runs_dir, statuses
 
 from orderbot.shops.sample.model import SAMPLE_PATH
 

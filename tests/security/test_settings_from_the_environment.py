@@ -9,7 +9,7 @@ import subprocess
 import sys
 
 import pytest
-from securitykit import cli
+from clikit import cli
 
 ESCAPES = "\x1b]0;pwn\x07\x1b[31mX\x9b\u202e"
 RAW = ("\x1b", "\x07", "\x9b", "\u202e")

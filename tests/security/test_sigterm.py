@@ -10,7 +10,8 @@ import subprocess
 import sys
 import textwrap
 
-from securitykit import cli, runs_dir
+from clikit import cli
+from securitykit import runs_dir
 
 CHILD = textwrap.dedent("""
     import sys, threading

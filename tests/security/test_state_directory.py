@@ -13,7 +13,8 @@ import subprocess
 import sys
 
 import pytest
-from securitykit import as_a_user, cli, state_dir, statuses
+from clikit import cli
+from securitykit import as_a_user, state_dir, statuses
 
 QUESTION = "查询 ORD-1001"
 CANCEL = "取消订单 ORD-1002，不想要了"

@@ -7,7 +7,7 @@ import json
 import os
 import shutil
 
-from securitykit import cli
+from clikit import cli
 
 from orderbot.shops.sample.model import SAMPLE_PATH
 

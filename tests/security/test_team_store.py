@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import sqlite3
 
-from securitykit import cli
+from clikit import cli
 
 from orderbot.shops.sample.stores.jsonfile import JsonStore
 

@@ -14,9 +14,10 @@ import os
 import shutil
 
 import pytest
+from clikit import cli
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from securitykit import cli, runs_dir
+from securitykit import runs_dir
 
 from orderbot.models.scripted import ScriptedModel, call, calls, text
 from orderbot.shops.sample.model import SAMPLE_PATH

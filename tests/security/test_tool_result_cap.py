@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import json
 
-from securitykit import cli, runs_dir
+from clikit import cli
+from securitykit import runs_dir
 
 from orderbot.loop.items import FunctionCallOutput
 from orderbot.loop.limits import MAX_TOOL_RESULT_CHARS

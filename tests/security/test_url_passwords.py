@@ -5,7 +5,8 @@ credentials are found without trusting the parse (orderbot.text.without_credenti
 from __future__ import annotations
 
 import pytest
-from securitykit import cli, state_dir
+from clikit import cli
+from securitykit import state_dir
 
 from orderbot.settings import public_base_url
 from orderbot.shops.source import public_source

@@ -18,9 +18,8 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
-from typer.testing import CliRunner
+from clikit import cli
 
-from orderbot.cli import app
 from orderbot.models.scripted import ScriptedModel, call, calls, text
 
 FIXTURES = Path(__file__).parents[2] / "fixtures" / "tau2-retail"
@@ -36,12 +35,6 @@ WRITES = {
     "exchange_delivered_order_items",
 }
 IDENTITY = ("user_id",)  # tau2's identity arguments: orderbot takes the customer from the session
-
-runner = CliRunner()
-
-
-def cli(*args: str):
-    return runner.invoke(app, list(args))
 
 
 def at_cents(value):

@@ -9,22 +9,15 @@ import sqlite3
 from pathlib import Path
 
 import pytest
+from clikit import cli
 from retailkit import DB
 from shopkit import PASSWORD
-from typer.testing import CliRunner
 
-from orderbot.cli import app
 from orderbot.errors import OrdersFileError
 from orderbot.shops.choice import open_shop_store
 from orderbot.shops.retail.jsonstore import JsonShopStore
 from orderbot.shops.sample.model import SAMPLE_PATH
 from orderbot.shops.source import parse_source
-
-runner = CliRunner()
-
-
-def cli(*args: str):
-    return runner.invoke(app, list(args))
 
 
 @pytest.fixture(params=["sqlite", "postgres"])

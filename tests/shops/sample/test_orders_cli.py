@@ -10,19 +10,13 @@ import os
 from pathlib import Path
 
 import pytest
+from clikit import cli
 from shopkit import PASSWORD
-from typer.testing import CliRunner
 
-from orderbot.cli import app
 from orderbot.shops.sample.model import SAMPLE_PATH
 from orderbot.shops.source import parse_source, public_source
 
-runner = CliRunner()
 STATUS = "请查询订单 ORD-1001 的状态。"
-
-
-def cli(*args: str):
-    return runner.invoke(app, list(args))
 
 
 @pytest.fixture(params=["sqlite", "postgres"])
