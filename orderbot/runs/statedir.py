@@ -25,6 +25,7 @@ import errno
 import logging
 import os
 import stat
+import sys
 import time
 from pathlib import Path
 
@@ -149,12 +150,19 @@ class LogFile(logging.FileHandler):
         return open_private_append(Path(self.baseFilename))
 
     def emit(self, record: logging.LogRecord) -> None:
-        if self.broken is None:
-            super().emit(record)
+        if self.broken is not None:
+            return
+        if self.stream is None:
+            # Opened at the first line (delay=True), outside logging's own error handling:
+            # a log that became a link, or a directory that went, must drop lines, not crash.
+            try:
+                self.stream = self._open()
+            except OSError:
+                self.handleError(record)
+                return
+        super().emit(record)
 
     def handleError(self, record: logging.LogRecord) -> None:  # noqa: N802 - logging's name
-        import sys
-
         exc = sys.exc_info()[1]
         self.broken = reason(exc) if isinstance(exc, OSError) else type(exc).__name__
         stream, self.stream = self.stream, None

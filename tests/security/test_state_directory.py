@@ -7,6 +7,7 @@ orderbot in a process without root's power to read and write anything (securityk
 
 from __future__ import annotations
 
+import logging
 import os
 import stat
 import subprocess
@@ -15,6 +16,8 @@ import sys
 import pytest
 from clikit import cli
 from securitykit import as_a_user, state_dir, statuses
+
+from orderbot.runs.statedir import LogFile
 
 QUESTION = "查询 ORD-1001"
 CANCEL = "取消订单 ORD-1002，不想要了"
@@ -149,6 +152,26 @@ def test_a_log_linked_to_another_file_is_not_written_and_doctor_says_so(tmp_path
     doctor = cli("doctor")
     lines = [line for line in doctor.output.splitlines() if "orderbot.log" in line]
     assert len(lines) == 1 and "symbolic link" in lines[0], doctor.output
+
+
+@pytest.mark.parametrize("then", ["linked", "gone"])
+def test_a_log_that_becomes_a_link_or_loses_its_folder_after_the_start_drops_lines_quietly(tmp_path, then):
+    """The log is opened at its first line: what sits there by then is not followed, and a
+    folder removed meanwhile is not an error that reaches the person."""
+    folder = tmp_path / "state"
+    folder.mkdir()
+    victim = tmp_path / "victim.txt"
+    victim.write_text("keep me\n")
+    handler = LogFile(folder / "orderbot.log")
+    if then == "linked":
+        (folder / "orderbot.log").symlink_to(victim)
+    else:
+        folder.rmdir()
+    line = logging.LogRecord("orderbot", logging.ERROR, __file__, 1, "a line for the log", None, None)
+    handler.emit(line)
+    handler.emit(line)  # dropped from now on, without trying again
+    assert handler.broken and victim.read_text() == "keep me\n"
+    handler.close()
 
 
 # ---- a state directory that cannot be used: one sentence, exit 6 -------------------------------
