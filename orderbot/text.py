@@ -33,11 +33,6 @@ def one_line(text: str, limit: int = 120) -> str:
     return cut(" ".join(text.split()), limit)
 
 
-def plural(count: int, noun: str) -> str:
-    """`1 step`, `2 steps`, `1,500 characters`: English nouns that take an s."""
-    return f"{count:,} {noun}{'' if count == 1 else 's'}"
-
-
 def first_error(exc: ValidationError) -> tuple[str, str]:
     """Where pydantic's first error is (a dotted path, "" for the whole value) and what it
     says, lower-cased to follow a colon. The input is never included: it may be a secret."""

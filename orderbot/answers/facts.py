@@ -15,9 +15,10 @@ same values feed the facts panel, the `facts` array of --json and the claim chec
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from orderbot.i18n import t
 from orderbot.loop.state import CallRecord, PendingCall, RunState
 from orderbot.shops.sample.model import NOT_FOUND, Status, format_money
 from orderbot.ui.escape import visible
@@ -25,28 +26,6 @@ from orderbot.ui.escape import visible
 STATUSES: tuple[str, ...] = Status.__args__  # the store's vocabulary, in its own order
 FIELD_CHARS = 80  # one field of a fact line; order data is outside text of any length
 
-# The words of a fact line, by key. The facts panel takes them from the message catalogue
-# (orderbot.i18n.catalogue, `facts.<key>`); --json and the claim check use these English ones.
-ENGLISH = {
-    "not_found": "not found",
-    "no_access": "no access",
-    "sign_in_required": "sign-in required",
-    "not_cancellable": "not cancellable: {status}",
-    "rejected": "cancel rejected: nothing was done",
-    "read_only": "not cancelled: read-only sample",
-    "busy": "not cancelled: orders file busy",
-    "write_failed": "not cancelled: write failed",
-    "store_unavailable": "not cancelled: orders file unreadable",
-    "internal_error": "tool failed",
-    "failed": "failed: {code}",
-    "pending": "cancel awaiting approval",
-    "cancelled": "cancelled in this run",
-    "items": "items",
-    "total": "total",
-    "shipping": "shipping",
-    "created": "created",
-    "note": "note",
-}
 KNOWN_FAILURES = frozenset(
     (
         "no_access",
@@ -61,10 +40,6 @@ KNOWN_FAILURES = frozenset(
 )
 
 
-def english(key: str, **params: object) -> str:
-    return ENGLISH[key].format(**params)
-
-
 @dataclass
 class Fact:
     """What this run learnt about one order."""
@@ -72,7 +47,7 @@ class Fact:
     order_id: str
     status: str | None = None  # the last status a tool returned; NOT_FOUND for an unknown id
     fields: dict[str, str] = field(default_factory=dict)  # the details shown, as short text
-    outcomes: list[str] = field(default_factory=list)  # keys of ENGLISH: refusals, cancellations
+    outcomes: list[str] = field(default_factory=list)  # keys of the catalogue's facts.*: refusals, cancellations
     failure: str = ""  # the error code behind a `failed` outcome
     no_access: bool = False
     cancelled: bool = False  # a cancel_order call for it executed and succeeded
@@ -83,19 +58,21 @@ class Fact:
     def not_found(self) -> bool:
         return self.status == NOT_FOUND
 
-    def line(self, word: Callable[..., str] = english) -> str:
-        """`ORD-1001 · 已发货 · items: … · not cancellable: 已发货`, in the words `word` gives."""
+    def line(self, lang: str = "en") -> str:
+        """`ORD-1001 · 已发货 · items: … · not cancellable: 已发货`, in the words of the catalogue's
+        `facts.<key>` in `lang`: the facts panel speaks the UI language, while --json and the
+        claim check keep English whatever it is."""
         parts = [self.order_id]
         if self.not_found:
-            parts.append(word("not_found"))
+            parts.append(t("facts.not_found", lang))
         elif self.status:
             parts.append(self.status)
-        parts += [f"{word(name)}: {value}" for name, value in self.fields.items()]
-        parts += self.outcome_texts(word)
+        parts += [f"{t(f'facts.{name}', lang)}: {value}" for name, value in self.fields.items()]
+        parts += self.outcome_texts(lang)
         return " · ".join(parts)
 
-    def outcome_texts(self, word: Callable[..., str] = english) -> list[str]:
-        return [word(key, status=self.status or "?", code=self.failure) for key in self.outcomes]
+    def outcome_texts(self, lang: str = "en") -> list[str]:
+        return [t(f"facts.{key}", lang, status=self.status or "?", code=self.failure) for key in self.outcomes]
 
     def as_dict(self) -> dict:
         return {

@@ -30,6 +30,7 @@ from typing import Any
 from pydantic_core import from_json
 
 from orderbot.errors import ModelError, ModelTimeout
+from orderbot.i18n import t
 from orderbot.loop.budget import Budget, LimitExceeded, Limits
 from orderbot.loop.items import FunctionCall, FunctionCallOutput, text_chars
 from orderbot.loop.limits import StopReason
@@ -51,7 +52,7 @@ from orderbot.loop.state import (
 )
 from orderbot.loop.tools import Prepared, Refused, Toolbox, ToolContext, capped, envelope_text, fail
 from orderbot.models.base import Model, ModelRequest, Turn
-from orderbot.text import one_line, plural
+from orderbot.text import one_line
 
 MAX_SUMMARY_CHARS = 2000  # of a hand-off's summary: the stop detail a person reads
 
@@ -172,7 +173,8 @@ class Engine:
             budget.check_before_tool_calls([c.name for c in turn.calls])
         except LimitExceeded as exceeded:
             return self._limit_stop(exceeded, turn.calls, data)
-        label = f"proposed {plural(len(turn.calls), 'call')}"
+        count = len(turn.calls)
+        label = _english("event.proposed_one" if count == 1 else "event.proposed", count=count)
         self._emit(step, Event.PROPOSED, "; ".join(s.line for s in shown), data, label)
         budget.calls += len(turn.calls)
         state.tool_calls += len(turn.calls)
@@ -235,7 +237,7 @@ class Engine:
             state.pending = [p for p, _ in waiting]
             names = "; ".join(describe_call(p.name, p.arguments) for p in state.pending)  # as the proposal showed them
             pending = {"pending": [p.model_dump() for p in state.pending]}
-            self._emit(step, Event.AWAITING_APPROVAL, names, pending, "approval needed")
+            self._emit(step, Event.AWAITING_APPROVAL, names, pending, _english("event.awaiting_approval"))
             return Stop(StopReason.AWAITING_APPROVAL, "; ".join(p.description for p in state.pending))
         self._emit(step, Event.RETURNED, _results_text(outputs), _results_counts(outputs))
         return None
@@ -317,7 +319,8 @@ class Engine:
         state = self._state
         state.user, state.signed_in = customer, True
         data = {"customer": customer, "tool": tool}
-        self._emit(step, Event.SIGNED_IN, f"customer {customer} (by {tool})", data, "signed in")
+        detail = _english("detail.signed_in", customer=customer, tool=tool)
+        self._emit(step, Event.SIGNED_IN, detail, data, _english("event.signed_in"))
 
     def _observe(
         self, step: int, call: FunctionCall, decision: str, envelope: dict, kind: Event, ms: float | None = None
@@ -452,6 +455,11 @@ def _results_counts(outputs: list[FunctionCallOutput]) -> dict:
 
 
 def _results_text(outputs: list[FunctionCallOutput]) -> str:
-    counts = _results_counts(outputs)
-    good = counts["ok"]
-    return f"{plural(len(outputs), 'result')} to the model: {good} ok, {len(outputs) - good} failed"
+    count, ok = len(outputs), _results_counts(outputs)["ok"]
+    return _english("detail.returned_one" if count == 1 else "detail.returned", count=count, ok=ok, failed=count - ok)
+
+
+def _english(message_id: str, /, **params: object) -> str:
+    """A label or detail in the catalogue's English, as records and --json keep them; a
+    person's table says the same in the UI language, from the transition's kind and data."""
+    return t(message_id, lang="en", **params)

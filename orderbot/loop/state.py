@@ -63,12 +63,9 @@ PHASES: dict[Event, tuple[Phase, Phase]] = {
 }
 
 
-# The labels of call outcomes, as tables and records show them; a refusal shows its decision.
-CALL_LABELS = {
-    Event.EXECUTED: "executed",
-    Event.APPROVED: "approved and executed",
-    Event.REJECTED: "rejected by the person",
-}
+# The labels of call outcomes, as records show them (the catalogue's English); a refusal
+# shows its decision.
+CALL_LABELS = {kind: t(f"event.{kind}", lang="en") for kind in (Event.EXECUTED, Event.APPROVED, Event.REJECTED)}
 
 
 class Transition(NamedTuple):

@@ -237,7 +237,7 @@ def format_observed(state: RunState) -> list[str]:
 
 def format_facts(facts: list[Fact]) -> list[str]:
     """The facts panel's lines: orderbot's own rendering of what the tools returned."""
-    return [fact.line(lambda key, **params: _t(f"facts.{key}", **params)) for fact in facts]
+    return [fact.line(language()) for fact in facts]
 
 
 def format_claim(claim: Claim) -> str:

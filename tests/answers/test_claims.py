@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from orderbot.answers.facts import facts_of
+from orderbot.i18n.catalogue import MESSAGES
 from orderbot.loop.engine import Engine, Limits
 from orderbot.loop.state import RunState
 from orderbot.models.scripted import ScriptedModel, call, calls, text
@@ -40,6 +41,14 @@ def kinds(state: RunState) -> list[tuple[str, str, str, str | None]]:
 def test_facts_one_line_per_order_touched(toolbox):
     state = run(toolbox, "ok", status("ORD-1001"), status("ORD-9999"), details("ORD-1003"))
     assert [f.line() for f in facts_of(state)] == ["ORD-1001 · 已发货", "ORD-9999 · not found", "ORD-1003 · no access"]
+
+
+def test_a_fact_line_says_the_catalogues_words_in_english_or_in_the_language_asked(toolbox, monkeypatch):
+    """--json and the claim check keep the catalogue's English; the facts panel its Chinese."""
+    monkeypatch.setitem(MESSAGES, "facts.not_found", {**MESSAGES["facts.not_found"], "en": "EN not found"})
+    (fact,) = facts_of(run(toolbox, "ok", status("ORD-9999")))
+    assert fact.line() == fact.as_dict()["text"] == "ORD-9999 · EN not found"
+    assert fact.line("zh") == "ORD-9999 · 不存在"
 
 
 def test_details_fact_shows_the_fields_returned(toolbox):
@@ -115,7 +124,7 @@ def test_a_cancellation_that_executed_may_be_claimed(toolbox, orders_file):
 # ---- each kind of claim, in both languages ---------------------------------------------
 
 
-def test_the_issue_example_status_of_a_missing_order(toolbox):
+def test_a_status_claimed_for_an_order_that_does_not_exist(toolbox):
     state = run(toolbox, "ORD-9999 的状态是已发货", status("ORD-9999"))
     assert kinds(state) == [("status", "ORD-9999", "已发货", "不存在")]
 

@@ -8,9 +8,10 @@ import pytest
 
 from orderbot.commands.common import EXIT_CODES
 from orderbot.errors import ModelError, ModelTimeout
+from orderbot.i18n.catalogue import MESSAGES
 from orderbot.loop.engine import Engine, Limits, StopReason
 from orderbot.loop.items import FunctionCallOutput, assistant
-from orderbot.loop.state import Phase, RunState
+from orderbot.loop.state import Event, Phase, RunState
 from orderbot.loop.tools import Tool, Toolbox
 from orderbot.models.base import ModelRequest, Turn
 from orderbot.models.scripted import ScriptedModel, call, calls, text
@@ -28,7 +29,7 @@ def outputs(state: RunState) -> list[dict]:
     return [json.loads(i.output) for i in state.items if isinstance(i, FunctionCallOutput)]
 
 
-def test_article_round_trip_answers(toolbox):
+def test_one_call_then_an_answer_goes_plan_act_observe_plan_finish(toolbox):
     model = ScriptedModel([calls(call("get_order_status", {"order_id": "ORD-1001"})), text("已发货")])
     state, seen = run(model, toolbox)
     assert state.stop_reason is StopReason.ANSWERED
@@ -45,6 +46,17 @@ def test_article_round_trip_answers(toolbox):
     second = model.requests[1].items
     assert [i.type for i in second] == ["message", "function_call", "function_call_output"]
     model.assert_complete()
+
+
+def test_the_english_a_record_keeps_is_the_catalogues(toolbox, monkeypatch):
+    """The labels and details the engine writes (English in records and --json; a person's
+    table says them in the UI language) come from the catalogue: one text for both."""
+    for message_id in ("event.proposed_one", "detail.returned_one"):
+        monkeypatch.setitem(MESSAGES, message_id, {**MESSAGES[message_id], "en": "EN " + MESSAGES[message_id]["en"]})
+    model = ScriptedModel([calls(call("get_order_status", {"order_id": "ORD-1001"})), text("已发货")])
+    _, seen = run(model, toolbox)
+    assert [t.event for t in seen if t.kind is Event.PROPOSED] == ["EN proposed 1 call"]
+    assert [t.detail for t in seen if t.kind is Event.RETURNED] == ["EN 1 result to the model: 1 ok, 0 failed"]
 
 
 def test_model_that_always_asks_for_tools_gets_exactly_max_steps_requests(toolbox):
