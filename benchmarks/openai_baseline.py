@@ -1,9 +1,9 @@
-"""The article's program against the loopback API: `import openai` plus the two requests.
+"""The plain loop's program against the loopback API: `import openai` plus the two requests.
 
     python benchmarks/openai_baseline.py http://127.0.0.1:PORT/v1 [--floor]
 
 The baseline of the openai cold-start figure: the same question, the same two requests
-through the official SDK, with the article's plain loop and nothing else. With --floor it
+through the official SDK, with the plain loop (plain_loop.py) and nothing else. With --floor it
 first loads the libraries orderbot's command line stands on (Typer with its option
 parsing, Rich, pydantic-settings), to show how much of the gap is theirs.
 """

@@ -3,7 +3,7 @@
     pip install pydantic-ai-slim openai-agents    # optional: neither is a dependency
 
 The scenario is the plain loop's: one `get_order_status("ORD-1001")` call proposed by the
-model, the article's tool run on it, then the answer. Each framework gets it from its own
+model, the plain loop's tool run on it, then the answer. Each framework gets it from its own
 test model, building fresh response objects on every request (as the plain loop's
 scripted client and orderbot's ScriptedModel do), so the model itself costs next to
 nothing and what is measured is the framework's loop. Tracing and instrumentation are

@@ -1,6 +1,7 @@
-"""The article's `run_workflow`, as written there, with a scripted model instead of the API.
+"""`run_workflow`, the plain hand-written tool loop orderbot replaces, with a scripted model
+instead of the API.
 
-This is the baseline of the loop-overhead benchmark: the article's minimal hand loop (a
+This is the baseline of the loop-overhead benchmark: a minimal hand loop (a
 for-loop over steps, dict dispatch, `json.loads` of the arguments, chat-shaped message
 dicts, no validation beyond the tool's own checks, no limit but MAX_STEPS). The scripted
 "client" plays back response objects shaped like the Responses API's (`.output`,
@@ -74,7 +75,7 @@ class ScriptedClient:
 
 
 def two_turn_script() -> list[_Response]:
-    """The article's scenario: one get_order_status call, then the answer."""
+    """The benchmark's scenario: one get_order_status call, then the answer."""
     return [
         _Response([_Item("function_call", "call_1", "get_order_status", ARGUMENTS)]),
         _Response([_Item("message")], ANSWER),

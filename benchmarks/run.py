@@ -11,8 +11,8 @@ median over at least 3 rounds of both sides; the ratio judged against a target i
 median of the per-round ratios (each round measures both sides back to back). Below the
 table, each figure says exactly what it compares. Sections:
 
-  loop     the article's two-turn scenario in-process: orderbot's Engine vs the article's
-           plain loop (and vs pydantic-ai and openai-agents when they are installed)
+  loop     the two-turn scenario in-process: orderbot's Engine vs a plain hand-written
+           loop (plain_loop.py) (and vs pydantic-ai and openai-agents when they are installed)
   cold     whole-process wall time: --help, an offline run, an openai run over loopback
   orders   order files (10k, 100k, 1M): load time and peak memory vs json.load with the
            collector paused as orderbot pauses it (and with it on), lookup, one cancellation
@@ -134,7 +134,7 @@ def per_run(run: Callable[[], None], batch: int) -> Callable[[], float]:
 
 
 def loop_overhead(quick: bool) -> list[Figure]:
-    """orderbot's Engine vs the article's plain loop, the same scenario from fresh turns."""
+    """orderbot's Engine vs the plain loop, the same scenario from fresh turns."""
     from io import StringIO
 
     import peers
@@ -190,7 +190,7 @@ def loop_overhead(quick: bool) -> list[Figure]:
             t["plain"],
             10.0,
             "Engine.run (limits, validation, envelopes, transitions, new run id, the transition view of a piped "
-            f"ask collecting rows) vs the article's run_workflow (benchmarks/plain_loop.py); CPU time; {same}",
+            f"ask collecting rows) vs the plain run_workflow (benchmarks/plain_loop.py); CPU time; {same}",
         )
     ]
     for name in runners:
@@ -346,7 +346,7 @@ def cold_start(quick: bool, tmp: Path) -> list[Figure]:
             "import openai + requests",
             1.2,
             "`orderbot ask --provider openai --base-url <loopback>` vs benchmarks/openai_baseline.py: "
-            f"import openai, a client, the article's loop, the same 2 requests to the same server; {whole}, "
+            f"import openai, a client, the plain loop, the same 2 requests to the same server; {whole}, "
             f"{rounds} rounds",
         ),
         fig(

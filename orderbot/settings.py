@@ -181,7 +181,9 @@ def describe_settings_error(exc: ValidationError, flags: Collection[str] = ()) -
     error (exit 2, as Typer's own); a variable names the environment or ./.env (exit 6)."""
     where, why = first_error(exc)
     field = where.split(".")[0] or "settings"
-    if field == "base_url":  # a configuration error wherever it came from (exit 6), as the issue asks
+    # A URL naming a server is a configuration error wherever it came from (exit 6), as a bad
+    # --orders database URL is: the flag parsed, the place it points to is what is wrong.
+    if field == "base_url":
         return ConfigError(
             t("settings.bad_base_url", source="--base-url" if field in flags else _source(field), why=why)
         )

@@ -39,7 +39,7 @@ class IgnoresTools:
         return Turn((assistant("ORD-1001 的状态是已发货。"),))
 
 
-def test_the_default_suite_covers_what_the_issue_asks():
+def test_the_default_suite_covers_every_kind_of_question_in_both_languages():
     suite, _ = load_suite()
     names = [case.name for case in suite.cases]
     assert len(names) >= 25
