@@ -33,7 +33,8 @@ from orderbot.ui.terminal import WholeWrites, end_quietly_on_closed_pipe
 
 
 def command_app(name: str) -> typer.Typer | None:
-    """The Typer app of the command called `name`, its module imported now."""
+    """The Typer app of the command called `name`, its module imported now: the one lazy
+    boundary, so that `orderbot --help` and each command load only what they use."""
     match name:
         case "ask":
             from orderbot.commands import ask as module
@@ -136,7 +137,7 @@ def usage_error(exc: UsageError) -> UsageError:
             return exc
         error = UsageError(text, exc.ctx)
     else:
-        import typer.rich_utils
+        import typer.rich_utils  # lazily, as Typer itself: it loads Rich's Markdown, for help and errors only
 
         typer.rich_utils.ERRORS_PANEL_TITLE = i18n.t("usage.title")
         lines = [text or exc.format_message()]
@@ -205,7 +206,7 @@ def _no_colour_in_help() -> None:
     """Rich drops colours for NO_COLOR but keeps bold and dim; Typer's help console then
     still styles its output. NO_COLOR means no styling at all."""
     if os.environ.get("NO_COLOR", ""):
-        import typer.rich_utils
+        import typer.rich_utils  # lazily, as Typer itself: it loads Rich's Markdown, for help and errors only
 
         typer.rich_utils.COLOR_SYSTEM = None
         typer.rich_utils.FORCE_TERMINAL = False

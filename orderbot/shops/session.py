@@ -76,6 +76,7 @@ def session_over(source: Source | Path, *, writable: bool, user: str | None = No
 
 
 def retail_session(source: Source, store, *, user: str | None) -> Session:
+    # Here, as the retail stores are in choice.py: only a run on the retail shop loads its models.
     from orderbot.shops.retail import shop
     from orderbot.shops.retail.tools import instructions, retail_tools
 

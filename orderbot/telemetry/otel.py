@@ -32,6 +32,7 @@ import time
 from collections.abc import Callable
 
 from opentelemetry import trace
+from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
 from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor
@@ -57,8 +58,6 @@ def otlp_tracer(
     """A tracer exporting over OTLP/HTTP as the OTEL_* variables say. Spans are sent from
     the SDK's background thread; at exit (`at_exit`) what is left gets `exit_flush`
     seconds (EXIT_FLUSH_SECONDS), no more."""
-    from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
-
     log_into_orderbot()
     resource = Resource.create({"service.name": "orderbot", "service.version": __version__})
     # Not the SDK's own exit hook: it waits for the exporter's timeout and retries, 10 s and more.

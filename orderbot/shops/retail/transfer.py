@@ -30,6 +30,7 @@ def import_file(
     path: Path, target: Source, *, replace: bool, progress: Callable[[int], None] | None = None
 ) -> dict[str, int]:
     """Load a tau2-shaped file into SQLite or PostgreSQL: how many products, users and orders."""
+    # Each database's module when it is the target, as open_store does: psycopg is the postgres extra.
     if target.kind == "sqlite":
         from orderbot.shops.retail.sqlite import import_shop
     elif target.kind == "postgres":
