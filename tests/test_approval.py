@@ -10,11 +10,10 @@ import sys
 
 import pexpect
 import pytest
+from clikit import cli
 from forked_terminal import orderbot_in_a_terminal
 from rich.console import Console
-from typer.testing import CliRunner
 
-from orderbot.cli import app
 from orderbot.loop.engine import Engine, Limits, StopReason
 from orderbot.loop.items import FunctionCallOutput
 from orderbot.loop.state import PendingCall, RunState
@@ -24,7 +23,6 @@ from orderbot.shops.sample.tools import order_tools
 from orderbot.ui.presentation import terminal_approver
 from orderbot.ui.render import TransitionView
 
-runner = CliRunner()
 CANCEL = {"order_id": "ORD-1002", "reason": "不想要了"}
 DESCRIPTION = "Cancel ORD-1002 (处理中, ¥199.00), reason: 不想要了"
 
@@ -49,7 +47,7 @@ def results_sent(request) -> list[dict]:
 
 def test_piped_ask_pauses_with_exit_4_and_writes_nothing(shop):
     before = shop.snapshot()
-    result = runner.invoke(app, ["ask", "--user", "C001", "--orders", shop.source, "取消订单 ORD-1002，不想要了"])
+    result = cli("ask", "--user", "C001", "--orders", shop.source, "取消订单 ORD-1002，不想要了")
     assert result.exit_code == 4, result.output
     assert shop.snapshot() == before
     assert f"Paused: an action is waiting for your approval. {DESCRIPTION}." in result.output
@@ -59,9 +57,7 @@ def test_piped_ask_pauses_with_exit_4_and_writes_nothing(shop):
 
 def test_piped_json_holds_the_pending_call_and_the_resume_command(shop):
     before = shop.snapshot()
-    result = runner.invoke(
-        app, ["ask", "--user", "C001", "--orders", shop.source, "--json", "取消订单 ORD-1002，不想要了"]
-    )
+    result = cli("ask", "--user", "C001", "--orders", shop.source, "--json", "取消订单 ORD-1002，不想要了")
     assert result.exit_code == 4
     doc = json.loads(result.output)
     assert doc["stop_reason"] == "awaiting_approval" and doc["exit_code"] == 4
@@ -77,9 +73,7 @@ def test_piped_json_holds_the_pending_call_and_the_resume_command(shop):
 def test_a_scripted_model_asking_to_cancel_pauses_the_real_cli(shop, use_model):
     before = shop.snapshot()
     use_model(ScriptedModel([calls(call("cancel_order", CANCEL))]))
-    result = runner.invoke(
-        app, ["ask", "--provider", "scripted", "--user", "C001", "--orders", shop.source, "--json", "cancel it"]
-    )
+    result = cli("ask", "--provider", "scripted", "--user", "C001", "--orders", shop.source, "--json", "cancel it")
     assert result.exit_code == 4
     assert [p["name"] for p in json.loads(result.output)["pending"]] == ["cancel_order"]
     assert shop.snapshot() == before
@@ -87,7 +81,7 @@ def test_a_scripted_model_asking_to_cancel_pauses_the_real_cli(shop, use_model):
 
 def test_a_cancel_that_cannot_happen_is_refused_before_anyone_is_asked(shop):
     # ORD-1001 has shipped: there is nothing to approve, the model hears why.
-    result = runner.invoke(app, ["ask", "--user", "C001", "--orders", shop.source, "--json", "取消订单 ORD-1001"])
+    result = cli("ask", "--user", "C001", "--orders", shop.source, "--json", "取消订单 ORD-1001")
     doc = json.loads(result.output)
     assert result.exit_code == 0 and doc["pending"] == []
     assert doc["calls"][0]["result"]["code"] == "not_cancellable"
@@ -97,7 +91,7 @@ def test_a_cancel_that_cannot_happen_is_refused_before_anyone_is_asked(shop):
 def test_a_chinese_question_hears_why_a_cancel_cannot_happen_in_chinese(shop, order_id):
     # the store's reason is English (for the model); the offline answer to a Chinese question is all Chinese
     owner = {"ORD-1001": "C001", "ORD-1005": "C003"}[order_id]
-    result = runner.invoke(app, ["ask", "--user", owner, "--orders", shop.source, "--json", f"取消订单 {order_id}"])
+    result = cli("ask", "--user", owner, "--orders", shop.source, "--json", f"取消订单 {order_id}")
     doc = json.loads(result.output)
     assert doc["calls"][0]["result"]["code"] == "not_cancellable"
     status = {"ORD-1001": "已发货", "ORD-1005": "已取消"}[order_id]

@@ -9,18 +9,16 @@ import subprocess
 import sys
 
 import pytest
-from typer.testing import CliRunner
+from clikit import cli
 
-from orderbot.cli import app
 from orderbot.errors import ModelError
 from orderbot.models.scripted import ScriptedModel, call, calls
 
 ANSI = re.compile(r"\x1b\[")
-runner = CliRunner()
 
 
 def ask(*args: str):
-    return runner.invoke(app, ["ask", *args])
+    return cli("ask", *args)
 
 
 def test_chinese_question_prints_table_and_answer():
@@ -130,7 +128,7 @@ def test_broken_orders_file_exits_6(tmp_path):
 
 def test_usage_error_exits_2():
     assert ask("--max-steps", "many", "q").exit_code == 2
-    assert runner.invoke(app, ["ask"]).exit_code == 2
+    assert cli("ask").exit_code == 2
 
 
 def _run(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:

@@ -12,9 +12,7 @@ import sys
 from pathlib import Path
 
 from clikit import cli
-from typer.testing import CliRunner
 
-from orderbot.cli import app
 from orderbot.commands.common import complete_provider, complete_run_id
 
 ORDERBOT = str(Path(sys.executable).with_name("orderbot"))
@@ -194,12 +192,12 @@ def test_a_sqlite_database_given_as_a_path_gets_its_url_suggested(tmp_path):
     database = tmp_path / "shop.db"
     sqlite3.connect(database).close()
     database.write_bytes(b"SQLite format 3\x00" + b"\x00" * 100)
-    result = CliRunner().invoke(app, ["ask", "--orders", str(database), "x"])
+    result = cli("ask", "--orders", str(database), "x")
     assert result.exit_code == 6 and f"pass --orders sqlite:///{database}" in result.output
 
 
 def test_a_missing_orders_file_does_not_suggest_the_flag_that_named_it():
-    result = CliRunner().invoke(app, ["ask", "--orders", "nothere.json", "x"])
+    result = cli("ask", "--orders", "nothere.json", "x")
     assert result.exit_code == 6 and "nothere.json: no such file" in result.output
     assert "pass --orders" not in result.output
 
@@ -208,7 +206,7 @@ def test_a_missing_orders_file_does_not_suggest_the_flag_that_named_it():
 
 
 def test_short_flags_for_the_common_options_are_listed_and_work(orders_file):
-    help_text = CliRunner().invoke(app, ["ask", "--help"], env={"COLUMNS": "200"}).output
+    help_text = cli("ask", "--help", env={"COLUMNS": "200"}).output
     for short, long in (
         ("-u", "--user"),
         ("-m", "--model"),
@@ -217,31 +215,28 @@ def test_short_flags_for_the_common_options_are_listed_and_work(orders_file):
         ("-c", "--continue"),
     ):
         assert re.search(rf"{long}\s+{short}\b", help_text), (short, long)
-    result = CliRunner().invoke(app, ["ask", "-u", "C001", "-o", str(orders_file), "-j", "ORD-1003 的详情"])
+    result = cli("ask", "-u", "C001", "-o", str(orders_file), "-j", "ORD-1003 的详情")
     doc = json.loads(result.stdout)
     assert doc["user"] == "C001" and doc["stop_reason"] == "answered"
-    assert json.loads(CliRunner().invoke(app, ["runs", "-j", "-u", "C001"]).stdout)[0]["user"] == "C001"
-    assert json.loads(CliRunner().invoke(app, ["doctor", "-j"]).stdout)["provider"] == "offline"
+    assert json.loads(cli("runs", "-j", "-u", "C001").stdout)[0]["user"] == "C001"
+    assert json.loads(cli("doctor", "-j").stdout)["provider"] == "offline"
 
 
 def test_lang_works_before_or_after_the_command():
     for args in (["--lang", "zh", "runs"], ["runs", "--lang", "zh"], ["runs", "--lang=zh"]):
-        assert (
-            CliRunner().invoke(app, args).output.startswith("orderbot：")
-            or "没有记录" in CliRunner().invoke(app, args).output
-        ), args
-    question = CliRunner().invoke(app, ["ask", "--json", "--", "--lang"])  # after --, a question like any
+        assert cli(*args).output.startswith("orderbot：") or "没有记录" in cli(*args).output, args
+    question = cli("ask", "--json", "--", "--lang")  # after --, a question like any
     assert json.loads(question.stdout)["question"] == "--lang"
 
 
 def test_ask_continue_carries_the_latest_conversation_for_the_same_user_only():
-    alone = json.loads(CliRunner().invoke(app, ["ask", "-u", "C001", "-j", "它的详情"]).stdout)
+    alone = json.loads(cli("ask", "-u", "C001", "-j", "它的详情").stdout)
     assert not alone["calls"]  # with nothing before it, "it" is nothing
-    first = CliRunner().invoke(app, ["ask", "-u", "C001", "-j", "查询 ORD-1002"])
+    first = cli("ask", "-u", "C001", "-j", "查询 ORD-1002")
     assert first.exit_code == 0
-    follow = json.loads(CliRunner().invoke(app, ["ask", "-u", "C001", "-j", "-c", "它的详情"]).stdout)
+    follow = json.loads(cli("ask", "-u", "C001", "-j", "-c", "它的详情").stdout)
     assert follow["calls"][0]["name"] == "get_order_details" and "ORD-1002" in follow["answer"]
-    other = CliRunner().invoke(app, ["ask", "-u", "C002", "-c", "它的详情"])
+    other = cli("ask", "-u", "C002", "-c", "它的详情")
     assert other.exit_code == 2 and "was C001's" in other.output
 
 
@@ -250,7 +245,7 @@ def test_a_base_url_without_a_provider_uses_chat():
 
     with FakeAPI() as api:
         api.enqueue("chat", completion("好的。"))
-        result = CliRunner().invoke(app, ["ask", "--base-url", api.url, "-m", "local", "-j", "你好"])
+        result = cli("ask", "--base-url", api.url, "-m", "local", "-j", "你好")
         assert len(api.requests_for("chat")) == 1
     doc = json.loads(result.stdout)
     assert doc["provider"] == "chat" and doc["answer"] == "好的。"
@@ -269,12 +264,12 @@ def test_the_one_exit_code_rule():
         ["resume", "last", "--approve", "--reject"],
     ]
     for args in usage:
-        assert CliRunner().invoke(app, args).exit_code == 2, args
-    assert CliRunner().invoke(app, []).exit_code == 0
-    assert CliRunner().invoke(app, ["orders"]).exit_code == 0
-    bad_env = CliRunner().invoke(app, ["ask", "x"], env={"ORDERBOT_MAX_STEPS": "0"})
+        assert cli(*args).exit_code == 2, args
+    assert cli().exit_code == 0
+    assert cli("orders").exit_code == 0
+    bad_env = cli("ask", "x", env={"ORDERBOT_MAX_STEPS": "0"})
     assert bad_env.exit_code == 6 and "ORDERBOT_MAX_STEPS in the environment" in bad_env.output
 
 
 def test_otel_help_shows_the_extra_with_its_brackets():
-    assert "orderbot[otel]" in CliRunner().invoke(app, ["ask", "--help"], env={"COLUMNS": "250"}).output
+    assert "orderbot[otel]" in cli("ask", "--help", env={"COLUMNS": "250"}).output

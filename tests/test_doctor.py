@@ -5,10 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from clikit import cli
 from fakeapi import WIRES, FakeAPI, error, hang
-from typer.testing import CliRunner
-
-from orderbot.cli import app
 
 KEY = "sk-test-SECRET-doctor-0123456789"
 
@@ -20,7 +18,7 @@ def api():
 
 
 def doctor(*args: str, key: str | None = None) -> tuple[int, dict[str, str], str]:
-    result = CliRunner().invoke(app, ["doctor", *args], env={"OPENAI_API_KEY": key} if key else {})
+    result = cli("doctor", *args, env={"OPENAI_API_KEY": key} if key else {})
     assert "Traceback" not in result.output and KEY not in result.output
     lines = dict(line.split(":", 1) for line in result.stdout.splitlines())
     return result.exit_code, {k: v.strip() for k, v in lines.items()}, result.stdout

@@ -7,10 +7,9 @@ import dataclasses
 import json
 from pathlib import Path
 
-from typer.testing import CliRunner
+from clikit import cli
 
 import orderbot.runner as runner_module
-from orderbot.cli import app
 from orderbot.loop.engine import Limits, StopReason
 from orderbot.loop.state import RunState
 from orderbot.loop.tools import Toolbox
@@ -103,10 +102,10 @@ def test_facts_and_claims_are_computed_once_per_run_and_only_by_the_runner(monke
 
     monkeypatch.setattr(runner_module, "facts_of", facts_of)
     monkeypatch.setattr(runner_module, "check", check)
-    done = CliRunner().invoke(app, ["ask", "--json", "--strict-claims", "查询订单 ORD-1001 的状态"])
+    done = cli("ask", "--json", "--strict-claims", "查询订单 ORD-1001 的状态")
     assert done.exit_code == 0, done.output
     assert json.loads(done.stdout)["facts"][0]["order_id"] == "ORD-1001"
-    done = CliRunner().invoke(app, ["ask", "查询订单 ORD-1001 的状态"])
+    done = cli("ask", "查询订单 ORD-1001 的状态")
     assert done.exit_code == 0 and "ORD-1001 · 已发货" in done.stdout
     assert counted == {"facts": 2, "claims": 2}
 

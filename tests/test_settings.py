@@ -7,9 +7,8 @@ import re
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
+from clikit import cli
 
-from orderbot.cli import app
 from orderbot.settings import Settings, load_settings
 
 REPO = Path(__file__).resolve().parents[1]
@@ -83,7 +82,7 @@ def test_env_example_copied_as_is_gives_the_defaults(monkeypatch: pytest.MonkeyP
 
 
 def test_openai_without_key_or_base_url_says_what_to_set():
-    result = CliRunner().invoke(app, ["ask", "--provider", "openai", "查询 ORD-1001"])
+    result = cli("ask", "--provider", "openai", "查询 ORD-1001")
 
     assert result.exit_code == 6
     assert result.stderr.strip().splitlines() == [
@@ -93,7 +92,7 @@ def test_openai_without_key_or_base_url_says_what_to_set():
 
 
 def test_a_base_url_that_is_not_http_is_a_config_error():
-    result = CliRunner().invoke(app, ["ask", "--provider", "chat", "--base-url", "localhost:11434", "查询 ORD-1001"])
+    result = cli("ask", "--provider", "chat", "--base-url", "localhost:11434", "查询 ORD-1001")
 
     assert result.exit_code == 6
     assert "invalid base URL" in result.stderr and "Traceback" not in result.output

@@ -4,13 +4,10 @@ from __future__ import annotations
 
 import json
 
-from typer.testing import CliRunner
+from clikit import cli
 
-from orderbot.cli import app
 from orderbot.models.scripted import ScriptedModel, call, calls, text
 from orderbot.runs.store import RunStore
-
-runner = CliRunner()
 
 
 def wrong_about_missing_order() -> ScriptedModel:
@@ -19,7 +16,7 @@ def wrong_about_missing_order() -> ScriptedModel:
 
 def test_a_claim_the_tools_contradict_is_flagged_under_the_answer(use_model):
     use_model(wrong_about_missing_order())
-    result = runner.invoke(app, ["ask", "--provider", "scripted", "查询 ORD-9999"])
+    result = cli("ask", "--provider", "scripted", "查询 ORD-9999")
     assert result.exit_code == 0, result.output  # flagged, not failed, by default
     answer_at = result.output.index("ORD-9999 的状态是已发货")
     warning = "Unsupported: the answer gives ORD-9999 the status 已发货, but the tools returned 不存在"
@@ -29,7 +26,7 @@ def test_a_claim_the_tools_contradict_is_flagged_under_the_answer(use_model):
 
 def test_claims_and_facts_in_json_and_in_the_run_record(use_model, tmp_path):
     use_model(wrong_about_missing_order())
-    result = runner.invoke(app, ["ask", "--provider", "scripted", "--json", "查询 ORD-9999"])
+    result = cli("ask", "--provider", "scripted", "--json", "查询 ORD-9999")
     doc = json.loads(result.output)
     expected = [{"kind": "status", "order_id": "ORD-9999", "said": "已发货", "observed": "不存在"}]
     assert doc["claims"] == expected
@@ -40,37 +37,37 @@ def test_claims_and_facts_in_json_and_in_the_run_record(use_model, tmp_path):
 
 def test_strict_claims_exits_7(use_model):
     use_model(wrong_about_missing_order())
-    result = runner.invoke(app, ["ask", "--provider", "scripted", "--strict-claims", "--json", "查询 ORD-9999"])
+    result = cli("ask", "--provider", "scripted", "--strict-claims", "--json", "查询 ORD-9999")
     assert result.exit_code == 7
     assert json.loads(result.output)["exit_code"] == 7
 
 
 def test_a_correct_answer_has_no_warning_and_strict_still_exits_0():
-    result = runner.invoke(app, ["ask", "--strict-claims", "What is the status of ORD-1001?"])
+    result = cli("ask", "--strict-claims", "What is the status of ORD-1001?")
     assert result.exit_code == 0
     assert "Unsupported" not in result.output
     assert "ORD-1001 · 已发货" in result.output
-    doc = json.loads(runner.invoke(app, ["ask", "--json", "查询 ORD-1001"]).output)
+    doc = json.loads(cli("ask", "--json", "查询 ORD-1001").output)
     assert doc["claims"] == [] and doc["facts"][0]["status"] == "已发货"
 
 
 def test_no_facts_leaves_the_panel_out():
-    result = runner.invoke(app, ["ask", "--no-facts", "查询 ORD-1001"])
+    result = cli("ask", "--no-facts", "查询 ORD-1001")
     assert result.exit_code == 0 and "Facts from the tools" not in result.output
-    doc = json.loads(runner.invoke(app, ["ask", "--no-facts", "--json", "查询 ORD-1001"]).output)
+    doc = json.loads(cli("ask", "--no-facts", "--json", "查询 ORD-1001").output)
     assert "facts" not in doc and doc["claims"] == []
 
 
 def test_the_repl_shows_facts_and_claims_under_each_answer(use_model):
     use_model(wrong_about_missing_order())
-    result = runner.invoke(app, ["repl", "--provider", "scripted"], input="查询 ORD-9999\n")
+    result = cli("repl", "--provider", "scripted", input="查询 ORD-9999\n")
     assert "Facts from the tools:\n  ORD-9999 · not found" in result.output
     assert "Unsupported: the answer gives ORD-9999 the status 已发货" in result.output
-    quiet = runner.invoke(app, ["repl", "--no-facts"], input="查询 ORD-9999\n")
+    quiet = cli("repl", "--no-facts", input="查询 ORD-9999\n")
     assert "没有找到订单 ORD-9999" in quiet.output and "Facts from the tools" not in quiet.output
 
 
 def test_the_facts_panel_speaks_chinese_when_asked(monkeypatch):
     monkeypatch.setenv("ORDERBOT_LANG", "zh")
-    result = runner.invoke(app, ["ask", "--user", "C001", "取消 ORD-1001"])
+    result = cli("ask", "--user", "C001", "取消 ORD-1001")
     assert "工具返回的事实：\n  ORD-1001 · 已发货 · 不能取消：已发货" in result.output

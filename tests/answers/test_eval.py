@@ -9,15 +9,12 @@ import tomllib
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
+from clikit import cli
 
 from orderbot.answers.evaluate import DEFAULT_SUITE, load_suite
-from orderbot.cli import app
 from orderbot.loop.items import assistant
 from orderbot.models.base import Turn
 from orderbot.shops.sample.model import SAMPLE_PATH
-
-runner = CliRunner()
 
 
 def digest(path: Path) -> str:
@@ -25,7 +22,7 @@ def digest(path: Path) -> str:
 
 
 def evaluate(*args: str):
-    result = runner.invoke(app, ["eval", *args])
+    result = cli("eval", *args)
     return result, (json.loads(result.output) if "--json" in args and result.output.startswith("{") else None)
 
 
@@ -163,7 +160,7 @@ def test_the_default_suite_file_ships_with_the_package():
 
 def test_the_default_suite_on_a_sqlite_copy_leaves_the_database_alone(tmp_path):
     database = tmp_path / "shop.db"
-    imported = runner.invoke(app, ["orders", "import", str(SAMPLE_PATH), "--to", f"sqlite:///{database}"])
+    imported = cli("orders", "import", str(SAMPLE_PATH), "--to", f"sqlite:///{database}")
     assert imported.exit_code == 0, imported.output
     before = digest(database)
     result, doc = evaluate("--orders", f"sqlite:///{database}", "--json")

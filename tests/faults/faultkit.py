@@ -15,9 +15,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from typer.testing import CliRunner
+from clikit import cli
 
-from orderbot.cli import app
 from orderbot.commands.common import EXIT_CODES
 from orderbot.loop.engine import StopReason
 
@@ -83,7 +82,7 @@ def run(
     if json_out:
         args.append("--json")
     began = time.monotonic()
-    result = CliRunner().invoke(app, [*args, question], env={"OPENAI_API_KEY": KEY, **(env or {})})
+    result = cli(*args, question, env={"OPENAI_API_KEY": KEY, **(env or {})})
     outcome = Outcome(result.exit_code, result.stdout, result.stderr, time.monotonic() - began, result.exception, caps)
     if json_out and result.stdout.strip().startswith("{"):
         outcome.doc = json.loads(result.stdout)

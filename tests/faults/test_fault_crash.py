@@ -26,10 +26,9 @@ import time
 from pathlib import Path
 
 import pytest
+from clikit import cli
 from fuzz import IN_CI
-from typer.testing import CliRunner
 
-from orderbot.cli import app
 from orderbot.runs.record import RUN_ID as RUN_ID_FORMAT
 from orderbot.runs.store import RunStore, read_record
 from orderbot.shops.sample.model import ORDER, SAMPLE_PATH
@@ -145,5 +144,5 @@ def test_runs_killed_at_random_points_leave_records_readable_and_orders_whole(tm
         before = check_state(state_dir, orders, before, target)
 
     assert killed >= max(1, ROUNDS * 3 // 10)  # the rounds really died mid-run (3 of 10 in CI)
-    listing = CliRunner().invoke(app, ["runs"])
+    listing = cli("runs")
     assert listing.exit_code == 0, listing.output

@@ -11,6 +11,7 @@ import os
 from pathlib import Path
 
 import pytest
+from clikit import cli
 from fakeapi import LLAMA_CPP_BAD_ARGUMENTS, WIRES, FakeAPI, Request, error, llama_cpp_error, raw, sse, stream_of
 from faultkit import KEY, Caps, check, run
 
@@ -269,10 +270,6 @@ def test_empty_reply_twice_says_the_model_returned_nothing(api, orders, wire):
 
 @BOTH
 def test_server_model_and_fingerprint_are_recorded_and_shown(api, orders, wire):
-    from typer.testing import CliRunner
-
-    from orderbot.cli import app
-
     path, before = orders
     reply = wire.text("好的。")
     reply["model"] = "qwen2.5-1.5b-instruct-q4_k_m.gguf\x1b[31m"
@@ -283,7 +280,7 @@ def test_server_model_and_fingerprint_are_recorded_and_shown(api, orders, wire):
     outcome = ask(api, wire, path)
 
     check(outcome, stop=StopReason.ANSWERED, orders=path, before=before, requests=1)
-    shown = CliRunner().invoke(app, ["runs", "show", outcome.doc["run_id"]])
+    shown = cli("runs", "show", outcome.doc["run_id"])
     assert shown.exit_code == 0, shown.output
     assert "qwen2.5-1.5b-instruct-q4_k_m.gguf[31m" in shown.output  # no raw escape
     assert "\x1b" not in shown.output
@@ -303,12 +300,8 @@ def _paused_run(wire, server: FakeAPI, path: Path, url: str):
 
 
 def _resume(run_id: str, path: Path, *extra: str, env: dict | None = None):
-    from typer.testing import CliRunner
-
-    from orderbot.cli import app
-
     args = ["resume", run_id, "--approve", "--user", "C001", "--orders", str(path), *extra]
-    return CliRunner().invoke(app, args, env={"OPENAI_API_KEY": KEY, **(env or {})})
+    return cli(*args, env={"OPENAI_API_KEY": KEY, **(env or {})})
 
 
 @BOTH

@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import pytest
-from typer.testing import CliRunner
+from clikit import cli
 
-from orderbot.cli import app
 from orderbot.errors import ConfigError
 from orderbot.loop.budget import Budget, LimitExceeded, Limits
 from orderbot.loop.conversation import format_limits_short, parse_limits
@@ -29,7 +28,7 @@ def test_limits_defaults_and_bounds_come_from_the_table():
 
 
 def test_every_flag_in_the_table_is_an_option_with_its_help_and_default():
-    shown = " ".join(CliRunner().invoke(app, ["ask", "--help"], env={"COLUMNS": "200"}).output.split())
+    shown = " ".join(cli("ask", "--help", env={"COLUMNS": "200"}).output.split())
     for limit in LIMIT_SPECS:
         if limit.flag:
             assert limit.flag in shown and f"{limit.help[:-1]} [default: {limit.default:g}]" in shown

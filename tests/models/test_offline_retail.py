@@ -10,14 +10,12 @@ import shutil
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
+from clikit import cli
 
-from orderbot.cli import app
 from orderbot.shops.retail.jsonstore import JsonShopStore
 
 DB = Path(__file__).parents[1] / "fixtures" / "tau2-retail" / "db.json"
 OLIVIA = "olivia_ito_3591"
-runner = CliRunner()
 
 
 @pytest.fixture
@@ -28,7 +26,7 @@ def shop(tmp_path) -> Path:
 
 
 def ask(shop: Path, question: str, *flags: str):
-    result = runner.invoke(app, ["ask", "--orders", str(shop), "--json", *flags, question])
+    result = cli("ask", "--orders", str(shop), "--json", *flags, question)
     return result, json.loads(result.stdout)
 
 
@@ -108,7 +106,7 @@ def test_cancel_with_a_stated_reason_waits_for_approval_then_says_what_happened(
     [pending] = document["pending"]
     assert json.loads(pending["arguments"]) == {"order_id": f"#{order_id}", "reason": reason}
     assert JsonShopStore.load(shop).order(f"#{order_id}").status == "pending"
-    resumed = runner.invoke(app, ["resume", document["run_id"], "--approve", "--user", OLIVIA, "--json"])
+    resumed = cli("resume", document["run_id"], "--approve", "--user", OLIVIA, "--json")
     assert resumed.exit_code == 0, resumed.output
     assert json.loads(resumed.stdout)["answer"] == answer
     assert json.loads(resumed.stdout)["claims"] == []

@@ -9,6 +9,7 @@ import time
 from pathlib import Path
 
 import pytest
+from clikit import cli
 from fakeapi import (
     WIRES,
     FakeAPI,
@@ -25,9 +26,6 @@ from fakeapi import (
     tool_call,
     trickle,
 )
-from typer.testing import CliRunner
-
-from orderbot.cli import app
 
 KEY = "sk-test-SECRET-abc123def456ghi789"
 QUESTION = "请查询订单 ORD-1001 的状态。"
@@ -56,9 +54,7 @@ def ask(api: FakeAPI, wire, *args: str, question: str = QUESTION, key: str | Non
     """`orderbot ask --provider P --base-url URL ...`, then the key-leak check on everything."""
     env = {"OPENAI_API_KEY": key} if key else {}
     began = time.monotonic()
-    result = CliRunner().invoke(
-        app, ["ask", "--provider", wire.provider, "--base-url", api.url, *args, question], env=env
-    )
+    result = cli("ask", "--provider", wire.provider, "--base-url", api.url, *args, question, env=env)
     run = Run(result, time.monotonic() - began)
     assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
     assert "Traceback" not in run.stdout + run.stderr
@@ -338,7 +334,7 @@ def test_quota_exhausted_is_not_retried(api, wire):
 
 @BOTH
 def test_provider_without_key_or_base_url_is_a_config_error(wire):
-    result = CliRunner().invoke(app, ["ask", "--provider", wire.provider, QUESTION])
+    result = cli("ask", "--provider", wire.provider, QUESTION)
 
     assert result.exit_code == 6
     lines = result.stderr.strip().splitlines()

@@ -10,9 +10,8 @@ import subprocess
 import sys
 
 import pytest
-from typer.testing import CliRunner
+from clikit import cli
 
-from orderbot.cli import app
 from orderbot.shops.sample.stores.jsonfile import JsonStore
 
 CANCELLABLE = {"ORD-1002": "C001", "ORD-1004": "C002", "ORD-1008": "C002", "ORD-1009": "C003", "ORD-1013": "C001"}
@@ -31,11 +30,10 @@ def shared_runs(request, tmp_path):
 
 
 def test_simultaneous_approvals_of_one_call_execute_it_exactly_once(shared_runs, orders_file):
-    runner = CliRunner()
     runs = {}
     for order_id, customer in CANCELLABLE.items():
         asked = ["--json", "--runs", shared_runs, "--orders", str(orders_file), "--user", customer]
-        result = runner.invoke(app, ["ask", *asked, f"取消订单 {order_id}"])
+        result = cli("ask", *asked, f"取消订单 {order_id}")
         assert result.exit_code == 4, result.output
         runs[json.loads(result.stdout)["run_id"]] = order_id
 
@@ -60,10 +58,10 @@ def test_simultaneous_approvals_of_one_call_execute_it_exactly_once(shared_runs,
     for run_id, order_id in runs.items():
         order = orders.get(order_id)
         assert order.status == "已取消" and order.cancelled_by.startswith(run_id), order
-    audit = json.loads(runner.invoke(app, ["audit", "--json", "--limit", "1000", "--runs", shared_runs]).stdout)
+    audit = json.loads(cli("audit", "--json", "--limit", "1000", "--runs", shared_runs).stdout)
     for run_id in runs:
         events = sorted(e["event"] for e in audit if e["run_id"] == run_id)
         assert events == ["approved", "executed", "proposed"], (run_id, events)
-    verified = runner.invoke(app, ["audit", "--verify", "--runs", shared_runs])
+    verified = cli("audit", "--verify", "--runs", shared_runs)
     assert verified.exit_code == 0, verified.output
     assert os.environ.get("ORDERBOT_RUNS") is None  # the store came from --runs alone

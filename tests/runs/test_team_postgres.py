@@ -13,13 +13,10 @@ import re
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
-
-from orderbot.cli import app
+from clikit import cli
 
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "team.md"
 PASSWORDS = {"runs_owner": "owner-Pw-31x", "desk1": "desk1-Pw-52y", "desk2": "desk2-Pw-73z"}
-runner = CliRunner()
 
 
 def sql_block(title: str) -> str:
@@ -60,8 +57,8 @@ def team(postgres_server, tmp_path):
 
     owner = url("runs_owner")
     orders = Path(__file__).resolve().parents[2] / "orders.json"
-    assert runner.invoke(app, ["orders", "import", str(orders), "--to", owner]).exit_code == 0
-    assert runner.invoke(app, ["runs", "--runs", owner]).exit_code == 0  # the owner makes the run tables
+    assert cli("orders", "import", str(orders), "--to", owner).exit_code == 0
+    assert cli("runs", "--runs", owner).exit_code == 0  # the owner makes the run tables
     with psycopg.connect(owner, autocommit=True) as connection:
         for statement in statements(sql_block("as runs_owner")):
             connection.execute(statement)
@@ -70,7 +67,7 @@ def team(postgres_server, tmp_path):
 
 
 def run(*args: str, env: dict | None = None):
-    result = runner.invoke(app, list(args), env=env)
+    result = cli(*args, env=env)
     for password in PASSWORDS.values():
         assert password not in result.output  # never printed, whatever happened
     return result

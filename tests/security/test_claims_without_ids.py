@@ -5,9 +5,8 @@ ORD-1001, which is 已发货, and the check passed it because it only read what 
 from __future__ import annotations
 
 import pytest
-from typer.testing import CliRunner
+from clikit import cli
 
-from orderbot.cli import app
 from orderbot.loop.engine import Engine, Limits
 from orderbot.loop.state import RunState
 from orderbot.models.scripted import ScriptedModel, call, calls, text
@@ -76,6 +75,6 @@ def test_what_agrees_with_the_order_or_says_nothing_about_it_is_no_claim(toolbox
 def test_strict_claims_exits_7_for_the_small_models_answer(use_model, orders_file):
     use_model(ScriptedModel([calls(call("get_order_status", {"order_id": "ORD-1001"})), text("未发货。")]))
     args = ["ask", "--provider", "scripted", "--orders", str(orders_file), "--strict-claims", "ORD-1001 发货了吗"]
-    result = CliRunner().invoke(app, args)
+    result = cli(*args)
     assert result.exit_code == 7, result.output
     assert "未发货" in result.output and "已发货" in result.output

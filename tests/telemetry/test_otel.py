@@ -20,6 +20,7 @@ if os.environ.get("CI") == "true":
 else:
     pytest.importorskip("opentelemetry.sdk")
 
+from clikit import cli
 from opentelemetry.sdk.trace import TracerProvider  # noqa: E402
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor  # noqa: E402
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter  # noqa: E402
@@ -181,13 +182,10 @@ def test_ask_imports_nothing_from_opentelemetry_when_it_is_off():
 
 
 def test_otel_flag_with_the_extra_missing_is_one_sentence(monkeypatch):
-    from typer.testing import CliRunner
-
     from orderbot import telemetry
-    from orderbot.cli import app
 
     monkeypatch.setitem(sys.modules, "orderbot.telemetry.otel", None)  # as if the extra were not installed
     monkeypatch.setattr(telemetry, "_shared", None)
-    result = CliRunner().invoke(app, ["ask", "--otel", "查询 ORD-1001"])
+    result = cli("ask", "--otel", "查询 ORD-1001")
     assert result.exit_code == 6
     assert "pip install 'orderbot[otel]'" in result.output

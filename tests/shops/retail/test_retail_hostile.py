@@ -12,6 +12,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+from clikit import cli
 from retailkit import import_into, open_retail
 
 from orderbot.loop.engine import Limits, StopReason
@@ -334,10 +335,6 @@ def test_the_retail_shops_own_limit_is_one_call_per_turn() -> None:
 
 
 def test_a_signed_in_run_is_resumed_for_its_customer_only(tmp_path, use_model) -> None:
-    from typer.testing import CliRunner
-
-    from orderbot.cli import app
-
     path = tmp_path / "db.json"
     shutil.copyfile(DB, path)
     use_model(
@@ -349,16 +346,15 @@ def test_a_signed_in_run_is_resumed_for_its_customer_only(tmp_path, use_model) -
             ]
         )
     )
-    cli = CliRunner()
-    asked = cli.invoke(app, ["ask", "--provider", "scripted", "--orders", str(path), "--json", "cancel my order"])
+    asked = cli("ask", "--provider", "scripted", "--orders", str(path), "--json", "cancel my order")
     assert asked.exit_code == 4, asked.output
     document = json.loads(asked.stdout)
     assert document["user"] == OLIVIA and "--user" not in document["resume_command"]
     assert [t["event"] for t in document["transitions"]].count("signed in") == 1
     run_id = document["run_id"]
-    other = cli.invoke(app, ["resume", run_id, "--approve", "--orders", str(path), "--user", SOPHIA])
+    other = cli("resume", run_id, "--approve", "--orders", str(path), "--user", SOPHIA)
     assert other.exit_code == 6 and f"signed in customer {OLIVIA}, not {SOPHIA}" in other.stderr
     assert JsonShopStore.load(path).order(PENDING).status == "pending"
-    resumed = cli.invoke(app, ["resume", run_id, "--approve", "--orders", str(path), "--json"])
+    resumed = cli("resume", run_id, "--approve", "--orders", str(path), "--json")
     assert resumed.exit_code == 0, resumed.output
     assert JsonShopStore.load(path).order(PENDING).status == "cancelled"

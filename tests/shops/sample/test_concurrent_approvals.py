@@ -10,9 +10,8 @@ import os
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
+from clikit import cli
 
-from orderbot.cli import app
 from orderbot.shops.sample.model import SAMPLE_PATH
 
 RACERS = 20
@@ -25,7 +24,7 @@ def runs_dir() -> Path:
 def pause(source: str, order_id: str) -> str:
     """A piped `ask` that stops for approval of one cancellation; its run id."""
     before = set(runs_dir().glob("*.json")) if runs_dir().exists() else set()
-    result = CliRunner().invoke(app, ["ask", "--user", "C001", "--orders", source, f"取消订单 {order_id}，不想要了"])
+    result = cli("ask", "--user", "C001", "--orders", source, f"取消订单 {order_id}，不想要了")
     assert result.exit_code == 4, result.output
     [record] = set(runs_dir().glob("*.json")) - before
     return record.stem
@@ -33,7 +32,7 @@ def pause(source: str, order_id: str) -> str:
 
 def _approve(run_id: str, source: str, barrier, results) -> None:
     barrier.wait(timeout=120)  # every racer is loaded and waiting: then all go at once
-    result = CliRunner().invoke(app, ["resume", run_id, "--approve", "--user", "C001", "--orders", source])
+    result = cli("resume", run_id, "--approve", "--user", "C001", "--orders", source)
     results.put((run_id, result.exit_code))
 
 

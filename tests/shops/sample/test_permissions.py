@@ -6,10 +6,9 @@ from __future__ import annotations
 import json
 
 import pytest
+from clikit import cli
 from pydantic import BaseModel, Field
-from typer.testing import CliRunner
 
-from orderbot.cli import app
 from orderbot.errors import ConfigError
 from orderbot.loop.engine import Engine, Limits, StopReason
 from orderbot.loop.items import FunctionCall
@@ -19,8 +18,6 @@ from orderbot.models.scripted import ScriptedModel, call, calls, text
 from orderbot.shops.sample.model import MAX_LISTED, NO_ACCESS, SAMPLE_PATH
 from orderbot.shops.sample.stores.jsonfile import JsonStore
 from orderbot.shops.sample.tools import order_tools
-
-runner = CliRunner()
 
 
 @pytest.fixture
@@ -232,7 +229,7 @@ def test_a_model_passing_identity_in_arguments_is_rejected_by_the_schema(toolbox
 
 
 def ask(*args: str):
-    return runner.invoke(app, ["ask", *args])
+    return cli("ask", *args)
 
 
 def test_cli_other_customer_asking_for_details_is_refused_without_revealing_anything(shop):
