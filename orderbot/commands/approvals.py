@@ -33,6 +33,7 @@ from orderbot.commands.common import (
     StrictClaims,
     Timeout,
     errors_to_exit_codes,
+    run_settings,
 )
 from orderbot.commands.resume import Orders, Provider, settle
 from orderbot.errors import UsageError
@@ -90,20 +91,9 @@ def list_waiting(
 
 
 def _settle(run_id: str, decision: bool, flags: dict, *, reason: str | None = None) -> None:
-    """Settle one waiting run with the flags approve or reject was given (passed by name)."""
+    """Settle one waiting run with the flags approve or reject was given (its ctx.params)."""
     with errors_to_exit_codes():
-        settings = load_settings(
-            max_steps=flags["max_steps"],
-            timeout=flags["timeout"],
-            max_tool_calls=flags["max_tool_calls"],
-            max_calls_per_step=flags["max_calls_per_step"],
-            orders=flags["orders"],
-            provider=flags["provider"],
-            model=flags["model"],
-            base_url=flags["base_url"],
-            runs=flags["runs"],
-            state_dir=flags["state_dir"],
-        )
+        settings = run_settings(flags)
         settle(
             run_id,
             decision,
@@ -122,6 +112,7 @@ def _settle(run_id: str, decision: bool, flags: dict, *, reason: str | None = No
 
 @app.command("approve", help=APPROVE_HELP, epilog=APPROVE_EPILOG)
 def approve(
+    ctx: typer.Context,
     run_id: RunId,
     max_steps: MaxSteps = None,
     timeout: Timeout = None,
@@ -138,27 +129,12 @@ def approve(
     strict_claims: StrictClaims = False,
     otel: Otel = False,
 ) -> None:
-    flags = dict(
-        max_steps=max_steps,
-        timeout=timeout,
-        max_tool_calls=max_tool_calls,
-        max_calls_per_step=max_calls_per_step,
-        orders=orders,
-        provider=provider,
-        model=model,
-        base_url=base_url,
-        runs=runs,
-        state_dir=state_dir,
-        json_out=json_out,
-        no_facts=no_facts,
-        strict_claims=strict_claims,
-        otel=otel,
-    )
-    _settle(run_id, True, flags)
+    _settle(run_id, True, ctx.params)
 
 
 @app.command("reject", help=REJECT_HELP, epilog=REJECT_EPILOG)
 def reject(
+    ctx: typer.Context,
     run_id: RunId,
     reason: Annotated[
         str, typer.Option("--reason", help="Why: the audit log keeps it (up to 500 characters).", show_default=False)
@@ -178,23 +154,7 @@ def reject(
     strict_claims: StrictClaims = False,
     otel: Otel = False,
 ) -> None:
-    flags = dict(
-        max_steps=max_steps,
-        timeout=timeout,
-        max_tool_calls=max_tool_calls,
-        max_calls_per_step=max_calls_per_step,
-        orders=orders,
-        provider=provider,
-        model=model,
-        base_url=base_url,
-        runs=runs,
-        state_dir=state_dir,
-        json_out=json_out,
-        no_facts=no_facts,
-        strict_claims=strict_claims,
-        otel=otel,
-    )
     with errors_to_exit_codes():
         if not reason.strip():
             raise UsageError(t("approvals.reason_needed"))
-    _settle(run_id, False, flags, reason=" ".join(reason.split())[:MAX_REASON])
+    _settle(run_id, False, ctx.params, reason=" ".join(reason.split())[:MAX_REASON])

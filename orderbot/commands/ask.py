@@ -27,6 +27,7 @@ from orderbot.commands.common import (
     User,
     errors_to_exit_codes,
     run_exit_code,
+    run_settings,
     setup_logging,
 )
 from orderbot.errors import UsageError
@@ -36,7 +37,6 @@ from orderbot.loop.state import RunState
 from orderbot.models import create, endpoint, resolve_provider
 from orderbot.runner import Runner
 from orderbot.runs.stores import open_run_store
-from orderbot.settings import load_settings
 from orderbot.shops.session import open_session
 from orderbot.ui.escape import json_text  # --json: valid JSON, no raw controls
 from orderbot.ui.presentation import provider_text, resume_command, resume_hint, terminal_approver
@@ -50,6 +50,7 @@ MAX_QUESTION_CHARS = 4000
 
 
 def ask(
+    ctx: typer.Context,
     question: Annotated[
         str,
         typer.Argument(help="The question, in Chinese or English; - reads it from standard input.", show_default=False),
@@ -90,19 +91,7 @@ def ask(
             raise UsageError(t("error.question_empty"))
         if len(question) > MAX_QUESTION_CHARS:
             raise UsageError(t("error.question_too_long", chars=len(question), limit=MAX_QUESTION_CHARS))
-        settings = load_settings(
-            max_steps=max_steps,
-            timeout=timeout,
-            max_tool_calls=max_tool_calls,
-            max_calls_per_step=max_calls_per_step,
-            orders=orders,
-            user=user,
-            provider=provider,
-            model=model,
-            base_url=base_url,
-            state_dir=state_dir,
-            runs=runs,
-        )
+        settings = run_settings(ctx.params)
         setup_logging(settings.resolved_state_dir())
         store = open_run_store(settings)  # first: a run store that cannot be reached is one sentence, no run
         store.prepare()  # a state directory that cannot take the record: one sentence, before anything is shown

@@ -8,7 +8,7 @@ from __future__ import annotations
 import logging
 import signal
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
@@ -21,7 +21,7 @@ from orderbot.loop.limits import SPEC_OF, StopReason
 from orderbot.models import FACTORIES
 from orderbot.runs import statedir
 from orderbot.runs.stores import open_run_store
-from orderbot.settings import load_settings
+from orderbot.settings import Settings, load_settings
 from orderbot.text import cut
 from orderbot.ui.escape import visible
 from orderbot.ui.terminal import end_quietly_on_closed_pipe
@@ -179,6 +179,29 @@ Trace = Annotated[
         "--trace", help="Show the full debugging view: what was sent, proposed, decided and returned, per step."
     ),
 ]
+
+
+# The flags a run command (ask, repl, resume, approvals approve|reject) hands to the
+# settings, by parameter name; a command leaves out the ones it does not have.
+RUN_SETTINGS = (
+    "max_steps",
+    "timeout",
+    "max_tool_calls",
+    "max_calls_per_step",
+    "orders",
+    "user",
+    "provider",
+    "model",
+    "base_url",
+    "state_dir",
+    "runs",
+)
+
+
+def run_settings(flags: Mapping[str, object]) -> Settings:
+    """The settings of a run from a command's flags (its `ctx.params`: every parameter by
+    name, as Typer parsed it), so that each run command reads them the same way."""
+    return load_settings(**{name: flags[name] for name in RUN_SETTINGS if name in flags})
 
 
 @contextmanager

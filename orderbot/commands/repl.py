@@ -34,6 +34,7 @@ from orderbot.commands.common import (
     Trace,
     User,
     errors_to_exit_codes,
+    run_settings,
     setup_logging,
 )
 from orderbot.errors import ConfigError, OrderbotError
@@ -44,7 +45,7 @@ from orderbot.loop.state import RunState
 from orderbot.models import create, endpoint, resolve_provider
 from orderbot.runner import Runner
 from orderbot.runs.stores import open_run_store
-from orderbot.settings import USER_ID, load_settings
+from orderbot.settings import USER_ID
 from orderbot.shops.session import open_session
 from orderbot.ui.layout import flow_dots
 from orderbot.ui.presentation import format_runs, provider_text, resume_hint, terminal_approver
@@ -60,6 +61,7 @@ RUNS_SHOWN = 10
 
 
 def repl(
+    ctx: typer.Context,
     max_steps: MaxSteps = None,
     timeout: Timeout = None,
     max_tool_calls: MaxToolCalls = None,
@@ -76,19 +78,7 @@ def repl(
     otel: Otel = False,
 ) -> None:
     with errors_to_exit_codes():
-        settings = load_settings(
-            max_steps=max_steps,
-            timeout=timeout,
-            max_tool_calls=max_tool_calls,
-            max_calls_per_step=max_calls_per_step,
-            orders=orders,
-            user=user,
-            provider=provider,
-            model=model,
-            base_url=base_url,
-            state_dir=state_dir,
-            runs=runs,
-        )
+        settings = run_settings(ctx.params)
         setup_logging(settings.resolved_state_dir())
         code = Repl(
             settings, open_session(settings), create(settings), trace=trace, facts=not no_facts, otel=otel

@@ -33,6 +33,7 @@ from orderbot.commands.common import (
     User,
     errors_to_exit_codes,
     run_exit_code,
+    run_settings,
     setup_logging,
 )
 from orderbot.errors import RecordError
@@ -42,7 +43,7 @@ from orderbot.models import FACTORIES, create, endpoint, resolve_provider
 from orderbot.runner import Runner
 from orderbot.runs.resume import check_resume, check_settle, recorded_orders, settled_first
 from orderbot.runs.stores import open_run_store
-from orderbot.settings import load_settings, public_base_url
+from orderbot.settings import public_base_url
 from orderbot.shops.session import open_session
 from orderbot.shops.source import source_identity
 from orderbot.ui.escape import json_text  # --json: valid JSON, no raw controls
@@ -76,6 +77,7 @@ Provider = Annotated[
 
 
 def resume(
+    ctx: typer.Context,
     run_id: RunId,
     approve: Annotated[bool, typer.Option("--approve", help="Carry out the action the run is waiting for.")] = False,
     reject: Annotated[
@@ -101,19 +103,7 @@ def resume(
         raise typer.BadParameter(t("error.approve_and_reject"), param_hint="--approve/--reject")
     decision = True if approve else False if reject else None
     with errors_to_exit_codes():
-        settings = load_settings(
-            max_steps=max_steps,
-            timeout=timeout,
-            max_tool_calls=max_tool_calls,
-            max_calls_per_step=max_calls_per_step,
-            orders=orders,
-            user=user,
-            provider=provider,
-            model=model,
-            base_url=base_url,
-            state_dir=state_dir,
-            runs=runs,
-        )
+        settings = run_settings(ctx.params)
         settle(
             run_id,
             decision,
