@@ -30,7 +30,7 @@ from orderbot.i18n import language
 from orderbot.i18n import t as _t
 from orderbot.i18n.catalogue import MESSAGES
 from orderbot.loop.engine import Limits, StopReason
-from orderbot.loop.state import CALL_LABELS, PHASES, Event, RunState, Transition, describe_call, summarize_result
+from orderbot.loop.state import PHASES, Event, RunState, Transition, describe_call, summarize_result
 from orderbot.ui.escape import visible
 from orderbot.ui.layout import flow, flow_dots, hanging
 from orderbot.ui.presentation import RESUME_ASIDE, model_label
@@ -139,10 +139,8 @@ def steady_widths(limits: Limits) -> dict[str, int]:
     have: the widest event and phase pair in the UI language, the largest counts and times
     (a digit more than the limits, for a step number past them after a resumption or a time
     just past its limit). A refusal's code, a value from outside, may still be wider."""
-    if language() == "en":  # the engine's own labels, as event_label shows them
-        events = [*CALL_LABELS.values(), "approval needed", "signed in", "started", "resumed", "returned"]
-    else:
-        events = [_t(f"event.{kind}") for kind in (*FIXED_EVENTS, *CALL_EVENTS[:3])]
+    # The engine's labels are the catalogue's English texts: one list for either language.
+    events = [_t(f"event.{kind}") for kind in (*FIXED_EVENTS, *CALL_EVENTS[:3])]
     events += [_t("event.proposed", count=limits.max_calls_per_step), *map(str, StopReason)]
     phases = [f"{_t(f'phase.{a}')} → {_t(f'phase.{b}')}" for a, b in PHASES.values()]
     budget = f"{limits.max_steps}/{limits.max_steps} {limits.max_tool_calls}/{limits.max_tool_calls} "
