@@ -15,7 +15,7 @@ import logging
 import sqlite3
 import time
 from collections.abc import Callable, Iterable, Iterator
-from contextlib import contextmanager, suppress
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
@@ -33,7 +33,7 @@ from orderbot.shops.retail.sql import (
     fill,
 )
 from orderbot.shops.sample.stores.sql import TABLES as SAMPLE_TABLES  # an import replaces the sample shop too
-from orderbot.shops.sample.stores.sqlite import connect
+from orderbot.shops.sample.stores.sqlite import connect, import_transaction
 
 if TYPE_CHECKING:
     from orderbot.shops.retail.store import ShopRecord
@@ -180,47 +180,21 @@ def import_shop(
     (sql.fill). Refuses a database that already holds a shop (retail or the sample's
     orders) unless `replace`. A database file this call created is removed again when
     the import fails."""
-    path = source.path
-    created = not path.exists()
-    connection = None
-    try:
-        connection = connect(path, create=True)
-        connection.execute("PRAGMA journal_mode = WAL")  # kept by the file: every later opener uses it
-        connection.execute("PRAGMA cache_size = -200000")  # 200 MB for building the indexes
-        connection.execute("BEGIN IMMEDIATE")
-        try:
-            held = held_records(connection)
-            if held and not replace:
-                raise ConfigError(f"{path} already holds {held}; pass --replace to replace them")
-            for table in (*TABLES, *SAMPLE_TABLES):
-                connection.execute(f"DROP TABLE IF EXISTS {table}")
-            counts = fill(
-                connection.execute,
-                lambda kind, rows: connection.executemany(INSERTS[kind], rows),
-                records,
-                key_type="TEXT",
-                orphan=orphan,
-                ledger=ledger,
-                progress=progress,
-            )
-            connection.execute("COMMIT")
-        except BaseException:
-            connection.execute("ROLLBACK")
-            raise
-        connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-        connection.close()
-        return counts
-    except BaseException as exc:
-        if connection is not None:
-            with suppress(Exception):
-                connection.close()
-        if created:
-            for leftover in (path, Path(f"{path}-wal"), Path(f"{path}-shm"), Path(f"{path}-journal")):
-                with suppress(OSError):
-                    leftover.unlink()
-        if isinstance(exc, sqlite3.Error):
-            raise ConfigError(f"{path}: the import failed and nothing was written ({exc})") from None
-        raise
+    with import_transaction(source.path) as connection:
+        held = held_records(connection)
+        if held and not replace:
+            raise ConfigError(f"{source.path} already holds {held}; pass --replace to replace them")
+        for table in (*TABLES, *SAMPLE_TABLES):
+            connection.execute(f"DROP TABLE IF EXISTS {table}")
+        return fill(
+            connection.execute,
+            lambda kind, rows: connection.executemany(INSERTS[kind], rows),
+            records,
+            key_type="TEXT",
+            orphan=orphan,
+            ledger=ledger,
+            progress=progress,
+        )
 
 
 def held_records(connection: sqlite3.Connection) -> str | None:

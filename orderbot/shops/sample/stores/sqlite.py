@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import logging
 import sqlite3
-from collections.abc import Callable, Sequence
-from contextlib import suppress
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import TYPE_CHECKING
 from urllib.parse import quote
@@ -111,27 +111,37 @@ def import_orders(
     a database that already holds orders unless `replace`. `other_tables` are another
     shop's (a database keeps one shop): refused unless `replace`, else dropped too. A database file this call
     created is removed again when the import fails."""
-    path = source.path
+    with import_transaction(source.path) as connection:
+        return _write(
+            connection, orders, where=str(source.path), replace=replace, progress=progress, other_tables=other_tables
+        )
+
+
+@contextmanager
+def import_transaction(path: Path) -> Iterator[sqlite3.Connection]:
+    """The connection of an import, in one write transaction: committed when the block
+    ends, rolled back when it raises. A database file this created is removed again when
+    the import fails; an error of SQLite's is one sentence saying nothing was written.
+    Shared by the sample shop's import and the retail shop's (orderbot.shops.retail.sqlite)."""
     created = not path.exists()
+    connection = None
     try:
         connection = connect(path, create=True)
         connection.execute("PRAGMA journal_mode = WAL")  # kept by the file: every later opener uses it
         connection.execute("PRAGMA cache_size = -200000")  # 200 MB for building the indexes
         connection.execute("BEGIN IMMEDIATE")
         try:
-            done = _write(
-                connection, orders, where=str(path), replace=replace, progress=progress, other_tables=other_tables
-            )
+            yield connection
             connection.execute("COMMIT")
         except BaseException:
             connection.execute("ROLLBACK")
             raise
         connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         connection.close()
-        return done
     except BaseException as exc:
-        with suppress(Exception):
-            connection.close()
+        if connection is not None:
+            with suppress(Exception):
+                connection.close()
         if created:
             for leftover in (path, Path(f"{path}-wal"), Path(f"{path}-shm"), Path(f"{path}-journal")):
                 with suppress(OSError):
