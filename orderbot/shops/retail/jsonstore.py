@@ -21,11 +21,11 @@ from pathlib import Path
 from typing import Any
 
 from orderbot.atomic import atomic_write
-from orderbot.errors import OrdersFileError, ToolError
+from orderbot.errors import ToolError
 from orderbot.shops.retail import data
 from orderbot.shops.retail.data import Order, Product, Shop, User, Variant
 from orderbot.shops.retail.store import ShopRecord, Write
-from orderbot.shops.sample.stores.jsonfile import lock_path, read_file, remove_stale_temporaries, signature_of
+from orderbot.shops.sample.stores.jsonfile import locked_write, read_file, signature_of
 
 log = logging.getLogger("orderbot")
 
@@ -126,49 +126,38 @@ class JsonShopStore:
         """Compare-and-set of the write's records, at most once per call key (store.py)."""
         if not self.writable:
             raise ToolError(READ_ONLY, "read_only")
-        from filelock import FileLock, Timeout  # only a write takes the lock: a read-only run skips the import
-
-        try:
-            with FileLock(lock_path(self.path), timeout=self.lock_timeout):
-                remove_stale_temporaries(self.path)
-                raw, signature = read_file(self.path)
-                if signature != self._signature:
-                    shop, ledger = parse(self.path, raw)
-                    self._use(shop, ledger, signature)
-                    self._indent = indentation(raw)
-                if call_key in self._ledger:
-                    return self._ledger[call_key]
-                sections = {section: dict(records) for section, records in self._sections.items()}
-                for change in write.changes:
-                    records = sections[data.SECTION_OF[type(change.old)]]
-                    if records.get(data.key_of(change.old)) != change.old:
-                        raise ToolError(
-                            f"{data.key_of(change.old)} changed while this was being done; nothing was changed, "
-                            "look it up again",
-                            "changed_meanwhile",
-                        )
-                    records[data.key_of(change.new)] = change.new
-                ledger = {**self._ledger, call_key: write.result}
-                out = io.StringIO()
-                exported = (record for section in data.SECTIONS for record in sections[section].values())
-                data.write_document(exported, out, indent=self._indent, after={LEDGER: ledger})
-                atomic_write(self.path, out.getvalue().encode("utf-8"))
-                self._sections, self._ledger = sections, ledger
-                self._signature = signature_of(os.stat(self.path))
-                self._emails = self._names = self._items = None
-                return write.result
-        except Timeout:
-            raise ToolError(
-                "the shop file is busy with another change; nothing was changed, try again", "busy"
-            ) from None
-        except OrdersFileError as exc:
-            log.error("apply %s: %s", call_key, exc)
-            raise ToolError(
-                "the shop file cannot be read right now; nothing was changed", "store_unavailable"
-            ) from None
-        except OSError:
-            log.exception("apply %s: writing %s failed", call_key, self.path)
-            raise ToolError("the change could not be saved; nothing was changed", "write_failed") from None
+        with locked_write(
+            self.path,
+            lock_timeout=self.lock_timeout,
+            doing=f"apply {call_key}",
+            busy="the shop file is busy with another change; nothing was changed, try again",
+            unreadable="the shop file cannot be read right now; nothing was changed",
+        ) as (raw, signature):
+            if signature != self._signature:
+                shop, ledger = parse(self.path, raw)
+                self._use(shop, ledger, signature)
+                self._indent = indentation(raw)
+            if call_key in self._ledger:
+                return self._ledger[call_key]
+            sections = {section: dict(records) for section, records in self._sections.items()}
+            for change in write.changes:
+                records = sections[data.SECTION_OF[type(change.old)]]
+                if records.get(data.key_of(change.old)) != change.old:
+                    raise ToolError(
+                        f"{data.key_of(change.old)} changed while this was being done; nothing was changed, "
+                        "look it up again",
+                        "changed_meanwhile",
+                    )
+                records[data.key_of(change.new)] = change.new
+            ledger = {**self._ledger, call_key: write.result}
+            out = io.StringIO()
+            exported = (record for section in data.SECTIONS for record in sections[section].values())
+            data.write_document(exported, out, indent=self._indent, after={LEDGER: ledger})
+            atomic_write(self.path, out.getvalue().encode("utf-8"))
+            self._sections, self._ledger = sections, ledger
+            self._signature = signature_of(os.stat(self.path))
+            self._emails = self._names = self._items = None
+            return write.result
 
 
 def parse(path: Path, raw: bytes) -> tuple[Shop, dict[str, Any]]:

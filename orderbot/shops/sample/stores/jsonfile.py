@@ -14,7 +14,8 @@ import heapq
 import json
 import logging
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
 
@@ -113,47 +114,62 @@ class JsonStore:
         """
         if not self.writable:
             raise ToolError(READ_ONLY, "read_only")
-        from filelock import FileLock, Timeout  # only a change takes the lock: a read-only run skips the import
+        with locked_write(
+            self.path,
+            lock_timeout=self.lock_timeout,
+            doing=f"cancel {order_id}",
+            busy="the orders file is busy with another change; nothing was changed, try again",
+            unreadable="the orders file cannot be read right now; nothing was changed",
+        ) as (raw, signature):
+            orders = self.orders if signature == self._signature else parse_orders(self.path, raw)
+            order = orders.get(order_id)
+            if order is None or order.customer_id != user:
+                raise ToolError(NO_ACCESS, "no_access")
+            if order.cancelled_by == call_id:
+                self.orders, self._signature = orders, signature
+                return cancel_result(order)
+            ensure_cancellable(order)
+            now = self.now()
+            changes = {
+                "status": CANCELLED,
+                "updated_at": now,
+                "cancelled_at": now,
+                "cancel_reason": reason,
+                "cancelled_by": call_id,
+            }
+            updated = dataclasses.replace(order, **changes)
+            fields = ORDER.dump_python(updated, mode="json", include=set(changes))
+            edited = set_fields(raw, order, fields)
+            atomic_write(self.path, edited if edited is not None else rewrite(raw, order_id, fields))
+            orders[order_id] = updated
+            self.orders, self._signature = orders, signature_of(os.stat(self.path))
+            return cancel_result(updated)
 
-        try:
-            with FileLock(lock_path(self.path), timeout=self.lock_timeout):
-                remove_stale_temporaries(self.path)
-                raw, signature = read_file(self.path)
-                orders = self.orders if signature == self._signature else parse_orders(self.path, raw)
-                order = orders.get(order_id)
-                if order is None or order.customer_id != user:
-                    raise ToolError(NO_ACCESS, "no_access")
-                if order.cancelled_by == call_id:
-                    self.orders, self._signature = orders, signature
-                    return cancel_result(order)
-                ensure_cancellable(order)
-                now = self.now()
-                changes = {
-                    "status": CANCELLED,
-                    "updated_at": now,
-                    "cancelled_at": now,
-                    "cancel_reason": reason,
-                    "cancelled_by": call_id,
-                }
-                updated = dataclasses.replace(order, **changes)
-                fields = ORDER.dump_python(updated, mode="json", include=set(changes))
-                edited = set_fields(raw, order, fields)
-                atomic_write(self.path, edited if edited is not None else rewrite(raw, order_id, fields))
-                orders[order_id] = updated
-                self.orders, self._signature = orders, signature_of(os.stat(self.path))
-                return cancel_result(updated)
-        except Timeout:
-            raise ToolError(
-                "the orders file is busy with another change; nothing was changed, try again", "busy"
-            ) from None
-        except OrdersFileError as exc:
-            log.error("cancel %s: %s", order_id, exc)
-            raise ToolError(
-                "the orders file cannot be read right now; nothing was changed", "store_unavailable"
-            ) from None
-        except OSError:
-            log.exception("cancel %s: writing %s failed", order_id, self.path)
-            raise ToolError("the change could not be saved; nothing was changed", "write_failed") from None
+
+@contextmanager
+def locked_write(
+    path: Path, *, lock_timeout: float, doing: str, busy: str, unreadable: str
+) -> Iterator[tuple[bytes, tuple]]:
+    """The file as it is now (its bytes and their signature), read under its lock, for a
+    write that replaces it within the block: the write of both shops' JSON files (this
+    cancel and orderbot.shops.retail.jsonstore's apply). Temporary files a killed writer
+    left are removed first. Not getting the lock in time, a file that cannot be read or
+    parsed and a replace that fails become a ToolError saying nothing was changed; `busy`
+    and `unreadable` are the sentences naming the file, `doing` names the write in the log."""
+    from filelock import FileLock, Timeout  # only a change takes the lock: a read-only run skips the import
+
+    try:
+        with FileLock(lock_path(path), timeout=lock_timeout):
+            remove_stale_temporaries(path)
+            yield read_file(path)
+    except Timeout:  # before OSError: filelock's Timeout is a TimeoutError
+        raise ToolError(busy, "busy") from None
+    except OrdersFileError as exc:
+        log.error("%s: %s", doing, exc)
+        raise ToolError(unreadable, "store_unavailable") from None
+    except OSError:
+        log.exception("%s: writing %s failed", doing, path)
+        raise ToolError("the change could not be saved; nothing was changed", "write_failed") from None
 
 
 def read_file(path: Path) -> tuple[bytes, tuple]:
