@@ -130,13 +130,7 @@ class PostgresRunStore(SqlRunStore):
 
     @classmethod
     def open(cls, url: str, *, prune_after_days: float | None = None) -> PostgresRunStore:
-        store = cls(url, prune_after_days=prune_after_days)
-        try:
-            store.ensure_schema()
-        except BaseException:
-            store.close()
-            raise
-        return store
+        return cls(url, prune_after_days=prune_after_days).with_schema()
 
     def close(self) -> None:
         with contextlib.suppress(Exception):

@@ -29,7 +29,7 @@ import json
 import os
 import time
 from collections.abc import Iterator, Sequence
-from typing import Any
+from typing import Any, Self
 
 from orderbot.errors import ConfigError, RecordError
 from orderbot.i18n import t
@@ -150,6 +150,17 @@ class SqlRunStore(BaseRunStore):
         return []
 
     # -- the schema --
+
+    def with_schema(self) -> Self:
+        """This store, its schema made or migrated (ensure_schema); closed again when that
+        fails, so that a store nobody can use leaves no connection open. Each database's
+        `open` ends with it."""
+        try:
+            self.ensure_schema()
+        except BaseException:
+            self.close()
+            raise
+        return self
 
     def ensure_schema(self) -> None:
         """Make the tables in an empty database, migrate an older layout, refuse a newer one."""

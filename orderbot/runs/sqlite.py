@@ -32,13 +32,7 @@ class SqliteRunStore(SqlRunStore):
 
     @classmethod
     def open(cls, path: Path, *, where: str, prune_after_days: float | None = None) -> SqliteRunStore:
-        store = cls(path, where=where, prune_after_days=prune_after_days)
-        try:
-            store.ensure_schema()
-        except BaseException:
-            store.close()
-            raise
-        return store
+        return cls(path, where=where, prune_after_days=prune_after_days).with_schema()
 
     def close(self) -> None:
         self.connection.close()
