@@ -14,10 +14,10 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from typing import TYPE_CHECKING, Any, NoReturn
 
-from orderbot.errors import ConfigError, ToolError
+from orderbot.errors import ConfigError
 from orderbot.shops.retail.data import Order, Product, User, Variant
 from orderbot.shops.retail.sql import (
     ITEM_COLUMNS,
@@ -33,7 +33,7 @@ from orderbot.shops.retail.sql import (
     fill,
 )
 from orderbot.shops.retail.sqlite import check_version
-from orderbot.shops.sample.stores.postgres import _native, _psycopg, connect
+from orderbot.shops.sample.stores.postgres import _native, _psycopg, connect, limit_statements, tool_errors
 from orderbot.shops.sample.stores.sql import TABLES as SAMPLE_TABLES  # an import replaces the sample shop too
 
 if TYPE_CHECKING:
@@ -90,23 +90,15 @@ class PostgresRetailStore(SqlRetailStore):
     def close(self) -> None:
         self.connection.close()
 
-    @contextmanager
-    def _errors(self) -> Iterator[None]:
-        psycopg = self._psycopg
-        try:
-            yield
-        except psycopg.errors.QueryCanceled:
-            raise ToolError(TIMED_OUT, "timeout") from None
-        except psycopg.Error as exc:
-            log.error("postgres %s: %s: %s", self.source, type(exc).__name__, exc)
-            raise ToolError(UNAVAILABLE, "store_unavailable") from None
+    def _errors(self) -> AbstractContextManager[None]:
+        return tool_errors(self._psycopg, self.source, timed_out=TIMED_OUT, unavailable=UNAVAILABLE)
 
     def _rows(self, sql: str, params: tuple = (), *, timeout: float | None = None) -> list[tuple]:
         with self._errors():
             if timeout is None:
                 return self.connection.execute(_native(sql), params).fetchall()
             with self.connection.transaction():
-                _limit(self.connection, timeout)
+                limit_statements(self.connection, timeout)
                 return self.connection.execute(_native(sql), params).fetchall()
 
     @contextmanager
@@ -116,7 +108,7 @@ class PostgresRetailStore(SqlRetailStore):
 
         def run(sql: str, params: tuple):
             if deadline is not None:  # what is left now, not what was left when the write began
-                _limit(connection, deadline - time.monotonic())
+                limit_statements(connection, deadline - time.monotonic())
             return connection.execute(_native(sql), params)
 
         with self._errors(), connection.transaction():
@@ -127,12 +119,6 @@ class PostgresRetailStore(SqlRetailStore):
         with self._errors(), self.connection.transaction():
             self.connection.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY")
             yield from super().export()
-
-
-def _limit(connection: Any, seconds: float) -> None:
-    """Bound the transaction's next statements by `seconds` (is_local: this transaction only)."""
-    milliseconds = max(1, int(seconds * 1000))
-    connection.execute("SELECT set_config('statement_timeout', %s, true)", (str(milliseconds),))
 
 
 def import_shop(

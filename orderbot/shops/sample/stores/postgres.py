@@ -10,7 +10,8 @@ name the place by `Source.shown`, the URL without it.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
@@ -38,6 +39,8 @@ log = logging.getLogger("orderbot")
 INSTALL = "PostgreSQL orders need psycopg, which is not installed: pip install 'orderbot[postgres]'"
 CONNECT_SECONDS = 5
 CHUNK = 10_000  # orders per COPY round during an import (and per progress report)
+TIMED_OUT = "the orders database did not answer within the run's time limit; nothing was changed"
+UNAVAILABLE = "the orders database cannot be used right now; nothing was changed"
 
 
 def _psycopg():
@@ -85,6 +88,26 @@ def _why_not_connected(exc: Exception) -> str:
     return "cannot connect to the PostgreSQL server"
 
 
+def limit_statements(connection: Any, seconds: float) -> None:
+    """Bound the transaction's next statements by `seconds` (is_local: this transaction only)."""
+    milliseconds = max(1, int(seconds * 1000))
+    connection.execute("SELECT set_config('statement_timeout', %s, true)", (str(milliseconds),))
+
+
+@contextmanager
+def tool_errors(psycopg: Any, where: str, *, timed_out: str, unavailable: str) -> Iterator[None]:
+    """psycopg's errors in a tool's statements as ToolErrors saying nothing was changed:
+    a statement cancelled at the run's time limit (`timed_out`), anything else logged and
+    `unavailable`. Both shops' stores translate them here, each in its own words."""
+    try:
+        yield
+    except psycopg.errors.QueryCanceled:
+        raise ToolError(timed_out, "timeout") from None
+    except psycopg.Error as exc:
+        log.error("postgres %s: %s: %s", where, type(exc).__name__, exc)
+        raise ToolError(unavailable, "store_unavailable") from None
+
+
 class PostgresStore(SqlStore):
     def __init__(self, source: Source, connection: Any) -> None:
         super().__init__(source.shown)
@@ -114,24 +137,13 @@ class PostgresStore(SqlStore):
         self.connection.close()
 
     def _execute(self, sql: str, params: tuple, timeout: float | None):
-        psycopg = self._psycopg
-        try:
+        with tool_errors(self._psycopg, self.source, timed_out=TIMED_OUT, unavailable=UNAVAILABLE):
             if timeout is None:
                 return self.connection.execute(_native(sql), params)
             with self.connection.transaction():
                 # The run's remaining time bounds this statement alone (is_local = true).
-                milliseconds = max(1, int(timeout * 1000))
-                self.connection.execute("SELECT set_config('statement_timeout', %s, true)", (str(milliseconds),))
+                limit_statements(self.connection, timeout)
                 return self.connection.execute(_native(sql), params)
-        except psycopg.errors.QueryCanceled:
-            raise ToolError(
-                "the orders database did not answer within the run's time limit; nothing was changed", "timeout"
-            ) from None
-        except psycopg.Error as exc:
-            log.error("postgres %s: %s: %s", self.source, type(exc).__name__, exc)
-            raise ToolError(
-                "the orders database cannot be used right now; nothing was changed", "store_unavailable"
-            ) from None
 
     def _rows(self, sql: str, params: tuple = (), *, timeout: float | None = None) -> list[tuple]:
         return self._execute(sql, params, timeout).fetchall()
