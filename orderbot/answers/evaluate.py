@@ -42,6 +42,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from orderbot.errors import ConfigError, OrderbotError
 from orderbot.i18n import t
+from orderbot.i18n.catalogue import MESSAGES
 from orderbot.loop.engine import Limits, StopReason
 from orderbot.loop.limits import SPEC_OF
 from orderbot.loop.state import RunState, describe_call
@@ -163,17 +164,36 @@ def case_limits(base: Limits, case: Case) -> Limits:
     try:
         return Limits(**{**base.model_dump(), **case.limits})
     except (ValidationError, TypeError) as exc:
-        raise ConfigError(f"case {case.name!r}: invalid limits ({exc.__class__.__name__})") from None
+        raise ConfigError(t("eval.case_limits", name=repr(case.name), error=exc.__class__.__name__)) from None
 
 
 # ---- scoring: pure ----------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
+class Reason:
+    """One reason a check failed, as a catalogue message (`eval.reason.*`) and its values:
+    the table says it in the UI language, --json in English, as ever. A list value (facts,
+    codes) is joined with the language's own separator."""
+
+    id: str
+    params: dict[str, Any]
+
+    def text(self, lang: str | None = None) -> str:
+        joined = t("eval.list_separator", lang)
+        values = {k: joined.join(v) if isinstance(v, list | tuple) else v for k, v in self.params.items()}
+        return t(self.id, lang, **values)
+
+
+@dataclass(frozen=True)
 class Check:
     name: str  # tools, refused, stop, claims, facts
     ok: bool
-    detail: str = ""  # why it failed, in a few words
+    reasons: tuple[Reason, ...] = ()  # why it failed, in a few words
+
+    def detail(self, lang: str | None = None) -> str:
+        """Why it failed, in the UI language (or `lang`); "" when it passed."""
+        return t("eval.reason_separator", lang).join(reason.text(lang) for reason in self.reasons)
 
 
 @dataclass
@@ -202,7 +222,7 @@ class CaseResult:
             "run_id": self.run_id,
             "stop_reason": self.stop_reason,
             "calls": self.calls,
-            "checks": [{"name": c.name, "ok": c.ok, "detail": c.detail or None} for c in self.checks],
+            "checks": [{"name": c.name, "ok": c.ok, "detail": c.detail("en") or None} for c in self.checks],
             "claims": self.claims,
             "answer": self.answer,
             "seconds": round(self.seconds, 3),
@@ -231,19 +251,25 @@ def score(case: Case, state: RunState, claims: list[dict]) -> list[Check]:
     if case.refused:
         codes = {str((c.result or {}).get("code")) for c in state.calls if not (c.result or {}).get("ok", True)}
         missing = [code for code in case.refused if code not in codes]
-        checks.append(
-            Check("refused", not missing, f"no call was refused with {', '.join(missing)}" if missing else "")
-        )
+        reasons = (Reason("eval.reason.not_refused", {"codes": missing}),) if missing else ()
+        checks.append(Check("refused", not missing, reasons))
     stop = str(state.stop_reason) if state.stop_reason else None
-    checks.append(
-        Check("stop", stop == case.stop_reason, "" if stop == case.stop_reason else f"{stop}, not {case.stop_reason}")
-    )
-    checks.append(Check("claims", not claims, "; ".join(f"{c['order_id']}: {c['kind']} ({c['said']})" for c in claims)))
+    wrong_stop = Reason("eval.reason.stop", {"stop": str(stop), "expected": str(case.stop_reason)})
+    checks.append(Check("stop", stop == case.stop_reason, () if stop == case.stop_reason else (wrong_stop,)))
+    checks.append(Check("claims", not claims, tuple(_claim_reason(c) for c in claims)))
     if case.facts:
         answer = (state.answer or "").casefold()
         missing = [fact for fact in case.facts if fact.casefold() not in answer]
-        checks.append(Check("facts", not missing, "answer lacks " + ", ".join(missing) if missing else ""))
+        reasons = (Reason("eval.reason.lacks", {"facts": missing}),) if missing else ()
+        checks.append(Check("facts", not missing, reasons))
     return checks
+
+
+def _claim_reason(claim: dict) -> Reason:
+    """A finding of the claim check: its kind in words where the catalogue has them."""
+    values = {"order_id": claim["order_id"], "said": claim["said"]}
+    kind = f"eval.reason.claim.{claim['kind']}"
+    return Reason(kind, values) if kind in MESSAGES else Reason("eval.reason.claim", {**values, "kind": claim["kind"]})
 
 
 def _check_calls(expected: list[ExpectedCall], proposed: list[tuple[str, dict]]) -> Check:
@@ -257,8 +283,9 @@ def _check_calls(expected: list[ExpectedCall], proposed: list[tuple[str, dict]])
             missing.append(_describe(want.name, want.arguments))
         else:
             left.remove(match)
-    problems = [f"missing {m}" for m in missing] + [f"unexpected {_describe(n, a)}" for n, a in left]
-    return Check("tools", not problems, "; ".join(problems))
+    problems = [Reason("eval.reason.missing_call", {"call": m}) for m in missing]
+    problems += [Reason("eval.reason.unexpected_call", {"call": _describe(n, a)}) for n, a in left]
+    return Check("tools", not problems, tuple(problems))
 
 
 def _describe(name: str, arguments: dict) -> str:

@@ -984,6 +984,42 @@ MESSAGES: dict[str, dict[str, str]] = {
     "eval.why": {"en": "why it failed", "zh": "失败原因"},
     "eval.pass": {"en": "pass", "zh": "通过"},
     "eval.fail": {"en": "FAIL", "zh": "失败"},
+    # why a case failed: the check's name, then its reasons (the English texts are also --json's `detail`)
+    "eval.why_check": {"en": "{check}: {detail}", "zh": "{check}：{detail}"},
+    "eval.check.tools": {"en": "tools", "zh": "工具调用"},
+    "eval.check.refused": {"en": "refused", "zh": "拒绝"},
+    "eval.check.stop": {"en": "stop", "zh": "停止原因"},
+    "eval.check.claims": {"en": "claims", "zh": "无依据的说法"},
+    "eval.check.facts": {"en": "facts", "zh": "事实"},
+    "eval.reason_separator": {"en": "; ", "zh": "；"},
+    "eval.list_separator": {"en": ", ", "zh": "、"},
+    "eval.reason.missing_call": {"en": "missing {call}", "zh": "缺少调用 {call}"},
+    "eval.reason.unexpected_call": {"en": "unexpected {call}", "zh": "多出的调用 {call}"},
+    "eval.reason.not_refused": {"en": "no call was refused with {codes}", "zh": "没有调用因 {codes} 被拒绝"},
+    "eval.reason.stop": {"en": "{stop}, not {expected}", "zh": "{stop}，而不是 {expected}"},
+    "eval.reason.lacks": {"en": "answer lacks {facts}", "zh": "回答缺少 {facts}"},
+    "eval.reason.claim.unknown_id": {
+        "en": "{order_id}: unknown_id ({said})",
+        "zh": "{order_id}：没有工具返回过这个订单（{said}）",
+    },
+    "eval.reason.claim.nonexistent_id": {
+        "en": "{order_id}: nonexistent_id ({said})",
+        "zh": "{order_id}：工具说这个订单不存在（{said}）",
+    },
+    "eval.reason.claim.status": {
+        "en": "{order_id}: status ({said})",
+        "zh": "{order_id}：状态与工具返回的不符（{said}）",
+    },
+    "eval.reason.claim.cancellation": {
+        "en": "{order_id}: cancellation ({said})",
+        "zh": "{order_id}：说已取消，但没有执行取消（{said}）",
+    },
+    "eval.reason.claim.amount": {
+        "en": "{order_id}: amount ({said})",
+        "zh": "{order_id}：金额与工具返回的不符（{said}）",
+    },
+    "eval.reason.claim": {"en": "{order_id}: {kind} ({said})", "zh": "{order_id}：{kind}（{said}）"},
+    "eval.case_limits": {"en": "case {name}: invalid limits ({error})", "zh": "用例 {name}：限制无效（{error}）"},
     "eval.totals": {
         "en": "{passed}/{cases} passed ({rate}%, needed {needed}%) · time median {median_s} s, worst {worst_s} s · "
         "tokens median {median_tokens}, worst {worst_tokens}",

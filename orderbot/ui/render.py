@@ -482,7 +482,10 @@ def _eval_verdict(result) -> Text:
 
 
 def _eval_why(result) -> str:
-    return result.error or "; ".join(f"{c.name}: {c.detail}" for c in result.checks if not c.ok)
+    failed = [
+        _t("eval.why_check", check=_t(f"eval.check.{c.name}"), detail=c.detail()) for c in result.checks if not c.ok
+    ]
+    return result.error or _t("eval.reason_separator").join(failed)
 
 
 def _stacked_eval(table: Table, report) -> Table:

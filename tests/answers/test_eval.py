@@ -171,3 +171,42 @@ def test_the_default_suite_on_a_sqlite_copy_leaves_the_database_alone(tmp_path):
 def test_a_database_server_cannot_be_copied_for_an_eval():
     result, _ = evaluate("--orders", "postgresql://eval@127.0.0.1:1/shop")
     assert result.exit_code == 6 and "cannot be copied" in result.output
+
+
+def test_why_a_case_failed_is_said_in_the_ui_language_and_in_english_in_json(use_model, tmp_path):
+    """Every check fails at once (no call, no refusal, the wrong stop, an unknown id, a missing
+    fact): the table says each reason in Chinese under --lang zh; --json keeps its English."""
+    use_model(IgnoresTools())
+    case = {
+        "name": "all-wrong",
+        "question": "取消 ORD-1002",
+        "user": "C001",
+        "calls": [{"name": "cancel_order", "arguments": {"order_id": "ORD-1002"}}],
+        "refused": ["no_access", "not_found"],
+        "stop_reason": "awaiting_approval",
+        "facts": ["已取消", "ORD-1002"],
+    }
+    suite = tmp_path / "suite.json"
+    suite.write_text(json.dumps({"cases": [case]}, ensure_ascii=False), encoding="utf-8")
+    wide = {"COLUMNS": "400"}  # one line per case: each reason whole
+    shown = cli("--lang", "zh", "eval", str(suite), "--provider", "scripted", env=wide)
+    assert shown.exit_code == 1, shown.output
+    for said in (
+        '工具调用：缺少调用 cancel_order(order_id="ORD-1002")',
+        "拒绝：没有调用因 no_access、not_found 被拒绝",
+        "停止原因：answered，而不是 awaiting_approval",
+        "无依据的说法：ORD-1001：没有工具返回过这个订单（ORD-1001）",
+        "事实：回答缺少 已取消、ORD-1002",
+    ):
+        assert said in shown.output, shown.output
+    for english in ("missing", "refused with", ", not", "unknown_id", "lacks", "facts:", "tools:"):
+        assert english not in shown.output, english
+    _, doc = evaluate(str(suite), "--provider", "scripted", "--json", "--lang", "zh")
+    details = {c["name"]: c["detail"] for c in doc["cases"][0]["checks"]}
+    assert details == {
+        "tools": 'missing cancel_order(order_id="ORD-1002")',
+        "refused": "no call was refused with no_access, not_found",
+        "stop": "answered, not awaiting_approval",
+        "claims": "ORD-1001: unknown_id (ORD-1001)",
+        "facts": "answer lacks 已取消, ORD-1002",
+    }

@@ -146,7 +146,9 @@ def test_every_command_at_80_columns(shop, name, lang):
     if name.startswith("eval"):  # the calls and why a case failed are there to be read
         assert any('get_order_status(order_id="ORD-1001")' in line for line in lines), lines
     if name == "eval, a case failing":
-        assert any("facts: answer lacks 已签收" in line for line in lines), lines  # whole, on one line
+        why = t("eval.why_check", lang=lang, check=t("eval.check.facts", lang=lang), detail="")
+        why += t("eval.reason.lacks", lang=lang, facts="已签收")
+        assert any(why in line for line in lines), lines  # whole, on one line, in the UI language
     if name == "runs":  # every column is there, the counts too
         headings = " ".join(lines[:4])
         assert t("table.steps", lang=lang) in headings and t("table.calls", lang=lang) in headings, lines
