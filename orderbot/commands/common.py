@@ -29,6 +29,11 @@ from orderbot.ui.terminal import end_quietly_on_closed_pipe
 if TYPE_CHECKING:
     from orderbot.runner import RunResult
 
+# Until a command sets up its log file (setup_logging), orderbot's log lines go nowhere:
+# with no handler at all Python would print them on stderr as they are, and they quote
+# outside data (a store's rows, a server's error text).
+logging.getLogger("orderbot").addHandler(logging.NullHandler())
+
 # How each way a run stops becomes the exit code; errors before a run are 1, bad input 6.
 EXIT_CODES: dict[StopReason, int] = {
     StopReason.ANSWERED: ExitCode.OK,

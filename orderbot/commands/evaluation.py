@@ -22,6 +22,7 @@ from orderbot.commands.common import (
     Provider,
     Timeout,
     errors_to_exit_codes,
+    setup_logging,
 )
 from orderbot.models import create, resolve_provider
 from orderbot.runner import Runner
@@ -67,6 +68,7 @@ def eval_command(
             model=model,
             base_url=base_url,
         )
+        setup_logging(settings.resolved_state_dir())  # model retries and failing tools, as for ask
         loaded, suite_path = load_suite(suite)
         source = orders_source(loaded, suite_path, orders)
         chosen = resolve_provider(settings)

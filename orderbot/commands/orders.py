@@ -25,13 +25,14 @@ from rich.progress import Progress
 from rich.table import Table
 
 from orderbot.commands import COMMAND_HELP
-from orderbot.commands.common import Json, Orders, User, errors_to_exit_codes
-from orderbot.errors import ExitCode, ToolError, UsageError
+from orderbot.commands.common import Json, Orders, User, errors_to_exit_codes, setup_logging
+from orderbot.errors import ConfigError, ExitCode, ToolError, UsageError
 from orderbot.i18n import t
+from orderbot.runs.statedir import LOG_FILE
 from orderbot.settings import load_settings
-from orderbot.shops.choice import is_shop_file, open_retail_store
+from orderbot.shops.choice import is_shop_file, open_retail_store, open_shop_store
 from orderbot.shops.sample.model import NOT_FOUND, format_money, order_details, order_summary
-from orderbot.shops.sample.stores import open_store, sqlite
+from orderbot.shops.sample.stores import sqlite
 from orderbot.shops.sample.stores.jsonfile import parse_orders, read_file
 from orderbot.shops.sample.tools import owned_order
 from orderbot.shops.session import orders_source
@@ -81,6 +82,7 @@ def import_(
     json_out: Json = False,
 ) -> None:
     with errors_to_exit_codes():
+        _settings(None, None)  # for the log file: a database's errors are logged, as in every command
         # The retail shop's store modules load its models: only a retail import or export pays for them.
         from orderbot.shops.retail.sql import TABLES as RETAIL_TABLES  # a database keeps one shop
 
@@ -167,10 +169,13 @@ def export(
     with errors_to_exit_codes():
         from orderbot.shops.retail.transfer import export_shop  # a store: lazy, as the others
 
-        source, _ = orders_source(_settings(orders, None))
+        settings = _settings(orders, None)
+        source, _ = orders_source(settings)
         store = open_retail_store(source, writable=False)
         try:
             counts = export_shop(store, Path(file), source=str(source.path or ""))
+        except ToolError:
+            raise _unreadable(settings, source, target=file) from None
         finally:
             store.close()
         if json_out:
@@ -202,6 +207,8 @@ def list_(
         store = _open(settings)
         try:
             found = store.list_orders(settings.user, status=status, limit=limit + 1, offset=offset)
+        except ToolError:
+            raise _unreadable(settings) from None
         finally:
             store.close()
         rows = [dict(order_summary(o), **({"customer_id": o.customer_id} if all_ else {})) for o in found[:limit]]
@@ -237,13 +244,17 @@ def show(
             elif settings.user is not None:
                 try:
                     doc = order_details(owned_order(store, order_id, settings.user))
-                except ToolError:
+                except ToolError as exc:
+                    if exc.code != "no_access":  # the store failed: not a question of who may see it
+                        raise
                     message = t("orders.no_access", order_id=text(order_id[:40]), user=settings.user)
                     print(t("error.prefix", error=message), file=sys.stderr)
                     raise typer.Exit(ExitCode.DIFFERS) from None
             else:  # like get_order_status: anyone may learn an order's status by its exact id
                 order = store.get(order_id)
                 doc = {"order_id": order_id, "status": order.status} if order else None
+        except ToolError:
+            raise _unreadable(settings) from None
         finally:
             store.close()
         if doc is None:
@@ -256,14 +267,35 @@ def show(
 
 
 def _settings(orders, user):
+    """The settings, and the log file set up in their state directory before any store is
+    opened: a store logs what it cannot read (database errors, rows orderbot did not write),
+    and those lines hold the store's data, which must not reach the terminal."""
+    settings = load_settings(orders=orders, user=user)
+    setup_logging(settings.resolved_state_dir())
+    return settings
 
-    return load_settings(orders=orders, user=user)
+
+def _unreadable(settings, source=None, *, target: str | None = None) -> ConfigError:
+    """A store that fails while it is read (a row orderbot did not write, a database error)
+    is a configuration error (exit 6; 1 would say "no such order"), in one sentence that
+    points at the log, where the store wrote what it found."""
+    source = source or orders_source(settings)[0]
+    log = settings.resolved_state_dir() / LOG_FILE
+    if target is None:
+        return ConfigError(t("orders.store_unreadable", source=source.shown, log=log))
+    return ConfigError(t("orders.export_unreadable", source=source.shown, target=target, log=log))
 
 
 def _open(settings):
-
+    """The sample shop's store: list and show answer with its model (orders with a
+    customer id, a status and a total); the retail shop's orders are looked at through
+    `ask` or written out with `orders export`, and a retail source says so."""
     source, writable = orders_source(settings)
-    return open_store(source, writable=writable)
+    shop, store = open_shop_store(source, writable=writable)
+    if shop != "sample":
+        store.close()
+        raise ConfigError(t("orders.retail_not_listed", source=source.shown))
+    return store
 
 
 def text(value: object) -> str:

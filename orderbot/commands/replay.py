@@ -17,7 +17,7 @@ import typer
 from rich.text import Text
 
 from orderbot.commands import COMMAND_HELP
-from orderbot.commands.common import Json, RunId, Runs, StateDir, errors_to_exit_codes
+from orderbot.commands.common import Json, RunId, Runs, StateDir, errors_to_exit_codes, setup_logging
 from orderbot.errors import ConfigError, ExitCode, RecordError
 from orderbot.i18n import t
 from orderbot.runs.replay import pin_time, scratch_session
@@ -57,6 +57,7 @@ def replay(
 ) -> None:
     with errors_to_exit_codes():
         settings = load_settings(orders=orders, state_dir=state_dir, runs=runs)
+        setup_logging(settings.resolved_state_dir())  # the tools run again, and a failing one is logged
         store = open_run_store(settings)
         try:
             record = store.load(run_id)

@@ -616,6 +616,25 @@ MESSAGES: dict[str, dict[str, str]] = {
         "en": "Importing into {target}: {count:,} orders so far",
         "zh": "正在导入 {target}：已导入 {count:,} 个订单",
     },
+    "orders.export_unreadable": {
+        "en": "{source}: the shop could not be read to the end (a row orderbot did not write, or a database "
+        "error: {log} says which); nothing was written to {target}",
+        "zh": "{source}：无法完整读取该商店（有一行不是 orderbot 写入的，或数据库出错：详见 {log}）；"
+        "{target} 没有写入任何内容",
+    },
+    "orders.store_unreadable": {
+        "en": "{source}: the orders could not be read (a row orderbot did not write, or a database error: "
+        "{log} says which)",
+        "zh": "{source}：无法读取订单（有一行不是 orderbot 写入的，或数据库出错：详见 {log}）",
+    },
+    "orders.retail_not_listed": {
+        "en": "{source} holds the retail shop (tau2's shape), and orders list and orders show serve the sample "
+        "shop only: ask about a retail order with orderbot ask --orders {source} --user ID, or write the whole "
+        "shop out with orderbot orders export --orders {source} FILE",
+        "zh": "{source} 存放的是零售商店（tau2 格式），orders list 和 orders show 只用于示例商店："
+        "零售订单请用 orderbot ask --orders {source} --user ID 查询，或用 "
+        "orderbot orders export --orders {source} FILE 导出整个商店",
+    },
     "orders.exported": {
         "en": "Exported {products:,} products, {users:,} customers and {orders:,} orders from {source} to {target}.",
         "zh": "已把 {source} 中的 {products:,} 个商品、{users:,} 位顾客和 {orders:,} 个订单导出到 {target}。",

@@ -123,3 +123,16 @@ def test_an_export_never_replaces_the_database_it_reads(tmp_path):
     result = cli("orders", "export", "--orders", f"sqlite:///{database}", str(database))
     assert result.exit_code == 6 and "is the shop being exported" in result.output
     assert database.read_bytes() == before
+
+
+@pytest.mark.parametrize("args", [("list", "--all"), ("list", "--user", "olivia_ito_3591"), ("show", "#W5866402")])
+def test_list_and_show_say_they_serve_the_sample_shop_on_each_retail_store(database, args):
+    """`orders list` and `orders show` answer with the sample shop's orders; on a retail shop
+    they say which shop the store holds and which commands serve it, not "no orderbot orders"."""
+    assert cli("orders", "import", str(DB), "--to", database).exit_code == 0
+    for source in (database, str(DB)):
+        result = cli("orders", *args, "--orders", source)
+        assert result.exit_code == 6, result.output
+        assert "holds the retail shop" in result.stderr and "serve the sample shop only" in result.stderr
+        assert "orderbot ask --orders" in result.stderr and "orderbot orders export --orders" in result.stderr
+        assert len(result.stderr.strip().splitlines()) == 1 and result.stdout == ""

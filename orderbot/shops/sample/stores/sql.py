@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterable, Iterator
 from datetime import datetime
 from itertools import groupby, islice
 
-from pydantic import TypeAdapter
+from pydantic import TypeAdapter, ValidationError
 
 from orderbot.errors import ToolError
 from orderbot.shops.sample.model import (
@@ -38,6 +38,7 @@ from orderbot.shops.sample.model import (
 log = logging.getLogger("orderbot")
 
 SCHEMA_VERSION = 1
+UNAVAILABLE = "the orders database cannot be used right now; nothing was changed"
 TIMESTAMP = TypeAdapter(datetime)
 TABLES = ("line_items", "shipping", "orders", "schema_version")  # the order to drop them in
 ORDER_COLUMNS = (
@@ -142,7 +143,11 @@ def order_from(row: tuple, items: list[tuple]) -> Order:
         "cancel_reason": c_reason,
         "cancelled_by": c_by,
     }
-    return ORDER.validate_python(data)
+    try:
+        return ORDER.validate_python(data)
+    except ValidationError as exc:  # a row written by hand, not by orderbot: its values stay out of the message
+        log.error("order row %r is not a valid order: %s", oid, exc.errors(include_input=False)[0])
+        raise ToolError(UNAVAILABLE, "store_unavailable") from None
 
 
 class SqlStore:
