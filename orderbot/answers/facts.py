@@ -102,7 +102,7 @@ def facts(calls: Iterable[CallRecord], pending: Iterable[PendingCall] = ()) -> l
         if result.get("ok"):
             _observe_ok(call.name, order_id, result.get("data"), fact)
         elif order_id:
-            _observe_failure(fact(order_id), str(result.get("code", "")), str(result.get("error", "")))
+            _observe_failure(call.name, fact(order_id), str(result.get("code", "")), str(result.get("error", "")))
     for waiting in pending:
         order_id = _order_id(waiting.arguments)
         if order_id:
@@ -135,7 +135,7 @@ def _observe_ok(name: str, order_id: str | None, data: object, fact) -> None:
         target.outcomes.append("cancelled")
 
 
-def _observe_failure(target: Fact, code: str, error: str) -> None:
+def _observe_failure(name: str, target: Fact, code: str, error: str) -> None:
     if code == "not_cancellable":
         named = [s for s in STATUSES if s in error]  # the refusal names the status first, then the allowed ones
         status = min(named, key=error.find) if named else None
@@ -145,7 +145,9 @@ def _observe_failure(target: Fact, code: str, error: str) -> None:
         return
     if code in ("no_access", "sign_in_required"):
         target.no_access = True
-    if code in KNOWN_FAILURES:
+    if code == "store_unavailable" and not name.startswith("cancel"):  # a lookup failed: nothing was cancelled
+        target.outcomes.append("unreadable")
+    elif code in KNOWN_FAILURES:
         target.outcomes.append(code)
     else:
         target.outcomes.append("failed")

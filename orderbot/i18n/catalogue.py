@@ -949,6 +949,7 @@ MESSAGES: dict[str, dict[str, str]] = {
     "facts.busy": {"en": "not cancelled: orders file busy", "zh": "未取消：订单文件被占用"},
     "facts.write_failed": {"en": "not cancelled: write failed", "zh": "未取消：保存失败"},
     "facts.store_unavailable": {"en": "not cancelled: orders file unreadable", "zh": "未取消：订单文件无法读取"},
+    "facts.unreadable": {"en": "orders unreadable", "zh": "订单数据无法读取"},
     "facts.internal_error": {"en": "tool failed", "zh": "工具出错"},
     "facts.failed": {"en": "failed: {code}", "zh": "失败：{code}"},
     "facts.pending": {"en": "cancel awaiting approval", "zh": "取消等待确认"},

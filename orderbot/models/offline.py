@@ -435,6 +435,7 @@ FAILURES_ZH = {
     "write_failed": "订单 {t} 没有取消：保存修改失败，请稍后再试。",
     "store_unavailable": "订单 {t} 没有取消：订单文件暂时无法读取。",
     "internal_error": "处理订单 {t} 时发生内部错误，请稍后再试。",
+    "unreadable": "订单 {t} 暂时无法查询：订单数据暂时无法读取。",
     "unknown_tool": "我无法执行这个操作。",
 }
 FAILURES_EN = {
@@ -450,12 +451,15 @@ FAILURES_EN = {
     "write_failed": "Order {t} was not cancelled: the change could not be saved; please try again.",
     "store_unavailable": "Order {t} was not cancelled: the orders file cannot be read right now.",
     "internal_error": "Something went wrong inside orderbot while handling order {t}; please try again later.",
+    "unreadable": "I could not look up order {t}: the orders cannot be read right now.",
     "unknown_tool": "I cannot do that.",
 }
 
 
 def _failure(name: str, target: str, code: str, error: str, zh: bool) -> str:
     table = FAILURES_ZH if zh else FAILURES_EN
+    if code == "store_unavailable" and name != "cancel_order":  # a lookup failed: nothing was cancelled
+        code = "unreadable"
     if zh and code == "not_cancellable":
         error = _not_cancellable_zh(error)
     if code in table:

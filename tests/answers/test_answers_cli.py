@@ -71,3 +71,23 @@ def test_the_facts_panel_speaks_chinese_when_asked(monkeypatch):
     monkeypatch.setenv("ORDERBOT_LANG", "zh")
     result = cli("ask", "--user", "C001", "取消 ORD-1001")
     assert "工具返回的事实：\n  ORD-1001 · 已发货 · 不能取消：已发货" in result.output
+
+
+def test_a_lookup_the_store_could_not_answer_is_not_called_a_failed_cancellation(tmp_path):
+    """A store that cannot be read (here a row orderbot did not write) fails a status query;
+    the answer and the facts say the order could not be looked up, not that it was not cancelled."""
+    import sqlite3
+
+    from orderbot.shops.sample.model import SAMPLE_PATH
+
+    url = f"sqlite:///{tmp_path / 'shop.db'}"
+    assert cli("orders", "import", str(SAMPLE_PATH), "--to", url).exit_code == 0
+    with sqlite3.connect(tmp_path / "shop.db") as db:
+        db.execute("UPDATE orders SET status = 'bogus' WHERE order_id = 'ORD-1001'")
+    for question, said in [
+        ("查询 ORD-1001", "订单 ORD-1001 暂时无法查询"),
+        ("What is the status of ORD-1001?", "I could not look up order ORD-1001"),
+    ]:
+        doc = json.loads(cli("ask", "--orders", url, "--json", question).output)
+        assert doc["answer"].startswith(said), doc["answer"]
+        assert [f["text"] for f in doc["facts"]] == ["ORD-1001 · orders unreadable"]
