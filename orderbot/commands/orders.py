@@ -22,7 +22,6 @@ from typing import Annotated
 import typer
 from rich.console import Console
 from rich.progress import Progress
-from rich.table import Table
 
 from orderbot.commands import COMMAND_HELP
 from orderbot.commands.common import Json, Orders, User, errors_to_exit_codes, setup_logging
@@ -31,13 +30,14 @@ from orderbot.i18n import t
 from orderbot.runs.statedir import LOG_FILE
 from orderbot.settings import load_settings
 from orderbot.shops.choice import is_shop_file, open_retail_store, open_shop_store
-from orderbot.shops.sample.model import NOT_FOUND, format_money, order_details, order_summary
+from orderbot.shops.sample.model import NOT_FOUND, order_details, order_summary
 from orderbot.shops.sample.stores import sqlite
 from orderbot.shops.sample.stores.jsonfile import parse_orders, read_file
 from orderbot.shops.sample.tools import owned_order
 from orderbot.shops.session import orders_source
 from orderbot.shops.source import parse_source
 from orderbot.ui.escape import json_text  # --json: valid JSON, no raw controls
+from orderbot.ui.orders import print_order, print_order_list
 from orderbot.ui.render import make_console
 
 HELP = COMMAND_HELP["orders"]
@@ -217,7 +217,7 @@ def list_(
             doc = {"orders": rows, "more": more, "offset": offset}
             sys.stdout.write(json_text(doc) + "\n")
             return
-        _print_list(rows, more=more, next_offset=offset + limit, with_customer=all_)
+        print_order_list(make_console(), rows, more=more, next_offset=offset + limit, with_customer=all_)
 
 
 @app.command(
@@ -262,7 +262,7 @@ def show(
         if json_out:
             sys.stdout.write(json_text(doc) + "\n")
         else:
-            _print_order(doc)
+            print_order(make_console(), doc)
         raise typer.Exit(ExitCode.DIFFERS if doc.get("status") == NOT_FOUND else 0)
 
 
@@ -301,41 +301,3 @@ def _open(settings):
 def text(value: object) -> str:
     """Order data is untrusted: no control or format character reaches the terminal."""
     return "".join("�" if unicodedata.category(ch)[0] == "C" else ch for ch in str(value))
-
-
-def _print_list(rows: list[dict], *, more: bool, next_offset: int, with_customer: bool) -> None:
-
-    console = make_console()
-    if not rows:
-        console.print(t("orders.none"), markup=False)
-        return
-    table = Table(box=None, pad_edge=False)
-    for name in ("order", *(["customer"] if with_customer else []), "status", "total", "created"):
-        table.add_column(name, no_wrap=True)
-    for row in rows:
-        cells = [row["order_id"], *([row["customer_id"]] if with_customer else []), row["status"]]
-        table.add_row(*map(text, [*cells, format_money(row["total"], row["currency"]), row["created_at"]]))
-    console.print(table)
-    if more:
-        console.print(t("orders.more", offset=next_offset), markup=False)
-
-
-def _print_order(doc: dict) -> None:
-
-    console = make_console()
-    lines = []
-    for key, value in doc.items():
-        if key == "items":
-            for item in value:
-                price = format_money(item["unit_price"], doc.get("currency", "CNY"))
-                lines.append(f"item: {item['name']} ({item['sku']}) × {item['quantity']} @ {price}")
-        elif key == "shipping":
-            lines.extend(f"shipping.{k}: {v}" for k, v in value.items())
-        elif key == "total" and isinstance(value, int | float):  # money as every view shows it: ¥227.00
-            lines.append(f"total: {format_money(value, doc.get('currency', 'CNY'))}")
-        elif key == "currency":  # in the total's symbol
-            continue
-        else:
-            lines.append(f"{key}: {value}")
-    for line in lines:
-        console.print(text(line), markup=False, soft_wrap=True)

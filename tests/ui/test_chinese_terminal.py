@@ -217,3 +217,49 @@ def test_the_session_finds_an_entry_that_lost_its_chinese(chinese, monkeypatch, 
 def test_json_stays_the_same_in_a_chinese_terminal(chinese):
     doc = json.loads(in_terminal(chinese["env"], "ask", "--json", "--max-steps", "1", "查询 ORD-1001"))
     assert doc["stop_reason"] == "step_limit" and doc["stop_detail"].startswith("the model asked for")
+
+
+# ---- orders list and orders show: their headings and field names, apart from the data --------
+# The session above cannot tell a heading from the data: `status` and `total` are words of the
+# orders file too. Here every heading and every field name is read on its own and must hold no
+# Latin letter; the data beside it may hold any.
+
+LABELS = sorted(i for i in MESSAGES if i.startswith(("orders.heading.", "orders.field", "orders.item")))
+LATIN = re.compile(r"[A-Za-z]")
+
+
+def order_labels(chinese: dict) -> tuple[list[str], list[str]]:
+    """(the headings of `orders list --all`, the field names of `orders show --all` for
+    orders that have every field between them) as a Chinese terminal shows them."""
+    orders = json.loads(chinese["orders"].read_text("utf-8"))
+    cancelled = next(o for o in orders["orders"] if o["order_id"] == "ORD-1005")
+    cancelled |= {"status": "已取消", "cancelled_at": "2026-11-30T10:00:00+08:00", "cancel_reason": "不想要了"}
+    chinese["orders"].write_text(json.dumps(orders, ensure_ascii=False), "utf-8")
+    listing = in_terminal(chinese["env"], "orders", "list", "--all").splitlines()
+    headings = re.split(r"\s{2,}", listing[0].strip())
+    names = []
+    for order_id in ("ORD-1001", "ORD-1005"):
+        for line in in_terminal(chinese["env"], "orders", "show", order_id, "--all").splitlines():
+            name, colon, _ = line.partition("：")
+            names.append(name if colon else line)  # no Chinese colon: the whole line is the name
+    return headings, names
+
+
+def test_orders_headings_and_field_names_are_chinese(chinese):
+    headings, names = order_labels(chinese)
+    assert len(headings) == 5 and not [h for h in headings if LATIN.search(h)], headings
+    assert not [name for name in names if LATIN.search(name)], names
+    zh = {MESSAGES[i]["zh"] for i in LABELS if "{" not in MESSAGES[i]["zh"]}
+    assert zh <= set(headings) | set(names), zh - set(headings) - set(names)  # every one was shown
+
+
+@pytest.mark.parametrize(
+    "message_id", ["orders.heading.status", "orders.field", "orders.field.shipping.city", "orders.item",
+                   "orders.field.cancel_reason"],
+)  # fmt: skip
+def test_the_orders_check_finds_a_heading_or_field_that_lost_its_chinese(chinese, monkeypatch, message_id):
+    """One of each kind (the test above walks them all in the real output): the check sees it."""
+    english = MESSAGES[message_id]["en"]
+    monkeypatch.setitem(MESSAGES, message_id, {"en": english, "zh": english})
+    headings, names = order_labels(chinese)
+    assert [label for label in headings + names if LATIN.search(label)], (headings, names)
