@@ -19,12 +19,11 @@ from pathlib import Path
 
 import pexpect
 import pytest
+from clikit import cli
 from fakeapi import FakeAPI, completion, hang
 from forked_terminal import orderbot_in_a_terminal, orderbot_process_in_a_terminal
-from typer.testing import CliRunner
 
 from orderbot.answers.evaluate import DEFAULT_SUITE as SUITE_PATH
-from orderbot.cli import app
 from orderbot.commands import COMMAND_HELP
 from orderbot.i18n.catalogue import MESSAGES
 from orderbot.loop.limits import StopReason
@@ -141,7 +140,7 @@ def session_output(chinese: dict) -> str:
     said = []
     for args in SESSION:
         said.append(in_terminal(env, *args, answers=("n",) if "取消 ORD-1002" in args else ()))
-    paused = CliRunner().invoke(app, ["ask", "--user", "C001", "取消 ORD-1002"], env=env)  # piped: it waits
+    paused = cli("ask", "--user", "C001", "取消 ORD-1002", env=env)  # piped: it waits
     assert paused.exit_code == 4, paused.output
     said.append(in_terminal(env, "approvals"))  # the paused run waits in the queue
     said.append(in_terminal(env, "resume", "last", "--reject"))

@@ -17,11 +17,10 @@ from pathlib import Path
 import pexpect
 import pyte
 import pytest
+from clikit import cli
 from forked_terminal import orderbot_in_a_terminal, orderbot_process_in_a_terminal
 from rich.cells import cell_len
-from typer.testing import CliRunner
 
-from orderbot.cli import app
 from orderbot.i18n import t
 
 LANGS = {"en": "C.UTF-8", "zh": "zh_CN.UTF-8"}
@@ -57,7 +56,7 @@ def terminal(*args: str, state: Path, lang: str = "en", answers: tuple[str, ...]
 def wide(*args: str, state: Path, lang: str = "en") -> str:
     """The same command piped 250 columns wide: every word whole."""
     env = {"ORDERBOT_STATE_DIR": str(state), "COLUMNS": "250", "LANG": LANGS[lang], "ORDERBOT_LANG": lang}
-    return CliRunner().invoke(app, list(args), env=env).output
+    return cli(*args, env=env).output
 
 
 def cells(line: str) -> list[str]:
@@ -103,14 +102,13 @@ def shop(tmp_path: Path, orders_file: Path, monkeypatch) -> dict:
     """A state directory with a few runs: answered, paused for approval, stopped at a limit."""
     state = tmp_path / "state"
     env = {"ORDERBOT_STATE_DIR": str(state), "ORDERBOT_ORDERS": str(orders_file), "ORDERBOT_USER": "C001"}
-    runner = CliRunner()
     for question, extra in (
         ("查询 ORD-1001 和 ORD-1002 的详情", []),
         ("please cancel order ORD-1002 because I changed my mind about buying it", []),
         ("ORD-1013 的详情", ["--max-steps", "1"]),
     ):
-        runner.invoke(app, ["ask", *extra, question], env=env)
-    paused = next(r for r in json.loads(runner.invoke(app, ["runs", "--json"], env=env).stdout)
+        cli("ask", *extra, question, env=env)
+    paused = next(r for r in json.loads(cli("runs", "--json", env=env).stdout)
                   if r["status"] == "awaiting_approval")  # fmt: skip
     monkeypatch.setenv("ORDERBOT_ORDERS", str(orders_file))  # for the terminals too
     monkeypatch.setenv("ORDERBOT_USER", "C001")
@@ -215,7 +213,7 @@ def test_step_lines_at_120_columns_break_between_parts(shop):
 
 
 def test_the_piped_header_keeps_user_and_who_together_at_120():
-    out = CliRunner().invoke(app, ["ask", "查询 ORD-1001"], env={"COLUMNS": "120"}).stdout
+    out = cli("ask", "查询 ORD-1001", env={"COLUMNS": "120"}).stdout
     header = out.split("\n")[:3]
     assert not any(line.rstrip().endswith(" user") for line in header), header
     assert any("user anonymous" in line for line in header), header

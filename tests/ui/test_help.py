@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 import typer
-from typer.testing import CliRunner
+from clikit import cli
 
 from orderbot.cli import app
 
@@ -40,14 +40,14 @@ def test_every_command_and_flag_has_a_help_line_and_every_command_an_example():
 
 
 def test_root_help_lists_commands_in_the_order_a_newcomer_needs_them():
-    output = CliRunner().invoke(app, ["--help"], env={"COLUMNS": "120"}).output
+    output = cli("--help", env={"COLUMNS": "120"}).output
     listed = [name for name in NEWCOMER_ORDER if f" {name} " in output]
     assert listed[:2] == ["ask", "repl"]
     assert sorted(listed, key=output.index) == listed  # each appears after the one before it
 
 
 def test_repl_help_shows_its_flags_and_example():
-    output = CliRunner().invoke(app, ["repl", "--help"], env={"COLUMNS": "200"}).output
+    output = cli("repl", "--help", env={"COLUMNS": "200"}).output
     for flag in (
         "--max-steps",
         "--timeout",
@@ -83,5 +83,5 @@ def test_shell_completion_offers_commands_and_flags():
     assert {"--max-steps", "--max-tool-calls", "--max-calls-per-step"} <= set(complete("orderbot repl --max"))
     # Installing it is Typer's: the options are offered. (Showing the script needs the
     # parent shell to be detectable, which a detached CI process may not have.)
-    help_text = CliRunner().invoke(app, ["--help"]).output
+    help_text = cli("--help").output
     assert "--install-completion" in help_text and "--show-completion" in help_text

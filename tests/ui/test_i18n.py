@@ -10,13 +10,10 @@ import string
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
+from clikit import cli
 
 from orderbot import i18n
-from orderbot.cli import app
 from orderbot.i18n.catalogue import MESSAGES
-
-runner = CliRunner()
 
 
 def fields(text: str) -> set[str]:
@@ -57,19 +54,19 @@ def test_language_precedence(flag, env, expected):
 
 
 def test_an_unknown_language_is_a_usage_error_naming_its_source(monkeypatch):
-    result = runner.invoke(app, ["--lang", "fr", "runs"])
+    result = cli("--lang", "fr", "runs")
     assert result.exit_code == 2
     assert "--lang" in result.output and "fr" in result.output
     monkeypatch.setenv("ORDERBOT_LANG", "klingon")
-    result = runner.invoke(app, ["runs"])
+    result = cli("runs")
     assert result.exit_code == 6 and "ORDERBOT_LANG" in result.output  # a setting, not a flag
 
 
 def test_the_language_flag_chooses_the_catalogue():
-    runner.invoke(app, ["--lang", "zh", "runs"])
+    cli("--lang", "zh", "runs")
     assert i18n.language() == "zh"
     assert i18n.t("stop.cancelled") == "已取消。"
-    runner.invoke(app, ["--lang", "en", "runs"])
+    cli("--lang", "en", "runs")
     assert i18n.t("stop.cancelled") == "Cancelled."
 
 
@@ -77,7 +74,7 @@ def test_json_does_not_change_with_the_language(monkeypatch):
     documents = []
     for lang in ("en", "zh"):
         monkeypatch.setenv("ORDERBOT_LANG", lang)
-        result = runner.invoke(app, ["ask", "--json", "--max-steps", "1", "查询 ORD-1001"])
+        result = cli("ask", "--json", "--max-steps", "1", "查询 ORD-1001")
         assert result.exit_code == 3
         doc = json.loads(result.stdout)
         documents.append({k: v for k, v in doc.items() if k not in ("run_id", "transitions", "resume_command")})
@@ -237,26 +234,26 @@ def test_every_stop_reason_has_its_sentence():
 )
 def test_usage_errors_are_said_in_the_ui_language(args, english, chinese):
     for lang, expected in (("en", english), ("zh", chinese)):
-        result = runner.invoke(app, ["--lang", lang, *args])
+        result = cli("--lang", lang, *args)
         assert result.exit_code == 2 and expected in result.output, result.output
-    chinese_box = runner.invoke(app, ["--lang", "zh", *args]).output
+    chinese_box = cli("--lang", "zh", *args).output
     assert "Usage" not in chinese_box and "Error" not in chinese_box and "用法：orderbot" in chinese_box
 
 
 def test_a_mistyped_flag_is_suggested_and_a_far_one_is_not():
-    assert "(did you mean --max-steps?)" in runner.invoke(app, ["ask", "--max-step", "3", "x"]).output
-    far = runner.invoke(app, ["ask", "--bogus", "x"]).output
+    assert "(did you mean --max-steps?)" in cli("ask", "--max-step", "3", "x").output
+    far = cli("ask", "--bogus", "x").output
     assert "--user" not in far and "did you mean" not in far
 
 
 def test_pydantic_and_settings_errors_in_chinese(monkeypatch):
     monkeypatch.setenv("ORDERBOT_MAX_STEPS", "abc")
-    result = runner.invoke(app, ["--lang", "zh", "ask", "x"])
+    result = cli("--lang", "zh", "ask", "x")
     assert result.exit_code == 6 and "环境变量 ORDERBOT_MAX_STEPS 的值无效：应为整数" in result.output
     monkeypatch.delenv("ORDERBOT_MAX_STEPS")
-    result = runner.invoke(app, ["--lang", "zh", "ask", "--user", "bad/user", "x"])
+    result = cli("--lang", "zh", "ask", "--user", "bad/user", "x")
     assert "--user 的值无效：请用 1 到 64 个字母" in result.output
-    result = runner.invoke(app, ["--lang", "zh", "ask", "--max-steps", "0", "x"])
+    result = cli("--lang", "zh", "ask", "--max-steps", "0", "x")
     assert "--max-steps 的值无效：应大于或等于 1" in result.output
 
 

@@ -17,11 +17,9 @@ import time
 
 import pexpect
 import pyte
+from clikit import cli
 from fakeapi import FakeAPI, completion, sse, stream_of
 from forked_terminal import orderbot_in_a_terminal
-from typer.testing import CliRunner
-
-from orderbot.cli import app
 
 WORDS = [f"word{n:02d}" for n in range(1, 13)]
 TEXT = " ".join(WORDS)
@@ -146,8 +144,8 @@ def test_piped_output_and_json_get_the_answer_whole(tmp_path):
         api.enqueue("chat", stream_of(sse("chat", completion(TEXT), piece=7)))
         env = {"ORDERBOT_STATE_DIR": str(tmp_path / "state"), "OPENAI_API_KEY": ""}
         base = ["ask", "--provider", "chat", "--base-url", api.url, "--model", "fake"]
-        plain = CliRunner().invoke(app, [*base, "say twelve words"], env=env)
-        as_json = CliRunner().invoke(app, [*base, "--json", "say twelve words"], env=env)
+        plain = cli(*base, "say twelve words", env=env)
+        as_json = cli(*base, "--json", "say twelve words", env=env)
     assert plain.exit_code == 0 and plain.stdout.count("Answer") == 1 and plain.stdout.count(WORDS[0]) == 2
     assert "waiting for the model" not in plain.stdout  # the answer in the table's last row and its panel
     assert json.loads(as_json.stdout)["answer"] == TEXT

@@ -5,16 +5,13 @@ from __future__ import annotations
 import json
 
 import pytest
-from typer.testing import CliRunner
+from clikit import cli
 
-from orderbot.cli import app
 from orderbot.loop.engine import Engine, Limits
 from orderbot.loop.state import RunState
 from orderbot.models.base import Usage
 from orderbot.models.scripted import ScriptedModel, call, calls, text
 from orderbot.ui.trace import trace_steps
-
-runner = CliRunner()
 
 
 @pytest.fixture(autouse=True)
@@ -24,7 +21,7 @@ def wide(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def ask(*args: str):
-    return runner.invoke(app, ["ask", *args])
+    return cli("ask", *args)
 
 
 def two_step_script() -> ScriptedModel:

@@ -8,11 +8,9 @@ import re
 import threading
 
 import pexpect
+from clikit import cli
 from fakeapi import FakeAPI, error, message, response
 from forked_terminal import orderbot_in_a_terminal, orderbot_process_in_a_terminal
-from typer.testing import CliRunner
-
-from orderbot.cli import app
 
 WAITED = re.compile(r"waiting for the model · (\d+) s · (\d+) s left")
 SPINNER = re.compile(r"([⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏])(?:\x1b\[[0-9;]*m)* (?:\x1b\[[0-9;]*m)*waiting for the model")
@@ -68,7 +66,7 @@ def test_a_terminal_shows_each_retry_as_it_happens():
 def piped(api: FakeAPI, *args: str):
     """`orderbot ask` with its output going to a pipe (CliRunner's streams are not terminals)."""
     env = {"OPENAI_API_KEY": "sk-test-wait", "OPENAI_BASE_URL": api.url}
-    return CliRunner().invoke(app, ["ask", "--provider", "openai", *args, "查询 ORD-1001"], env=env)
+    return cli("ask", "--provider", "openai", *args, "查询 ORD-1001", env=env)
 
 
 def test_retries_are_not_shown_in_piped_output_or_json():

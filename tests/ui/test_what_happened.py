@@ -13,23 +13,17 @@ import shlex
 import pexpect
 import pyte
 import pytest
+from clikit import cli
 from forked_terminal import orderbot_in_a_terminal
 from rich.console import Console
-from typer.testing import CliRunner
 
-from orderbot.cli import app
 from orderbot.loop.engine import Engine, Limits, StopReason
 from orderbot.loop.state import PendingCall, RunState
 from orderbot.models.scripted import ScriptedModel, call, calls, text
 from orderbot.ui.presentation import resume_command
 from orderbot.ui.render import TransitionView
 
-runner = CliRunner()
 QUESTION = "请查询订单 ORD-1001 的状态。"
-
-
-def cli(*args: str, env: dict | None = None):
-    return runner.invoke(app, list(args), env=env)
 
 
 def last_line(output: str) -> str:
