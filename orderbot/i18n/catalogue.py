@@ -633,7 +633,7 @@ MESSAGES: dict[str, dict[str, str]] = {
         "shop out with orderbot orders export --orders {source} FILE",
         "zh": "{source} 存放的是零售商店（tau2 格式），orders list 和 orders show 只用于示例商店："
         "零售订单请用 orderbot ask --orders {source} --user ID 查询，或用 "
-        "orderbot orders export --orders {source} FILE 导出整个商店",
+        "orderbot orders export --orders {source} 文件名 导出整个商店",
     },
     "orders.exported": {
         "en": "Exported {products:,} products, {users:,} customers and {orders:,} orders from {source} to {target}.",
