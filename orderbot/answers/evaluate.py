@@ -93,21 +93,23 @@ def load_suite(path: Path | None = None) -> tuple[Suite, Path]:
     try:
         raw = path.read_bytes()
     except OSError as exc:
-        raise ConfigError(f"{path}: the suite cannot be read ({exc.strerror or exc})") from None
+        raise ConfigError(t("eval.suite_unreadable", path=path, reason=exc.strerror or exc)) from None
     try:
         suite = Suite.model_validate_json(raw)
     except ValidationError as exc:
         error = exc.errors(include_url=False, include_input=False)[0]
-        if error["type"] == "json_invalid":
-            raise ConfigError(f"{path}: not valid JSON: {error.get('ctx', {}).get('error', '')}") from None
-        where = ".".join(map(str, error["loc"])) or "the suite"
-        raise ConfigError(f"{path}: {where}: {error['msg']}") from None
+        if error["type"] == "json_invalid":  # the JSON parser's own words on where it broke
+            raise ConfigError(
+                t("eval.suite_not_json", path=path, error=error.get("ctx", {}).get("error", ""))
+            ) from None
+        where, why = first_error(exc)
+        raise ConfigError(t("eval.suite_invalid", path=path, where=where or t("eval.the_suite"), why=why)) from None
     for index, case in enumerate(suite.cases):
         check_limits(path, index, case)
     names = [case.name for case in suite.cases]
     if len(set(names)) != len(names):
         twice = next(n for n in names if names.count(n) > 1)
-        raise ConfigError(f"{path}: the case name {twice!r} is used twice")
+        raise ConfigError(t("eval.name_twice", path=path, name=repr(twice)))
     return suite, path
 
 
@@ -122,7 +124,7 @@ def check_limits(path: Path, index: int, case: Case) -> None:
         Limits(**case.limits)
     except ValidationError as exc:
         where, why = first_error(exc)
-        raise ConfigError(f"{path}: cases.{index}.limits.{where}: {why}") from None
+        raise ConfigError(t("eval.bad_limit", path=path, index=index, where=where, why=why)) from None
 
 
 def orders_source(suite: Suite, suite_path: Path, override: str | None) -> Source:
@@ -139,10 +141,7 @@ def orders_source(suite: Suite, suite_path: Path, override: str | None) -> Sourc
     else:
         source = parse_source(SAMPLE_PATH)
     if source.path is None:
-        raise ConfigError(
-            f"{source.shown}: orderbot eval runs each case on a copy of the orders, and a database server "
-            "cannot be copied; export the orders to a JSON file or a SQLite database and pass that"
-        )
+        raise ConfigError(t("eval.cannot_copy", source=source.shown))
     open_store(source, writable=False).close()
     return source
 
@@ -364,7 +363,7 @@ def run_suite(
     try:
         before = file_hash(path)
     except OSError as exc:
-        raise ConfigError(f"{path}: the orders source cannot be read ({exc.strerror or exc})") from None
+        raise ConfigError(t("eval.orders_unreadable", path=path, reason=exc.strerror or exc)) from None
     with tempfile.TemporaryDirectory(prefix="orderbot-eval-") as scratch:
         root = Path(scratch)
 

@@ -760,6 +760,14 @@ MESSAGES: dict[str, dict[str, str]] = {
         "en": "string should have at least {min_length} characters",
         "zh": "至少 {min_length} 个字符",
     },
+    "pydantic.too_short": {
+        "en": "the number of entries should be at least {min_length}, not {actual_length}",
+        "zh": "至少要有 {min_length} 项，而不是 {actual_length} 项",
+    },
+    "pydantic.too_long": {
+        "en": "the number of entries should be at most {max_length}, not {actual_length}",
+        "zh": "最多只能有 {max_length} 项，而不是 {actual_length} 项",
+    },
     "pydantic.string_type": {"en": "input should be a valid string", "zh": "应为文字"},
     "pydantic.missing": {"en": "field required", "zh": "缺少这一项"},
     "pydantic.extra_forbidden": {"en": "extra inputs are not permitted", "zh": "不允许多余的字段"},
@@ -1007,6 +1015,31 @@ MESSAGES: dict[str, dict[str, str]] = {
     "eval.unknown_limit": {
         "en": "{path}: cases.{index}.limits: '{name}' is not a limit; use {known}",
         "zh": "{path}：cases.{index}.limits：'{name}' 不是一个限制；可用的有 {known}",
+    },
+    "eval.suite_unreadable": {
+        "en": "{path}: the suite cannot be read ({reason})",
+        "zh": "{path}：无法读取测试集（{reason}）",
+    },
+    "eval.suite_not_json": {"en": "{path}: not valid JSON: {error}", "zh": "{path}：不是有效的 JSON：{error}"},
+    "eval.suite_invalid": {"en": "{path}: {where}: {why}", "zh": "{path}：{where}：{why}"},
+    "eval.the_suite": {"en": "the suite", "zh": "测试集"},
+    "eval.name_twice": {
+        "en": "{path}: the case name {name} is used twice",
+        "zh": "{path}：用例名 {name} 用了两次",
+    },
+    "eval.bad_limit": {
+        "en": "{path}: cases.{index}.limits.{where}: {why}",
+        "zh": "{path}：cases.{index}.limits.{where}：{why}",
+    },
+    "eval.cannot_copy": {
+        "en": "{source}: orderbot eval runs each case on a copy of the orders, and a database server cannot be "
+        "copied; export the orders to a JSON file or a SQLite database and pass that",
+        "zh": "{source}：orderbot eval 在订单的副本上运行每个用例，而数据库服务器无法复制；"
+        "请把订单导出为 JSON 文件或 SQLite 数据库后再传入",
+    },
+    "eval.orders_unreadable": {
+        "en": "{path}: the orders source cannot be read ({reason})",
+        "zh": "{path}：无法读取订单数据（{reason}）",
     },
     "eval.orders_outside": {
         "en": "{path}: its orders '{orders}' are not a file in the suite's folder; a suite may only name orders "

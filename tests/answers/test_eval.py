@@ -152,6 +152,28 @@ def test_a_broken_suite_is_one_sentence_and_exit_6(tmp_path, content, message):
     assert message.lower() in result.output.lower() and "Traceback" not in result.output
 
 
+@pytest.mark.parametrize(
+    ("content", "chinese"),
+    [
+        ("{", "不是有效的 JSON"),
+        ('{"cases": []}', "cases：至少要有 1 项，而不是 0 项"),
+        ('{"cases": [{"name": "a", "question": "q"}, {"name": "a", "question": "r"}]}', "用例名 'a' 用了两次"),
+        ('{"cases": [{"name": "a", "question": "q", "limits": {"max_steps": 0}}]}', "cases.0.limits.max_steps："),
+    ],
+)
+def test_a_broken_suite_is_said_in_the_ui_language(tmp_path, content, chinese):
+    path = tmp_path / "suite.json"
+    path.write_text(content, encoding="utf-8")
+    result = cli("--lang", "zh", "eval", str(path))
+    assert result.exit_code == 6 and chinese in result.output, result.output
+    assert "suite" not in result.output.replace(str(path), ""), result.output  # orderbot's own words: none English
+
+
+def test_a_missing_suite_is_said_in_the_ui_language(tmp_path):
+    result = cli("--lang", "zh", "eval", str(tmp_path / "nothere.json"))
+    assert result.exit_code == 6 and "无法读取测试集" in result.output, result.output
+
+
 def test_the_default_suite_file_ships_with_the_package():
     pyproject = tomllib.loads((Path(__file__).parents[2] / "pyproject.toml").read_text(encoding="utf-8"))
     shipped = pyproject["tool"]["setuptools"]["package-data"]["orderbot.answers"]
