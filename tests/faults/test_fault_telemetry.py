@@ -2,7 +2,8 @@
 
 A loopback collector that hangs, answers slowly, answers 503, or is not there (a closed
 port): a real `orderbot ask` (offline) in a process of its own, where the exit flush
-runs, ends at most a second later than the same run against a collector that works, says
+runs, ends well before a collector that holds it could make it (SLOW - 1 s later, at most,
+than the same run against a collector that works: room for a loaded machine), says
 nothing of it on the terminal, and its log file holds the exporter's messages. The exit
 flush's bound is injected (0.2 s) so the measure leaves room for a loaded machine; the
 bound itself is checked in-process with a provider that never finishes, without waiting
@@ -32,6 +33,10 @@ from orderbot.telemetry import otel  # noqa: E402
 
 BOUND = 0.2  # the exit flush's bound in these runs (EXIT_FLUSH_SECONDS, injected)
 SLOW = 3.0  # seconds the slow collector takes to answer
+# How much later than a healthy run a run may end: a run that waited on its collector would
+# end SLOW (or, for a hang, the exporter's own timeout) later; whole processes on a loaded
+# machine vary by more than a second between runs, so the margin is not tighter.
+ALLOWED = SLOW - 1.0
 QUESTION = "ORD-1001 的详情"
 
 # `orderbot ...` with the exit flush's bound set first (the first argument).
@@ -158,7 +163,7 @@ def reference(tmp_path_factory) -> float:
 
 
 @pytest.mark.parametrize("mode", list(LOGGED))
-def test_a_failing_collector_costs_a_run_at_most_a_second_and_says_nothing(collector, reference, mode):
+def test_a_failing_collector_does_not_hold_the_run_and_says_nothing(collector, reference, mode):
     failing = collector(mode)
 
     seconds, done = ask_exporting_to(failing.url)
@@ -167,7 +172,7 @@ def test_a_failing_collector_costs_a_run_at_most_a_second_and_says_nothing(colle
     assert done.returncode == 0, done.stderr
     assert "ORD-1001" in done.stdout
     assert done.stderr == ""  # no "Failed to export spans batch", no "Transient error"
-    assert seconds - reference <= 1.0, f"{seconds:.2f} s, {reference:.2f} s with a collector that works"
+    assert seconds - reference <= ALLOWED, f"{seconds:.2f} s, {reference:.2f} s with a collector that works"
     assert LOGGED[mode] in log_text()
     assert mode == "refused" or failing.posts >= 1  # the spans were offered, in the background
 
