@@ -41,7 +41,6 @@ from orderbot.shops.session import open_session
 from orderbot.ui.escape import json_text  # --json: valid JSON, no raw controls
 from orderbot.ui.presentation import provider_text, resume_command, resume_hint, terminal_approver
 from orderbot.ui.render import TransitionView, json_document, make_console, print_header, print_outcome
-from orderbot.ui.team import queue_command, queue_hint
 from orderbot.ui.trace import TraceView
 
 HELP = COMMAND_HELP["ask"]
@@ -162,14 +161,10 @@ def _run(
             facts=not no_facts,
         )
         doc["base_url"] = where
-        doc["resume_command"] = (queue_command(state, shown) if store.shared else None) or resume_command(
-            state, where, limits=limits, runs=shown
-        )
+        doc["resume_command"] = resume_command(state, where, limits=limits, runs=shown, shared=store.shared)
         sys.stdout.write(json_text(doc) + "\n")
     else:
-        hint = (queue_hint(state, shown) if store.shared else None) or resume_hint(
-            state, where, limits=limits, runs=shown
-        )
+        hint = resume_hint(state, where, limits=limits, runs=shown, shared=store.shared)
         print_outcome(console, result, resume_hint=hint, facts=not no_facts)
     raise typer.Exit(code)
 

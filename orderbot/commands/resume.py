@@ -49,7 +49,6 @@ from orderbot.shops.source import source_identity
 from orderbot.ui.escape import json_text  # --json: valid JSON, no raw controls
 from orderbot.ui.presentation import provider_text, resume_command, resume_hint, terminal_approver
 from orderbot.ui.render import TransitionView, json_document, make_console, print_header, print_outcome
-from orderbot.ui.team import queue_command, queue_hint
 
 HELP = COMMAND_HELP["resume"]
 EPILOG = (
@@ -215,16 +214,12 @@ def settle(
         )
         doc["resumed"] = True
         doc["base_url"] = where
-        doc["resume_command"] = (queue_command(state, shown) if store.shared else None) or resume_command(
-            state, where, limits=limits, runs=shown
-        )
+        doc["resume_command"] = resume_command(state, where, limits=limits, runs=shown, shared=store.shared)
         if store.shared:
             doc["operator"] = store.operator
         sys.stdout.write(json_text(doc) + "\n")
     else:
-        hint = (queue_hint(state, shown) if store.shared else None) or resume_hint(
-            state, where, limits=limits, runs=shown
-        )
+        hint = resume_hint(state, where, limits=limits, runs=shown, shared=store.shared)
         print_outcome(console, result, resume_hint=hint, facts=not no_facts)
     raise typer.Exit(code)
 

@@ -57,15 +57,24 @@ def model_label(provider: str, model_name: str) -> str:
 
 
 def resume_command(
-    state: RunState, base_url: str | None = None, *, limits: Limits | None = None, runs: str | None = None
+    state: RunState,
+    base_url: str | None = None,
+    *,
+    limits: Limits | None = None,
+    runs: str | None = None,
+    shared: bool = False,
 ) -> str | None:
     """The exact command that continues a stopped run: a paused one is approved (the same
-    with --reject refuses it); one stopped at a limit or by Ctrl-C goes on with a larger
-    budget than `limits`, the run's own (without them, only a pause has a command). It
-    names the server the run used (`base_url`, stripped), so it is plain where the
-    conversation will be sent; resume uses the recorded one anyway. `runs`: the --runs
-    the command was given (without a password), so the resume finds the run."""
+    with --reject refuses it), on a store a team shares through its queue (`shared`); one
+    stopped at a limit or by Ctrl-C goes on with a larger budget than `limits`, the run's
+    own (without them, only a pause has a command). It names the server the run used
+    (`base_url`, stripped), so it is plain where the conversation will be sent; resume uses
+    the recorded one anyway. `runs`: the --runs the command was given (without a
+    password), so the resume finds the run."""
     reason = state.stop_reason
+    store = f" --runs {shlex.quote(runs)}" if runs else ""
+    if reason is StopReason.AWAITING_APPROVAL and shared:  # another desk settles it: ORDERBOT_RUNS, or --runs
+        return f"orderbot approvals approve {state.run_id}{store}"
     if reason is StopReason.AWAITING_APPROVAL:
         action = " --approve"
     elif reason in CONTINUABLE and limits is not None:
@@ -74,7 +83,6 @@ def resume_command(
         return None
     user = f" --user {shlex.quote(state.user)}" if state.user and not state.signed_in else ""
     server = f" --base-url {shlex.quote(base_url)}" if base_url else ""
-    store = f" --runs {shlex.quote(runs)}" if runs else ""
     command = f"orderbot resume {state.run_id}{action}{user}{server}{store}"
     if reason is StopReason.RESPONSE_TOO_LARGE:  # its cap has no flag: the environment sets it
         command = f"{SPEC_OF['max_response_chars'].env}={larger(limits, 'max_response_chars')} {command}"
@@ -107,13 +115,20 @@ def more_budget(state: RunState, limits: Limits) -> str:
 
 
 def resume_hint(
-    state: RunState, base_url: str | None = None, *, limits: Limits | None = None, runs: str | None = None
+    state: RunState,
+    base_url: str | None = None,
+    *,
+    limits: Limits | None = None,
+    runs: str | None = None,
+    shared: bool = False,
 ) -> str | None:
-    command = resume_command(state, base_url, limits=limits, runs=runs)
+    command = resume_command(state, base_url, limits=limits, runs=runs, shared=shared)
     if command is None:
         return None
     if state.stop_reason is not StopReason.AWAITING_APPROVAL:
         return command
+    if shared:
+        return f"{command}   {t('approvals.or_reject')}"
     return f"{command}{RESUME_ASIDE}{t('outcome.or_reject')}"
 
 

@@ -8,7 +8,6 @@ each cell is built as `Text(visible(value, one_line=True))`, never as markup.
 
 from __future__ import annotations
 
-import shlex
 from collections.abc import Iterable
 
 from rich import box
@@ -44,20 +43,6 @@ def _table(plain: bool) -> Table:
         pad_edge=not plain,
         header_style="" if plain else "bold",
     )
-
-
-def queue_command(state, runs_flag: str | None) -> str | None:
-    """The command another desk settles a paused run with, when runs are shared: `--runs`
-    only when this command was given it (without a password), else ORDERBOT_RUNS names it."""
-    if str(state.stop_reason) != "awaiting_approval":
-        return None
-    runs = f" --runs {shlex.quote(runs_flag)}" if runs_flag else ""
-    return f"orderbot approvals approve {state.run_id}{runs}"
-
-
-def queue_hint(state, runs_flag: str | None) -> str | None:
-    command = queue_command(state, runs_flag)
-    return f"{command}   {t('approvals.or_reject')}" if command else None
 
 
 STACKED_BELOW = 120  # columns: narrower, a terminal's rows take a few lines so ids and times stay whole
