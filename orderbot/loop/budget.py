@@ -68,8 +68,10 @@ class Budget:
         against the time limit nor in the time shown, so what is shown is what is checked."""
         self.excluded += seconds
 
-    def left(self) -> dict:
-        limits, seconds = self.limits, self.remaining()
+    def left(self, elapsed: float | None = None) -> dict:
+        """What is left of each limit (`elapsed`: the run's time, when already read)."""
+        limits = self.limits
+        seconds = limits.timeout - (self.elapsed() if elapsed is None else elapsed)
         return {
             "steps": limits.max_steps - self.steps,
             "tool_calls": limits.max_tool_calls - self.calls,

@@ -24,13 +24,12 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from pydantic_core import from_json
 
 from orderbot.errors import ModelError, ModelTimeout
-from orderbot.i18n import t
+from orderbot.i18n.catalogue import MESSAGES
 from orderbot.loop.budget import Budget, LimitExceeded, Limits
 from orderbot.loop.items import FunctionCall, FunctionCallOutput, text_chars
 from orderbot.loop.limits import StopReason
@@ -154,7 +153,7 @@ class Engine:
             state.output_tokens = (state.output_tokens or 0) + turn.usage.output_tokens
         if turn.server_model:
             state.server_model, state.system_fingerprint = turn.server_model, turn.fingerprint
-        shown = [Shown.of(call) for call in turn.calls]
+        shown = tuple(map(Shown.of, turn.calls))
         data = self._turn_data(request, turn, self.clock() - began, shown)
         try:
             budget.check_response(turn.size, turn.oversize)
@@ -178,15 +177,15 @@ class Engine:
         self._emit(step, Event.PROPOSED, "; ".join(s.line for s in shown), data, label)
         budget.calls += len(turn.calls)
         state.tool_calls += len(turn.calls)
-        return Proposal(turn.calls)
+        return Proposal(turn.calls, shown)
 
-    def _turn_data(self, request: ModelRequest, turn: Turn, seconds: float, shown: list[Shown]) -> dict:
+    def _turn_data(self, request: ModelRequest, turn: Turn, seconds: float, shown: tuple[Shown, ...]) -> dict:
         """What was sent and what came back, for --json, --trace and the record."""
         return {
             "sent": {
                 "items": len(request.items),
                 "chars": sum(map(text_chars, request.items)),
-                "tools": [t["name"] for t in request.tools],
+                "tools": list(self.toolbox.names),
             },
             "request_ms": round(seconds * 1000, 1),
             "usage": None
@@ -210,7 +209,7 @@ class Engine:
         outputs: list[FunctionCallOutput] = []
         waiting: list[tuple[PendingCall, FunctionCall]] = []
         self._handed_off: str | None = None
-        for index, call in enumerate(proposal.calls):
+        for index, (call, shown) in enumerate(zip(proposal.calls, proposal.shown, strict=True)):
             try:
                 self._budget.check_before_tool_call()
             except LimitExceeded as exceeded:
@@ -218,15 +217,15 @@ class Engine:
             ctx = self._context(step)  # made per call: a sign-in earlier in this round names the customer
             prepared = self.toolbox.prepare(call, ctx)
             if isinstance(prepared, Refused):
-                output = self._observe(step, call, prepared.decision, prepared.envelope, Event.REFUSED)
+                output = self._observe(step, shown, prepared.decision, prepared.envelope, Event.REFUSED)
             elif prepared.tool.side_effect:
                 pending = self._pending(step, prepared, ctx)
                 if self.approver is None:
                     waiting.append((pending, call))
                     continue
-                output = self._decide(step, prepared, ctx, self._ask(pending))
+                output = self._decide(step, prepared, shown, ctx, self._ask(pending))
             else:
-                output = self._run_call(step, prepared, ctx)
+                output = self._run_call(step, prepared, shown, ctx)
             outputs.append(output)
             state.items.append(output)  # now, so a stop later in this round keeps it
             if self._handed_off is not None:
@@ -239,8 +238,16 @@ class Engine:
             pending = {"pending": [p.model_dump() for p in state.pending]}
             self._emit(step, Event.AWAITING_APPROVAL, names, pending, _english("event.awaiting_approval"))
             return Stop(StopReason.AWAITING_APPROVAL, "; ".join(p.description for p in state.pending))
-        self._emit(step, Event.RETURNED, _results_text(outputs), _results_counts(outputs))
+        self._returned(step, outputs)
         return None
+
+    def _returned(self, step: int, outputs: list[FunctionCallOutput]) -> None:
+        """The results went back to the model: how many, and how many of them were ok."""
+        count, ok = len(outputs), sum(1 for o in outputs if o.output.startswith('{"ok":true'))
+        detail = _english(
+            "detail.returned_one" if count == 1 else "detail.returned", count=count, ok=ok, failed=count - ok
+        )
+        self._emit(step, Event.RETURNED, detail, {"results": count, "ok": ok})
 
     def _context(self, step: int | None = None) -> ToolContext:
         state = self._state
@@ -268,14 +275,14 @@ class Engine:
         for pending in state.pending:
             ctx = self._context(pending.step)
             call = FunctionCall(call_id=pending.call_id, name=pending.name, arguments=pending.arguments)
-            prepared = self.toolbox.prepare(call, ctx)
+            prepared, shown = self.toolbox.prepare(call, ctx), Shown.of(call)
             if isinstance(prepared, Refused):
-                outputs.append(self._observe(pending.step, call, prepared.decision, prepared.envelope, Event.REFUSED))
+                outputs.append(self._observe(pending.step, shown, prepared.decision, prepared.envelope, Event.REFUSED))
             else:
-                outputs.append(self._decide(pending.step, prepared, ctx, approve))
+                outputs.append(self._decide(pending.step, prepared, shown, ctx, approve))
         state.pending = []
         state.items.extend(outputs)
-        self._emit(state.steps, Event.RETURNED, _results_text(outputs), _results_counts(outputs))
+        self._returned(state.steps, outputs)
         return None
 
     def _answer_dangling_calls(self) -> None:
@@ -294,19 +301,21 @@ class Engine:
         envelope = fail("not_executed", "this call was not executed: the run stopped at a limit before it ran")
         state.items.extend(FunctionCallOutput(call_id=c.call_id, output=envelope_text(envelope)) for c in missing)
 
-    def _decide(self, step: int, prepared: Prepared, ctx: ToolContext, approved: bool) -> FunctionCallOutput:
+    def _decide(
+        self, step: int, prepared: Prepared, shown: Shown, ctx: ToolContext, approved: bool
+    ) -> FunctionCallOutput:
         if approved:
-            return self._run_call(step, prepared, ctx, Event.APPROVED)
+            return self._run_call(step, prepared, shown, ctx, Event.APPROVED)
         envelope = fail("rejected", "the person did not approve this action; nothing was done")
-        return self._observe(step, prepared.call, "rejected", envelope, Event.REJECTED)
+        return self._observe(step, shown, "rejected", envelope, Event.REJECTED)
 
     def _run_call(
-        self, step: int, prepared: Prepared, ctx: ToolContext, kind: Event = Event.EXECUTED
+        self, step: int, prepared: Prepared, shown: Shown, ctx: ToolContext, kind: Event = Event.EXECUTED
     ) -> FunctionCallOutput:
         began = self.clock()
         outcome = self.toolbox.run(prepared, ctx)
         ms = round((self.clock() - began) * 1000, 1)
-        output = self._observe(step, prepared.call, "executed", outcome.envelope, kind, ms)
+        output = self._observe(step, shown, "executed", outcome.envelope, kind, ms)
         if outcome.signed_in is not None and self._state.user is None:
             self._sign_in(step, outcome.signed_in, prepared.tool.name)
         if outcome.handed_off is not None:
@@ -323,13 +332,13 @@ class Engine:
         self._emit(step, Event.SIGNED_IN, detail, data, _english("event.signed_in"))
 
     def _observe(
-        self, step: int, call: FunctionCall, decision: str, envelope: dict, kind: Event, ms: float | None = None
+        self, step: int, shown: Shown, decision: str, envelope: dict, kind: Event, ms: float | None = None
     ) -> FunctionCallOutput:
         # Cut once, here: the model, the record, transitions and --json all see the same
         # bounded result, and the record still matches what the model was sent.
         envelope, text = capped(envelope)
+        call = shown.call
         self._state.calls.append(_call_record(step, call, decision, envelope))
-        shown = Shown.of(call)
         self._emit(
             step,
             kind,
@@ -383,8 +392,9 @@ class Engine:
         source: Phase | None = None,
     ) -> None:
         budget = self._budget
+        elapsed = budget.elapsed()  # one reading: the time shown and the time left agree
         if data is not None:
-            data = {**data, "budget_left": budget.left()}
+            data = {**data, "budget_left": budget.left(elapsed)}
         from_, to = PHASES[kind]
         transition = Transition(
             step,
@@ -392,7 +402,7 @@ class Engine:
             to,
             label or str(kind),
             detail,
-            budget.elapsed(),
+            elapsed,
             budget.steps,
             budget.calls,
             kind,
@@ -402,15 +412,7 @@ class Engine:
             observer(transition, self._state)
 
 
-@dataclass(frozen=True, slots=True)
-class Proposal:
-    """What a plan decided when it did not stop the run: the calls to act on, as shown."""
-
-    calls: tuple[FunctionCall, ...]
-
-
-@dataclass(frozen=True, slots=True)
-class Shown:
+class Shown(NamedTuple):
     """One call as transitions show it: `data` for --json, --trace and the record, `line`
     for tables and stop messages (describe_call)."""
 
@@ -437,6 +439,14 @@ class Shown:
         return cls(call, data, describe_call(call.name, arguments if isinstance(arguments, dict) else raw))
 
 
+class Proposal(NamedTuple):
+    """What a plan decided when it did not stop the run: the calls to act on, and each as
+    shown (parsed once, for the proposal's transition and for each call's)."""
+
+    calls: tuple[FunctionCall, ...]
+    shown: tuple[Shown, ...]
+
+
 def _call_record(step: int, call: FunctionCall, decision: str, result: dict | None = None) -> CallRecord:
     """The record of one call (only executed, refused and rejected calls have a result)."""
     return CallRecord(
@@ -449,17 +459,7 @@ def _call_record(step: int, call: FunctionCall, decision: str, result: dict | No
     )
 
 
-def _results_counts(outputs: list[FunctionCallOutput]) -> dict:
-    """How many results went back to the model, and how many of them were ok."""
-    return {"results": len(outputs), "ok": sum(1 for o in outputs if o.output.startswith('{"ok":true'))}
-
-
-def _results_text(outputs: list[FunctionCallOutput]) -> str:
-    count, ok = len(outputs), _results_counts(outputs)["ok"]
-    return _english("detail.returned_one" if count == 1 else "detail.returned", count=count, ok=ok, failed=count - ok)
-
-
 def _english(message_id: str, /, **params: object) -> str:
     """A label or detail in the catalogue's English, as records and --json keep them; a
     person's table says the same in the UI language, from the transition's kind and data."""
-    return t(message_id, lang="en", **params)
+    return MESSAGES[message_id]["en"].format_map(params)

@@ -198,8 +198,7 @@ def user_message(text: str) -> Item:
 
 def new_run_id(now: float | None = None) -> str:
     """Short and sortable: UTC time to the second, then four random hex digits."""
-    second = time.gmtime(int(now if now is not None else time.time()))
-    return f"{time.strftime('%y%m%d-%H%M%S', second)}-{os.urandom(2).hex()}"
+    return time.strftime("%y%m%d-%H%M%S-", time.gmtime(now)) + os.urandom(2).hex()
 
 
 Observer = Callable[[Transition, RunState], None]
@@ -236,8 +235,7 @@ def summarize_result(envelope: dict, limit: int = 120) -> str:
     return cut(text, limit)
 
 
-@dataclass(frozen=True, slots=True)
-class Stop:
+class Stop(NamedTuple):
     """A round's outcome when the run ends (or pauses) there."""
 
     reason: StopReason

@@ -16,7 +16,7 @@ import re
 import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from pydantic import BaseModel, ValidationError
 from pydantic_core import PydanticSerializationError, to_json
@@ -58,9 +58,9 @@ ONE_CUSTOMER = (
 )
 
 
-@dataclass(frozen=True)
-class ToolContext:
-    """What a tool may know about the session: who is asking and under which run."""
+class ToolContext(NamedTuple):
+    """What a tool may know about the session: who is asking and under which run. A named
+    tuple, as the engine's other values made for every call (orderbot.models.base)."""
 
     user: str | None
     run_id: str
@@ -74,7 +74,6 @@ class ToolContext:
     step: int | None = None
 
     def for_call(self, call_id: str) -> ToolContext:
-        # By name, not dataclasses.replace: made for every call, and replace inspects the class each time.
         return ToolContext(
             user=self.user, run_id=self.run_id, call_id=call_id, time_left=self.time_left, step=self.step
         )
@@ -151,8 +150,7 @@ class HandedOff:
     data: Any
 
 
-@dataclass(frozen=True, slots=True)
-class Outcome:
+class Outcome(NamedTuple):
     """What running a call came to: the envelope the model gets, and whether the call signed
     a customer in or handed the run off (the engine acts on both; no tool changes the run)."""
 
@@ -319,8 +317,7 @@ def validation_message(exc: ValidationError, limit: int = 3) -> str:
 # ---- the whitelist ------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
-class Prepared:
+class Prepared(NamedTuple):
     """A call that passed every check dispatch can make without running it."""
 
     call: FunctionCall
@@ -351,6 +348,7 @@ class Toolbox:
                 raise ConfigError(f"tool {tool.name!r} is registered twice")
             self._tools[tool.name] = tool
         self.specs = [tool.spec for tool in tools]
+        self.names = tuple(self._tools)  # in the order the model is told about them
         self.versions = {tool.name: tool.version for tool in tools}
         lookups = [tool.name for tool in tools if tool.sign_in_with]
         self._sign_in_hint = (

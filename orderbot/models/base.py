@@ -4,14 +4,15 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
-from typing import Protocol
+from typing import NamedTuple, Protocol
 
 from orderbot.loop.items import FunctionCall, Item, Message
 
+# The values below are named tuples: frozen, and made for every model request at a
+# tuple's cost (a frozen dataclass sets each of its fields through object.__setattr__).
 
-@dataclass(frozen=True)
-class ModelRequest:
+
+class ModelRequest(NamedTuple):
     instructions: str
     items: Sequence[Item]
     tools: Sequence[dict]
@@ -24,37 +25,49 @@ class ModelRequest:
     on_retry: Callable[[str, float, int, int], None] | None = None
 
 
-@dataclass(frozen=True)
-class Usage:
+class Usage(NamedTuple):
     input_tokens: int = 0
     output_tokens: int = 0
 
 
-@dataclass(frozen=True)
-class Turn:
-    """What the model said in one request: output items in order, plus usage."""
-
+class _TurnFields(NamedTuple):
     items: tuple[Item, ...]
-    usage: Usage | None = None
-    truncated: bool = False  # the server stopped at its output limit: text and calls may be cut
-    server_model: str | None = None  # the model name the server says answered
-    fingerprint: str | None = None  # Chat Completions' system_fingerprint, when sent
-    received_bytes: int | None = None  # of a streamed response, as read from the server
+    usage: Usage | None
+    truncated: bool  # the server stopped at its output limit: text and calls may be cut
+    server_model: str | None  # the model name the server says answered
+    fingerprint: str | None  # Chat Completions' system_fingerprint, when sent
+    received_bytes: int | None  # of a streamed response, as read from the server
     # Set when one event of a stream, or a whole body, passed this many bytes unfinished:
     # more than a response within the size cap can take, so reading stopped there.
-    oversize: int | None = None
-    calls: tuple[FunctionCall, ...] = field(init=False)
-    text: str = field(init=False)
+    oversize: int | None
+    calls: tuple[FunctionCall, ...]  # derived from the items
+    text: str  # the assistant messages' text, derived from the items
 
-    def __post_init__(self) -> None:
-        calls, texts = [], []  # one pass over the items: a turn is made for every model request
-        for item in self.items:
+
+class Turn(_TurnFields):
+    """What the model said in one request: output items in order, plus usage. Its calls and
+    text are derived from the items once, when it is made (`_replace` keeps them)."""
+
+    __slots__ = ()
+
+    def __new__(
+        cls,
+        items: tuple[Item, ...],
+        usage: Usage | None = None,
+        truncated: bool = False,
+        server_model: str | None = None,
+        fingerprint: str | None = None,
+        received_bytes: int | None = None,
+        oversize: int | None = None,
+    ) -> Turn:
+        calls, texts = [], []  # one pass over the items
+        for item in items:
             if isinstance(item, FunctionCall):
                 calls.append(item)
             elif isinstance(item, Message) and item.role == "assistant":
                 texts.append(item.content)
-        object.__setattr__(self, "calls", tuple(calls))  # derived once, as the frozen fields are set
-        object.__setattr__(self, "text", "\n".join(texts))
+        fields = (items, usage, truncated, server_model, fingerprint, received_bytes, oversize)
+        return super().__new__(cls, *fields, tuple(calls), "\n".join(texts))
 
     @property
     def size(self) -> int:

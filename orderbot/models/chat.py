@@ -16,7 +16,6 @@ import json
 import logging
 import re
 from collections.abc import Sequence
-from dataclasses import replace
 from itertools import count
 from typing import Any
 
@@ -135,10 +134,10 @@ class ChatModel:
         reply = ChatStream()
         ending = read_events(stream, reply.add, lambda: reply.size, self.max_chars, on_text)
         if ending == "cut":
-            return replace(reply.partial(), received_bytes=bytes_read(stream))
+            return reply.partial()._replace(received_bytes=bytes_read(stream))
         if ending == "closed" and reply.finish is None:
             raise IncompleteReply("the model service ended the stream before the response was complete")
-        return replace(to_turn(reply.completion(), self._new_id), received_bytes=bytes_read(stream))
+        return to_turn(reply.completion(), self._new_id)._replace(received_bytes=bytes_read(stream))
 
 
 class ChatStream:

@@ -16,7 +16,6 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Iterable, Sequence
-from dataclasses import replace
 from typing import Any
 
 from orderbot.errors import EmptyReply, IncompleteReply, ModelResponseError
@@ -127,11 +126,11 @@ class ResponsesModel:
             return to_turn(as_dict(whole_body(stream, self.max_chars)))
         events = ResponseStream()
         if read_events(stream, events.add, lambda: events.size, self.max_chars, on_text) == "cut":
-            return replace(events.partial(), received_bytes=bytes_read(stream)), []
+            return events.partial()._replace(received_bytes=bytes_read(stream)), []
         if events.final is None:
             raise IncompleteReply("the model service ended the stream before the response was complete")
         turn, originals = to_turn(events.final)
-        return replace(turn, received_bytes=bytes_read(stream)), originals
+        return turn._replace(received_bytes=bytes_read(stream)), originals
 
     def _original(self, item: Item) -> dict | None:
         kept = self._sent.get(id(item))

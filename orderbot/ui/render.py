@@ -314,7 +314,9 @@ class TransitionView:
         self._live_from = 0  # rows before this stay on screen from before a pause
         # Asked once: Rich works it out from the environment and the file on every call.
         self._draws_live = enabled and console.is_terminal
-        self._waiting = Waiting(console)  # the request in flight: spinner, clock, retry, streamed text
+        # The request in flight (spinner, clock, retry, streamed text): only a view that
+        # draws live shows it, and only such a view wraps the model to feed it (watch).
+        self._waiting = Waiting(console) if self._draws_live else None
 
     def __call__(self, transition: Transition, state: RunState) -> None:
         self.transitions.append(transition)

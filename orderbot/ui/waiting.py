@@ -20,7 +20,6 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import replace
 
 from rich import box
 from rich.console import Console, Group, RenderableType
@@ -130,7 +129,7 @@ class _Watched:
 
     def respond(self, request):
         with self._view.waiting(request.timeout):
-            return self._model.respond(replace(request, on_retry=self._view.retrying, on_text=self._view.streamed))
+            return self._model.respond(request._replace(on_retry=self._view.retrying, on_text=self._view.streamed))
 
     def __getattr__(self, name: str):
         return getattr(self._model, name)
