@@ -29,7 +29,8 @@ from orderbot.runner import Runner
 from orderbot.runs.store import RunStore
 from orderbot.settings import load_settings
 from orderbot.ui.escape import json_text
-from orderbot.ui.render import make_console, print_eval
+from orderbot.ui.evaluation import print_eval
+from orderbot.ui.render import make_console
 
 HELP = COMMAND_HELP["eval"]
 EPILOG = "Example: orderbot eval --provider chat --base-url http://127.0.0.1:8080/v1 --jobs 2"
