@@ -72,6 +72,73 @@ def test_the_circle_finder_finds_a_circle():
     assert find_circle({"a": {"b"}, "b": set()}) is None
 
 
+# Private names taken from another package on purpose, and why.
+PRIVATE_ALLOWED = {
+    # typer vendors click and re-exports only BadParameter; cli.py words Click's usage errors itself.
+    "typer._click.exceptions": "NoSuchOption, MissingParameter and UsageError have no public home in typer",
+}
+
+
+def is_private(part: str) -> bool:
+    return part.startswith("_") and not (part.startswith("__") and part.endswith("__"))
+
+
+def owner_of(parts: list[str]) -> str:
+    """The package a private name belongs to: the package it is in, or the package of the
+    module it is in (a module's sibling may use what the module keeps to itself)."""
+    owner = ".".join(parts)
+    if owner in MODULES and MODULES[owner].name != "__init__.py":
+        return owner.rpartition(".")[0]
+    return owner
+
+
+def private_imports(name: str, path: Path) -> list[str]:
+    """The underscore names (or names below an underscore module) that module `name` imports
+    from outside its own package."""
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            dotted = [(node.module, f"{node.module}.{alias.name}") for alias in node.names]
+        elif isinstance(node, ast.Import):
+            dotted = [(alias.name, alias.name) for alias in node.names]
+        else:
+            continue
+        for module, full in dotted:
+            parts = full.split(".")
+            private = next((i for i, part in enumerate(parts) if is_private(part)), None)
+            if private is None or module in PRIVATE_ALLOWED:
+                continue
+            owner = owner_of(parts[:private])
+            if package != owner and not package.startswith(owner + "."):
+                found.append(f"{name} imports {full}")
+    return found
+
+
+def test_no_module_imports_another_packages_private_names():
+    """A name with a leading underscore is its package's to change: a module of another
+    package that imports it breaks unseen when it does. What two packages share has a
+    public name in a module of its own (orderbot.shops.postgres_access, say)."""
+    found = [line for name, path in MODULES.items() for line in private_imports(name, path)]
+    assert found == []
+
+
+def test_the_private_import_check_sees_one(tmp_path):
+    plain = tmp_path / "plain.py"
+    plain.write_text("from orderbot.shops.sample.stores.postgres import _native\n")
+    assert private_imports("orderbot.shops.retail.postgres", plain) == [
+        "orderbot.shops.retail.postgres imports orderbot.shops.sample.stores.postgres._native"
+    ]
+    private_module = tmp_path / "module.py"
+    private_module.write_text("from orderbot.models._http import Classifier\nimport orderbot.models._http\n")
+    assert private_imports("orderbot.models.chat", private_module) == []  # its own package's
+    assert len(private_imports("orderbot.runs.postgres", private_module)) == 2
+    sibling = tmp_path / "sibling.py"
+    sibling.write_text("from orderbot.loop.state import _stop\n")
+    assert private_imports("orderbot.loop.engine", sibling) == []
+    assert private_imports("orderbot.ui.render", sibling) == ["orderbot.ui.render imports orderbot.loop.state._stop"]
+
+
 def test_every_module_imports_on_its_own():
     """Each module in a fresh set of orderbot modules (one process, for speed): a module
     that only works when another was imported first fails here."""

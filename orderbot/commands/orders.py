@@ -96,9 +96,10 @@ def import_(
         if target.kind == "sqlite":
             import_orders = sqlite.import_orders
         else:
-            from orderbot.shops.sample.stores import postgres  # psycopg: the postgres extra
+            from orderbot.shops.postgres_access import connect  # psycopg: the postgres extra
+            from orderbot.shops.sample.stores import postgres
 
-            postgres.connect(target).close()  # a wrong password says so before a long validation
+            connect(target).close()  # a wrong password says so before a long validation
             import_orders = postgres.import_orders
         began = time.monotonic()
         err = Console(stderr=True, highlight=False)  # progress goes to stderr: stdout stays clean
@@ -134,9 +135,9 @@ def _import_shop(path, target, *, replace: bool, json_out: bool) -> None:
     from orderbot.shops.retail.transfer import import_file  # a store: lazy, as the others
 
     if target.kind == "postgres":
-        from orderbot.shops.sample.stores import postgres  # psycopg: the postgres extra
+        from orderbot.shops.postgres_access import connect  # psycopg: the postgres extra
 
-        postgres.connect(target).close()  # a wrong password says so before a long validation
+        connect(target).close()  # a wrong password says so before a long validation
     began = time.monotonic()
     err = Console(stderr=True, highlight=False)  # progress goes to stderr: stdout stays clean
     if not json_out and err.is_terminal:

@@ -26,7 +26,7 @@ from typing import Any
 from orderbot.errors import ConfigError, RecordError
 from orderbot.i18n import t
 from orderbot.runs.sql import SqlRunStore
-from orderbot.shops.sample.stores.postgres import INSTALL, connect
+from orderbot.shops.postgres_access import INSTALL, connect, native_sql
 from orderbot.shops.source import parse_source
 from orderbot.text import cut
 
@@ -114,11 +114,6 @@ def _psycopg():
     return psycopg
 
 
-def _native(sql: str) -> str:
-    """orderbot's SQL uses sqlite3's `?`; psycopg wants `%s`."""
-    return sql.replace("?", "%s")
-
-
 class PostgresRunStore(SqlRunStore):
     key_type, real_type, seq_type = 'TEXT COLLATE "C"', "DOUBLE PRECISION", "BIGINT"
 
@@ -146,7 +141,7 @@ class PostgresRunStore(SqlRunStore):
         return RecordError(t("runs.store_failed", where=self.where, why=type(exc).__name__))
 
     def _execute(self, sql: str, params: tuple):
-        return self.connection.execute(_native(sql), params or None)
+        return self.connection.execute(native_sql(sql), params or None)
 
     def _rows(self, sql: str, params: tuple = ()) -> list[tuple]:
         try:

@@ -82,10 +82,11 @@ def open_shop_store(source: Source, *, writable: bool = True) -> tuple[ShopName,
         if holds_retail:
             return "retail", retail.SqliteRetailStore.open(source, connection, writable=writable)
         return "sample", sample.SqliteStore.open(source, connection)
+    from orderbot.shops.postgres_access import connect
     from orderbot.shops.retail import postgres as retail
     from orderbot.shops.sample.stores import postgres as sample
 
-    connection = sample.connect(source)
+    connection = connect(source)
     try:
         holds_retail = retail.holds_retail(connection)
     except Exception as exc:  # psycopg's errors: the module is optional, imported by connect

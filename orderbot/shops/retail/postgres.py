@@ -6,18 +6,19 @@ bounded by what is left of the run (statement_timeout, set for the statement's o
 transaction and renewed before each statement of a write). A write reads the rows it
 compares with SELECT ... FOR UPDATE, so a concurrent writer of the same record waits and
 then sees the new one; two writes of the same call key meet on the ledger's primary key.
-The URL's password is used to connect and nowhere else (the sample store's `connect`).
+The URL's password is used to connect and nowhere else (orderbot.shops.postgres_access.connect).
 """
 
 from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import AbstractContextManager, contextmanager
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from orderbot.errors import ConfigError
+from orderbot.shops.postgres_access import connect, copy_rows, limit_statements, load_psycopg, native_sql, tool_errors
 from orderbot.shops.retail.data import Order, Product, User, Variant
 from orderbot.shops.retail.sql import (
     ITEM_COLUMNS,
@@ -33,7 +34,6 @@ from orderbot.shops.retail.sql import (
     fill,
 )
 from orderbot.shops.retail.sqlite import check_version
-from orderbot.shops.sample.stores.postgres import _native, _psycopg, connect, limit_statements, tool_errors
 from orderbot.shops.sample.stores.sql import TABLES as SAMPLE_TABLES  # an import replaces the sample shop too
 
 if TYPE_CHECKING:
@@ -62,12 +62,12 @@ class PostgresRetailStore(SqlRetailStore):
     def __init__(self, source: Source, connection: Any, *, writable: bool = True) -> None:
         super().__init__(source.shown, writable=writable)
         self.connection = connection
-        self._psycopg = _psycopg()
+        self._psycopg = load_psycopg()
 
     @classmethod
     def open(cls, source: Source, connection: Any = None, *, writable: bool = True) -> PostgresRetailStore:
         """The store over the database, or over `connection` to it when the caller has one."""
-        psycopg = _psycopg()
+        psycopg = load_psycopg()
         connection = connection or connect(source)
         try:
             version = connection.execute(f"SELECT version FROM {SCHEMA_TABLE}").fetchone()
@@ -96,10 +96,10 @@ class PostgresRetailStore(SqlRetailStore):
     def _rows(self, sql: str, params: tuple = (), *, timeout: float | None = None) -> list[tuple]:
         with self._errors():
             if timeout is None:
-                return self.connection.execute(_native(sql), params).fetchall()
+                return self.connection.execute(native_sql(sql), params).fetchall()
             with self.connection.transaction():
                 limit_statements(self.connection, timeout)
-                return self.connection.execute(_native(sql), params).fetchall()
+                return self.connection.execute(native_sql(sql), params).fetchall()
 
     @contextmanager
     def _transaction(self, timeout: float | None) -> Iterator[Callable]:
@@ -109,7 +109,7 @@ class PostgresRetailStore(SqlRetailStore):
         def run(sql: str, params: tuple):
             if deadline is not None:  # what is left now, not what was left when the write began
                 limit_statements(connection, deadline - time.monotonic())
-            return connection.execute(_native(sql), params)
+            return connection.execute(native_sql(sql), params)
 
         with self._errors(), connection.transaction():
             yield run
@@ -133,7 +133,7 @@ def import_shop(
     """Write the records in one transaction (COPY, chunk by chunk; sql.fill): all of them
     or none. Refuses a database that already holds a shop (retail or the sample's orders)
     unless `replace`."""
-    psycopg = _psycopg()
+    psycopg = load_psycopg()
     connection = connect(source)
     try:
         with connection.transaction(), connection.cursor() as cursor:
@@ -143,8 +143,8 @@ def import_shop(
             for table in (*TABLES, *SAMPLE_TABLES):
                 connection.execute(f"DROP TABLE IF EXISTS {table} CASCADE")
             return fill(
-                lambda sql, params: connection.execute(_native(sql), params),
-                lambda kind, rows: _copy(cursor, *COPIES[kind], rows),
+                lambda sql, params: connection.execute(native_sql(sql), params),
+                lambda kind, rows: copy_rows(cursor, *COPIES[kind], rows),
                 records,
                 key_type='TEXT COLLATE "C"',
                 orphan=orphan,
@@ -167,9 +167,3 @@ def held_records(connection: Any) -> str | None:
             count = connection.execute(f"SELECT count(*) FROM {table}").fetchone()[0]
             counts.append(f"{count:,} {what}")
     return " and ".join(counts) or None
-
-
-def _copy(cursor, table: str, columns: Sequence[str], rows) -> None:
-    with cursor.copy(f"COPY {table} ({', '.join(columns)}) FROM STDIN") as copy:
-        for row in rows:
-            copy.write_row(row)

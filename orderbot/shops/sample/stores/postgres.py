@@ -10,13 +10,12 @@ name the place by `Source.shown`, the URL without it.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
-from functools import lru_cache
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from orderbot.errors import ConfigError, ToolError
+from orderbot.errors import ConfigError
 from orderbot.i18n import t
+from orderbot.shops.postgres_access import connect, copy_rows, limit_statements, load_psycopg, native_sql, tool_errors
 from orderbot.shops.sample.model import Order
 from orderbot.shops.sample.stores.sql import (
     INDEXES,
@@ -36,88 +35,21 @@ if TYPE_CHECKING:  # at run time the package imports this module (open_store): n
 
 log = logging.getLogger("orderbot")
 
-INSTALL = "PostgreSQL orders need psycopg, which is not installed: pip install 'orderbot[postgres]'"
-CONNECT_SECONDS = 5
 CHUNK = 10_000  # orders per COPY round during an import (and per progress report)
 TIMED_OUT = "the orders database did not answer within the run's time limit; nothing was changed"
 UNAVAILABLE = "the orders database cannot be used right now; nothing was changed"
-
-
-def _psycopg():
-    try:
-        import psycopg
-    except ImportError:
-        raise ConfigError(INSTALL) from None
-    return psycopg
-
-
-@lru_cache(maxsize=64)
-def _native(sql: str) -> str:
-    """orderbot's SQL uses sqlite3's `?`; psycopg wants `%s`."""
-    return sql.replace("?", "%s")
-
-
-def connect(source: Source) -> Any:
-    """A connection in autocommit mode, or ConfigError with one sentence that never holds
-    the password."""
-    psycopg = _psycopg()
-    try:
-        return psycopg.connect(
-            source.url, autocommit=True, connect_timeout=CONNECT_SECONDS, application_name="orderbot"
-        )
-    except psycopg.ProgrammingError:
-        raise ConfigError(f"{source.shown}: not a valid PostgreSQL URL (postgresql://user@host:5432/db)") from None
-    except psycopg.Error as exc:
-        hint = t("orders.encode_password") if source.unencoded_credentials else ""
-        raise ConfigError(f"{source.shown}: {_why_not_connected(exc)}{hint}") from None
-
-
-def _why_not_connected(exc: Exception) -> str:
-    state = getattr(exc, "sqlstate", None)
-    text = str(exc)
-    if state in ("28P01", "28000") or "password authentication failed" in text or "no password supplied" in text:
-        return "the server refused the user name or password"
-    if state == "3D000" or ("database" in text and "does not exist" in text):
-        return "no such database on that server"
-    if "Connection refused" in text:
-        return "cannot connect: nothing answers at that host and port (is the server running?)"
-    if "timeout expired" in text:
-        return f"cannot connect: no answer within {CONNECT_SECONDS} s"
-    if "translate host name" in text or "Name or service not known" in text:
-        return "cannot connect: unknown host name"
-    return "cannot connect to the PostgreSQL server"
-
-
-def limit_statements(connection: Any, seconds: float) -> None:
-    """Bound the transaction's next statements by `seconds` (is_local: this transaction only)."""
-    milliseconds = max(1, int(seconds * 1000))
-    connection.execute("SELECT set_config('statement_timeout', %s, true)", (str(milliseconds),))
-
-
-@contextmanager
-def tool_errors(psycopg: Any, where: str, *, timed_out: str, unavailable: str) -> Iterator[None]:
-    """psycopg's errors in a tool's statements as ToolErrors saying nothing was changed:
-    a statement cancelled at the run's time limit (`timed_out`), anything else logged and
-    `unavailable`. Both shops' stores translate them here, each in its own words."""
-    try:
-        yield
-    except psycopg.errors.QueryCanceled:
-        raise ToolError(timed_out, "timeout") from None
-    except psycopg.Error as exc:
-        log.error("postgres %s: %s: %s", where, type(exc).__name__, exc)
-        raise ToolError(unavailable, "store_unavailable") from None
 
 
 class PostgresStore(SqlStore):
     def __init__(self, source: Source, connection: Any) -> None:
         super().__init__(source.shown)
         self.connection = connection
-        self._psycopg = _psycopg()
+        self._psycopg = load_psycopg()
 
     @classmethod
     def open(cls, source: Source, connection: Any = None) -> PostgresStore:
         """The store over the database, or over `connection` to it when the caller has one."""
-        psycopg = _psycopg()
+        psycopg = load_psycopg()
         connection = connection or connect(source)
         try:
             version = connection.execute("SELECT version FROM schema_version").fetchone()
@@ -139,11 +71,11 @@ class PostgresStore(SqlStore):
     def _execute(self, sql: str, params: tuple, timeout: float | None):
         with tool_errors(self._psycopg, self.source, timed_out=TIMED_OUT, unavailable=UNAVAILABLE):
             if timeout is None:
-                return self.connection.execute(_native(sql), params)
+                return self.connection.execute(native_sql(sql), params)
             with self.connection.transaction():
                 # The run's remaining time bounds this statement alone (is_local = true).
                 limit_statements(self.connection, timeout)
-                return self.connection.execute(_native(sql), params)
+                return self.connection.execute(native_sql(sql), params)
 
     def _rows(self, sql: str, params: tuple = (), *, timeout: float | None = None) -> list[tuple]:
         return self._execute(sql, params, timeout).fetchall()
@@ -163,7 +95,7 @@ def import_orders(
     """Write `orders` in one transaction (COPY, chunk by chunk): all of them or none.
     Refuses a database that already holds orders unless `replace`. `other_tables` are
     another shop's (a database keeps one shop): refused unless `replace`, else dropped too."""
-    psycopg = _psycopg()
+    psycopg = load_psycopg()
     connection = connect(source)
     committing = False  # set once every statement ran: an error after it came from the COMMIT
     try:
@@ -184,9 +116,9 @@ def import_orders(
             done = 0
             with connection.cursor() as cursor:
                 for order_rows, item_rows, shipping_rows in chunks(orders, CHUNK):
-                    _copy(cursor, "orders", ORDER_COLUMNS, order_rows)
-                    _copy(cursor, "line_items", ITEM_COLUMNS, item_rows)
-                    _copy(cursor, "shipping", SHIPPING_COLUMNS, shipping_rows)
+                    copy_rows(cursor, "orders", ORDER_COLUMNS, order_rows)
+                    copy_rows(cursor, "line_items", ITEM_COLUMNS, item_rows)
+                    copy_rows(cursor, "shipping", SHIPPING_COLUMNS, shipping_rows)
                     done += len(order_rows)
                     if progress:
                         progress(done)
@@ -206,7 +138,7 @@ def _why_import_failed(exc: Exception, source: Source, *, committing: bool) -> s
     """One clause for a failed import, saying whether anything was written. A transaction
     the server never got the COMMIT of is rolled back by the server, even when the
     connection is lost; a connection lost during the COMMIT leaves it unknown."""
-    psycopg = _psycopg()
+    psycopg = load_psycopg()
     lost = isinstance(exc, psycopg.OperationalError)  # the server went away or shut the connection
     if lost and committing:
         return t("orders.import_lost_at_commit", target=source.shown)
@@ -215,9 +147,3 @@ def _why_import_failed(exc: Exception, source: Source, *, committing: bool) -> s
     if isinstance(exc, psycopg.errors.InsufficientPrivilege):
         return t("orders.import_failed", reason="permission denied")
     return t("orders.import_failed", reason=type(exc).__name__)
-
-
-def _copy(cursor, table: str, columns: Sequence[str], rows) -> None:
-    with cursor.copy(f"COPY {table} ({', '.join(columns)}) FROM STDIN") as copy:
-        for row in rows:
-            copy.write_row(row)

@@ -1,0 +1,95 @@
+"""How orderbot's PostgreSQL stores reach the server (both shops' and the run store's):
+psycopg loaded on demand, the connection, each statement's time limit, its errors, and COPY.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from functools import lru_cache
+from typing import TYPE_CHECKING, Any
+
+from orderbot.errors import ConfigError, ToolError
+from orderbot.i18n import t
+
+if TYPE_CHECKING:
+    from orderbot.shops.source import Source
+
+log = logging.getLogger("orderbot")
+
+INSTALL = "PostgreSQL orders need psycopg, which is not installed: pip install 'orderbot[postgres]'"
+CONNECT_SECONDS = 5
+
+
+def load_psycopg():
+    """psycopg, imported only by a store that uses it (the optional extra); ConfigError without it."""
+    try:
+        import psycopg
+    except ImportError:
+        raise ConfigError(INSTALL) from None
+    return psycopg
+
+
+@lru_cache(maxsize=64)
+def native_sql(sql: str) -> str:
+    """orderbot's SQL uses sqlite3's `?`; psycopg wants `%s`."""
+    return sql.replace("?", "%s")
+
+
+def connect(source: Source) -> Any:
+    """A connection in autocommit mode, or ConfigError with one sentence that never holds
+    the password."""
+    psycopg = load_psycopg()
+    try:
+        return psycopg.connect(
+            source.url, autocommit=True, connect_timeout=CONNECT_SECONDS, application_name="orderbot"
+        )
+    except psycopg.ProgrammingError:
+        raise ConfigError(f"{source.shown}: not a valid PostgreSQL URL (postgresql://user@host:5432/db)") from None
+    except psycopg.Error as exc:
+        hint = t("orders.encode_password") if source.unencoded_credentials else ""
+        raise ConfigError(f"{source.shown}: {_why_not_connected(exc)}{hint}") from None
+
+
+def _why_not_connected(exc: Exception) -> str:
+    state = getattr(exc, "sqlstate", None)
+    text = str(exc)
+    if state in ("28P01", "28000") or "password authentication failed" in text or "no password supplied" in text:
+        return "the server refused the user name or password"
+    if state == "3D000" or ("database" in text and "does not exist" in text):
+        return "no such database on that server"
+    if "Connection refused" in text:
+        return "cannot connect: nothing answers at that host and port (is the server running?)"
+    if "timeout expired" in text:
+        return f"cannot connect: no answer within {CONNECT_SECONDS} s"
+    if "translate host name" in text or "Name or service not known" in text:
+        return "cannot connect: unknown host name"
+    return "cannot connect to the PostgreSQL server"
+
+
+def limit_statements(connection: Any, seconds: float) -> None:
+    """Bound the transaction's next statements by `seconds` (is_local: this transaction only)."""
+    milliseconds = max(1, int(seconds * 1000))
+    connection.execute("SELECT set_config('statement_timeout', %s, true)", (str(milliseconds),))
+
+
+@contextmanager
+def tool_errors(psycopg: Any, where: str, *, timed_out: str, unavailable: str) -> Iterator[None]:
+    """psycopg's errors in a tool's statements as ToolErrors saying nothing was changed:
+    a statement cancelled at the run's time limit (`timed_out`), anything else logged and
+    `unavailable`. Both shops' stores translate them here, each in its own words."""
+    try:
+        yield
+    except psycopg.errors.QueryCanceled:
+        raise ToolError(timed_out, "timeout") from None
+    except psycopg.Error as exc:
+        log.error("postgres %s: %s: %s", where, type(exc).__name__, exc)
+        raise ToolError(unavailable, "store_unavailable") from None
+
+
+def copy_rows(cursor: Any, table: str, columns: Sequence[str], rows) -> None:
+    """`rows` into `table`'s `columns` with COPY: an import's bulk write."""
+    with cursor.copy(f"COPY {table} ({', '.join(columns)}) FROM STDIN") as copy:
+        for row in rows:
+            copy.write_row(row)
