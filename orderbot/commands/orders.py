@@ -290,11 +290,11 @@ def _unreadable(settings, source=None, *, target: str | None = None) -> ConfigEr
 def _open(settings):
     """The sample shop's store: list and show answer with its model (orders with a
     customer id, a status and a total); the retail shop's orders are looked at through
-    `ask` or written out with `orders export`, and a retail source says so."""
+    `ask` or written out with `orders export`, and a retail source says so before its
+    store is opened (a shop file is not read for it)."""
     source, writable = orders_source(settings)
-    shop, store = open_shop_store(source, writable=writable)
+    shop, store = open_shop_store(source, writable=writable, wanted="sample")
     if shop != "sample":
-        store.close()
         raise ConfigError(t("orders.retail_not_listed", source=source.shown))
     return store
 

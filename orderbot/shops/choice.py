@@ -53,12 +53,17 @@ def is_sqlite_file(path: Path) -> bool:
         return False
 
 
-def open_shop_store(source: Source, *, writable: bool = True) -> tuple[ShopName, Any]:
-    """(which shop, its store) for a parsed source; ConfigError (exit 6) when it cannot be used."""
+def open_shop_store(source: Source, *, writable: bool = True, wanted: ShopName | None = None) -> tuple[ShopName, Any]:
+    """(which shop, its store) for a parsed source; ConfigError (exit 6) when it cannot be used.
+    With `wanted`, a source that holds the other shop is told apart and not opened: (that
+    shop, None), so that refusing it costs a JSON file's first bytes, not a read of the whole."""
     if source.kind == "json":
         if is_sqlite_file(source.path):  # `--orders shop.db`: a database given as a path
             raise ConfigError(t("orders.is_sqlite", path=source.path, url=f"sqlite:///{source.path}"))
-        if is_shop_file(source.path):
+        shop: ShopName = "retail" if is_shop_file(source.path) else "sample"
+        if wanted not in (None, shop):
+            return shop, None
+        if shop == "retail":
             from orderbot.shops.retail.jsonstore import JsonShopStore
 
             return "retail", JsonShopStore.load(source.path, writable=writable)
@@ -79,6 +84,10 @@ def open_shop_store(source: Source, *, writable: bool = True) -> tuple[ShopName,
         except sqlite3.Error as exc:
             connection.close()
             raise ConfigError(f"{source.path}: cannot be opened as a SQLite database ({exc})") from None
+        shop = "retail" if holds_retail else "sample"
+        if wanted not in (None, shop):
+            connection.close()
+            return shop, None
         if holds_retail:
             return "retail", retail.SqliteRetailStore.open(source, connection, writable=writable)
         return "sample", sample.SqliteStore.open(source, connection)
@@ -92,6 +101,10 @@ def open_shop_store(source: Source, *, writable: bool = True) -> tuple[ShopName,
     except Exception as exc:  # psycopg's errors: the module is optional, imported by connect
         connection.close()
         raise ConfigError(f"{source.shown}: cannot read the shop ({type(exc).__name__})") from None
+    shop = "retail" if holds_retail else "sample"
+    if wanted not in (None, shop):
+        connection.close()
+        return shop, None
     if holds_retail:
         return "retail", retail.PostgresRetailStore.open(source, connection, writable=writable)
     return "sample", sample.PostgresStore.open(source, connection)

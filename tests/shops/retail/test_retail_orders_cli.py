@@ -136,3 +136,32 @@ def test_list_and_show_say_they_serve_the_sample_shop_on_each_retail_store(datab
         assert "holds the retail shop" in result.stderr and "serve the sample shop only" in result.stderr
         assert "orderbot ask --orders" in result.stderr and "orderbot orders export --orders" in result.stderr
         assert len(result.stderr.strip().splitlines()) == 1 and result.stdout == ""
+
+
+@pytest.mark.parametrize("args", [("list", "--all"), ("show", "#W5866402")])
+def test_list_and_show_refuse_a_retail_file_before_reading_it(tmp_path, args):
+    """The refusal is told from the file's first bytes: a shop file broken past them is
+    refused in the same words, where a command that reads the file (export) finds the break."""
+    raw = DB.read_bytes()
+    broken = tmp_path / "db.json"
+    broken.write_bytes(raw[: len(raw) // 2])  # tau2's opening, then the file ends mid-record
+    read = cli("orders", "export", "--orders", str(broken), str(tmp_path / "out.json"))
+    assert read.exit_code == 6 and "serve the sample shop only" not in read.stderr
+    result = cli("orders", *args, "--orders", str(broken))
+    assert result.exit_code == 6, result.output
+    assert "holds the retail shop" in result.stderr and "serve the sample shop only" in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1 and result.stdout == ""
+
+
+def test_list_refuses_a_retail_database_before_opening_its_store(tmp_path):
+    """On a database too the shop is told from its tables: the retail store, which would
+    refuse another schema version, is not opened to be refused."""
+    database = tmp_path / "shop.db"
+    assert cli("orders", "import", str(DB), "--to", f"sqlite:///{database}").exit_code == 0
+    with sqlite3.connect(database) as connection:
+        connection.execute("UPDATE retail_schema SET version = 999")
+    connection.close()
+    opened = cli("orders", "export", "--orders", f"sqlite:///{database}", str(tmp_path / "out.json"))
+    assert opened.exit_code == 6 and "retail shop schema version 999" in opened.stderr
+    result = cli("orders", "list", "--all", "--orders", f"sqlite:///{database}")
+    assert result.exit_code == 6 and "serve the sample shop only" in result.stderr, result.output
