@@ -5,6 +5,7 @@ Kept free of heavy imports: these run when `orderbot --help` builds its help tex
 
 from __future__ import annotations
 
+import collections
 import logging
 import signal
 import sys
@@ -29,10 +30,29 @@ from orderbot.ui.terminal import end_quietly_on_closed_pipe
 if TYPE_CHECKING:
     from orderbot.runner import RunResult
 
-# Until a command sets up its log file (setup_logging), orderbot's log lines go nowhere:
-# with no handler at all Python would print them on stderr as they are, and they quote
-# outside data (a store's rows, a server's error text).
-logging.getLogger("orderbot").addHandler(logging.NullHandler())
+
+class _HeldLines(logging.Handler):
+    """Where every log line goes until a command sets up its log file (setup_logging): kept,
+    the last LIMIT of them, and written there once it is known (a .env line python-dotenv
+    could not parse is logged while the settings that name the state directory load). With
+    no handler at all Python would print a line on stderr as it is, and log lines quote
+    outside data (a store's rows, a server's error text). Lines no log file ever takes
+    (`runs`, say, sets none up) go nowhere."""
+
+    LIMIT = 100
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.lines: collections.deque[logging.LogRecord] = collections.deque(maxlen=self.LIMIT)
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.lines.append(record)
+
+
+_held = _HeldLines()
+_held.orderbot_log = None  # type: ignore[attr-defined]  # replaced by the log file, as an older log file is
+# On the root logger: orderbot's own lines reach it until setup_logging, every library's always.
+logging.getLogger().addHandler(_held)
 
 # How each way a run stops becomes the exit code; errors before a run are 1, bad input 6.
 EXIT_CODES: dict[StopReason, int] = {
@@ -274,18 +294,17 @@ def error_line(exc: BaseException) -> str:
 
 
 def setup_logging(state_dir: Path) -> None:
-    """Tool failures and other internals go to a log file, never to the terminal."""
+    """Tool failures and other internals go to a log file, never to the terminal; so do the
+    log lines of every library underneath (the root logger's), which quote outside text
+    too: psycopg logs a database's error message, httpx and openai a server's."""
 
-    logger = logging.getLogger("orderbot")
-    logger.propagate = False
     path = (state_dir / statedir.LOG_FILE).absolute()
-    # Only our own handler counts (pytest, say, may add its own); one for another state
+    loggers = (logging.getLogger("orderbot"), logging.getLogger())
+    loggers[0].propagate = False
+    # Only our own handlers count (pytest, say, may add its own); one for another state
     # directory is replaced, so each run logs where its records are.
-    for old in [h for h in logger.handlers if hasattr(h, "orderbot_log")]:
-        if old.orderbot_log == path:  # type: ignore[attr-defined]
-            return
-        logger.removeHandler(old)
-        old.close()
+    if all(any(getattr(h, "orderbot_log", None) == path for h in logger.handlers) for logger in loggers):
+        return
     try:
         statedir.make(state_dir)
         # Created private, like the runs folder: the log names base URLs and orders files. A
@@ -296,4 +315,10 @@ def setup_logging(state_dir: Path) -> None:
     except (OSError, RecordError):  # the run's record says why in one sentence; doctor, about the log
         handler = logging.NullHandler()
     handler.orderbot_log = path  # type: ignore[attr-defined]
-    logger.addHandler(handler)
+    for logger in loggers:
+        for old in [h for h in logger.handlers if hasattr(h, "orderbot_log")]:
+            logger.removeHandler(old)
+            old.close()
+        logger.addHandler(handler)
+    while _held.lines:
+        handler.handle(_held.lines.popleft())
