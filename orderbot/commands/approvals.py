@@ -33,9 +33,8 @@ from orderbot.commands.common import (
     StrictClaims,
     Timeout,
     errors_to_exit_codes,
-    run_settings,
 )
-from orderbot.commands.resume import Orders, Provider, settle
+from orderbot.commands.resume import Orders, Provider, settle_with_flags
 from orderbot.errors import UsageError
 from orderbot.i18n import t
 from orderbot.runs.record import utc_iso
@@ -90,26 +89,6 @@ def list_waiting(
         )
 
 
-def _settle(run_id: str, decision: bool, flags: dict, *, reason: str | None = None) -> None:
-    """Settle one waiting run with the flags approve or reject was given (its ctx.params)."""
-    with errors_to_exit_codes():
-        settings = run_settings(flags)
-        settle(
-            run_id,
-            decision,
-            settings,
-            reason=reason,
-            for_customer=True,
-            explicit_orders=flags["orders"] is not None,
-            base_url_flag=flags["base_url"],
-            json_out=flags["json_out"],
-            no_facts=flags["no_facts"],
-            strict_claims=flags["strict_claims"],
-            otel=flags["otel"],
-            runs_flag=flags["runs"],
-        )
-
-
 @app.command("approve", help=APPROVE_HELP, epilog=APPROVE_EPILOG)
 def approve(
     ctx: typer.Context,
@@ -129,7 +108,7 @@ def approve(
     strict_claims: StrictClaims = False,
     otel: Otel = False,
 ) -> None:
-    _settle(run_id, True, ctx.params)
+    settle_with_flags(run_id, True, ctx.params, for_customer=True)
 
 
 @app.command("reject", help=REJECT_HELP, epilog=REJECT_EPILOG)
@@ -157,4 +136,4 @@ def reject(
     with errors_to_exit_codes():
         if not reason.strip():
             raise UsageError(t("approvals.reason_needed"))
-    _settle(run_id, False, ctx.params, reason=" ".join(reason.split())[:MAX_REASON])
+    settle_with_flags(run_id, False, ctx.params, reason=" ".join(reason.split())[:MAX_REASON], for_customer=True)

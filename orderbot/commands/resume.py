@@ -100,20 +100,28 @@ def resume(
 ) -> None:
     if approve and reject:
         raise typer.BadParameter(t("error.approve_and_reject"), param_hint="--approve/--reject")
-    decision = True if approve else False if reject else None
+    settle_with_flags(run_id, True if approve else False if reject else None, ctx.params)
+
+
+def settle_with_flags(
+    run_id: str, decision: bool | None, flags: dict, *, reason: str | None = None, for_customer: bool = False
+) -> None:
+    """`settle` with the flags a command was given (its ctx.params), for `resume` and for
+    `approvals approve|reject`: the settings read from them, and the rest passed by name."""
     with errors_to_exit_codes():
-        settings = run_settings(ctx.params)
         settle(
             run_id,
             decision,
-            settings,
-            explicit_orders=orders is not None,
-            base_url_flag=base_url,
-            json_out=json_out,
-            no_facts=no_facts,
-            strict_claims=strict_claims,
-            otel=otel,
-            runs_flag=runs,
+            run_settings(flags),
+            reason=reason,
+            for_customer=for_customer,
+            explicit_orders=flags["orders"] is not None,
+            base_url_flag=flags["base_url"],
+            json_out=flags["json_out"],
+            no_facts=flags["no_facts"],
+            strict_claims=flags["strict_claims"],
+            otel=flags["otel"],
+            runs_flag=flags["runs"],
         )
 
 
