@@ -1,13 +1,13 @@
 """Small text helpers every module shares: one way to cut, to count, to flatten, to
-turn pydantic's first validation error into a sentence, and to show a URL without its
-credentials. No I/O, nothing heavy."""
+turn pydantic's first validation error into a sentence, to say where JSON did not parse,
+and to show a URL without its credentials. No I/O, nothing heavy."""
 
 from __future__ import annotations
 
 import re
 from typing import TYPE_CHECKING
 
-from orderbot.i18n import t
+from orderbot.i18n import from_english, t
 from orderbot.i18n.catalogue import MESSAGES
 
 if TYPE_CHECKING:
@@ -47,12 +47,31 @@ def validation_message(error) -> str:
     key = f"pydantic.{error['type']}"
     if key in MESSAGES:
         params = {name: str(value) for name, value in (error.get("ctx") or {}).items()}
+        if error["type"] == "json_invalid" and "error" in params:
+            params["error"] = json_error(params["error"])
         try:
             return t(key, **params)
         except (KeyError, IndexError, ValueError):  # a context without the values the text names
             pass
     message = error["msg"]
     return message[:1].lower() + message[1:]
+
+
+def json_error(text: str) -> str:
+    """Where and why JSON did not parse, as the parser said it (the json module's
+    `Expecting value: line 1 column 1 (char 0)`, pydantic's `expected value at line 1
+    column 1`), in the UI language: the catalogue's `json.*` texts are the parsers' English
+    with the place as placeholders. A text the catalogue lacks stays as the parser wrote it."""
+    return from_english(text, "json.")
+
+
+def invalid_json(exc: ValidationError) -> str | None:
+    """The parser's words (json_error) when pydantic's first error is that the input is not
+    JSON at all; None when it parsed and something else is wrong."""
+    error = exc.errors(include_url=False, include_input=False)[0]
+    if error["type"] != "json_invalid":
+        return None
+    return json_error(str((error.get("ctx") or {}).get("error") or error["msg"]))
 
 
 _SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]{0,31}")

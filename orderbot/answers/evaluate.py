@@ -51,7 +51,7 @@ from orderbot.shops.sample.model import SAMPLE_PATH
 from orderbot.shops.sample.stores import open_store
 from orderbot.shops.session import open_session
 from orderbot.shops.source import parse_source
-from orderbot.text import cut, first_error
+from orderbot.text import cut, first_error, invalid_json
 
 if TYPE_CHECKING:
     from orderbot.shops.source import Source
@@ -97,11 +97,9 @@ def load_suite(path: Path | None = None) -> tuple[Suite, Path]:
     try:
         suite = Suite.model_validate_json(raw)
     except ValidationError as exc:
-        error = exc.errors(include_url=False, include_input=False)[0]
-        if error["type"] == "json_invalid":  # the JSON parser's own words on where it broke
-            raise ConfigError(
-                t("eval.suite_not_json", path=path, error=error.get("ctx", {}).get("error", ""))
-            ) from None
+        not_json = invalid_json(exc)  # the JSON parser's own words on where it broke
+        if not_json is not None:
+            raise ConfigError(t("error.not_json", path=path, error=not_json)) from None
         where, why = first_error(exc)
         raise ConfigError(t("eval.suite_invalid", path=path, where=where or t("eval.the_suite"), why=why)) from None
     for index, case in enumerate(suite.cases):

@@ -30,6 +30,7 @@ from __future__ import annotations
 import functools
 import os
 import re
+import string
 from collections.abc import Mapping
 
 from orderbot.i18n.catalogue import MESSAGES
@@ -111,8 +112,13 @@ def _english_patterns(prefix: str) -> list[tuple[str, re.Pattern]]:
     patterns = []
     for message_id, texts in MESSAGES.items():
         if message_id.startswith(prefix):
-            parts = re.split(r"\{(\w+)(?:[^}]*)\}", texts["en"])
-            body = "".join(re.escape(part) if i % 2 == 0 else f"(?P<{part}>.+?)" for i, part in enumerate(parts))
+            body, named = "", set()
+            # The literal parts as str.format reads them (a doubled brace is one brace).
+            for literal, name, _spec, _conversion in string.Formatter().parse(texts["en"]):
+                body += re.escape(literal)
+                if name is not None:
+                    body += f"(?P={name})" if name in named else f"(?P<{name}>.+?)"
+                    named.add(name)
             patterns.append((message_id, re.compile(body, re.IGNORECASE)))
     return patterns
 

@@ -344,6 +344,17 @@ MESSAGES: dict[str, dict[str, str]] = {
         "and will not be resumed or replayed.",
         "zh": "这条记录在 orderbot 之外被改动过（{reason}）：按原样显示，不会被恢复或重放。",
     },
+    "runs.record_not_json": {
+        "en": "{path}: the run record is corrupt (not valid JSON: {error})",
+        "zh": "{path}：运行记录已损坏（不是有效的 JSON：{error}）",
+    },
+    # why a listed run cannot be read (its summary's `error`, kept in English: --json shows it)
+    "runs.unreadable_not_json": {"en": "not valid JSON", "zh": "不是有效的 JSON"},
+    "runs.unreadable_not_a_record": {"en": "not an orderbot run record", "zh": "不是 orderbot 的运行记录"},
+    "runs.unreadable_damaged_summary": {
+        "en": "its summary in the run store is damaged",
+        "zh": "它在运行存储中的摘要已损坏",
+    },
     "runs.none": {"en": "No runs recorded in {dir}.", "zh": "{dir} 中没有记录任何运行。"},
     "runs.no_match": {"en": "No runs match.", "zh": "没有符合条件的运行。"},
     "runs.approved": {"en": "approved", "zh": "已批准"},
@@ -779,6 +790,7 @@ MESSAGES: dict[str, dict[str, str]] = {
     "pydantic.literal_error": {"en": "input should be {expected}", "zh": "应为 {expected}"},
     "pydantic.enum": {"en": "input should be {expected}", "zh": "应为 {expected}"},
     "pydantic.dict_type": {"en": "input should be a valid dictionary", "zh": "应为一个 JSON 对象"},
+    "pydantic.json_invalid": {"en": "invalid JSON: {error}", "zh": "不是有效的 JSON：{error}"},
     "pydantic.list_type": {"en": "input should be a valid list", "zh": "应为一个列表"},
     "pydantic.user_id": {
         "en": "use 1 to 64 letters, digits or . _ - @, starting with a letter or digit (e.g. C001)",
@@ -791,6 +803,130 @@ MESSAGES: dict[str, dict[str, str]] = {
     "pydantic.model_name": {
         "en": "expected a model name in printable characters, e.g. gpt-4o-mini",
         "zh": "应为由可打印字符组成的模型名，例如 gpt-4o-mini",
+    },
+    # ---- where and why JSON did not parse, as the parsers say it (orderbot.text.json_error) ------
+    # The English is the parser's own wording, placeholders where it puts the place: Python's
+    # json module ("<what>: line L column C (char N)", N counted from 0), then pydantic's
+    # ("<what> at line L column C"). tests/ui/test_i18n.py checks each against its parser.
+    "json.expecting_value": {
+        "en": "Expecting value: line {line} column {column} (char {char})",
+        "zh": "第 {line} 行第 {column} 列（偏移 {char}）：这里应有一个值",
+    },
+    "json.expecting_comma": {
+        "en": "Expecting ',' delimiter: line {line} column {column} (char {char})",
+        "zh": "第 {line} 行第 {column} 列（偏移 {char}）：这里应有分隔符 ','",
+    },
+    "json.expecting_colon": {
+        "en": "Expecting ':' delimiter: line {line} column {column} (char {char})",
+        "zh": "第 {line} 行第 {column} 列（偏移 {char}）：这里应有分隔符 ':'",
+    },
+    "json.expecting_name": {
+        "en": "Expecting property name enclosed in double quotes: line {line} column {column} (char {char})",
+        "zh": "第 {line} 行第 {column} 列（偏移 {char}）：这里应有用双引号括起的键名",
+    },
+    "json.unterminated_string": {
+        "en": "Unterminated string starting at: line {line} column {column} (char {char})",
+        "zh": "第 {line} 行第 {column} 列（偏移 {char}）：从这里开始的字符串没有结束",
+    },
+    "json.control_character": {
+        "en": "Invalid control character at: line {line} column {column} (char {char})",
+        "zh": "第 {line} 行第 {column} 列（偏移 {char}）：字符串中有控制字符",
+    },
+    "json.invalid_escape": {
+        "en": "Invalid \\escape: line {line} column {column} (char {char})",
+        "zh": "第 {line} 行第 {column} 列（偏移 {char}）：无效的 \\ 转义",
+    },
+    "json.invalid_unicode_escape": {
+        "en": "Invalid \\uXXXX escape: line {line} column {column} (char {char})",
+        "zh": "第 {line} 行第 {column} 列（偏移 {char}）：无效的 \\uXXXX 转义",
+    },
+    "json.extra_data": {
+        "en": "Extra data: line {line} column {column} (char {char})",
+        "zh": "第 {line} 行第 {column} 列（偏移 {char}）：JSON 已经结束，后面还有多余的内容",
+    },
+    "json.trailing_comma_object": {  # Python 3.13 and later
+        "en": "Illegal trailing comma before end of object: line {line} column {column} (char {char})",
+        "zh": "第 {line} 行第 {column} 列（偏移 {char}）：对象结束前有多余的逗号",
+    },
+    "json.trailing_comma_array": {  # Python 3.13 and later
+        "en": "Illegal trailing comma before end of array: line {line} column {column} (char {char})",
+        "zh": "第 {line} 行第 {column} 列（偏移 {char}）：数组结束前有多余的逗号",
+    },
+    "json.eof_in_list": {
+        "en": "EOF while parsing a list at line {line} column {column}",
+        "zh": "第 {line} 行第 {column} 列：数组还没有结束，内容就结束了",
+    },
+    "json.eof_in_object": {
+        "en": "EOF while parsing an object at line {line} column {column}",
+        "zh": "第 {line} 行第 {column} 列：对象还没有结束，内容就结束了",
+    },
+    "json.eof_in_string": {
+        "en": "EOF while parsing a string at line {line} column {column}",
+        "zh": "第 {line} 行第 {column} 列：字符串还没有结束，内容就结束了",
+    },
+    "json.eof_in_value": {
+        "en": "EOF while parsing a value at line {line} column {column}",
+        "zh": "第 {line} 行第 {column} 列：这里应有一个值，内容却结束了",
+    },
+    "json.expected_colon": {
+        "en": "expected `:` at line {line} column {column}",
+        "zh": "第 {line} 行第 {column} 列：这里应有 `:`",
+    },
+    "json.expected_comma_or_bracket": {
+        "en": "expected `,` or `]` at line {line} column {column}",
+        "zh": "第 {line} 行第 {column} 列：这里应有 `,` 或 `]`",
+    },
+    "json.expected_comma_or_brace": {
+        "en": "expected `,` or `}}` at line {line} column {column}",
+        "zh": "第 {line} 行第 {column} 列：这里应有 `,` 或 `}}`",
+    },
+    "json.expected_ident": {
+        "en": "expected ident at line {line} column {column}",
+        "zh": "第 {line} 行第 {column} 列：这里应是 true、false 或 null",
+    },
+    "json.expected_value": {
+        "en": "expected value at line {line} column {column}",
+        "zh": "第 {line} 行第 {column} 列：这里应有一个值",
+    },
+    "json.invalid_escape_sequence": {
+        "en": "invalid escape at line {line} column {column}",
+        "zh": "第 {line} 行第 {column} 列：无效的转义",
+    },
+    "json.invalid_number": {
+        "en": "invalid number at line {line} column {column}",
+        "zh": "第 {line} 行第 {column} 列：无效的数字",
+    },
+    "json.invalid_code_point": {
+        "en": "invalid unicode code point at line {line} column {column}",
+        "zh": "第 {line} 行第 {column} 列：无效的字符（不是有效的 UTF-8）",
+    },
+    "json.control_character_in_string": {
+        "en": "control character (\\u0000-\\u001F) found while parsing a string at line {line} column {column}",
+        "zh": "第 {line} 行第 {column} 列：字符串中有控制字符（\\u0000-\\u001F）",
+    },
+    "json.key_not_a_string": {
+        "en": "key must be a string at line {line} column {column}",
+        "zh": "第 {line} 行第 {column} 列：键必须是字符串",
+    },
+    "json.lone_surrogate": {
+        "en": "lone leading surrogate in hex escape at line {line} column {column}",
+        "zh": "第 {line} 行第 {column} 列：十六进制转义中有不成对的代理项",
+    },
+    "json.trailing_comma": {
+        "en": "trailing comma at line {line} column {column}",
+        "zh": "第 {line} 行第 {column} 列：多余的逗号",
+    },
+    "json.trailing_characters": {
+        "en": "trailing characters at line {line} column {column}",
+        "zh": "第 {line} 行第 {column} 列：JSON 已经结束，后面还有多余的内容",
+    },
+    "json.end_of_hex_escape": {
+        "en": "unexpected end of hex escape at line {line} column {column}",
+        "zh": "第 {line} 行第 {column} 列：十六进制转义没有写完",
+    },
+    "json.too_deep": {
+        "en": "recursion limit exceeded at line {line} column {column}",
+        "zh": "第 {line} 行第 {column} 列：嵌套层数太多",
     },
     # ---- what an audit entry records (orderbot.runs.audit.EVENTS), as `audit` shows it -----------
     "audit.event_proposed": {"en": "proposed", "zh": "已提议"},
@@ -894,6 +1030,8 @@ MESSAGES: dict[str, dict[str, str]] = {
     },
     # ---- errors (after "orderbot: ") ---------------------------------------------------------------
     "error.prefix": {"en": "orderbot: {error}", "zh": "orderbot：{error}"},
+    # a file (orders, a shop, an eval suite) that does not parse; the error is the parser's (json.*)
+    "error.not_json": {"en": "{path}: not valid JSON: {error}", "zh": "{path}：不是有效的 JSON：{error}"},
     "error.question_empty": {
         "en": 'the question is empty: say what you want to know, e.g. "查询 ORD-1001"',
         "zh": "问题是空的：请说明你想知道什么，例如 “查询 ORD-1001”",
@@ -1020,7 +1158,6 @@ MESSAGES: dict[str, dict[str, str]] = {
         "en": "{path}: the suite cannot be read ({reason})",
         "zh": "{path}：无法读取测试集（{reason}）",
     },
-    "eval.suite_not_json": {"en": "{path}: not valid JSON: {error}", "zh": "{path}：不是有效的 JSON：{error}"},
     "eval.suite_invalid": {"en": "{path}: {where}: {why}", "zh": "{path}：{where}：{why}"},
     "eval.the_suite": {"en": "the suite", "zh": "测试集"},
     "eval.name_twice": {

@@ -42,7 +42,7 @@ from orderbot.runs.record import (
     _decisions,
     utc_iso,
 )
-from orderbot.text import cut, first_error
+from orderbot.text import cut, first_error, json_error
 
 
 class RunStore(BaseRunStore):
@@ -430,7 +430,7 @@ def parse_record(path: Path, raw: bytes) -> RunRecord:
     try:
         doc = json.loads(raw)
     except ValueError as exc:
-        raise RecordError(f"{path}: the run record is corrupt (not valid JSON: {exc})") from None
+        raise RecordError(t("runs.record_not_json", path=path, error=json_error(str(exc)))) from None
     if not isinstance(doc, dict) or doc.get("format") != FORMAT:
         raise RecordError(f"{path}: not an orderbot run record")
     if doc.get("version") != VERSION:

@@ -16,7 +16,7 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
-from orderbot.i18n import t
+from orderbot.i18n import from_english, t
 from orderbot.loop.budget import Limits
 from orderbot.loop.engine import StopReason
 from orderbot.loop.limits import LIMIT_STOPS, SPEC_OF
@@ -222,7 +222,8 @@ def _runs_table(
 
     for row in rows:
         if row.error is not None:
-            unreadable, why = Text(t("table.unreadable"), style=STYLE_ERROR), Text(row.error, style=STYLE_ERROR)
+            unreadable = Text(t("table.unreadable"), style=STYLE_ERROR)
+            why = Text(from_english(row.error, "runs.unreadable_"), style=STYLE_ERROR)  # kept English for --json
             blank = ("",) if operators else ()
             table.add_row(row.run_id, "", unreadable, why) if stacked else table.add_row(
                 row.run_id, "", "", *blank, unreadable, "", "", why

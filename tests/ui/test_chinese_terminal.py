@@ -146,7 +146,63 @@ def session_output(chinese: dict) -> str:
     said.append(in_terminal(env, "resume", "last", "--reject"))
     said.append(in_terminal(env, "audit"))
     said.append(in_terminal(env | {"ORDERBOT_MAX_STEPS": "abc"}, "ask", "x"))
+    for kind in NOT_JSON:  # last: the broken run record is the newest run
+        said.append(in_terminal(env, *not_json_command(chinese["state"], kind)))
+    said.append(in_terminal(env, "runs"))  # the broken record's row
     return "\n".join(said)
+
+
+# Files that are not JSON, each read by a command: the parser's own words on where it broke
+# (pydantic's for orders, a retail shop and an eval suite; Python's json module's for a run
+# record) follow orderbot's sentence, and must be Chinese too.
+NOT_JSON = {
+    "orders": '{"orders": [{"order_id": "ORD-1001"}',
+    "shop": '{"products": {}, "users": {} "orders": {}}',
+    "suite": '{"cases": [}',
+    "record": '{"format": "orderbot-run", "state": {"question": "unfinished',
+}
+BROKEN_RUN = "991231-235959-abcd"
+
+
+def not_json_command(state: Path, kind: str) -> tuple[str, ...]:
+    """The command that reads a `kind` of file holding NOT_JSON[kind], the file written."""
+    if kind == "record":
+        (state / "runs").mkdir(parents=True, exist_ok=True)
+        (state / "runs" / f"{BROKEN_RUN}.json").write_text(NOT_JSON[kind], encoding="utf-8")
+        return ("runs", "show", BROKEN_RUN)
+    path = state.parent / f"broken-{kind}.json"
+    path.write_text(NOT_JSON[kind], encoding="utf-8")
+    if kind == "orders":
+        return ("ask", "--orders", str(path), "x")
+    if kind == "shop":
+        return ("orders", "import", str(path), "--to", f"sqlite:///{state.parent / 'shop.db'}")
+    return ("eval", str(path))
+
+
+# The entries each of those commands shows: orderbot's sentence, then the parser's words.
+NOT_JSON_SAYS = {
+    "orders": ("error.not_json", "json.eof_in_list"),
+    "shop": ("error.not_json", "json.expected_comma_or_brace"),
+    "suite": ("error.not_json", "json.expected_value"),
+    "record": ("runs.record_not_json", "json.unterminated_string"),
+}
+
+
+@pytest.mark.parametrize("kind", NOT_JSON)
+@pytest.mark.parametrize("lost", [None, 0, 1])
+def test_a_file_that_is_not_json_is_chinese_after_the_colon(chinese, monkeypatch, kind, lost):
+    """The sentence and the parser's words after it hold no English; and the check sees the
+    sentence's or the parser's entry (`lost`: which) once it lost its Chinese."""
+    if lost is not None:
+        message_id = NOT_JSON_SAYS[kind][lost]
+        monkeypatch.setitem(MESSAGES, message_id, {"en": MESSAGES[message_id]["en"], "zh": MESSAGES[message_id]["en"]})
+    result = cli("--lang", "zh", *not_json_command(chinese["state"], kind), env=chinese["env"])
+    assert result.exit_code == 6, result.output
+    words = english_words(result.stderr)
+    if lost is None:
+        assert "不是有效的 JSON：第 1 行第 " in result.stderr and not words, result.stderr
+    else:
+        assert set(words) & set(re.findall(r"[A-Za-z]{2,}", MESSAGES[message_id]["en"])), result.stderr
 
 
 def repl_output(chinese: dict) -> str:

@@ -275,3 +275,107 @@ def test_every_pydantic_text_is_pydantics_own_wording():
         assert error["type"] == kind
         text = i18n.t(f"pydantic.{kind}", lang="en", **{k: str(v) for k, v in (error.get("ctx") or {}).items()})
         assert text == error["msg"][:1].lower() + error["msg"][1:]
+
+
+# Broken JSON and the catalogue entry that says what each parser finds wrong with it:
+# Python's json module (run records) and pydantic's parser (orders files, shops, eval suites).
+BROKEN_JSON = [
+    ("json", "", "json.expecting_value"),
+    ("json", "[1 2]", "json.expecting_comma"),
+    ("json", '{"a" 1}', "json.expecting_colon"),
+    ("json", '{"a": 1, }', "json.expecting_name"),
+    ("json", '"abc', "json.unterminated_string"),
+    ("json", '"a\x01"', "json.control_character"),
+    ("json", '"\\q"', "json.invalid_escape"),
+    ("json", '"\\u12"', "json.invalid_unicode_escape"),
+    ("json", "{} x", "json.extra_data"),
+    ("pydantic", "[1", "json.eof_in_list"),
+    ("pydantic", '{"a": 1', "json.eof_in_object"),
+    ("pydantic", '"abc', "json.eof_in_string"),
+    ("pydantic", "", "json.eof_in_value"),
+    ("pydantic", '{"a" 1}', "json.expected_colon"),
+    ("pydantic", "[1 2]", "json.expected_comma_or_bracket"),
+    ("pydantic", '{"a": 1 "b": 2}', "json.expected_comma_or_brace"),
+    ("pydantic", "not json", "json.expected_ident"),
+    ("pydantic", "x", "json.expected_value"),
+    ("pydantic", '"\\q"', "json.invalid_escape_sequence"),
+    ("pydantic", "-x", "json.invalid_number"),
+    ("pydantic", b'"\xff"', "json.invalid_code_point"),
+    ("pydantic", '"\x01"', "json.control_character_in_string"),
+    ("pydantic", "{1: 2}", "json.key_not_a_string"),
+    ("pydantic", '"\\ud800\\u0041"', "json.lone_surrogate"),
+    ("pydantic", "[1,]", "json.trailing_comma"),
+    ("pydantic", "{} x", "json.trailing_characters"),
+    ("pydantic", '"\\ud800"', "json.end_of_hex_escape"),
+    ("pydantic", "[" * 300, "json.too_deep"),
+]
+# Python 3.13's json module says a trailing comma in its own words.
+NEWER_PYTHON = {"json.trailing_comma_object", "json.trailing_comma_array"}
+
+
+def parser_says(parser: str, document: str | bytes) -> str:
+    """What the parser says is wrong with `document`, as orderbot gets it."""
+    from pydantic import TypeAdapter, ValidationError
+
+    if parser == "json":
+        with pytest.raises(json.JSONDecodeError) as caught:
+            json.loads(document)
+        return str(caught.value)
+    with pytest.raises(ValidationError) as caught:
+        TypeAdapter(object).validate_json(document)
+    [error] = caught.value.errors()
+    assert error["type"] == "json_invalid"
+    return error["ctx"]["error"]
+
+
+@pytest.mark.parametrize(("parser", "document", "message_id"), BROKEN_JSON)
+def test_every_json_text_is_the_parsers_own_wording(parser, document, message_id):
+    """The English of each `json.*` entry is the parser's, so that English output stays the
+    parser's own and json_error() finds the entry (the place filled in) for Chinese."""
+    from orderbot.text import json_error
+
+    said = parser_says(parser, document)
+    i18n.set_language("en")
+    assert json_error(said) == said
+    i18n.set_language("zh")
+    chinese = json_error(said)
+    numbers = dict.fromkeys(fields(MESSAGES[message_id]["zh"]), "N")
+    expected = i18n.t(message_id, lang="zh", **numbers)
+    assert re.sub(r"\d+", "N", chinese) == re.sub(r"\d+", "N", expected), (said, chinese)
+
+
+def test_the_parsers_wordings_are_all_covered():
+    covered = {message_id for _, _, message_id in BROKEN_JSON} | NEWER_PYTHON
+    assert covered == {message_id for message_id in MESSAGES if message_id.startswith("json.")}
+
+
+def test_a_file_that_is_not_json_keeps_the_parsers_english(tmp_path):
+    from pydantic import TypeAdapter, ValidationError
+
+    orders = tmp_path / "orders.json"
+    orders.write_text('{"orders": [{"order_id": "ORD-1"}', encoding="utf-8")
+    try:
+        TypeAdapter(object).validate_json(orders.read_bytes())
+    except ValidationError as exc:
+        parser = exc.errors()[0]["ctx"]["error"]
+    result = cli("--lang", "en", "ask", "--orders", str(orders), "x")
+    assert result.exit_code == 6
+    assert result.stderr == f"orderbot: {orders}: not valid JSON: {parser}\n"
+
+
+def test_pydantics_json_invalid_is_its_english_or_chinese_with_the_parsers_words():
+    from pydantic import TypeAdapter, ValidationError
+
+    from orderbot.text import validation_message
+
+    with pytest.raises(ValidationError) as caught:
+        TypeAdapter(object).validate_json("[1")
+    [error] = caught.value.errors()
+    i18n.set_language("en")
+    assert (
+        validation_message(error)
+        == "invalid JSON: EOF while parsing a list at line 1 column 2"
+        == (error["msg"][:1].lower() + error["msg"][1:])
+    )
+    i18n.set_language("zh")
+    assert validation_message(error) == "不是有效的 JSON：第 1 行第 2 列：数组还没有结束，内容就结束了"

@@ -27,6 +27,8 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, TypeAdapter, 
 from pydantic_core import to_json
 
 from orderbot.errors import OrdersFileError
+from orderbot.i18n import t
+from orderbot.text import invalid_json
 
 MAX_AMOUNT = 1_000_000.0  # dollars: a price, balance or payment above this is not a shop's data
 MAX_ID_CHARS = 64
@@ -291,8 +293,9 @@ def describe_error(path: Path | str, exc: ValidationError) -> str:
     tail = f" (and {more} more problem{'s' if more > 1 else ''})" if more > 0 else ""
     where = ".".join(str(part) for part in first["loc"][:8]) or "the shop"
     message = first["msg"]
-    if first["type"] == "json_invalid":
-        return f"{path}: not valid JSON: {first.get('ctx', {}).get('error', 'invalid JSON')}"
+    not_json = invalid_json(exc)
+    if not_json is not None:
+        return t("error.not_json", path=path, error=not_json)
     if not first["loc"] and first["type"] in ("model_type", "model_attributes_type", "dict_type"):
         return f'{path}: expected an object like {{"products": ..., "users": ..., "orders": ...}}'
     if first["type"] == "string_pattern_mismatch":  # the pattern itself says nothing to a person

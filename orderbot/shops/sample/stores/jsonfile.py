@@ -40,6 +40,7 @@ from orderbot.shops.sample.model import (
     newest_first,
 )
 from orderbot.shops.sample.stores.jsonedit import set_fields
+from orderbot.text import invalid_json
 
 log = logging.getLogger("orderbot")
 
@@ -249,9 +250,9 @@ def describe_load_error(path: Path | str, raw: bytes, exc: ValidationError) -> s
     first = exc.errors(include_url=False)[0]
     more = exc.error_count() - 1
     tail = f" (and {more} more problem{'s' if more > 1 else ''})" if more > 0 else ""
-    if first["type"] == "json_invalid":
-        detail = first.get("ctx", {}).get("error", "invalid JSON")
-        return f"{path}: not valid JSON: {detail}"
+    not_json = invalid_json(exc)
+    if not_json is not None:
+        return t("error.not_json", path=path, error=not_json)
     loc = first["loc"]
     if not loc:
         return f'{path}: expected an object like {{"orders": [...]}}, {first["msg"].lower()}{tail}'
