@@ -53,6 +53,9 @@ _held = _HeldLines()
 _held.orderbot_log = None  # type: ignore[attr-defined]  # replaced by the log file, as an older log file is
 # On the root logger: orderbot's own lines reach it until setup_logging, every library's always.
 logging.getLogger().addHandler(_held)
+# Python's warnings too (a library's warning can quote a value it was given): they would
+# otherwise be printed on stderr as they are.
+logging.captureWarnings(True)
 
 # How each way a run stops becomes the exit code; errors before a run are 1, bad input 6.
 EXIT_CODES: dict[StopReason, int] = {

@@ -86,3 +86,22 @@ def test_no_log_file_means_nowhere_not_stderr(use_model, monkeypatch, tmp_path):
 
     assert_not_shown(result.stdout, result.stderr)
     assert not (tmp_path / "elsewhere.log").exists()
+
+
+def test_a_python_warning_is_logged_not_shown(tmp_path):
+    """A library's warning (pydantic's serializer names the value it got) goes through
+    Python's warnings module, which prints on stderr as it is unless it is logged."""
+    code = (
+        "import sys, warnings\n"
+        "import orderbot.commands.common\n"
+        f"warnings.warn({HOSTILE!r})\n"
+        "from orderbot.cli import main\n"
+        "sys.argv = ['orderbot', 'ask', '查询 ORD-1001']\n"
+        "main()\n"
+    )
+
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+
+    assert result.returncode == 0, result.stderr
+    assert_not_shown(result.stdout, result.stderr)
+    assert f"UserWarning: {HOSTILE}" in log_text()
