@@ -45,7 +45,6 @@ from orderbot.loop.state import (
     RunState,
     Stop,
     Transition,
-    _stop,
     describe_call,
     summarize_result,
 )
@@ -107,7 +106,7 @@ class Engine:
             while stop is None:
                 stop = self._step()
         except KeyboardInterrupt:
-            stop = _stop(StopReason.CANCELLED, "detail.interrupted")
+            stop = Stop.saying(StopReason.CANCELLED, "detail.interrupted")
         self._finish(stop)
         return state
 
@@ -146,7 +145,7 @@ class Engine:
             return Stop(StopReason.MODEL_ERROR, str(exc))
         except Exception as exc:  # noqa: BLE001 - a provider that broke its contract still stops cleanly
             self._count_request(step)
-            return _stop(StopReason.MODEL_ERROR, "detail.provider_crashed", kind=type(exc).__name__)
+            return Stop.saying(StopReason.MODEL_ERROR, "detail.provider_crashed", kind=type(exc).__name__)
         self._count_request(step)
         if turn.usage is not None:
             state.input_tokens = (state.input_tokens or 0) + turn.usage.input_tokens
@@ -269,7 +268,7 @@ class Engine:
         if not state.pending:
             return None
         if approve is None:
-            return _stop(StopReason.AWAITING_APPROVAL, "detail.still_waiting")
+            return Stop.saying(StopReason.AWAITING_APPROVAL, "detail.still_waiting")
         self._phase = Phase.ACT
         outputs = []
         for pending in state.pending:

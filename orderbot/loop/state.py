@@ -243,8 +243,8 @@ class Stop(NamedTuple):
     data: dict | None = None
     message: dict | None = None  # the detail as a catalogue id and its values, for the terminal
 
-
-def _stop(reason: StopReason, message_id: str, **params: object) -> Stop:
-    """A stop whose detail is one of orderbot's sentences: English in the record, any
-    language on the terminal."""
-    return Stop(reason, t(message_id, lang="en", **params), message={"id": message_id, "params": params})
+    @classmethod
+    def saying(cls, reason: StopReason, message_id: str, /, **params: object) -> Stop:
+        """A stop whose detail is one of orderbot's sentences: English in the record, any
+        language on the terminal."""
+        return cls(reason, t(message_id, lang="en", **params), message={"id": message_id, "params": params})

@@ -260,7 +260,7 @@ class RunRecord:
             tool_calls=state.tool_calls,
             question=state.question[:QUESTION_HEAD],
             history=tuple(s.stop_reason or "incomplete" for s in self.segments),
-            decisions=_decisions([s.approve for s in self.segments] + list(self.approvals.values())),
+            decisions=decisions_in([s.approve for s in self.segments] + list(self.approvals.values())),
             pruned_at=self.pruned_at,
         )
 
@@ -493,7 +493,7 @@ def _dumps(value: Any) -> str:
 # ---- the store ------------------------------------------------------------------------
 
 
-def _decisions(said: list[bool | None]) -> tuple[str, ...]:
+def decisions_in(said: list[bool | None]) -> tuple[str, ...]:
     """What people decided in a run, at the prompt or with resume --approve/--reject: from
     each segment's `approve` and the inline approvals."""
     return tuple(word for word, value in (("approved", True), ("rejected", False)) if value in said)

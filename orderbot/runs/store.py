@@ -39,7 +39,7 @@ from orderbot.runs.record import (
     VERSION,
     RecordFile,
     RunRecord,
-    _decisions,
+    decisions_in,
     utc_iso,
 )
 from orderbot.text import cut, first_error, json_error
@@ -327,7 +327,7 @@ def read_summary(path: Path, run_id: str) -> RunSummary | None:
             tool_calls=int(state["tool_calls"]),
             question=str(state["question"])[:QUESTION_HEAD],
             history=tuple(str(s.get("stop_reason") or "incomplete") for s in doc["segments"]),
-            decisions=_decisions(
+            decisions=decisions_in(
                 [s.get("approve") for s in doc["segments"]] + list((doc.get("approvals") or {}).values())
             ),
             pruned_at=doc.get("pruned_at"),
