@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
-from orderbot.i18n import from_english, t
+from orderbot.i18n import counted, from_english, language, t
 from orderbot.i18n.catalogue import MESSAGES
 
 if TYPE_CHECKING:
@@ -46,7 +46,7 @@ def validation_message(error) -> str:
     error's context as its values; pydantic's English for a kind the catalogue lacks."""
     key = f"pydantic.{error['type']}"
     if key in MESSAGES:
-        params = {name: str(value) for name, value in (error.get("ctx") or {}).items()}
+        params = {name: _as_pydantic_shows(value) for name, value in (error.get("ctx") or {}).items()}
         if error["type"] == "json_invalid" and "error" in params:
             params["error"] = json_error(params["error"])
         try:
@@ -55,6 +55,39 @@ def validation_message(error) -> str:
             pass
     message = error["msg"]
     return message[:1].lower() + message[1:]
+
+
+def _as_pydantic_shows(value: object) -> str:
+    """A value of an error's context as pydantic's message shows it: a whole float (the
+    bound of a float field, `ge=0` kept as 0.0) without its `.0`."""
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
+
+
+def pydantic_said(error, english: str) -> str:
+    """What one pydantic error says after a place in a sentence: `english` (pydantic's own
+    words, as the sentence has always shown them in English) in English, the catalogue's
+    (validation_message) in another language."""
+    return english if language() == "en" else validation_message(error)
+
+
+def more_problems(exc: ValidationError) -> str:
+    """` (and 2 more problems)` after the first of a validation's errors; "" for one error."""
+    more = exc.error_count() - 1
+    return t("error.and_more", more=counted(more, "more_problem")) if more > 0 else ""
+
+
+def decode_error(exc: UnicodeDecodeError) -> str:
+    """Why bytes are not text in their encoding, as Python says it (`'utf-8' codec can't
+    decode byte 0xff in position 0: invalid start byte`), in the UI language: built from the
+    exception's parts, so a reason the catalogue lacks stays Python's own."""
+    reason_id = f"decode.reason.{exc.reason.replace(' ', '_')}"
+    reason = t(reason_id) if reason_id in MESSAGES else exc.reason
+    if exc.end - exc.start == 1:
+        byte = f"0x{exc.object[exc.start]:02x}"
+        return t("decode.byte", codec=exc.encoding, byte=byte, position=exc.start, reason=reason)
+    return t("decode.bytes", codec=exc.encoding, start=exc.start, end=exc.end - 1, reason=reason)
 
 
 def json_error(text: str) -> str:

@@ -711,6 +711,117 @@ MESSAGES: dict[str, dict[str, str]] = {
         "en": "replay works on a scratch copy of a JSON orders file, not on {source}; pass --orders with a JSON file",
         "zh": "replay 只能在 JSON 订单文件的临时副本上运行，不能用 {source}；请用 --orders 指定一个 JSON 文件",
     },
+    # ---- a shop's files and stores, as the one error line (after "orderbot: ") -------------------
+    # The sample shop's orders file (orderbot/shops/sample/stores/jsonfile.py); {error} is what
+    # pydantic found (pydantic.*), {more} the count of the other problems (error.and_more).
+    "orders.not_an_object": {
+        "en": '{path}: expected an object like {{"orders": [...]}}, {error}{more}',
+        "zh": '{path}：应为形如 {{"orders": [...]}} 的对象，{error}{more}',
+    },
+    "orders.not_a_list": {
+        "en": '{path}: expected {{"orders": [...]}}: {where}: {error}{more}',
+        "zh": '{path}：应为 {{"orders": [...]}}：{where}：{error}{more}',
+    },
+    "orders.bad_field": {
+        "en": "{path}: {where}, field {field}: {error}{more}",
+        "zh": "{path}：{where}的字段 {field}：{error}{more}",
+    },
+    "orders.where_order": {"en": "order #{number}", "zh": "第 {number} 个订单"},
+    "orders.where_order_id": {"en": "order #{number} ({order_id})", "zh": "第 {number} 个订单（{order_id}）"},
+    "orders.the_order_itself": {"en": "the order itself", "zh": "订单本身"},
+    "orders.expected_order_id": {
+        "en": "an order id is ORD- and up to 28 ASCII letters, digits, - or _",
+        "zh": "订单号应以 ORD- 开头，后面是最多 28 个 ASCII 字母、数字、- 或 _",
+    },
+    "orders.expected_customer_id": {
+        "en": "a customer id is 1 to 32 ASCII letters, digits or . _ - @, starting with a letter or digit",
+        "zh": "客户编号是 1 到 32 个 ASCII 字母、数字或 . _ - @，以字母或数字开头",
+    },
+    "orders.expected_text": {"en": "text may not contain a NUL character", "zh": "文字中不能有 NUL 字符"},
+    "orders.repeated_id": {
+        "en": "{path}: order #{number} repeats the id {order_id}",
+        "zh": "{path}：第 {number} 个订单的订单号 {order_id} 与前面的重复",
+    },
+    "error.and_more": {"en": " (and {more})", "zh": "（{more}）"},
+    "count.more_problem": {"en": "{count} more problem|{count} more problems", "zh": "另有 {count} 处问题"},
+    # The retail shop's file (orderbot/shops/retail/data.py, stream.py)
+    "retail.not_a_shop": {
+        "en": '{path}: expected an object like {{"products": ..., "users": ..., "orders": ...}}',
+        "zh": '{path}：应为形如 {{"products": ..., "users": ..., "orders": ...}} 的对象',
+    },
+    "retail.bad_field": {"en": "{path}: {where}: {error}{more}", "zh": "{path}：{where}：{error}{more}"},
+    "retail.the_shop": {"en": "the shop", "zh": "整个商店"},
+    "retail.bad_id": {
+        "en": "an id is plain text without a space at either end",
+        "zh": "编号应为纯文字，两端不能有空格",
+    },
+    "retail.bad_text": {
+        "en": "must be plain text: no control or format characters",
+        "zh": "应为纯文字：不能有控制字符或格式字符",
+    },
+    "retail.record_id_differs": {
+        "en": "{path}: {section}.{key}: the record's id is {found}, not {expected}",
+        "zh": "{path}：{section}.{key}：记录的编号是 {found}，不是 {expected}",
+    },
+    "retail.item_id_differs": {
+        "en": "{path}: {where}: item_id differs from the key",
+        "zh": "{path}：{where}：item_id 与它的键不同",
+    },
+    "retail.payment_id_differs": {
+        "en": "{path}: users.{user}.payment_methods.{key}: id differs from the key",
+        "zh": "{path}：users.{user}.payment_methods.{key}：编号与它的键不同",
+    },
+    "retail.unknown_user": {
+        "en": "{path}: orders.{order}: user {user} is not in the shop",
+        "zh": "{path}：orders.{order}：商店中没有用户 {user}",
+    },
+    "retail.repeated_key": {
+        "en": "{path}: {section}.{key}: this id appears twice",
+        "zh": "{path}：{section}.{key}：这个编号出现了两次",
+    },
+    "retail.not_tau2": {
+        "en": "{path}: not a tau2-shaped shop in the shape the JSON store reads",
+        "zh": "{path}：不是 JSON 商店能读取的 tau2 格式商店",
+    },
+    # Why bytes are not text (orderbot.text.decode_error): Python's own wording, its parts as
+    # placeholders; {codec} is the encoding's name (utf-8)
+    "decode.byte": {
+        "en": "'{codec}' codec can't decode byte {byte} in position {position}: {reason}",
+        "zh": "第 {position} 个字节 {byte} 不是有效的 {codec} 编码：{reason}",
+    },
+    "decode.bytes": {
+        "en": "'{codec}' codec can't decode bytes in position {start}-{end}: {reason}",
+        "zh": "第 {start} 到 {end} 个字节不是有效的 {codec} 编码：{reason}",
+    },
+    "decode.reason.invalid_start_byte": {"en": "invalid start byte", "zh": "无效的起始字节"},
+    "decode.reason.invalid_continuation_byte": {"en": "invalid continuation byte", "zh": "无效的后续字节"},
+    "decode.reason.unexpected_end_of_data": {"en": "unexpected end of data", "zh": "数据在字符中间就结束了"},
+    "decode.reason.truncated_data": {"en": "truncated data", "zh": "数据被截断了"},
+    # A run record as a file (orderbot/runs/store.py)
+    "runs.key_unreadable": {
+        "en": "{path}: the record key cannot be read ({reason})",
+        "zh": "{path}：无法读取记录密钥（{reason}）",
+    },
+    "runs.key_file_damaged": {
+        "en": "{path}: the record key is damaged; remove it (records made with it will be refused)",
+        "zh": "{path}：记录密钥已损坏；请删除它（用它做的记录将被拒绝）",
+    },
+    "runs.key_not_created": {
+        "en": "{path}: the record key cannot be created ({reason})",
+        "zh": "{path}：无法创建记录密钥（{reason}）",
+    },
+    "runs.no_such_record": {"en": "{path}: no such run record", "zh": "{path}：没有这条运行记录"},
+    "runs.record_unreadable": {"en": "{path}: cannot be read ({reason})", "zh": "{path}：无法读取（{reason}）"},
+    "runs.not_a_record": {"en": "{path}: not an orderbot run record", "zh": "{path}：不是 orderbot 的运行记录"},
+    "runs.version_unsupported": {
+        "en": "{path}: run record version {version} is not supported (this orderbot reads {reads})",
+        "zh": "{path}：不支持运行记录版本 {version}（这个 orderbot 读取的是版本 {reads}）",
+    },
+    "runs.record_damaged": {
+        "en": "{path}: the run record is damaged ({where}: {what})",
+        "zh": "{path}：运行记录已损坏（{where}：{what}）",
+    },
+    "runs.the_record": {"en": "record", "zh": "记录"},
     # ---- usage errors (a flag, an argument, a command; orderbot.cli, in Typer's error box) -------
     "usage.title": {"en": "Error", "zh": "错误"},
     "usage.usage": {"en": "Usage: {usage}", "zh": "用法：{usage}"},

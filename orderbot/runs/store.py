@@ -42,7 +42,7 @@ from orderbot.runs.record import (
     decisions_in,
     utc_iso,
 )
-from orderbot.text import cut, first_error, json_error
+from orderbot.text import cut, decode_error, first_error, json_error
 
 
 class RunStore(BaseRunStore):
@@ -335,7 +335,9 @@ def read_summary(path: Path, run_id: str) -> RunSummary | None:
     except FileNotFoundError:
         return None
     except (OSError, ValueError, KeyError, TypeError) as exc:
-        reason = "not valid JSON" if isinstance(exc, json.JSONDecodeError) else str(exc) or type(exc).__name__
+        # Bytes that are not UTF-8 are not JSON either; Python's words for them are not a listing's.
+        not_json = isinstance(exc, (json.JSONDecodeError, UnicodeDecodeError))
+        reason = "not valid JSON" if not_json else str(exc) or type(exc).__name__
         return RunSummary(run_id=run_id, error=cut(reason, 120))
 
 
@@ -384,10 +386,10 @@ def read_or_create_key(path: Path, *, create: bool) -> bytes | None:
     except FileNotFoundError:
         key = None
     except OSError as exc:
-        raise RecordError(f"{path}: the record key cannot be read ({exc.strerror or exc})") from None
+        raise RecordError(t("runs.key_unreadable", path=path, reason=exc.strerror or exc)) from None
     if key is not None:
         if len(key) != KEY_BYTES:
-            raise RecordError(f"{path}: the record key is damaged; remove it (records made with it will be refused)")
+            raise RecordError(t("runs.key_file_damaged", path=path))
         return key
     if not create:
         return None
@@ -405,7 +407,7 @@ def read_or_create_key(path: Path, *, create: bool) -> bytes | None:
         finally:
             os.unlink(temp)
     except OSError as exc:
-        raise RecordError(f"{path}: the record key cannot be created ({exc.strerror or exc})") from None
+        raise RecordError(t("runs.key_not_created", path=path, reason=exc.strerror or exc)) from None
     return read_or_create_key(path, create=False)
 
 
@@ -415,9 +417,9 @@ def _read(path: Path, *, own: bool = True) -> bytes:
     try:
         return statedir.read_own(path) if own else path.read_bytes()
     except FileNotFoundError:
-        raise RecordError(f"{path}: no such run record") from None
+        raise RecordError(t("runs.no_such_record", path=path)) from None
     except OSError as exc:
-        raise RecordError(f"{path}: cannot be read ({exc.strerror or exc})") from None
+        raise RecordError(t("runs.record_unreadable", path=path, reason=exc.strerror or exc)) from None
 
 
 def read_record(path: Path) -> RunRecord:
@@ -429,20 +431,21 @@ def read_record(path: Path) -> RunRecord:
 def parse_record(path: Path, raw: bytes) -> RunRecord:
     try:
         doc = json.loads(raw)
+    except UnicodeDecodeError as exc:  # JSON is UTF-8 (or -16, -32): these bytes are none of them
+        raise RecordError(t("runs.record_not_json", path=path, error=decode_error(exc))) from None
     except ValueError as exc:
         raise RecordError(t("runs.record_not_json", path=path, error=json_error(str(exc)))) from None
     if not isinstance(doc, dict) or doc.get("format") != FORMAT:
-        raise RecordError(f"{path}: not an orderbot run record")
+        raise RecordError(t("runs.not_a_record", path=path))
     if doc.get("version") != VERSION:
-        raise RecordError(
-            f"{path}: run record version {cut(repr(doc.get('version')), 20)} is not supported "
-            f"(this orderbot reads {VERSION})"
-        )
+        version = cut(repr(doc.get("version")), 20)
+        raise RecordError(t("runs.version_unsupported", path=path, version=version, reads=VERSION))
     try:
         checked = RecordFile.model_validate(doc)
     except ValidationError as exc:
         where, what = first_error(exc)
-        raise RecordError(f"{path}: the run record is damaged ({cut(where or 'record', 80)}: {what})") from None
+        where = cut(where or t("runs.the_record"), 80)
+        raise RecordError(t("runs.record_damaged", path=path, where=where, what=what)) from None
     return RunRecord.from_file(checked)
 
 

@@ -38,7 +38,7 @@ ALLOWED = {
     "offline", "openai", "chat", "auto", "planner", "gpt", "mini", "fake", "sample", "retail", "tau", "bench",
     *(str(reason) for reason in StopReason), "incomplete",
     "on", "off", "y", "N", "Ctrl", "UTC", "URL", "API", "JSON", "ID", "SQLite", "PostgreSQL", "PayPal",
-    "http", "https", "llama", "cpp", "vLLM", "jinja", "zh", "en", "true", "false", "null", "ok",
+    "ASCII", "NUL", "ORD", "http", "https", "llama", "cpp", "vLLM", "jinja", "zh", "en", "true", "false", "null", "ok",
 }  # fmt: skip
 
 
@@ -203,6 +203,88 @@ def test_a_file_that_is_not_json_is_chinese_after_the_colon(chinese, monkeypatch
         assert "不是有效的 JSON：第 1 行第 " in result.stderr and not words, result.stderr
     else:
         assert set(words) & set(re.findall(r"[A-Za-z]{2,}", MESSAGES[message_id]["en"])), result.stderr
+
+
+# Files that parse but are broken, each read by a command: the sentence naming the file, the
+# record and the field, pydantic's words on what the field should be, the count of the other
+# problems; and a run record that is not UTF-8 at all, with Python's words on the byte.
+RETAIL_USER = json.loads((Path(__file__).parents[1] / "fixtures" / "tau2-retail" / "db.json").read_text("utf-8"))[
+    "users"
+]["noah_brown_6181"]
+BAD_ORDER = {
+    "order_id": "ORD-1001", "customer_id": "C001", "status": "处理中", "total": -5, "currency": "cny",
+    "items": [{"sku": "A1", "name": "x", "quantity": 1, "unit_price": 1}],
+    "created_at": "2024-01-01T00:00:00+08:00", "updated_at": "2024-01-01T00:00:00+08:00",
+}  # fmt: skip
+BROKEN = {
+    "orders": json.dumps({"orders": [BAD_ORDER]}).encode(),
+    "shop": json.dumps(
+        {"products": {}, "users": {"u1": RETAIL_USER | {"user_id": "u1", "orders": [], "email": 7}}, "orders": {}}
+    ).encode(),
+    "record": b'{"format": "orderbot-run", "state": {"question": "\xff"}}',
+}
+# What each says in English, as it always has ({path} is the file).
+BROKEN_IN_ENGLISH = {
+    "orders": "{path}: order #1 (ORD-1001), field total: Input should be greater than or equal to 0 "
+    "(and 1 more problem)",
+    "shop": "{path}: users.u1.email: Input should be a valid string",
+    "record": "{path}: the run record is corrupt (not valid JSON: 'utf-8' codec can't decode byte 0xff "
+    "in position 50: invalid start byte)",
+}
+# The entries each shows, and a piece of the Chinese.
+BROKEN_SAYS = {
+    "orders": (("orders.bad_field", "orders.where_order_id", "pydantic.greater_than_equal", "error.and_more",
+                "count.more_problem"), "第 1 个订单（ORD-1001）的字段 total：应大于或等于 0"),
+    "shop": (("retail.bad_field", "pydantic.string_type"), "users.u1.email：应为文字"),
+    "record": (("runs.record_not_json", "decode.byte", "decode.reason.invalid_start_byte"),
+               "不是有效的 JSON：第 50 个字节 0xff 不是有效的 utf-8 编码：无效的起始字节"),
+}  # fmt: skip
+
+
+def broken_command(state: Path, kind: str) -> tuple[tuple[str, ...], Path]:
+    """The command that reads a `kind` of file holding BROKEN[kind], and the file written."""
+    if kind == "record":
+        path = state / "runs" / f"{BROKEN_RUN}.json"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(BROKEN[kind])
+        return ("runs", "show", BROKEN_RUN), path
+    path = state.parent / f"broken-{kind}.json"
+    path.write_bytes(BROKEN[kind])
+    if kind == "orders":
+        return ("ask", "--orders", str(path), "x"), path
+    return ("orders", "import", str(path), "--to", f"sqlite:///{state.parent / 'shop.db'}"), path
+
+
+@pytest.mark.parametrize("kind", BROKEN)
+def test_a_broken_file_is_said_as_before_in_english(chinese, kind):
+    args, path = broken_command(chinese["state"], kind)
+    result = cli("--lang", "en", *args, env=chinese["env"])
+    assert result.exit_code == 6
+    assert result.stderr == "orderbot: " + BROKEN_IN_ENGLISH[kind].format(path=path) + "\n"
+
+
+def said_in_chinese(chinese: dict, kind: str) -> tuple[bool, str]:
+    """Whether the command reading a broken `kind` of file says it in Chinese: the expected
+    Chinese piece (which holds the full-width colons of the sentences without words), and no
+    English word anywhere."""
+    args, _ = broken_command(chinese["state"], kind)
+    result = cli("--lang", "zh", *args, env=chinese["env"])
+    assert result.exit_code == 6, result.output
+    words = english_words(result.stderr, ALLOWED | {"total"})  # the field's name is the file's
+    return BROKEN_SAYS[kind][1] in result.stderr and not words, result.stderr
+
+
+@pytest.mark.parametrize("kind", BROKEN)
+def test_a_broken_file_is_chinese_after_the_colon(chinese, kind):
+    chinese_throughout, stderr = said_in_chinese(chinese, kind)
+    assert chinese_throughout, stderr
+
+
+@pytest.mark.parametrize(("kind", "message_id"), [(k, i) for k, (ids, _) in BROKEN_SAYS.items() for i in ids])
+def test_the_broken_file_check_finds_an_entry_that_lost_its_chinese(chinese, monkeypatch, kind, message_id):
+    monkeypatch.setitem(MESSAGES, message_id, {"en": MESSAGES[message_id]["en"], "zh": MESSAGES[message_id]["en"]})
+    chinese_throughout, stderr = said_in_chinese(chinese, kind)
+    assert not chinese_throughout, stderr
 
 
 def repl_output(chinese: dict) -> str:

@@ -28,7 +28,7 @@ from pydantic_core import to_json
 
 from orderbot.errors import OrdersFileError
 from orderbot.i18n import t
-from orderbot.text import invalid_json
+from orderbot.text import invalid_json, more_problems, pydantic_said
 
 MAX_AMOUNT = 1_000_000.0  # dollars: a price, balance or payment above this is not a shop's data
 MAX_ID_CHARS = 64
@@ -43,6 +43,8 @@ MAX_LIST = 1_000  # items, fulfilments, payments, orders of one user, variants o
 _NOT_TEXT_CLASS = r"\p{Cc}\p{Cf}\p{Co}\p{Zl}\p{Zp}"
 PLAIN_PATTERN = f"^[^{_NOT_TEXT_CLASS}]*$"
 ID_PATTERN = f"^[^\\s{_NOT_TEXT_CLASS}](?:[^{_NOT_TEXT_CLASS}]*[^\\s{_NOT_TEXT_CLASS}])?$"
+# Said to the model when a tool's argument is refused (so English, as all it reads); a person
+# reads the same in the UI language as retail.bad_text and retail.bad_id.
 PLAIN_MESSAGE = "must be plain text: no control or format characters"
 ID_MESSAGE = "an id is plain text without a space at either end"
 _NOT_TEXT = frozenset(("Cc", "Cf", "Cs", "Co", "Zl", "Zp"))
@@ -271,38 +273,40 @@ def check_references(path: Path | str, shop: Shop) -> None:
     for section in SECTIONS:
         for key, record in getattr(shop, section).items():
             if key_of(record) != key:
-                raise OrdersFileError(f"{path}: {section}.{key}: the record's id is {key_of(record)!r}, not {key!r}")
+                found, expected = repr(key_of(record)), repr(key)
+                raise OrdersFileError(
+                    t("retail.record_id_differs", path=path, section=section, key=key, found=found, expected=expected)
+                )
     for product in shop.products.values():
         for key, variant in product.variants.items():
             if variant.item_id != key:
                 where = f"products.{product.product_id}.variants.{key}"
-                raise OrdersFileError(f"{path}: {where}: item_id differs from the key")
+                raise OrdersFileError(t("retail.item_id_differs", path=path, where=where))
     for user in shop.users.values():
         for key, method in user.payment_methods.items():
             if method.id != key:
-                raise OrdersFileError(f"{path}: users.{user.user_id}.payment_methods.{key}: id differs from the key")
+                raise OrdersFileError(t("retail.payment_id_differs", path=path, user=user.user_id, key=key))
     for order in shop.orders.values():
         if order.user_id not in shop.users:
-            raise OrdersFileError(f"{path}: orders.{order.order_id}: user {order.user_id!r} is not in the shop")
+            raise OrdersFileError(t("retail.unknown_user", path=path, order=order.order_id, user=repr(order.user_id)))
 
 
 def describe_error(path: Path | str, exc: ValidationError) -> str:
     """One line naming the file, the place and what was expected, never the value."""
     first = exc.errors(include_url=False, include_input=False)[0]
-    more = exc.error_count() - 1
-    tail = f" (and {more} more problem{'s' if more > 1 else ''})" if more > 0 else ""
-    where = ".".join(str(part) for part in first["loc"][:8]) or "the shop"
-    message = first["msg"]
+    where = ".".join(str(part) for part in first["loc"][:8]) or t("retail.the_shop")
     not_json = invalid_json(exc)
     if not_json is not None:
         return t("error.not_json", path=path, error=not_json)
     if not first["loc"] and first["type"] in ("model_type", "model_attributes_type", "dict_type"):
-        return f'{path}: expected an object like {{"products": ..., "users": ..., "orders": ...}}'
+        return t("retail.not_a_shop", path=path)
     if first["type"] == "string_pattern_mismatch":  # the pattern itself says nothing to a person
-        message = ID_MESSAGE if first.get("ctx", {}).get("pattern") == ID_PATTERN else PLAIN_MESSAGE
+        message = t("retail.bad_id" if first.get("ctx", {}).get("pattern") == ID_PATTERN else "retail.bad_text")
     elif first["type"] == "string_unicode":
-        message = PLAIN_MESSAGE
-    return f"{path}: {where}: {message}{tail}"
+        message = t("retail.bad_text")
+    else:
+        message = pydantic_said(first, first["msg"])
+    return t("retail.bad_field", path=path, where=where, error=message, more=more_problems(exc))
 
 
 def load_shop(path: Path) -> Shop:
@@ -310,9 +314,9 @@ def load_shop(path: Path) -> Shop:
     try:
         raw = path.read_bytes()
     except FileNotFoundError:
-        raise OrdersFileError(f"{path}: no such file") from None
+        raise OrdersFileError(t("orders.no_such_file", path=path)) from None
     except OSError as exc:
-        raise OrdersFileError(f"{path}: cannot be read ({exc.strerror or exc})") from None
+        raise OrdersFileError(t("orders.unreadable", path=path, reason=exc.strerror or exc)) from None
     return parse_shop(path, raw)[0]
 
 

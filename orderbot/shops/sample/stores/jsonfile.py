@@ -40,7 +40,7 @@ from orderbot.shops.sample.model import (
     newest_first,
 )
 from orderbot.shops.sample.stores.jsonedit import set_fields
-from orderbot.text import invalid_json
+from orderbot.text import invalid_json, more_problems, pydantic_said
 
 log = logging.getLogger("orderbot")
 
@@ -234,7 +234,7 @@ def parse_orders(path: Path | str, raw: bytes) -> dict[str, Order]:
             seen: set[str] = set()
             for index, order in enumerate(parsed.orders):
                 if order.order_id in seen:
-                    raise OrdersFileError(f"{path}: order #{index + 1} repeats the id {order.order_id}")
+                    raise OrdersFileError(t("orders.repeated_id", path=path, number=index + 1, order_id=order.order_id))
                 seen.add(order.order_id)
         del parsed
         if len(orders) >= FREEZE_AT:
@@ -248,32 +248,35 @@ def parse_orders(path: Path | str, raw: bytes) -> dict[str, Order]:
 def describe_load_error(path: Path | str, raw: bytes, exc: ValidationError) -> str:
     """One line naming the file, the place and what was expected."""
     first = exc.errors(include_url=False)[0]
-    more = exc.error_count() - 1
-    tail = f" (and {more} more problem{'s' if more > 1 else ''})" if more > 0 else ""
+    more = more_problems(exc)
     not_json = invalid_json(exc)
     if not_json is not None:
         return t("error.not_json", path=path, error=not_json)
     loc = first["loc"]
     if not loc:
-        return f'{path}: expected an object like {{"orders": [...]}}, {first["msg"].lower()}{tail}'
+        return t("orders.not_an_object", path=path, error=pydantic_said(first, first["msg"].lower()), more=more)
     if loc[0] != "orders" or len(loc) == 1:
-        return f'{path}: expected {{"orders": [...]}}: {".".join(map(str, loc))}: {first["msg"]}{tail}'
+        where = ".".join(map(str, loc))
+        return t("orders.not_a_list", path=path, where=where, error=pydantic_said(first, first["msg"]), more=more)
     index = loc[1]
-    where = f"order #{index + 1}" if isinstance(index, int) else "orders"
+    where = "orders"  # the key itself: no order to name
     if isinstance(index, int):
+        where = t("orders.where_order", number=index + 1)
         # Only on this error path do we parse again, to name the order by its id.
         try:
             order_id = json.loads(raw)["orders"][index].get("order_id")
         except Exception:  # noqa: BLE001 - naming the order is a courtesy
             order_id = None
         if isinstance(order_id, str):
-            where += f" ({order_id[:32]})"
-    field = ".".join(map(str, loc[2:])) or "the order itself"
-    return f"{path}: {where}, field {field}: {_expected(first)}{tail}"
+            where = t("orders.where_order_id", number=index + 1, order_id=order_id[:32])
+    field = ".".join(map(str, loc[2:])) or t("orders.the_order_itself")
+    return t("orders.bad_field", path=path, where=where, field=field, error=_expected(first), more=more)
 
 
 def _expected(error: dict) -> str:
     """pydantic's message, or what the field expects in words where pydantic would quote a regex."""
     if error["type"] == "string_pattern_mismatch":
-        return EXPECTED.get(error.get("ctx", {}).get("pattern"), error["msg"])
-    return error["msg"]
+        expected = EXPECTED.get(error.get("ctx", {}).get("pattern"))
+        if expected is not None:
+            return t(expected)
+    return pydantic_said(error, error["msg"])
