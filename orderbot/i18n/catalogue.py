@@ -351,6 +351,10 @@ MESSAGES: dict[str, dict[str, str]] = {
     # why a listed run cannot be read (its summary's `error`, kept in English: --json shows it)
     "runs.unreadable_not_json": {"en": "not valid JSON", "zh": "不是有效的 JSON"},
     "runs.unreadable_not_a_record": {"en": "not an orderbot run record", "zh": "不是 orderbot 的运行记录"},
+    "runs.unreadable_index_line": {
+        "en": "its line in the runs index is damaged",
+        "zh": "它在运行索引中的那一行已损坏",
+    },
     "runs.unreadable_damaged_summary": {
         "en": "its summary in the run store is damaged",
         "zh": "它在运行存储中的摘要已损坏",
@@ -797,6 +801,143 @@ MESSAGES: dict[str, dict[str, str]] = {
     "decode.reason.invalid_continuation_byte": {"en": "invalid continuation byte", "zh": "无效的后续字节"},
     "decode.reason.unexpected_end_of_data": {"en": "unexpected end of data", "zh": "数据在字符中间就结束了"},
     "decode.reason.truncated_data": {"en": "truncated data", "zh": "数据被截断了"},
+    # Where the orders are and what they hold (orderbot/shops/source.py, choice.py, the stores)
+    "orders.at": {"en": "{where}: {why}", "zh": "{where}：{why}"},
+    "orders.bad_sqlite_url": {
+        "en": "{source}: write a SQLite database as sqlite:///path/to/shop.db",
+        "zh": "{source}：SQLite 数据库请写成 sqlite:///path/to/shop.db",
+    },
+    "orders.unknown_source": {
+        "en": "{source}: unknown kind of orders source; use a JSON file path, sqlite:///path/to/shop.db or "
+        "postgresql://user@host/db",
+        "zh": "{source}：无法识别的订单来源；请用 JSON 文件路径、sqlite:///path/to/shop.db 或 postgresql://user@host/db",
+    },
+    "orders.not_sqlite": {
+        "en": "{path}: cannot be opened as a SQLite database ({reason})",
+        "zh": "{path}：无法作为 SQLite 数据库打开（{reason}）",
+    },
+    "orders.no_sqlite_database": {
+        "en": "{path}: no such SQLite database (create it with: orderbot orders import {file} --to {url})",
+        "zh": "{path}：没有这个 SQLite 数据库（请这样创建：orderbot orders import {file} --to {url}）",
+    },
+    "orders.no_schema": {
+        "en": "{where}: holds no orderbot orders (no schema_version table); import them with: orderbot orders "
+        "import orders.json --to {url}",
+        "zh": "{where}：没有 orderbot 的订单（没有 schema_version 表）；请这样导入：orderbot orders "
+        "import orders.json --to {url}",
+    },
+    "orders.cannot_read": {
+        "en": "{source}: cannot read the orders ({reason})",
+        "zh": "{source}：无法读取订单（{reason}）",
+    },
+    "orders.schema_version": {
+        "en": "{where}: orders schema version {found}, and this orderbot reads version {reads}; import the orders "
+        "again with --replace",
+        "zh": "{where}：订单的结构版本是 {found}，而这个 orderbot 读取的是版本 {reads}；请用 --replace 重新导入订单",
+    },
+    "orders.schema_none": {"en": "none", "zh": "无"},
+    "orders.holds_orders": {
+        "en": "{where} already holds {held:,} orders; pass --replace to replace them",
+        "zh": "{where} 中已有 {held:,} 个订单；要替换它们请加 --replace",
+    },
+    "orders.holds_other_shop": {
+        "en": "{where} already holds another shop (table {table}); pass --replace to replace it",
+        "zh": "{where} 中已有另一个商店（表 {table}）；要替换它请加 --replace",
+    },
+    "orders.bad_postgres_url": {
+        "en": "{source}: not a valid PostgreSQL URL (postgresql://user@host:5432/db)",
+        "zh": "{source}：不是有效的 PostgreSQL URL（postgresql://user@host:5432/db）",
+    },
+    "orders.needs_psycopg": {
+        "en": "PostgreSQL orders need psycopg, which is not installed: {command}",
+        "zh": "PostgreSQL 订单需要 psycopg，但它没有安装：{command}",
+    },
+    "runs.needs_psycopg": {
+        "en": "A PostgreSQL run store need psycopg, which is not installed: {command}",
+        "zh": "PostgreSQL 运行存储需要 psycopg，但它没有安装：{command}",
+    },
+    "orders.pg_refused": {
+        "en": "the server refused the user name or password",
+        "zh": "服务器拒绝了这个用户名或密码",
+    },
+    "orders.pg_no_database": {"en": "no such database on that server", "zh": "那台服务器上没有这个数据库"},
+    "orders.pg_nothing_answers": {
+        "en": "cannot connect: nothing answers at that host and port (is the server running?)",
+        "zh": "无法连接：那个主机和端口没有回应（服务器在运行吗？）",
+    },
+    "orders.pg_timeout": {
+        "en": "cannot connect: no answer within {seconds} s",
+        "zh": "无法连接：{seconds} 秒内没有回应",
+    },
+    "orders.pg_unknown_host": {"en": "cannot connect: unknown host name", "zh": "无法连接：主机名无法识别"},
+    "orders.pg_cannot_connect": {
+        "en": "cannot connect to the PostgreSQL server",
+        "zh": "无法连接到 PostgreSQL 服务器",
+    },
+    # The retail shop in a database and its export (orderbot/shops/retail/)
+    "retail.shop_unreadable": {
+        "en": "{source}: cannot read the shop ({reason})",
+        "zh": "{source}：无法读取商店（{reason}）",
+    },
+    "retail.holds_sample": {
+        "en": "{source}: holds the sample shop's orders, not a retail shop in tau2's shape",
+        "zh": "{source}：存放的是示例商店的订单，不是 tau2 格式的零售商店",
+    },
+    "retail.no_schema": {
+        "en": "{where}: holds no retail shop (no {table} table); import one with: orderbot orders import db.json "
+        "--to {url}",
+        "zh": "{where}：没有零售商店（没有 {table} 表）；请这样导入：orderbot orders import db.json --to {url}",
+    },
+    "retail.schema_version": {
+        "en": "{where}: retail shop schema version {found}, and this orderbot reads version {reads}; import the "
+        "shop again with --replace",
+        "zh": "{where}：零售商店的结构版本是 {found}，而这个 orderbot 读取的是版本 {reads}；"
+        "请用 --replace 重新导入商店",
+    },
+    "retail.holds": {
+        "en": "{where} already holds {held}; pass --replace to replace them",
+        "zh": "{where} 中已有 {held}；要替换它们请加 --replace",
+    },
+    "retail.held_retail": {"en": "{count:,} retail orders", "zh": "{count:,} 个零售订单"},
+    "retail.held_sample": {"en": "{count:,} orders of the sample shop", "zh": "示例商店的 {count:,} 个订单"},
+    "retail.held_both": {"en": "{first} and {second}", "zh": "{first}和{second}"},
+    "retail.export_onto_source": {
+        "en": "{path}: is the shop being exported; write the export to another file",
+        "zh": "{path}：就是正在导出的商店；请导出到另一个文件",
+    },
+    "retail.export_unwritable": {
+        "en": "{path}: cannot be written ({reason}); nothing was written",
+        "zh": "{path}：无法写入（{reason}）；没有写入任何内容",
+    },
+    "retail.no_customer": {
+        "en": "{source}: no customer {user} in this shop (the user id, such as sara_doe_496)",
+        "zh": "{source}：这个商店中没有客户 {user}（请用用户编号，例如 sara_doe_496）",
+    },
+    # A run that cannot be replayed or was altered (orderbot/runs/replay.py, store.py, sql.py)
+    "runs.cannot_replay_dropped": {
+        "en": "run {run_id} dropped some model turns to stay bounded; it cannot be replayed",
+        "zh": "运行 {run_id} 为了控制大小丢弃了一些模型回合；无法重放",
+    },
+    "runs.cannot_replay_empty": {
+        "en": "run {run_id} has no recorded segments; it cannot be replayed",
+        "zh": "运行 {run_id} 没有记录任何片段；无法重放",
+    },
+    "runs.record_altered": {
+        "en": "the record of run {run_id} was altered: {reason}; it will not be resumed or replayed",
+        "zh": "运行 {run_id} 的记录被改动过：{reason}；不会被恢复或重放",
+    },
+    "runs.no_tag": {"en": "it carries no integrity tag", "zh": "它没有完整性标记"},
+    "runs.tag_mismatch": {
+        "en": "its integrity tag does not match (edited, or copied from {elsewhere})",
+        "zh": "它的完整性标记不匹配（被编辑过，或是从{elsewhere}复制来的）",
+    },
+    "runs.elsewhere_state_dir": {"en": "another state directory", "zh": "另一个状态目录"},
+    "runs.elsewhere_store": {"en": "another run store", "zh": "另一个运行存储"},
+    "runs.other_run_inside": {
+        "en": "the run inside is {found}, not {run_id}",
+        "zh": "里面的运行是 {found}，不是 {run_id}",
+    },
+    "runs.record_in": {"en": "{where} run {run_id}", "zh": "{where} 中的运行 {run_id}"},
     # A run record as a file (orderbot/runs/store.py)
     "runs.key_unreadable": {
         "en": "{path}: the record key cannot be read ({reason})",

@@ -26,7 +26,7 @@ from typing import Any
 from orderbot.errors import ConfigError, RecordError
 from orderbot.i18n import t
 from orderbot.runs.sql import SqlRunStore
-from orderbot.shops.postgres_access import INSTALL, connect, native_sql
+from orderbot.shops.postgres_access import INSTALL_COMMAND, connect, native_sql
 from orderbot.shops.source import parse_source
 from orderbot.text import cut
 
@@ -110,7 +110,7 @@ def _psycopg():
     try:
         import psycopg
     except ImportError:
-        raise ConfigError(INSTALL.replace("PostgreSQL orders", "A PostgreSQL run store")) from None
+        raise ConfigError(t("runs.needs_psycopg", command=INSTALL_COMMAND)) from None
     return psycopg
 
 

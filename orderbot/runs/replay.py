@@ -19,6 +19,7 @@ from itertools import zip_longest
 from pathlib import Path
 
 from orderbot.errors import ModelError, ModelResponseError, ModelTimeout, RecordError
+from orderbot.i18n import t
 from orderbot.loop.engine import Limits, StopReason
 from orderbot.loop.items import ITEMS, Message
 from orderbot.loop.state import RunState, Transition, summarize_result
@@ -84,9 +85,9 @@ def replay(
     given, is called with each segment's recorded start, so data the tools stamp with the
     time (a cancellation) matches the record."""
     if record.dropped.get("turns"):
-        raise RecordError(f"run {record.run_id} dropped some model turns to stay bounded; it cannot be replayed")
+        raise RecordError(t("runs.cannot_replay_dropped", run_id=record.run_id))
     if not record.segments:
-        raise RecordError(f"run {record.run_id} has no recorded segments; it cannot be replayed")
+        raise RecordError(t("runs.cannot_replay_empty", run_id=record.run_id))
     runner = Runner(toolbox, playback_model(record))
     state = RunState.start(record.state.question, user=record.state.user, run_id=record.run_id)
     seen: list[tuple[int, Transition]] = []

@@ -355,13 +355,13 @@ class SqlRunStore(BaseRunStore):
             raise RecordError(t("runs.no_such_run", run_id=full, where=self.where))
         text, revision = rows[0]
         raw = text.encode()
-        record = parse_record(f"{self.where} run {full}", raw)
-        reason = tag_problem(self.key(), raw, elsewhere="another run store")
+        record = parse_record(t("runs.record_in", where=self.where, run_id=full), raw)
+        reason = tag_problem(self.key(), raw, elsewhere=t("runs.elsewhere_store"))
         if record.run_id != full or record.state.run_id != full:
-            reason = f"the run inside is {cut(record.state.run_id, 40)!r}, not {full}"
+            reason = t("runs.other_run_inside", found=repr(cut(record.state.run_id, 40)), run_id=full)
         if reason is not None:
             if not allow_altered:
-                raise RecordError(f"the record of run {full} was altered: {reason}; it will not be resumed or replayed")
+                raise RecordError(t("runs.record_altered", run_id=full, reason=reason))
             record.altered = reason
         record.revision = revision
         return record

@@ -168,9 +168,7 @@ class RunStore(BaseRunStore):
             reason = f"the run inside is {cut(record.state.run_id, 40)!r}, not {path.stem}"
         if reason is not None:
             if not allow_altered:
-                raise RecordError(
-                    f"the record of run {path.stem} was altered: {reason}; it will not be resumed or replayed"
-                )
+                raise RecordError(t("runs.record_altered", run_id=path.stem, reason=reason))
             record.altered = reason
         return record
 
@@ -363,14 +361,15 @@ def tag_record(key: bytes, body: bytes) -> bytes:
     return body[:-1] + TAG_PREFIX + _digest(key, body).encode() + b'"}'
 
 
-def tag_problem(key: bytes | None, raw: bytes, elsewhere: str = "another state directory") -> str | None:
-    """Why the tag of these record bytes does not verify with `key`, or None when it does."""
+def tag_problem(key: bytes | None, raw: bytes, elsewhere: str | None = None) -> str | None:
+    """Why the tag of these record bytes does not verify with `key`, or None when it does;
+    `elsewhere` is where such a record may have come from (another state directory)."""
     found = TAG.search(raw)
     if found is None:
-        return "it carries no integrity tag"
+        return t("runs.no_tag")
     body = raw[: found.start()] + b"}"
     if key is None or not hmac.compare_digest(_digest(key, body).encode(), found.group(1)):
-        return f"its integrity tag does not match (edited, or copied from {elsewhere})"
+        return t("runs.tag_mismatch", elsewhere=elsewhere or t("runs.elsewhere_state_dir"))
     return None
 
 

@@ -83,7 +83,7 @@ def open_shop_store(source: Source, *, writable: bool = True, wanted: ShopName |
             holds_retail = retail.holds_retail(connection)
         except sqlite3.Error as exc:
             connection.close()
-            raise ConfigError(f"{source.path}: cannot be opened as a SQLite database ({exc})") from None
+            raise ConfigError(t("orders.not_sqlite", path=source.path, reason=exc)) from None
         shop = "retail" if holds_retail else "sample"
         if wanted not in (None, shop):
             connection.close()
@@ -100,7 +100,7 @@ def open_shop_store(source: Source, *, writable: bool = True, wanted: ShopName |
         holds_retail = retail.holds_retail(connection)
     except Exception as exc:  # psycopg's errors: the module is optional, imported by connect
         connection.close()
-        raise ConfigError(f"{source.shown}: cannot read the shop ({type(exc).__name__})") from None
+        raise ConfigError(t("retail.shop_unreadable", source=source.shown, reason=type(exc).__name__)) from None
     shop = "retail" if holds_retail else "sample"
     if wanted not in (None, shop):
         connection.close()
@@ -115,5 +115,5 @@ def open_retail_store(source: Source, *, writable: bool = True) -> Any:
     shop, store = open_shop_store(source, writable=writable)
     if shop != "retail":
         store.close()
-        raise ConfigError(f"{source.shown}: holds the sample shop's orders, not a retail shop in tau2's shape")
+        raise ConfigError(t("retail.holds_sample", source=source.shown))
     return store

@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("orderbot")
 
-INSTALL = "PostgreSQL orders need psycopg, which is not installed: pip install 'orderbot[postgres]'"
+INSTALL_COMMAND = "pip install 'orderbot[postgres]'"
 CONNECT_SECONDS = 5
 
 
@@ -27,7 +27,7 @@ def load_psycopg():
     try:
         import psycopg
     except ImportError:
-        raise ConfigError(INSTALL) from None
+        raise ConfigError(t("orders.needs_psycopg", command=INSTALL_COMMAND)) from None
     return psycopg
 
 
@@ -46,26 +46,26 @@ def connect(source: Source) -> Any:
             source.url, autocommit=True, connect_timeout=CONNECT_SECONDS, application_name="orderbot"
         )
     except psycopg.ProgrammingError:
-        raise ConfigError(f"{source.shown}: not a valid PostgreSQL URL (postgresql://user@host:5432/db)") from None
+        raise ConfigError(t("orders.bad_postgres_url", source=source.shown)) from None
     except psycopg.Error as exc:
         hint = t("orders.encode_password") if source.unencoded_credentials else ""
-        raise ConfigError(f"{source.shown}: {_why_not_connected(exc)}{hint}") from None
+        raise ConfigError(t("orders.at", where=source.shown, why=_why_not_connected(exc) + hint)) from None
 
 
 def _why_not_connected(exc: Exception) -> str:
     state = getattr(exc, "sqlstate", None)
     text = str(exc)
     if state in ("28P01", "28000") or "password authentication failed" in text or "no password supplied" in text:
-        return "the server refused the user name or password"
+        return t("orders.pg_refused")
     if state == "3D000" or ("database" in text and "does not exist" in text):
-        return "no such database on that server"
+        return t("orders.pg_no_database")
     if "Connection refused" in text:
-        return "cannot connect: nothing answers at that host and port (is the server running?)"
+        return t("orders.pg_nothing_answers")
     if "timeout expired" in text:
-        return f"cannot connect: no answer within {CONNECT_SECONDS} s"
+        return t("orders.pg_timeout", seconds=CONNECT_SECONDS)
     if "translate host name" in text or "Name or service not known" in text:
-        return "cannot connect: unknown host name"
-    return "cannot connect to the PostgreSQL server"
+        return t("orders.pg_unknown_host")
+    return t("orders.pg_cannot_connect")
 
 
 def limit_statements(connection: Any, seconds: float) -> None:

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Literal
 
 from orderbot.errors import ConfigError
+from orderbot.i18n import t
 from orderbot.text import without_credentials
 
 Kind = Literal["json", "sqlite", "postgres"]
@@ -84,15 +85,12 @@ def parse_source(value: str | Path) -> Source:
         # As SQLAlchemy spells it: sqlite:///shop.db is relative, sqlite:////srv/shop.db absolute.
         rest = text.split("://", 1)[1]
         if not rest.startswith("/") or rest == "/":
-            raise ConfigError(f"{public_source(text)}: write a SQLite database as sqlite:///path/to/shop.db")
+            raise ConfigError(t("orders.bad_sqlite_url", source=public_source(text)))
         path = Path(rest[1:])
         return Source("sqlite", f"sqlite:///{rest[1:]}", path)
     if scheme in ("postgresql", "postgres"):
         return Source("postgres", text)
-    raise ConfigError(
-        f"{public_source(text)}: unknown kind of orders source; "
-        "use a JSON file path, sqlite:///path/to/shop.db or postgresql://user@host/db"
-    )
+    raise ConfigError(t("orders.unknown_source", source=public_source(text)))
 
 
 def source_identity(value: str | Path) -> str:

@@ -38,7 +38,8 @@ ALLOWED = {
     "offline", "openai", "chat", "auto", "planner", "gpt", "mini", "fake", "sample", "retail", "tau", "bench",
     *(str(reason) for reason in StopReason), "incomplete",
     "on", "off", "y", "N", "Ctrl", "UTC", "URL", "API", "JSON", "ID", "SQLite", "PostgreSQL", "PayPal",
-    "ASCII", "NUL", "ORD", "http", "https", "llama", "cpp", "vLLM", "jinja", "zh", "en", "true", "false", "null", "ok",
+    "ASCII", "NUL", "ORD", "psycopg", "http", "https", "llama", "cpp", "vLLM", "jinja", "zh", "en", "true", "false",
+    "null", "ok",
 }  # fmt: skip
 
 
@@ -284,6 +285,38 @@ def test_a_broken_file_is_chinese_after_the_colon(chinese, kind):
 def test_the_broken_file_check_finds_an_entry_that_lost_its_chinese(chinese, monkeypatch, kind, message_id):
     monkeypatch.setitem(MESSAGES, message_id, {"en": MESSAGES[message_id]["en"], "zh": MESSAGES[message_id]["en"]})
     chinese_throughout, stderr = said_in_chinese(chinese, kind)
+    assert not chinese_throughout, stderr
+
+
+# Orders sources that cannot be used, each the one error line before a run: the entries it
+# shows, and a piece of the Chinese.
+RETAIL_DB = Path(__file__).parents[1] / "fixtures" / "tau2-retail" / "db.json"
+BAD_SOURCES = {
+    "ftp://shop/orders": (("orders.unknown_source",), "无法识别的订单来源"),
+    "sqlite://shop.db": (("orders.bad_sqlite_url",), "SQLite 数据库请写成"),
+    "sqlite:///{tmp}/none.db": (("orders.no_sqlite_database",), "没有这个 SQLite 数据库"),
+    str(RETAIL_DB): (("retail.no_customer",), "这个商店中没有客户 'nobody'"),
+}
+
+
+def source_said_in_chinese(chinese: dict, source: str) -> tuple[bool, str]:
+    given = source.format(tmp=chinese["state"].parent)
+    result = cli("--lang", "zh", "ask", "--orders", given, "--user", "nobody", "x", env=chinese["env"])
+    assert result.exit_code == 6, result.output
+    words = english_words(result.stderr, ALLOWED | {"nobody"})  # the --user given
+    return BAD_SOURCES[source][1] in result.stderr and not words, result.stderr
+
+
+@pytest.mark.parametrize("source", BAD_SOURCES)
+def test_an_orders_source_that_cannot_be_used_is_said_in_chinese(chinese, source):
+    chinese_throughout, stderr = source_said_in_chinese(chinese, source)
+    assert chinese_throughout, stderr
+
+
+@pytest.mark.parametrize(("source", "message_id"), [(s, i) for s, (ids, _) in BAD_SOURCES.items() for i in ids])
+def test_the_source_check_finds_an_entry_that_lost_its_chinese(chinese, monkeypatch, source, message_id):
+    monkeypatch.setitem(MESSAGES, message_id, {"en": MESSAGES[message_id]["en"], "zh": MESSAGES[message_id]["en"]})
+    chinese_throughout, stderr = source_said_in_chinese(chinese, source)
     assert not chinese_throughout, stderr
 
 

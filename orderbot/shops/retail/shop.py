@@ -5,6 +5,7 @@ the shop is orderbot.shops.choice's to say."""
 from __future__ import annotations
 
 from orderbot.errors import ConfigError
+from orderbot.i18n import t
 from orderbot.shops.retail.store import RetailStore
 
 NAME = "retail"
@@ -23,4 +24,4 @@ def check_customer(store: RetailStore, user: str | None) -> None:
     """A --user that names nobody in the shop is a mistake to say before the run, not a
     conversation in which every tool refuses."""
     if user is not None and store.user(user) is None:
-        raise ConfigError(f"{store.source}: no customer {user!r} in this shop (the user id, such as sara_doe_496)")
+        raise ConfigError(t("retail.no_customer", source=store.source, user=repr(user)))

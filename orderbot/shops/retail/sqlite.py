@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from orderbot.errors import ConfigError, ToolError
+from orderbot.i18n import t
 from orderbot.shops.retail.data import Order, Product, User, Variant
 from orderbot.shops.retail.sql import (
     BUSY,
@@ -74,19 +75,14 @@ class SqliteRetailStore(SqlRetailStore):
         """The store over the database, or over `connection` to it when the caller has one."""
         path = source.path
         if connection is None and not path.is_file():
-            raise ConfigError(
-                f"{path}: no such SQLite database (create it with: orderbot orders import db.json --to {source.url})"
-            )
+            raise ConfigError(t("orders.no_sqlite_database", path=path, file="db.json", url=source.url))
         try:
             connection = connection or connect(path)
             version = connection.execute(f"SELECT version FROM {SCHEMA_TABLE}").fetchone()
         except sqlite3.Error as exc:
             if "no such table" in str(exc):
-                raise ConfigError(
-                    f"{path}: holds no retail shop (no {SCHEMA_TABLE} table); "
-                    f"import one with: orderbot orders import db.json --to {source.url}"
-                ) from None
-            raise ConfigError(f"{path}: cannot be opened as a SQLite database ({exc})") from None
+                raise ConfigError(t("retail.no_schema", where=path, table=SCHEMA_TABLE, url=source.url)) from None
+            raise ConfigError(t("orders.not_sqlite", path=path, reason=exc)) from None
         check_version(str(path), version)
         connection.execute(f"PRAGMA mmap_size = {MMAP_BYTES}")
         return cls(source, connection, writable=writable)
@@ -150,11 +146,8 @@ class SqliteRetailStore(SqlRetailStore):
 
 def check_version(where: str, row) -> None:
     if row is None or row[0] != SCHEMA_VERSION:
-        found = "none" if row is None else row[0]
-        raise ConfigError(
-            f"{where}: retail shop schema version {found}, and this orderbot reads version {SCHEMA_VERSION}; "
-            "import the shop again with --replace"
-        )
+        found = t("orders.schema_none") if row is None else row[0]
+        raise ConfigError(t("retail.schema_version", where=where, found=found, reads=SCHEMA_VERSION))
 
 
 def tool_error(exc: sqlite3.Error, path: Path) -> ToolError:
@@ -183,7 +176,7 @@ def import_shop(
     with import_transaction(source.path) as connection:
         held = held_records(connection)
         if held and not replace:
-            raise ConfigError(f"{source.path} already holds {held}; pass --replace to replace them")
+            raise ConfigError(t("retail.holds", where=source.path, held=held))
         for table in (*TABLES, *SAMPLE_TABLES):
             connection.execute(f"DROP TABLE IF EXISTS {table}")
         return fill(
@@ -200,10 +193,12 @@ def import_shop(
 def held_records(connection: sqlite3.Connection) -> str | None:
     """What the database already holds, in words ("1,000 retail orders"), or None."""
     counts = []
-    for table, what in (("retail_orders", "retail orders"), ("orders", "orders of the sample shop")):
+    for table, what in (("retail_orders", "retail.held_retail"), ("orders", "retail.held_sample")):
         try:
             count = connection.execute(f"SELECT count(*) FROM {table}").fetchone()[0]
         except sqlite3.OperationalError:
             continue
-        counts.append(f"{count:,} {what}")
-    return " and ".join(counts) or None
+        counts.append(t(what, count=count))
+    if len(counts) == 2:
+        return t("retail.held_both", first=counts[0], second=counts[1])
+    return counts[0] if counts else None

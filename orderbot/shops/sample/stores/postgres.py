@@ -55,13 +55,10 @@ class PostgresStore(SqlStore):
             version = connection.execute("SELECT version FROM schema_version").fetchone()
         except psycopg.errors.UndefinedTable:
             connection.close()
-            raise ConfigError(
-                f"{source.shown}: holds no orderbot orders (no schema_version table); "
-                f"import them with: orderbot orders import orders.json --to {source.shown}"
-            ) from None
+            raise ConfigError(t("orders.no_schema", where=source.shown, url=source.shown)) from None
         except psycopg.Error as exc:
             connection.close()
-            raise ConfigError(f"{source.shown}: cannot read the orders ({type(exc).__name__})") from None
+            raise ConfigError(t("orders.cannot_read", source=source.shown, reason=type(exc).__name__)) from None
         check_version(source.shown, version)
         return cls(source, connection)
 
@@ -103,12 +100,10 @@ def import_orders(
             if connection.execute("SELECT to_regclass('orders') IS NOT NULL").fetchone()[0]:
                 held = connection.execute("SELECT count(*) FROM orders").fetchone()[0]
                 if held and not replace:
-                    raise ConfigError(f"{source.shown} already holds {held:,} orders; pass --replace to replace them")
+                    raise ConfigError(t("orders.holds_orders", where=source.shown, held=held))
             found = [t for t in other_tables if connection.execute("SELECT to_regclass(%s)", (t,)).fetchone()[0]]
             if found and not replace:
-                raise ConfigError(
-                    f"{source.shown} already holds another shop (table {found[0]}); pass --replace to replace it"
-                )
+                raise ConfigError(t("orders.holds_other_shop", where=source.shown, table=found[0]))
             for table in (*TABLES, *other_tables):
                 connection.execute(f"DROP TABLE IF EXISTS {table} CASCADE")
             for statement in tables("DOUBLE PRECISION", 'TEXT COLLATE "C"'):
@@ -129,7 +124,8 @@ def import_orders(
         return done
     except psycopg.Error as exc:
         log.error("postgres import %s: %s: %s", source.shown, type(exc).__name__, exc)
-        raise ConfigError(f"{source.shown}: {_why_import_failed(exc, source, committing=committing)}") from None
+        why = _why_import_failed(exc, source, committing=committing)
+        raise ConfigError(t("orders.at", where=source.shown, why=why)) from None
     finally:
         connection.close()
 

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 from urllib.parse import quote
 
 from orderbot.errors import ConfigError, ToolError
+from orderbot.i18n import t
 from orderbot.shops.sample.model import Order
 from orderbot.shops.sample.stores.sql import INDEXES, ORDER_COLUMNS, SCHEMA_VERSION, TABLES, SqlStore, chunks, tables
 
@@ -50,20 +51,14 @@ class SqliteStore(SqlStore):
         """The store over the database, or over `connection` to it when the caller has one."""
         path = source.path
         if connection is None and not path.is_file():
-            raise ConfigError(
-                f"{path}: no such SQLite database "
-                f"(create it with: orderbot orders import orders.json --to {source.url})"
-            )
+            raise ConfigError(t("orders.no_sqlite_database", path=path, file="orders.json", url=source.url))
         try:
             connection = connection or connect(path)
             version = connection.execute("SELECT version FROM schema_version").fetchone()
         except sqlite3.Error as exc:
             if "no such table" in str(exc):
-                raise ConfigError(
-                    f"{path}: holds no orderbot orders (no schema_version table); "
-                    f"import them with: orderbot orders import orders.json --to {source.url}"
-                ) from None
-            raise ConfigError(f"{path}: cannot be opened as a SQLite database ({exc})") from None
+                raise ConfigError(t("orders.no_schema", where=path, url=source.url)) from None
+            raise ConfigError(t("orders.not_sqlite", path=path, reason=exc)) from None
         check_version(str(path), version)
         return cls(source, connection)
 
@@ -85,11 +80,8 @@ class SqliteStore(SqlStore):
 
 def check_version(where: str, row: Sequence | None) -> None:
     if row is None or row[0] != SCHEMA_VERSION:
-        found = "none" if row is None else row[0]
-        raise ConfigError(
-            f"{where}: orders schema version {found}, and this orderbot reads version {SCHEMA_VERSION}; "
-            "import the orders again with --replace"
-        )
+        found = t("orders.schema_none") if row is None else row[0]
+        raise ConfigError(t("orders.schema_version", where=where, found=found, reads=SCHEMA_VERSION))
 
 
 def _tool_error(exc: sqlite3.Error, path: Path) -> ToolError:
@@ -147,7 +139,7 @@ def import_transaction(path: Path) -> Iterator[sqlite3.Connection]:
                 with suppress(OSError):
                     leftover.unlink()
         if isinstance(exc, sqlite3.Error):
-            raise ConfigError(f"{path}: the import failed and nothing was written ({exc})") from None
+            raise ConfigError(t("orders.at", where=path, why=t("orders.import_failed", reason=exc))) from None
         raise
 
 
@@ -163,10 +155,10 @@ def _write(
 ) -> int:
     held = existing_orders(connection)
     if held and not replace:
-        raise ConfigError(f"{where} already holds {held:,} orders; pass --replace to replace them")
+        raise ConfigError(t("orders.holds_orders", where=where, held=held))
     found = [name for name in other_tables if _has_table(connection, name)]
     if found and not replace:
-        raise ConfigError(f"{where} already holds another shop (table {found[0]}); pass --replace to replace it")
+        raise ConfigError(t("orders.holds_other_shop", where=where, table=found[0]))
     for table in (*TABLES, *other_tables):
         connection.execute(f"DROP TABLE IF EXISTS {table}")
     for statement in tables("REAL", "TEXT"):
