@@ -379,3 +379,41 @@ def test_pydantics_json_invalid_is_its_english_or_chinese_with_the_parsers_words
     )
     i18n.set_language("zh")
     assert validation_message(error) == "不是有效的 JSON：第 1 行第 2 列：数组还没有结束，内容就结束了"
+
+
+# Bytes that are not text, and how each fails to decode (orderbot.text.decode_error).
+NOT_UTF8 = [
+    (b'{"a": "\xff"}', "decode.reason.invalid_start_byte"),
+    (b'{"a": "\xe4A"}', "decode.reason.invalid_continuation_byte"),
+    (b'{"a": "\xe4\xb8', "decode.reason.unexpected_end_of_data"),
+]
+
+
+@pytest.mark.parametrize(("raw", "reason_id"), NOT_UTF8)
+def test_bytes_that_are_not_utf8_are_pythons_words_in_english_and_chinese_in_chinese(raw, reason_id):
+    from orderbot.text import decode_error
+
+    with pytest.raises(UnicodeDecodeError) as caught:
+        json.loads(raw)
+    i18n.set_language("en")
+    assert decode_error(caught.value) == str(caught.value)
+    i18n.set_language("zh")
+    said = decode_error(caught.value)
+    assert MESSAGES[reason_id]["zh"] in said and not re.search(r"\b[A-Za-z]{3,}\b", said.replace("utf-8", ""))
+
+
+def test_a_whole_float_bound_is_shown_as_pydantic_shows_it():
+    from pydantic import BaseModel, Field, ValidationError
+
+    from orderbot.text import validation_message
+
+    class Probe(BaseModel):
+        amount: float = Field(ge=0)
+
+    with pytest.raises(ValidationError) as caught:
+        Probe(amount=-1)
+    [error] = caught.value.errors()
+    i18n.set_language("en")
+    assert validation_message(error) == error["msg"][:1].lower() + error["msg"][1:]
+    i18n.set_language("zh")
+    assert validation_message(error) == "应大于或等于 0"
