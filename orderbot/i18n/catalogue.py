@@ -853,7 +853,7 @@ MESSAGES: dict[str, dict[str, str]] = {
         "zh": "PostgreSQL 订单需要 psycopg，但它没有安装：{command}",
     },
     "runs.needs_psycopg": {
-        "en": "A PostgreSQL run store need psycopg, which is not installed: {command}",
+        "en": "A PostgreSQL run store needs psycopg, which is not installed: {command}",
         "zh": "PostgreSQL 运行存储需要 psycopg，但它没有安装：{command}",
     },
     "orders.pg_refused": {
