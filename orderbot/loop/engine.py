@@ -29,7 +29,7 @@ from typing import Any, NamedTuple
 from pydantic_core import from_json
 
 from orderbot.errors import ModelError, ModelTimeout
-from orderbot.i18n.catalogue import MESSAGES
+from orderbot.i18n import t
 from orderbot.loop.budget import Budget, LimitExceeded, Limits
 from orderbot.loop.items import FunctionCall, FunctionCallOutput, text_chars
 from orderbot.loop.limits import StopReason
@@ -176,7 +176,7 @@ class Engine:
         self._emit(step, Event.PROPOSED, "; ".join(s.line for s in shown), data, label)
         budget.calls += len(turn.calls)
         state.tool_calls += len(turn.calls)
-        return Proposal(turn.calls, shown)
+        return Proposal(shown)
 
     def _turn_data(self, request: ModelRequest, turn: Turn, seconds: float, shown: tuple[Shown, ...]) -> dict:
         """What was sent and what came back, for --json, --trace and the record."""
@@ -184,7 +184,7 @@ class Engine:
             "sent": {
                 "items": len(request.items),
                 "chars": sum(map(text_chars, request.items)),
-                "tools": list(self.toolbox.names),
+                "tools": [t["name"] for t in request.tools],
             },
             "request_ms": round(seconds * 1000, 1),
             "usage": None
@@ -208,11 +208,12 @@ class Engine:
         outputs: list[FunctionCallOutput] = []
         waiting: list[tuple[PendingCall, FunctionCall]] = []
         self._handed_off: str | None = None
-        for index, (call, shown) in enumerate(zip(proposal.calls, proposal.shown, strict=True)):
+        for index, shown in enumerate(proposal.shown):
+            call = shown.call
             try:
                 self._budget.check_before_tool_call()
             except LimitExceeded as exceeded:
-                return self._limit_stop(exceeded, proposal.calls[index:])
+                return self._limit_stop(exceeded, proposal.calls(index))
             ctx = self._context(step)  # made per call: a sign-in earlier in this round names the customer
             prepared = self.toolbox.prepare(call, ctx)
             if isinstance(prepared, Refused):
@@ -229,7 +230,7 @@ class Engine:
             state.items.append(output)  # now, so a stop later in this round keeps it
             if self._handed_off is not None:
                 # The conversation is a person's now: nothing else this round proposed runs.
-                self._not_executed(step, [*(c for _, c in waiting), *proposal.calls[index + 1 :]])
+                self._not_executed(step, [*(c for _, c in waiting), *proposal.calls(index + 1)])
                 return Stop(StopReason.TRANSFERRED, self._handed_off)
         if waiting:
             state.pending = [p for p, _ in waiting]
@@ -439,11 +440,14 @@ class Shown(NamedTuple):
 
 
 class Proposal(NamedTuple):
-    """What a plan decided when it did not stop the run: the calls to act on, and each as
-    shown (parsed once, for the proposal's transition and for each call's)."""
+    """What a plan decided when it did not stop the run: the calls to act on, each as shown
+    (parsed once, for the proposal's transition and for each call's)."""
 
-    calls: tuple[FunctionCall, ...]
     shown: tuple[Shown, ...]
+
+    def calls(self, start: int = 0) -> list[FunctionCall]:
+        """The calls from `start` on: those a stop in the middle of a round leaves unrun."""
+        return [s.call for s in self.shown[start:]]
 
 
 def _call_record(step: int, call: FunctionCall, decision: str, result: dict | None = None) -> CallRecord:
@@ -461,4 +465,4 @@ def _call_record(step: int, call: FunctionCall, decision: str, result: dict | No
 def _english(message_id: str, /, **params: object) -> str:
     """A label or detail in the catalogue's English, as records and --json keep them; a
     person's table says the same in the UI language, from the transition's kind and data."""
-    return MESSAGES[message_id]["en"].format_map(params)
+    return t(message_id, lang="en", **params)

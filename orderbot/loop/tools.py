@@ -348,7 +348,6 @@ class Toolbox:
                 raise ConfigError(f"tool {tool.name!r} is registered twice")
             self._tools[tool.name] = tool
         self.specs = [tool.spec for tool in tools]
-        self.names = tuple(self._tools)  # in the order the model is told about them
         self.versions = {tool.name: tool.version for tool in tools}
         lookups = [tool.name for tool in tools if tool.sign_in_with]
         self._sign_in_hint = (
