@@ -59,6 +59,14 @@ def data_words(*paths: Path) -> set[str]:
     return words | {w[:n] for w in words for n in range(2, len(w))}
 
 
+def lose_chinese(monkeypatch, message_id: str) -> str:
+    """Give the entry its English text in Chinese too, as a forgotten translation would;
+    returns that English."""
+    english = MESSAGES[message_id]["en"]
+    monkeypatch.setitem(MESSAGES, message_id, {"en": english, "zh": english})
+    return english
+
+
 def test_every_catalogue_entry_is_chinese_in_chinese():
     found = {}
     for message_id, texts in MESSAGES.items():
@@ -69,7 +77,7 @@ def test_every_catalogue_entry_is_chinese_in_chinese():
 
 
 def test_the_walk_finds_an_entry_that_lost_its_chinese(monkeypatch):
-    monkeypatch.setitem(MESSAGES, "outcome.to_resume", {"en": "To resume:", "zh": "To resume:"})
+    lose_chinese(monkeypatch, "outcome.to_resume")
     found = [i for i, texts in MESSAGES.items() if english_words(re.sub(r"\{[^}]*\}", " ", texts["zh"]))]
     assert found == ["outcome.to_resume"]
 
@@ -196,7 +204,7 @@ def test_a_file_that_is_not_json_is_chinese_after_the_colon(chinese, monkeypatch
     sentence's or the parser's entry (`lost`: which) once it lost its Chinese."""
     if lost is not None:
         message_id = NOT_JSON_SAYS[kind][lost]
-        monkeypatch.setitem(MESSAGES, message_id, {"en": MESSAGES[message_id]["en"], "zh": MESSAGES[message_id]["en"]})
+        lose_chinese(monkeypatch, message_id)
     result = cli("--lang", "zh", *not_json_command(chinese["state"], kind), env=chinese["env"])
     assert result.exit_code == 6, result.output
     words = english_words(result.stderr)
@@ -283,7 +291,7 @@ def test_a_broken_file_is_chinese_after_the_colon(chinese, kind):
 
 @pytest.mark.parametrize(("kind", "message_id"), [(k, i) for k, (ids, _) in BROKEN_SAYS.items() for i in ids])
 def test_the_broken_file_check_finds_an_entry_that_lost_its_chinese(chinese, monkeypatch, kind, message_id):
-    monkeypatch.setitem(MESSAGES, message_id, {"en": MESSAGES[message_id]["en"], "zh": MESSAGES[message_id]["en"]})
+    lose_chinese(monkeypatch, message_id)
     chinese_throughout, stderr = said_in_chinese(chinese, kind)
     assert not chinese_throughout, stderr
 
@@ -315,7 +323,7 @@ def test_an_orders_source_that_cannot_be_used_is_said_in_chinese(chinese, source
 
 @pytest.mark.parametrize(("source", "message_id"), [(s, i) for s, (ids, _) in BAD_SOURCES.items() for i in ids])
 def test_the_source_check_finds_an_entry_that_lost_its_chinese(chinese, monkeypatch, source, message_id):
-    monkeypatch.setitem(MESSAGES, message_id, {"en": MESSAGES[message_id]["en"], "zh": MESSAGES[message_id]["en"]})
+    lose_chinese(monkeypatch, message_id)
     chinese_throughout, stderr = source_said_in_chinese(chinese, source)
     assert not chinese_throughout, stderr
 
@@ -378,8 +386,7 @@ def test_a_chinese_session_holds_no_english_of_orderbots_own(chinese):
 @pytest.mark.parametrize("message_id", ["outcome.answer", "event.started", "decision.executed", "usage.title"])
 def test_the_session_finds_an_entry_that_lost_its_chinese(chinese, monkeypatch, message_id):
     """The forked terminals share this process's catalogue: one entry in English shows."""
-    english = MESSAGES[message_id]["en"]
-    monkeypatch.setitem(MESSAGES, message_id, {"en": english, "zh": english})
+    english = lose_chinese(monkeypatch, message_id)
     words = english_words(session_output(chinese), allowed_here(chinese))
     assert set(words) & set(re.findall(r"[A-Za-z]{2,}", english)), words
 
@@ -429,7 +436,6 @@ def test_orders_headings_and_field_names_are_chinese(chinese):
 )  # fmt: skip
 def test_the_orders_check_finds_a_heading_or_field_that_lost_its_chinese(chinese, monkeypatch, message_id):
     """One of each kind (the test above walks them all in the real output): the check sees it."""
-    english = MESSAGES[message_id]["en"]
-    monkeypatch.setitem(MESSAGES, message_id, {"en": english, "zh": english})
+    lose_chinese(monkeypatch, message_id)
     headings, names = order_labels(chinese)
     assert [label for label in headings + names if LATIN.search(label)], (headings, names)
