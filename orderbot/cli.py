@@ -239,21 +239,41 @@ def _version(value: bool) -> None:
 
 
 def _language(value: str | None) -> str | None:
-    """--lang, else ORDERBOT_LANG, else the locale: fixed before any command prints a word.
-    A bad --lang is a usage error (exit 2); a bad ORDERBOT_LANG is a setting, checked like
-    one: one sentence in English (the language it failed to name) and exit 6. Either value
-    is shown escaped: it may hold terminal escapes."""
+    """--lang, else ORDERBOT_LANG (the environment, then ./.env, as every setting), else the
+    locale: fixed before any command prints a word. A bad --lang is a usage error (exit 2);
+    a bad ORDERBOT_LANG is a setting, checked like one: one sentence in English (the
+    language it failed to name) naming where it came from, and exit 6. Either value is
+    shown escaped: it may hold terminal escapes."""
+    environ, source = _language_environment()
     try:
-        i18n.set_language(i18n.language_from(os.environ, value))
+        i18n.set_language(i18n.language_from(environ, value))
     except ValueError as exc:
         shown = cut(visible(str(exc), one_line=True), 40)
         i18n.set_language(i18n.DEFAULT)
         if value:
             raise typer.BadParameter(i18n.t("error.bad_lang", value=shown, source="--lang")) from None
-        message = i18n.t("error.bad_lang", value=shown, source="ORDERBOT_LANG")
+        message = i18n.t("error.bad_lang", value=shown, source=i18n.t(source, name="ORDERBOT_LANG"))
         print(i18n.t("error.prefix", error=message), file=sys.stderr)
         raise typer.Exit(ExitCode.CONFIG) from None
     return value
+
+
+def _language_environment() -> tuple[dict[str, str], str]:
+    """The variables the language is chosen from, with ORDERBOT_LANG from ./.env when the
+    environment has none, and the message id saying where ORDERBOT_LANG came from. The
+    .env file is read only when there is one (python-dotenv is imported for it alone)."""
+    environ = dict(os.environ)
+    if environ.get("ORDERBOT_LANG", "").strip() or not os.path.isfile(".env"):
+        return environ, "settings.in_environment"
+    from dotenv import dotenv_values  # lazily: most runs have no .env, and `--help` needs none
+
+    try:
+        from_file = (dotenv_values(".env").get("ORDERBOT_LANG") or "").strip()
+    except (OSError, UnicodeDecodeError):  # the settings say so, in one sentence, when they load it
+        from_file = ""
+    if from_file:
+        environ["ORDERBOT_LANG"] = from_file
+    return environ, "settings.in_dotenv"
 
 
 @app.callback(invoke_without_command=True)

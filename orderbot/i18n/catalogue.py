@@ -1310,8 +1310,8 @@ MESSAGES: dict[str, dict[str, str]] = {
         "zh": "--stop-reason 的值无效：{value!r} 不是停止原因；请用以下之一：{valid}",
     },
     "error.bad_lang": {
-        "en": "unknown language '{value}' in {source}: use zh or en",
-        "zh": "{source} 中的语言 '{value}' 无法识别：请用 zh 或 en",
+        "en": "unknown language '{value}' from {source}: use zh or en",
+        "zh": "{source} 给出的语言 '{value}' 无法识别：请用 zh 或 en",
     },
     # ---- the state directory (orderbot.runs.statedir, orderbot.runs.store) -----------------------
     "state.not_a_directory": {

@@ -62,6 +62,23 @@ def test_an_unknown_language_is_a_usage_error_naming_its_source(monkeypatch):
     assert result.exit_code == 6 and "ORDERBOT_LANG" in result.output  # a setting, not a flag
 
 
+def test_orderbot_lang_in_dotenv_is_a_setting_like_the_others(monkeypatch):
+    Path(".env").write_text("ORDERBOT_LANG=zh\n", encoding="utf-8")
+    cli("runs")
+    assert i18n.language() == "zh"
+    monkeypatch.setenv("ORDERBOT_LANG", "en")  # the environment comes before .env
+    cli("runs")
+    assert i18n.language() == "en"
+    monkeypatch.delenv("ORDERBOT_LANG")
+    Path(".env").write_text("ORDERBOT_LANG=fr\n", encoding="utf-8")
+    result = cli("runs")
+    assert result.exit_code == 6
+    assert result.stderr.strip() == "orderbot: unknown language 'fr' from ORDERBOT_LANG in ./.env: use zh or en"
+    monkeypatch.setenv("ORDERBOT_LANG", "klingon")
+    result = cli("runs")
+    assert "'klingon' from ORDERBOT_LANG in the environment" in result.stderr
+
+
 def test_the_language_flag_chooses_the_catalogue():
     cli("--lang", "zh", "runs")
     assert i18n.language() == "zh"
