@@ -32,9 +32,9 @@ from pathlib import Path
 from orderbot import telemetry
 from orderbot.answers.claims import Claim, check
 from orderbot.answers.facts import Fact, facts_of
+from orderbot.loop.dispatch import Toolbox
 from orderbot.loop.engine import Engine, Limits
 from orderbot.loop.state import Approver, Observer, RunState
-from orderbot.loop.tools import Toolbox
 from orderbot.models.base import Model
 from orderbot.runs.base import BaseRunStore
 from orderbot.runs.record import RunRecord

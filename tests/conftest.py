@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from orderbot import models
-from orderbot.loop.tools import Toolbox
+from orderbot.loop.dispatch import Toolbox
 from orderbot.shops.sample.model import SAMPLE_PATH
 from orderbot.shops.sample.stores.jsonfile import JsonStore
 from orderbot.shops.sample.tools import order_tools

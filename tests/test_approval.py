@@ -14,10 +14,10 @@ from clikit import cli
 from forked_terminal import orderbot_in_a_terminal
 from rich.console import Console
 
+from orderbot.loop.dispatch import Toolbox
 from orderbot.loop.engine import Engine, Limits, StopReason
 from orderbot.loop.items import FunctionCallOutput
 from orderbot.loop.state import PendingCall, RunState
-from orderbot.loop.tools import Toolbox
 from orderbot.models.scripted import ScriptedModel, call, calls, text
 from orderbot.shops.sample.tools import order_tools
 from orderbot.ui.presentation import terminal_approver

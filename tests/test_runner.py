@@ -10,9 +10,9 @@ from pathlib import Path
 from clikit import cli
 
 import orderbot.runner as runner_module
+from orderbot.loop.dispatch import Toolbox
 from orderbot.loop.engine import Limits, StopReason
 from orderbot.loop.state import RunState
-from orderbot.loop.tools import Toolbox
 from orderbot.models.scripted import ScriptedModel, call, calls, text
 from orderbot.runner import Runner
 from orderbot.runs.record import COMMITTED, EXECUTING

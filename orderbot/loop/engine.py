@@ -12,7 +12,7 @@ Rules that keep the limits honest (the checks and their messages are in orderbot
 - a stopped run makes no further model request.
 
 Two outcomes of a tool call change the run, and only through values the toolbox returns
-(orderbot.loop.tools.Outcome), never by what a tool is called: a sign-in lookup names the
+(orderbot.loop.dispatch.Outcome), never by what a tool is called: a sign-in lookup names the
 run's customer when it has none yet (a `signed_in` transition says so), and a hand-off
 ends the run as `transferred`, with its summary as the stop detail.
 
@@ -31,6 +31,8 @@ from pydantic_core import from_json
 from orderbot.errors import ModelError, ModelTimeout
 from orderbot.i18n import t
 from orderbot.loop.budget import Budget, LimitExceeded, Limits
+from orderbot.loop.dispatch import Prepared, Refused, Toolbox
+from orderbot.loop.envelope import capped, envelope_text, fail
 from orderbot.loop.items import FunctionCall, FunctionCallOutput, text_chars
 from orderbot.loop.limits import StopReason
 from orderbot.loop.state import (
@@ -48,7 +50,7 @@ from orderbot.loop.state import (
     describe_call,
     summarize_result,
 )
-from orderbot.loop.tools import Prepared, Refused, Toolbox, ToolContext, capped, envelope_text, fail
+from orderbot.loop.tools import ToolContext
 from orderbot.models.base import Model, ModelRequest, Turn
 from orderbot.text import one_line
 

@@ -111,5 +111,5 @@ REPL_WORDS = {word: limit.name for limit in LIMIT_SPECS if limit.repl for word i
 
 # Fixed, not a setting: the most characters of one tool result sent to the model (its JSON
 # text). The run record, transitions and --json keep the same cut result, so an order with a
-# 5 MB note costs 8,000 characters everywhere (orderbot.loop.tools.capped; docs/threat-model.md).
+# 5 MB note costs 8,000 characters everywhere (orderbot.loop.envelope.capped; docs/threat-model.md).
 MAX_TOOL_RESULT_CHARS = 8_000

@@ -16,9 +16,9 @@ from pydantic import BaseModel, Field
 from pydantic_core import from_json
 
 from orderbot.i18n import t
+from orderbot.loop.envelope import compact_json
 from orderbot.loop.items import Item, user
 from orderbot.loop.limits import StopReason
-from orderbot.loop.tools import compact_json
 from orderbot.text import cut, whole_characters
 
 

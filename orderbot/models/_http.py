@@ -52,7 +52,7 @@ from orderbot.errors import (
     ModelResponseError,
     ModelTimeout,
 )
-from orderbot.loop.tools import sanitize
+from orderbot.loop.redact import sanitize
 from orderbot.models.base import Turn
 from orderbot.settings import public_base_url as public_url
 

@@ -15,9 +15,9 @@ from pathlib import Path
 
 from orderbot.errors import ModelError, RecordError
 from orderbot.i18n import t
+from orderbot.loop.dispatch import Toolbox
 from orderbot.loop.engine import Limits
 from orderbot.loop.state import Approver, Event, PendingCall, RunState, Transition
-from orderbot.loop.tools import Toolbox
 from orderbot.models.base import Model, ModelRequest, Turn
 from orderbot.runs.audit import AuditEntry
 from orderbot.runs.base import BaseRunStore, RunConflict

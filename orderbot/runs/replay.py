@@ -20,10 +20,10 @@ from pathlib import Path
 
 from orderbot.errors import ModelError, ModelResponseError, ModelTimeout, RecordError
 from orderbot.i18n import t
+from orderbot.loop.dispatch import Toolbox
 from orderbot.loop.engine import Limits, StopReason
 from orderbot.loop.items import ITEMS, Message
 from orderbot.loop.state import RunState, Transition, summarize_result
-from orderbot.loop.tools import Toolbox
 from orderbot.models.base import Turn, Usage
 from orderbot.models.scripted import ScriptedModel
 from orderbot.runner import Runner

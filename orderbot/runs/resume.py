@@ -18,11 +18,12 @@ from pydantic import ValidationError
 
 from orderbot.errors import RecordError
 from orderbot.i18n import t
+from orderbot.loop.dispatch import Prepared, Refused, Toolbox
 from orderbot.loop.engine import StopReason
 from orderbot.loop.items import FunctionCall
 from orderbot.loop.limits import LIMIT_STOPS
 from orderbot.loop.state import PendingCall
-from orderbot.loop.tools import Prepared, Refused, Toolbox, ToolContext
+from orderbot.loop.tools import ToolContext
 from orderbot.runs.record import COMMITTED, EXECUTING, Decision, RunRecord
 from orderbot.shops.source import parse_source
 

@@ -13,8 +13,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from orderbot.loop.budget import Limits
+from orderbot.loop.dispatch import Toolbox
 from orderbot.loop.limits import LIMIT_SPECS
-from orderbot.loop.tools import Toolbox
 from orderbot.shops.choice import open_shop_store
 from orderbot.shops.sample.model import SAMPLE_PATH
 from orderbot.shops.sample.stores.base import Store

@@ -25,10 +25,11 @@ from hypothesis import strategies as st
 
 from orderbot.commands.common import EXIT_CODES
 from orderbot.errors import ModelError, ModelTimeout
+from orderbot.loop.dispatch import Toolbox
 from orderbot.loop.engine import Engine, Limits, StopReason
 from orderbot.loop.items import FunctionCall, FunctionCallOutput, assistant
+from orderbot.loop.redact import MAX_ERROR_CHARS
 from orderbot.loop.state import RunState
-from orderbot.loop.tools import MAX_ERROR_CHARS, Toolbox
 from orderbot.models.base import ModelRequest, Turn
 from orderbot.shops.sample.model import SAMPLE_PATH
 from orderbot.shops.sample.stores.jsonfile import JsonStore

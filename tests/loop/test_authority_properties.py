@@ -16,10 +16,10 @@ from fuzz import examples
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from orderbot.loop.dispatch import Toolbox
 from orderbot.loop.engine import Engine, Limits
 from orderbot.loop.items import FunctionCall, FunctionCallOutput
 from orderbot.loop.state import PendingCall, RunState
-from orderbot.loop.tools import Toolbox
 from orderbot.models.base import Turn
 from orderbot.models.scripted import ScriptedModel, text
 from orderbot.shops.sample.model import SAMPLE_PATH

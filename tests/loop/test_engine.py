@@ -9,10 +9,11 @@ import pytest
 from orderbot.commands.common import EXIT_CODES
 from orderbot.errors import ModelError, ModelTimeout
 from orderbot.i18n.catalogue import MESSAGES
+from orderbot.loop.dispatch import Toolbox
 from orderbot.loop.engine import Engine, Limits, StopReason
 from orderbot.loop.items import FunctionCallOutput, assistant
 from orderbot.loop.state import Event, Phase, RunState
-from orderbot.loop.tools import Tool, Toolbox
+from orderbot.loop.tools import Tool
 from orderbot.models.base import ModelRequest, Turn
 from orderbot.models.scripted import ScriptedModel, call, calls, text
 from orderbot.shops.sample.tools import OrderIdArgs

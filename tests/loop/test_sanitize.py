@@ -14,8 +14,11 @@ from hypothesis import strategies as st
 from pydantic import BaseModel
 
 from orderbot.errors import ToolError
+from orderbot.loop.dispatch import Toolbox
+from orderbot.loop.envelope import fail
 from orderbot.loop.items import FunctionCall
-from orderbot.loop.tools import MAX_ERROR_CHARS, Tool, Toolbox, ToolContext, fail, sanitize
+from orderbot.loop.redact import MAX_ERROR_CHARS, sanitize
+from orderbot.loop.tools import Tool, ToolContext
 
 
 class Args(BaseModel):

@@ -12,10 +12,11 @@ from pydantic import BaseModel, ConfigDict
 
 from orderbot.commands.common import EXIT_CODES
 from orderbot.errors import ConfigError, RecordError
+from orderbot.loop.dispatch import Toolbox
 from orderbot.loop.engine import Engine, Limits, StopReason
 from orderbot.loop.items import FunctionCallOutput
 from orderbot.loop.state import Event, Phase, RunState
-from orderbot.loop.tools import HandedOff, SignedIn, Tool, Toolbox
+from orderbot.loop.tools import HandedOff, SignedIn, Tool
 from orderbot.models.scripted import ScriptedModel, call, calls, text
 from orderbot.runner import Runner
 from orderbot.runs.resume import check_resume

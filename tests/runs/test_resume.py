@@ -14,9 +14,10 @@ import pytest
 from clikit import cli
 
 from orderbot.errors import RecordError
+from orderbot.loop.dispatch import Toolbox
 from orderbot.loop.engine import Limits, StopReason
 from orderbot.loop.state import RunState
-from orderbot.loop.tools import Tool, Toolbox
+from orderbot.loop.tools import Tool
 from orderbot.models.scripted import ScriptedModel, call, calls, text
 from orderbot.runner import Runner
 from orderbot.runs.record import COMMITTED, EXECUTING

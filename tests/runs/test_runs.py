@@ -15,9 +15,9 @@ import pytest
 from clikit import cli
 
 from orderbot.errors import RecordError
+from orderbot.loop.dispatch import Toolbox
 from orderbot.loop.engine import Engine, Limits
 from orderbot.loop.state import RunState, new_run_id
-from orderbot.loop.tools import Toolbox
 from orderbot.models.scripted import ScriptedModel, call, calls, text
 from orderbot.runner import Runner
 from orderbot.runs.record import COMMITTED, EXECUTING, FORMAT, MAX_RESULT, MAX_TEXT
@@ -151,7 +151,7 @@ CHILD = textwrap.dedent("""
     from orderbot.shops.sample.stores.jsonfile import JsonStore
     from orderbot.runs.recorder import Recorder
     from orderbot.runs.store import RunStore
-    from orderbot.loop.tools import Toolbox
+    from orderbot.loop.dispatch import Toolbox
 
     def block(request):
         print("waiting", flush=True)       # the parent kills us now

@@ -11,8 +11,9 @@ import pytest
 from clikit import cli
 
 from orderbot.errors import ToolError
+from orderbot.loop.dispatch import Refused, Toolbox
 from orderbot.loop.items import FunctionCall
-from orderbot.loop.tools import Refused, Toolbox, ToolContext
+from orderbot.loop.tools import ToolContext
 from orderbot.shops.sample.tools import order_tools
 
 HOSTILE_IDS = [

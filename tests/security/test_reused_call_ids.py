@@ -10,9 +10,9 @@ import json
 import shutil
 from pathlib import Path
 
+from orderbot.loop.dispatch import Toolbox
 from orderbot.loop.engine import Limits
 from orderbot.loop.state import RunState
-from orderbot.loop.tools import Toolbox
 from orderbot.models.scripted import ScriptedModel, call, calls, text
 from orderbot.runner import Runner
 from orderbot.runs.store import RunStore

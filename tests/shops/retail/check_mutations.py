@@ -28,7 +28,12 @@ M = [
         "if order is None or order.user_id != customer:",
         "if order is None:",
     ),
-    ("one customer", "orderbot/loop/tools.py", "if ctx.user is not None and value.customer != ctx.user:", "if False:"),
+    (
+        "one customer",
+        "orderbot/loop/dispatch.py",
+        "if ctx.user is not None and value.customer != ctx.user:",
+        "if False:",
+    ),
     (
         "no identity args",
         "orderbot/shops/retail/tools.py",

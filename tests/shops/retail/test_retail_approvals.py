@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 from orderbot import i18n
+from orderbot.loop.dispatch import Toolbox
 from orderbot.loop.engine import Limits, StopReason
 from orderbot.loop.state import RunState
-from orderbot.loop.tools import Toolbox
 from orderbot.models.scripted import ScriptedModel, call, calls
 from orderbot.runner import Runner
 from orderbot.runs.store import RunStore

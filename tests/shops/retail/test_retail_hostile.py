@@ -15,10 +15,10 @@ import pytest
 from clikit import cli
 from retailkit import import_into, open_retail
 
+from orderbot.loop.dispatch import Toolbox
 from orderbot.loop.engine import Limits, StopReason
 from orderbot.loop.items import FunctionCallOutput
 from orderbot.loop.state import RunState
-from orderbot.loop.tools import Toolbox
 from orderbot.models.scripted import ScriptedModel, call, calls, text
 from orderbot.runner import Runner
 from orderbot.runs.store import RunStore

@@ -201,9 +201,9 @@ def test_a_statement_outliving_the_run_is_cut_off(postgres_server):
 
 
 def test_the_tools_hand_the_store_what_is_left_of_the_run(store, clock):
+    from orderbot.loop.dispatch import Toolbox
     from orderbot.loop.engine import Engine, Limits
     from orderbot.loop.state import RunState
-    from orderbot.loop.tools import Toolbox
     from orderbot.models.scripted import ScriptedModel, call, calls, text
     from orderbot.shops.sample.tools import order_tools
 

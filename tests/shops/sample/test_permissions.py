@@ -10,10 +10,11 @@ from clikit import cli
 from pydantic import BaseModel, Field
 
 from orderbot.errors import ConfigError
+from orderbot.loop.dispatch import Prepared, Refused, Toolbox
 from orderbot.loop.engine import Engine, Limits, StopReason
 from orderbot.loop.items import FunctionCall
 from orderbot.loop.state import RunState
-from orderbot.loop.tools import Prepared, Refused, Tool, Toolbox, ToolContext
+from orderbot.loop.tools import Tool, ToolContext
 from orderbot.models.scripted import ScriptedModel, call, calls, text
 from orderbot.shops.sample.model import MAX_LISTED, NO_ACCESS, SAMPLE_PATH
 from orderbot.shops.sample.stores.jsonfile import JsonStore
