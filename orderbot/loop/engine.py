@@ -16,8 +16,9 @@ Two outcomes of a tool call change the run, and only through values the toolbox 
 run's customer when it has none yet (a `signed_in` transition says so), and a hand-off
 ends the run as `transferred`, with its summary as the stop detail.
 
-The loop reads top to bottom in `Engine.run`: each round (`_step`) returns its outcome as a
-value, a `Stop` when the run ends or pauses there, None to plan again.
+The loop reads top to bottom in `_Run.go` (one `_Run` per run): each round (`_step`)
+returns its outcome as a value, a `Stop` when the run ends or pauses there, None to plan
+again.
 """
 
 from __future__ import annotations
@@ -88,11 +89,34 @@ class Engine:
 
         `approve_pending` settles calls left awaiting approval by an earlier run: True runs
         them, False rejects them. Whoever passes it has re-checked the binding first.
+
+        What one run uses while it goes (its state, its budget, its phase) lives in a `_Run`
+        made for it, never on the engine: one engine can run several runs at once (an
+        approver or a model that starts another run on it, or two threads).
         """
+        return _Run(self, state).go(approve_pending)
+
+
+class _Run:
+    """One run in progress on an engine: the state it moves, the budget it spends, where
+    it is. Made by `Engine.run` for each run and dropped when the run stops."""
+
+    def __init__(self, engine: Engine, state: RunState) -> None:
+        self.model = engine.model
+        self.toolbox = engine.toolbox
+        self.limits = engine.limits
+        self.clock = engine.clock
+        self.wall_clock = engine.wall_clock
+        self.observers = engine.observers
+        self.approver = engine.approver
+        self.instructions = engine.instructions
         self._state = state
         self._budget = Budget(self.limits, self.clock)
         self._phase = Phase.PLAN  # where a Ctrl-C lands: plan while the model thinks, act while tools run
-        self._handed_off = None  # a hand-off's summary, once a tool has handed the run to a person
+        self._handed_off: str | None = None  # a hand-off's summary, once a tool has handed the run to a person
+
+    def go(self, approve_pending: bool | None) -> RunState:
+        state = self._state
         if state.stop_reason is not None:  # a stopped run continues: it has not stopped yet
             state.stop_reason, state.stop_detail, state.stop_message = None, "", None
         self._emit(
@@ -209,7 +233,7 @@ class Engine:
         self._phase = Phase.ACT
         outputs: list[FunctionCallOutput] = []
         waiting: list[tuple[PendingCall, FunctionCall]] = []
-        self._handed_off: str | None = None
+        self._handed_off = None
         for index, shown in enumerate(proposal.shown):
             call = shown.call
             try:

@@ -292,3 +292,51 @@ def test_a_time_limit_stop_says_what_was_being_retried(toolbox):
     state, _ = run(model, toolbox)
     assert state.stop_reason is StopReason.TIME_LIMIT
     assert state.stop_detail.endswith("(last error: rate limited (HTTP 429))")
+
+
+def test_one_engine_runs_two_runs_interleaved(toolbox):
+    """A run's state, budget and phase belong to that run, not to the engine: a second run
+    started on the same engine while the first waits for its model (here from inside the
+    first run's model request) leaves the first one's counts, calls and answer alone."""
+    seen: list[tuple[str, Event, int, int]] = []
+    second = RunState.start("请查询订单 ORD-1002 的状态。")
+
+    def first_plan(request: ModelRequest) -> Turn:
+        engine.run(second)  # the second run goes from start to finish in the middle of the first one's step
+        return calls(call("get_order_status", {"order_id": "ORD-1001"}, call_id="a1"))
+
+    model = ScriptedModel(
+        [
+            first_plan,
+            calls(call("get_order_status", {"order_id": "ORD-1002"}, call_id="b1")),
+            calls(call("get_order_status", {"order_id": "ORD-1003"}, call_id="b2")),
+            text("B answered"),
+            text("A answered"),
+        ]
+    )
+    engine = Engine(
+        model,
+        toolbox,
+        Limits(max_steps=3),
+        observers=[lambda t, s: seen.append((s.run_id, t.kind, t.steps_used, t.calls_used))],
+    )
+    first = engine.run(RunState.start("请查询订单 ORD-1001 的状态。"))
+    model.assert_complete()
+    assert (first.stop_reason, first.answer, first.steps, first.tool_calls) == (StopReason.ANSWERED, "A answered", 2, 1)
+    assert (second.stop_reason, second.answer, second.steps, second.tool_calls) == (
+        StopReason.ANSWERED,
+        "B answered",
+        3,
+        2,
+    )
+    assert [c.call_id for c in first.calls] == ["a1"] and [c.call_id for c in second.calls] == ["b1", "b2"]
+    # Each run's transitions count its own budget, though the second ran inside the first.
+    of_first = [(kind, steps, used) for run_id, kind, steps, used in seen if run_id == first.run_id]
+    assert of_first == [
+        (Event.STARTED, 0, 0),
+        (Event.PROPOSED, 1, 0),
+        (Event.EXECUTED, 1, 1),
+        (Event.RETURNED, 1, 1),
+        (Event.FINISHED, 2, 1),
+    ]
+    assert [kind for run_id, kind, *_ in seen if run_id == second.run_id][-1] is Event.FINISHED
