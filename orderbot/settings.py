@@ -21,17 +21,34 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 from orderbot.errors import ConfigError, UsageError
 from orderbot.i18n import t
 from orderbot.loop.budget import Limits
-from orderbot.loop.limits import LIMIT_SPECS, SPEC_OF
+from orderbot.loop.limits import LIMIT_SPECS, SPEC_OF, LimitSpec
 from orderbot.text import UNPARSEABLE_URL, first_error, without_credentials
 
 # A user id is short and plain: it is shown in prompts, records and the resume command.
 USER_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._@-]{0,63}")
 
 
+def _limit_text(spec: LimitSpec) -> str:
+    """A limit's line in .env.example: its help, its bounds and its flag."""
+
+    def number(value: float) -> str:
+        return f"{int(value):,}" if value == int(value) else f"{value:g}"
+
+    high = number(spec.bounds["le"])
+    if "gt" in spec.bounds:
+        bounds = f"more than {number(spec.bounds['gt'])}, at most {high}"
+    else:
+        bounds = f"{number(spec.bounds['ge'])} to {high}"
+    text = f"{spec.help[:-1]} ({bounds})."
+    return f"{text} Flag: {spec.flag}" if spec.flag else text
+
+
 # A setting per limit of the table (orderbot.loop.limits), checked when `Settings.limits`
 # builds them, so no limit is named twice.
 LimitSettings = create_model(
-    "LimitSettings", __base__=BaseSettings, **{spec.name: (spec.type, spec.default) for spec in LIMIT_SPECS}
+    "LimitSettings",
+    __base__=BaseSettings,
+    **{spec.name: (spec.type, Field(spec.default, description=_limit_text(spec))) for spec in LIMIT_SPECS},
 )
 
 
@@ -51,29 +68,99 @@ class Settings(LimitSettings):
         allow_inf_nan=False,
     )
 
-    provider: str = "auto"  # checked against the provider registry when the model is created
-    model: str = Field("gpt-4o-mini", validation_alias=AliasChoices("model", "ORDERBOT_MODEL", "MODEL_NAME"))
-    api_key: SecretStr | None = Field(None, validation_alias=AliasChoices("api_key", "OPENAI_API_KEY"))
-    base_url: str | None = Field(
-        None, validation_alias=AliasChoices("base_url", "ORDERBOT_BASE_URL", "OPENAI_BASE_URL")
+    # Each field's description is its comment in .env.example (env_example() writes it).
+    provider: str = Field(
+        "auto",  # checked against the provider registry when the model is created
+        description="auto (chat when a base URL is set, else openai when OPENAI_API_KEY is set, else offline), "
+        "offline, openai (Responses API) or chat (Chat Completions, for local OpenAI-compatible servers). "
+        "Flag: --provider",
     )
-    orders: str | None = None  # a JSON file path, sqlite:///path or postgresql://... (orderbot/shops/sample/stores/)
-    user: str | None = Field(None, max_length=64)
-    state_dir: Path | None = None
+    model: str = Field(
+        "gpt-4o-mini",
+        validation_alias=AliasChoices("ORDERBOT_MODEL", "MODEL_NAME"),
+        description="The model's name as the provider knows it. Flag: --model",
+    )
+    api_key: SecretStr | None = Field(
+        None,
+        validation_alias=AliasChoices("OPENAI_API_KEY"),
+        description="The API key. Not needed for offline, nor for a local server given by OPENAI_BASE_URL.",
+    )
+    base_url: str | None = Field(
+        None,
+        validation_alias=AliasChoices("ORDERBOT_BASE_URL", "OPENAI_BASE_URL"),
+        description="An OpenAI-compatible base URL, e.g. http://localhost:11434/v1 for Ollama; with provider "
+        "auto, setting it chooses chat. Empty means https://api.openai.com/v1. Flag: --base-url",
+    )
+    orders: str | None = Field(  # a JSON file path, sqlite:///path or postgresql://... (orderbot/shops/)
+        None,
+        description="The orders: a JSON file, sqlite:///shop.db or postgresql://user@host/db. Empty: "
+        "./orders.json, else the bundled sample (read-only). Flag: --orders",
+    )
+    user: str | None = Field(
+        None,
+        max_length=64,
+        description="Who is asking, a customer id such as C001. Empty: anonymous (status by exact id only). "
+        "Flag: --user",
+    )
+    state_dir: Path | None = Field(
+        None,
+        description="Where run records and the log are kept. Empty: $XDG_STATE_HOME/orderbot. Flag: --state-dir",
+    )
+    # Chosen and checked by the command line before any setting loads (orderbot.cli, from the
+    # same sources, --lang first); a field so that .env.example lists it with the others.
+    lang: str | None = Field(
+        None,
+        description="The language orderbot prints in: zh or en. Empty: the locale (LC_ALL, LC_MESSAGES, "
+        "LANG), else en. Flag: --lang",
+    )
+
+    # What a run shows: a setting per switch of `ask`; a flag can only turn one on.
+    json_output: bool = Field(
+        False,
+        validation_alias=AliasChoices("ORDERBOT_JSON"),
+        description="1: ask and resume print one JSON document instead of tables. Flag: --json",
+    )
+    trace: bool = Field(False, description="1: ask and repl show the full debugging view, per step. Flag: --trace")
+    no_facts: bool = Field(
+        False, description="1: leave out the facts panel (what the tools returned) under the answer. Flag: --no-facts"
+    )
+    strict_claims: bool = Field(
+        False,
+        description="1: exit 7 when the answer makes a claim the tools did not support. Flag: --strict-claims",
+    )
 
     # Sent to the model server as max_output_tokens / max_tokens; None: derived from
     # max_response_chars (orderbot.models.base.output_token_cap).
-    max_output_tokens: int | None = Field(None, ge=16, le=1_000_000)
+    max_output_tokens: int | None = Field(
+        None,
+        ge=16,
+        le=1_000_000,
+        description="Output-token cap sent to the model server (max_output_tokens / max_tokens); empty: the "
+        "response-size limit above divided by 4. A reply cut off by it stops as response_truncated.",
+    )
 
-    keep_runs: int = Field(200, ge=1)
-    approval_ttl_hours: float = Field(24.0, gt=0)
+    keep_runs: int = Field(
+        200, ge=1, description="How many run records to keep in the state directory; older ones are pruned."
+    )
+    approval_ttl_hours: float = Field(
+        24.0, gt=0, description="How long a call awaiting approval may still be approved, in hours."
+    )
     # Where runs, the approval queue and the audit log are kept: sqlite:///runs.db or
     # postgresql://...; None: the state directory (orderbot/runs/stores.py).
-    runs: str | None = None
-    # A side effect must be approved by an operator other than the one whose run asked.
-    four_eyes: bool = False
+    runs: str | None = Field(
+        None,
+        description="Where runs, approvals and the audit log are kept: sqlite:///runs.db or "
+        "postgresql://role@host/db (empty: the state directory). Flag: --runs",
+    )
+    four_eyes: bool = Field(
+        False, description="1: an action must be approved by an operator other than the one whose run asked for it."
+    )
     # Runs older than this keep only their summary (and the audit log): orderbot runs prune.
-    prune_after_days: float | None = Field(None, gt=0)
+    prune_after_days: float | None = Field(
+        None,
+        gt=0,
+        description="Runs older than this many days keep only their summary and the audit log (empty: never).",
+    )
 
     @field_validator(
         "api_key",
@@ -81,6 +168,7 @@ class Settings(LimitSettings):
         "user",
         "orders",
         "state_dir",
+        "lang",
         "max_output_tokens",
         "runs",
         "prune_after_days",
@@ -173,6 +261,7 @@ ENV_NAMES = {
     "model": ("ORDERBOT_MODEL", "MODEL_NAME"),
     "base_url": ("ORDERBOT_BASE_URL", "OPENAI_BASE_URL"),
     "api_key": ("OPENAI_API_KEY",),
+    "json_output": ("ORDERBOT_JSON",),
 }
 
 
@@ -181,6 +270,7 @@ def describe_settings_error(exc: ValidationError, flags: Collection[str] = ()) -
     error (exit 2, as Typer's own); a variable names the environment or ./.env (exit 6)."""
     where, why = first_error(exc)
     field = where.split(".")[0] or "settings"
+    field = next((name for name, names in ENV_NAMES.items() if field in names), field)  # pydantic names the alias
     # A URL naming a server is a configuration error wherever it came from (exit 6), as a bad
     # --orders database URL is: the flag parsed, the place it points to is what is wrong.
     if field == "base_url":
@@ -225,3 +315,64 @@ def load_settings(**flags: object) -> Settings:
 
 def _blank(value: object) -> bool:
     return isinstance(value, str) and not value.strip()
+
+
+# .env.example, section by section; env_example() fails on a field left out of every section.
+ENV_EXAMPLE_HEAD = (
+    "orderbot settings. Copy to .env (in the directory you run orderbot from) and fill in what you need; "
+    "everything is optional. Precedence: command-line flags > environment variables > .env > the defaults "
+    "shown here. Never commit a .env holding a real key. This file is written by "
+    "orderbot.settings.write_env_example() from the settings themselves."
+)
+ENV_EXAMPLE_SECTIONS = (
+    ("the model", ("provider", "model", "api_key", "base_url")),
+    ("who and what", ("orders", "user", "state_dir", "lang")),
+    ("what a run shows", ("json_output", "trace", "no_facts", "strict_claims")),
+    ("limits of one run", (*(spec.name for spec in LIMIT_SPECS), "max_output_tokens")),
+    ("housekeeping", ("keep_runs", "approval_ttl_hours", "prune_after_days")),
+    ("a team's runs (docs/team.md)", ("runs", "four_eyes")),
+)
+ENV_EXAMPLE_WIDTH = 92
+
+
+def env_example() -> str:
+    """The text of .env.example: every setting under its section, its description as the
+    comment above it and its default as the value (empty for none or off)."""
+    import textwrap  # only for writing the file and its test
+
+    placed = [name for _title, names in ENV_EXAMPLE_SECTIONS for name in names]
+    left_out = set(Settings.model_fields) - set(placed)
+    if left_out or len(placed) != len(set(placed)):
+        raise ValueError(f"ENV_EXAMPLE_SECTIONS must name each setting once; left out: {sorted(left_out)}")
+
+    def comment(text: str) -> list[str]:
+        return textwrap.wrap(
+            text, ENV_EXAMPLE_WIDTH, initial_indent="# ", subsequent_indent="# ", break_on_hyphens=False
+        )
+
+    lines = comment(ENV_EXAMPLE_HEAD)
+    for title, names in ENV_EXAMPLE_SECTIONS:
+        lines += ["", f"# --- {title} ".ljust(ENV_EXAMPLE_WIDTH, "-")]
+        for name in names:
+            field = Settings.model_fields[name]
+            *others, shown = ENV_NAMES.get(name, (f"ORDERBOT_{name.upper()}",))
+            text = field.description or ""
+            if others:  # before the flag, which ends the comment
+                said, flag, rest = text.rpartition(" Flag: ")
+                also = f" Also read from {' or '.join(others)}."
+                text = f"{said}{also}{flag}{rest}" if flag else text + also
+            default = field.default
+            if default is None or default is False:
+                value = ""
+            elif isinstance(default, float):
+                value = f"{default:g}"
+            else:
+                value = str(default)
+            lines += [*comment(text), f"{shown}={value}"]
+    return "\n".join(lines) + "\n"
+
+
+def write_env_example(path: Path = Path(".env.example")) -> None:
+    """Write .env.example (run in a clone after changing a setting; tests/test_settings.py
+    fails while the file differs from env_example())."""
+    path.write_text(env_example(), encoding="utf-8")

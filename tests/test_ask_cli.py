@@ -7,6 +7,7 @@ import os
 import re
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 from clikit import cli
@@ -65,6 +66,20 @@ def test_json_document_keys():
 def test_json_answer_is_null_on_a_limit_stop():
     doc = json.loads(ask("--json", "--max-steps", "1", "查询 ORD-1001").output)
     assert doc["answer"] is None and doc["stop_reason"] == "step_limit"
+
+
+def test_each_switch_of_ask_is_a_setting_too(monkeypatch):
+    monkeypatch.setenv("ORDERBOT_JSON", "1")
+    assert json.loads(ask("查询 ORD-1001").stdout)["stop_reason"] == "answered"
+    monkeypatch.delenv("ORDERBOT_JSON")
+    Path(".env").write_text("ORDERBOT_TRACE=true\nORDERBOT_NO_FACTS=1\n", encoding="utf-8")
+    result = ask("查询 ORD-1001")
+    assert "budget left" in result.stdout and "step 1" in result.stdout  # the trace's panels
+    assert "Facts from the tools" not in result.stdout
+    monkeypatch.setenv("ORDERBOT_JSON", "maybe")
+    result = ask("查询 ORD-1001")
+    assert result.exit_code == 6
+    assert result.stderr.startswith("orderbot: invalid value for ORDERBOT_JSON in the environment: ")
 
 
 def test_model_error_exits_5(use_model):

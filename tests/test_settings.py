@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from clikit import cli
 
-from orderbot.settings import Settings, load_settings
+from orderbot.settings import Settings, env_example, load_settings
 
 REPO = Path(__file__).resolve().parents[1]
 KEY = "sk-test-SECRET-settings-0123456789"
@@ -64,6 +64,21 @@ def test_the_key_never_shows_in_the_settings_text(monkeypatch: pytest.MonkeyPatc
         assert KEY not in text
 
 
+def test_env_example_is_written_from_the_settings():
+    assert (REPO / ".env.example").read_text(encoding="utf-8") == env_example(), (
+        "a setting changed: run `python -c 'import orderbot.settings as s; s.write_env_example()'` in the clone"
+    )
+
+
+def test_a_setting_in_no_section_of_env_example_is_caught(monkeypatch: pytest.MonkeyPatch):
+    import orderbot.settings as module
+
+    sections = [(title, tuple(n for n in names if n != "trace")) for title, names in module.ENV_EXAMPLE_SECTIONS]
+    monkeypatch.setattr(module, "ENV_EXAMPLE_SECTIONS", sections)
+    with pytest.raises(ValueError, match="trace"):
+        env_example()
+
+
 def test_env_example_lists_every_setting():
     text = (REPO / ".env.example").read_text(encoding="utf-8")
     listed = set(re.findall(r"^([A-Z][A-Z0-9_]*)=", text, re.M))
@@ -96,3 +111,13 @@ def test_a_base_url_that_is_not_http_is_a_config_error():
 
     assert result.exit_code == 6
     assert "invalid base URL" in result.stderr and "Traceback" not in result.output
+
+
+def test_ask_help_and_env_example_say_what_auto_chooses():
+    from orderbot.models import resolve_provider
+
+    assert resolve_provider(load_settings(base_url="http://127.0.0.1:11434/v1", api_key="k")) == "chat"
+    help_text = " ".join(cli("ask", "--help", env={"COLUMNS": "100"}).stdout.replace("│", " ").split())
+    assert "auto: chat when a base URL is set, else openai when OPENAI_API_KEY is set, else offline" in help_text
+    example = " ".join(line.lstrip("# ") for line in env_example().splitlines())
+    assert "auto (chat when a base URL is set, else openai when OPENAI_API_KEY is set, else offline)" in example

@@ -98,9 +98,9 @@ def ask(
             session = open_session(settings)
             try:
                 history = earlier_turns(store, settings.user) if continue_ else []
-                _run(question, settings, store, session, json_out=json_out, quiet=quiet, trace=trace,
-                     no_facts=no_facts, strict_claims=strict_claims, otel=otel, runs_flag=runs,
-                     history=history)  # fmt: skip
+                _run(question, settings, store, session, json_out=settings.json_output, quiet=quiet,
+                     trace=settings.trace, no_facts=settings.no_facts, strict_claims=settings.strict_claims,
+                     otel=otel, runs_flag=runs, history=history)  # fmt: skip
             finally:
                 session.store.close()  # an in-process caller (a test, a benchmark) runs many
         finally:

@@ -148,7 +148,7 @@ Provider = Annotated[
         "--provider",
         autocompletion=complete_provider,
         help="auto, offline, openai (Responses API) or chat (Chat Completions) "
-        "\\[default: auto: openai when OPENAI_API_KEY is set, else offline].",
+        "\\[default: auto: chat when a base URL is set, else openai when OPENAI_API_KEY is set, else offline].",
         show_default=False,
     ),
 ]
@@ -226,10 +226,17 @@ RUN_SETTINGS = (
 )
 
 
+# A run command's switches, by parameter name, to the setting each turns on (ORDERBOT_JSON=1
+# is --json): a switch given is on; one not given leaves the setting as the environment has it.
+RUN_SWITCHES = {"json_out": "json_output", "trace": "trace", "no_facts": "no_facts", "strict_claims": "strict_claims"}
+
+
 def run_settings(flags: Mapping[str, object]) -> Settings:
     """The settings of a run from a command's flags (its `ctx.params`: every parameter by
     name, as Typer parsed it), so that each run command reads them the same way."""
-    return load_settings(**{name: flags[name] for name in RUN_SETTINGS if name in flags})
+    values = {name: flags[name] for name in RUN_SETTINGS if name in flags}
+    values |= {setting: True for flag, setting in RUN_SWITCHES.items() if flags.get(flag)}
+    return load_settings(**values)
 
 
 @contextmanager

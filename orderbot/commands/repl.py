@@ -81,7 +81,12 @@ def repl(
         settings = run_settings(ctx.params)
         setup_logging(settings.resolved_state_dir())
         code = Repl(
-            settings, open_session(settings), create(settings), trace=trace, facts=not no_facts, otel=otel
+            settings,
+            open_session(settings),
+            create(settings),
+            trace=settings.trace,
+            facts=not settings.no_facts,
+            otel=otel,
         ).loop()
     raise typer.Exit(code)
 

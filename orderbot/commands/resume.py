@@ -109,17 +109,18 @@ def settle_with_flags(
     """`settle` with the flags a command was given (its ctx.params), for `resume` and for
     `approvals approve|reject`: the settings read from them, and the rest passed by name."""
     with errors_to_exit_codes():
+        settings = run_settings(flags)
         settle(
             run_id,
             decision,
-            run_settings(flags),
+            settings,
             reason=reason,
             for_customer=for_customer,
             explicit_orders=flags["orders"] is not None,
             base_url_flag=flags["base_url"],
-            json_out=flags["json_out"],
-            no_facts=flags["no_facts"],
-            strict_claims=flags["strict_claims"],
+            json_out=settings.json_output,
+            no_facts=settings.no_facts,
+            strict_claims=settings.strict_claims,
             otel=flags["otel"],
             runs_flag=flags["runs"],
         )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 from clikit import cli
 
@@ -40,6 +41,12 @@ def test_strict_claims_exits_7(use_model):
     result = cli("ask", "--provider", "scripted", "--strict-claims", "--json", "查询 ORD-9999")
     assert result.exit_code == 7
     assert json.loads(result.output)["exit_code"] == 7
+
+
+def test_strict_claims_is_a_setting_too(use_model):
+    use_model(wrong_about_missing_order())
+    Path(".env").write_text("ORDERBOT_STRICT_CLAIMS=1\n", encoding="utf-8")
+    assert cli("ask", "--provider", "scripted", "查询 ORD-9999").exit_code == 7
 
 
 def test_a_correct_answer_has_no_warning_and_strict_still_exits_0():

@@ -88,3 +88,21 @@ def test_a_bad_flag_is_exit_2_and_the_same_value_from_the_environment_exit_6(fla
     result = cli("ask", "查询 ORD-1001")
     assert result.exit_code == 6, result.output
     assert variable in one_clean_sentence(result.output) or variable == "ORDERBOT_PROVIDER"
+
+
+def test_only_the_documented_variables_are_read(monkeypatch):
+    """A key, a server or a model meant for another program (API_KEY, BASE_URL, MODEL in the
+    environment) is never taken for orderbot's: a key would go to another server."""
+    from orderbot.settings import load_settings
+
+    monkeypatch.setenv("API_KEY", "sk-for-another-program")
+    monkeypatch.setenv("BASE_URL", "http://127.0.0.1:9/v1")
+    monkeypatch.setenv("MODEL", "another-model")
+    monkeypatch.setenv("JSON_OUTPUT", "1")
+    settings = load_settings()
+    assert (settings.api_key, settings.base_url, settings.model, settings.json_output) == (
+        None,
+        None,
+        "gpt-4o-mini",
+        False,
+    )
