@@ -109,6 +109,19 @@ def test_tool_call_as_plain_text_hints_at_jinja(api, wire):
 
 
 @pytest.mark.parametrize("wire", [WIRES["openai"], WIRES["chat"]], ids=["openai", "chat"])
+def test_a_call_of_another_tool_says_which(api, wire):
+    api.enqueue(wire.route, wire.text("pong"), wire.calls(("get_weather", {"city": "Paris"})))
+
+    code, lines, _ = doctor("--provider", wire.provider, "--base-url", api.url, "--ping", key=KEY)
+
+    assert code == 0
+    assert (
+        lines["tool calling"]
+        == "a tool call came back, but for get_weather, a tool that was not offered (only echo was)"
+    )
+
+
+@pytest.mark.parametrize("wire", [WIRES["openai"], WIRES["chat"]], ids=["openai", "chat"])
 def test_empty_reply_to_the_ping_is_retried_not_a_failure(api, wire):
     api.enqueue(wire.route, wire.empty(), wire.text("pong"), wire.calls(("echo", {"word": "pong"})))
 

@@ -37,6 +37,7 @@ from orderbot.runs.statedir import LOG_FILE
 from orderbot.settings import load_settings
 from orderbot.settings import public_base_url as public_url
 from orderbot.shops.session import orders_source, session_over
+from orderbot.text import cut
 from orderbot.ui.escape import (
     json_text,  # --json: valid JSON, no raw controls
     visible,
@@ -218,12 +219,15 @@ def _tool_check(llm, timeout: float) -> tuple[str, dict]:
         return t("doctor.tools_failed", error=exc), {"ok": False, "result": "error", "error": str(exc)}
     for call in turn.calls:
         try:
-            well_formed = call.name == "echo" and isinstance(json.loads(call.arguments), dict)
+            an_object = isinstance(json.loads(call.arguments), dict)
         except ValueError:
-            well_formed = False
-        if well_formed:
-            return t("doctor.tools_ok"), {"ok": True, "result": "call", "error": None}
-        return t("doctor.tools_malformed"), {"ok": False, "result": "malformed_call", "error": None}
+            an_object = False
+        if not an_object:
+            return t("doctor.tools_malformed"), {"ok": False, "result": "malformed_call", "error": None}
+        if call.name != "echo":  # well-formed, but not the one tool offered: the server does not follow the list
+            name = cut(visible(call.name, one_line=True), 60)
+            return t("doctor.tools_other", name=name), {"ok": False, "result": "other_tool", "error": None}
+        return t("doctor.tools_ok"), {"ok": True, "result": "call", "error": None}
     return t("doctor.tools_text"), {"ok": False, "result": "text", "error": None}
 
 

@@ -580,6 +580,10 @@ MESSAGES: dict[str, dict[str, str]] = {
         "en": "ok: the built-in planner calls orderbot's tools itself",
         "zh": "正常：内置规划器自己调用 orderbot 的工具",
     },
+    "doctor.tools_other": {
+        "en": "a tool call came back, but for {name}, a tool that was not offered (only echo was)",
+        "zh": "收到了工具调用，但调用的是 {name}，并不是提供的工具（只提供了 echo）",
+    },
     "doctor.tools_malformed": {
         "en": "a tool call came back, but its arguments are not a JSON object",
         "zh": "收到了工具调用，但它的参数不是 JSON 对象",
