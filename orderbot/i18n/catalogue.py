@@ -402,6 +402,24 @@ MESSAGES: dict[str, dict[str, str]] = {
         "en": "{where}: the run store failed ({why})",
         "zh": "{where}：运行存储出错（{why}）",
     },
+    "runs.migration_refused": {
+        "en": "{where}: the run store was made by an older orderbot (schema version {found}) and this session "
+        "cannot bring it up to date; its owner opens it once (orderbot runs --runs with the owner's role): {why}",
+        "zh": "{where}：运行存储由旧版 orderbot 创建（结构版本 {found}），这个会话无法升级它；"
+        "请由它的所有者打开一次（用所有者的角色执行 orderbot runs --runs）：{why}",
+    },
+    "runs.settled_outside": {
+        "en": "run {run_id}: its approval in {where} names {by}, whom the audit log or the store's rules do not "
+        "bear out; nothing was executed",
+        "zh": "运行 {run_id}：{where} 中它的批准记在 {by} 名下，但审计日志或存储的规则不支持这一点；什么都没有执行",
+    },
+    "runs.role_switched": {
+        "en": "{where}: this session logged in as {login} but acts as {role} (a role option in the URL or "
+        "PGOPTIONS, or a role default); orderbot asks and decides only as the role that logged in: connect "
+        "without switching roles; nothing was done",
+        "zh": "{where}：这个会话以 {login} 登录，却以 {role} 的身份操作（URL 或 PGOPTIONS 中的 role 选项，"
+        "或角色的默认设置）；orderbot 只以登录的角色发起和决定操作：请不切换角色重新连接；什么都没有做",
+    },
     "runs.store_refused": {
         "en": "{where}: the run store refused this: {why}",
         "zh": "{where}：运行存储拒绝了这个操作：{why}",

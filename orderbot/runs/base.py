@@ -17,8 +17,9 @@ call at once, exactly one save lands, and the other is told who settled it first
 anything ran. The file store has one person and a lock per resumed run instead.
 
 The operator is who runs orderbot, taken from the session and never from a flag or the
-model: with PostgreSQL the role the connection authenticated as (`current_user`), else
-the operating system's login name (`operator_name`).
+model: with PostgreSQL the role the connection logged in as (`session_user`; a session
+switched to another role is refused, orderbot.runs.postgres), else the operating system's
+login name (`operator_name`).
 """
 
 from __future__ import annotations

@@ -1,9 +1,15 @@
 """The PostgreSQL run store (psycopg 3, the extra `pip install 'orderbot[postgres]'`):
 --runs postgresql://desk1@db.example/shop.
 
-The operator is the role the connection authenticated as (`current_user`). Besides the
-grants (docs/team.md), the server itself guards what matters, so that it holds for any
-client, psql included:
+The operator is the role the connection logged in as (`session_user`), not the role the
+session may have switched to (`current_user`: a `role` option in the URL or in PGOPTIONS,
+a role default set with ALTER ROLE, SET ROLE in psql). A desk may switch to any role it is
+a member of, the group that holds the grants included, so the role it acts as names nobody
+in particular; a session whose two roles differ is refused, by orderbot and by the server,
+for everything that writes a run, an approval or an audit entry.
+
+Besides the grants (docs/team.md), the server itself guards what matters, so that it holds
+for any client, psql included:
 - run_audit takes INSERT only: UPDATE, DELETE and TRUNCATE are refused, and an entry must
   name the session's role as the one who proposed (or decided) what it records;
 - an approval row keeps the call it was made for; it moves only forward (pending, then
@@ -33,38 +39,46 @@ from orderbot.text import cut
 AUDIT_LOCK = int.from_bytes(b"orderbot") >> 1  # the advisory lock key of log appends (any fixed number)
 
 REFUSE = "RAISE EXCEPTION USING ERRCODE = 'insufficient_privilege', MESSAGE ="
-GUARDS = [
-    f"""CREATE FUNCTION run_audit_append_only() RETURNS trigger LANGUAGE plpgsql AS $$
+# Each guard function is created OR REPLACEd, so that the same statements also bring the
+# guards of an older store up to date (GUARD_MIGRATIONS below).
+GUARD_FUNCTIONS = [
+    f"""CREATE OR REPLACE FUNCTION run_session_role() RETURNS text LANGUAGE plpgsql AS $$
+BEGIN
+  IF current_user <> session_user THEN
+    {REFUSE} format('the session logged in as %s acts as %s: approvals and the audit log take only the role '
+      'that logged in', session_user, current_user);
+  END IF;
+  RETURN session_user::text;
+END $$""",
+    f"""CREATE OR REPLACE FUNCTION run_audit_append_only() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
   {REFUSE} 'the audit log is append-only: its entries cannot be changed or removed';
 END $$""",
-    "CREATE TRIGGER run_audit_append_only BEFORE UPDATE OR DELETE ON run_audit "
-    "FOR EACH ROW EXECUTE FUNCTION run_audit_append_only()",
-    "CREATE TRIGGER run_audit_no_truncate BEFORE TRUNCATE ON run_audit "
-    "FOR EACH STATEMENT EXECUTE FUNCTION run_audit_append_only()",
-    f"""CREATE FUNCTION run_audit_names_the_session() RETURNS trigger LANGUAGE plpgsql AS $$
+    f"""CREATE OR REPLACE FUNCTION run_audit_names_the_session() RETURNS trigger LANGUAGE plpgsql AS $$
+DECLARE
+  me text := run_session_role();
 BEGIN
-  IF NEW.event = 'proposed' AND NEW.requested_by IS DISTINCT FROM current_user::text THEN
+  IF NEW.event = 'proposed' AND NEW.requested_by IS DISTINCT FROM me THEN
     {REFUSE} format('an audit entry of %s names %s as the one who asked, not the session''s role %s',
-      NEW.event, NEW.requested_by, current_user);
+      NEW.event, NEW.requested_by, me);
   END IF;
-  IF NEW.event IN ('approved', 'rejected') AND NEW.decided_by IS DISTINCT FROM current_user::text THEN
+  IF NEW.event IN ('approved', 'rejected') AND NEW.decided_by IS DISTINCT FROM me THEN
     {REFUSE} format('an audit entry of %s names %s as the one who decided, not the session''s role %s',
-      NEW.event, NEW.decided_by, current_user);
+      NEW.event, NEW.decided_by, me);
   END IF;
   RETURN NEW;
 END $$""",
-    "CREATE TRIGGER run_audit_names_the_session BEFORE INSERT ON run_audit "
-    "FOR EACH ROW EXECUTE FUNCTION run_audit_names_the_session()",
-    f"""CREATE FUNCTION run_approvals_guard() RETURNS trigger LANGUAGE plpgsql AS $$
+    f"""CREATE OR REPLACE FUNCTION run_approvals_guard() RETURNS trigger LANGUAGE plpgsql AS $$
 DECLARE
+  me text;
   starter text;
 BEGIN
   IF TG_OP = 'DELETE' THEN
     {REFUSE} 'an approval cannot be removed';
   END IF;
+  me := run_session_role();
   IF TG_OP = 'INSERT' THEN
-    IF NEW.status <> 'pending' OR NEW.requested_by IS DISTINCT FROM current_user::text THEN
+    IF NEW.status <> 'pending' OR NEW.requested_by IS DISTINCT FROM me THEN
       {REFUSE} 'an approval is requested as pending, by the session''s role';
     END IF;
     RETURN NEW;
@@ -78,18 +92,18 @@ BEGIN
     RETURN NEW;
   END IF;
   IF OLD.status = 'pending' AND NEW.status IN ('approved', 'rejected') THEN
-    IF NEW.decided_by IS DISTINCT FROM current_user::text THEN
-      {REFUSE} format('%s cannot settle an approval in the name of %s', current_user, NEW.decided_by);
+    IF NEW.decided_by IS DISTINCT FROM me THEN
+      {REFUSE} format('%s cannot settle an approval in the name of %s', me, NEW.decided_by);
     END IF;
     IF NEW.status = 'approved' THEN
       IF EXISTS (SELECT 1 FROM run_approvers)
-         AND NOT EXISTS (SELECT 1 FROM run_approvers WHERE operator = current_user::text) THEN
-        {REFUSE} format('%s is not on the list of operators who may approve (run_approvers)', current_user);
+         AND NOT EXISTS (SELECT 1 FROM run_approvers WHERE operator = me) THEN
+        {REFUSE} format('%s is not on the list of operators who may approve (run_approvers)', me);
       END IF;
       IF EXISTS (SELECT 1 FROM run_policy WHERE name = 'four_eyes' AND lower(value) IN ('on', '1', 'true', 'yes')) THEN
         SELECT operator INTO starter FROM runs WHERE run_id = NEW.run_id;
-        IF current_user::text = OLD.requested_by OR current_user::text = starter THEN
-          {REFUSE} format('four eyes: %s asked for this action and cannot approve it', current_user);
+        IF me = OLD.requested_by OR me = starter THEN
+          {REFUSE} format('four eyes: %s asked for this action and cannot approve it', me);
         END IF;
       END IF;
     END IF;
@@ -101,9 +115,21 @@ BEGIN
   END IF;
   {REFUSE} format('an approval cannot go from %s to %s', OLD.status, NEW.status);
 END $$""",
+]
+GUARDS = [
+    *GUARD_FUNCTIONS,
+    "CREATE TRIGGER run_audit_append_only BEFORE UPDATE OR DELETE ON run_audit "
+    "FOR EACH ROW EXECUTE FUNCTION run_audit_append_only()",
+    "CREATE TRIGGER run_audit_no_truncate BEFORE TRUNCATE ON run_audit "
+    "FOR EACH STATEMENT EXECUTE FUNCTION run_audit_append_only()",
+    "CREATE TRIGGER run_audit_names_the_session BEFORE INSERT ON run_audit "
+    "FOR EACH ROW EXECUTE FUNCTION run_audit_names_the_session()",
     "CREATE TRIGGER run_approvals_guard BEFORE INSERT OR UPDATE OR DELETE ON run_approvals "
     "FOR EACH ROW EXECUTE FUNCTION run_approvals_guard()",
 ]
+# Version 1's guards named the role a session switched to (current_user): replaced, which
+# only the functions' owner may do (the store's owner opens it once after an upgrade).
+GUARD_MIGRATIONS: dict[int, list[str]] = {1: GUARD_FUNCTIONS}
 
 
 def _psycopg():
@@ -167,10 +193,17 @@ class PostgresRunStore(SqlRunStore):
         self._execute("SELECT pg_advisory_xact_lock(?)", (AUDIT_LOCK,))
 
     def _session_operator(self) -> str:
-        return self._rows("SELECT current_user")[0][0]
+        """The role that logged in; refused when the session acts as another role."""
+        logged_in, acting = self._rows("SELECT session_user, current_user")[0]
+        if logged_in != acting:
+            raise RecordError(t("runs.role_switched", where=self.where, login=logged_in, role=acting))
+        return logged_in
 
     def _extra_schema(self) -> list[str]:
         return GUARDS
+
+    def _migration(self, version: int) -> list[str]:
+        return super()._migration(version) + GUARD_MIGRATIONS.get(version, [])
 
     def _schema_version(self) -> int | None:
         if self._rows("SELECT to_regclass('run_schema')")[0][0] is None:

@@ -2,7 +2,7 @@
 of a run store written once in SQL. Each database module supplies the connection, its
 transactions and its driver's errors (orderbot.runs.sqlite, orderbot.runs.postgres).
 
-Tables (run_schema version 1), named so that they can share a database with the orders:
+Tables (run_schema version 2), named so that they can share a database with the orders:
 
     run_schema     one row: the version of this layout; an older one is migrated, a newer
                    one refused
@@ -41,9 +41,10 @@ from orderbot.runs.record import COMMITTED, EXECUTING, FAILED, RUN_ID, RunRecord
 from orderbot.runs.store import parse_record, tag_problem, tag_record, waiting_calls
 from orderbot.text import cut
 
-SCHEMA_VERSION = 1
-# Statements that take a store from version N to N + 1, applied in one transaction each.
-MIGRATIONS: dict[int, list[str]] = {}
+SCHEMA_VERSION = 2
+# Statements that take a store from version N to N + 1, applied in one transaction each (a
+# database module adds its own: orderbot.runs.postgres). 1 -> 2 changed PostgreSQL's guards only.
+MIGRATIONS: dict[int, list[str]] = {1: []}
 PENDING, APPROVED, REJECTED = "pending", "approved", "rejected"
 # The status an approval row moves to, and the one it must have had: approved (the claim)
 # comes before executing (the mark written just before the call runs), so a connection lost
@@ -179,11 +180,18 @@ class SqlRunStore(BaseRunStore):
         while version < SCHEMA_VERSION:
             if version not in MIGRATIONS:
                 raise ConfigError(t("runs.schema_unknown", where=self.where, found=version, reads=SCHEMA_VERSION))
-            with self._transaction():
-                for statement in MIGRATIONS[version]:
-                    self._tx_change(statement)
-                self._tx_change("UPDATE run_schema SET version = ?", (version + 1,))
+            try:
+                with self._transaction():
+                    for statement in self._migration(version):
+                        self._tx_change(statement)
+                    self._tx_change("UPDATE run_schema SET version = ?", (version + 1,))
+            except RecordError as exc:  # a desk's role may not replace the owner's tables or guards
+                raise ConfigError(t("runs.migration_refused", where=self.where, found=version, why=exc)) from None
             version += 1
+
+    def _migration(self, version: int) -> list[str]:
+        """The statements that take this store from `version` to the next."""
+        return MIGRATIONS[version]
 
     def _schema_version(self) -> int | None:
         raise NotImplementedError
@@ -213,8 +221,12 @@ class SqlRunStore(BaseRunStore):
         return self._key
 
     def policy(self) -> Policy:
-        four_eyes = self._rows("SELECT value FROM run_policy WHERE name = 'four_eyes'")
-        approvers = frozenset(row[0] for row in self._rows("SELECT operator FROM run_approvers"))
+        return self._policy(self._rows)
+
+    @staticmethod
+    def _policy(rows) -> Policy:
+        four_eyes = rows("SELECT value FROM run_policy WHERE name = 'four_eyes'")
+        approvers = frozenset(row[0] for row in rows("SELECT operator FROM run_approvers"))
         on = bool(four_eyes) and str(four_eyes[0][0]).strip().lower() in ("on", "1", "true", "yes")
         return Policy(four_eyes=on, approvers=approvers or None)
 
@@ -246,6 +258,8 @@ class SqlRunStore(BaseRunStore):
                 self._append(audit)
         except _Conflict:
             raise RunConflict(self._conflict(record)) from None
+        except _Unsettled as exc:
+            raise RecordError(t("runs.settled_outside", run_id=run_id, where=self.where, by=exc.by or "?")) from None
         except _IdTaken:
             raise RunConflict(t("runs.id_taken", run_id=run_id, where=self.where)) from None
         record.revision = 1 if seen is None else seen + 1
@@ -285,16 +299,51 @@ class SqlRunStore(BaseRunStore):
             if decision.approved is None:
                 continue
             status = record.side_effects.get(call_id, APPROVED) if decision.approved else REJECTED
+            if status == EXECUTING:
+                self._check_before_executing(record, call_id, decision.decided_by)
             changed = self._tx_change(
                 SETTLE_APPROVAL,
                 (status, decision.decided_by, decision.decided_at, record.run_id, call_id, SETTLED_FROM[status]),
             )
             if not changed:
                 now = self._tx_rows(
-                    "SELECT status FROM run_approvals WHERE run_id = ? AND call_id = ?", (record.run_id, call_id)
+                    "SELECT status, decided_by FROM run_approvals WHERE run_id = ? AND call_id = ?",
+                    (record.run_id, call_id),
                 )
-                if now and now[0][0] != status:  # no row: decided inline, the run never waited
+                # No row: decided inline, the run never waited. A row already where this save
+                # would take it is this decision saved before, unless someone else settled it.
+                if now and tuple(now[0]) != (status, decision.decided_by):
                     raise _Conflict
+
+    def _check_before_executing(self, record: RunRecord, call_id: str, decided_by: str | None) -> None:
+        """The last gate before an approved call runs: its queue row must have been approved
+        by the one the record names, the log must hold that decision, and the store's policy
+        must let that operator approve it. A row settled by hand (psql, triggers off) by
+        someone the rules would refuse is never carried out."""
+        row = self._tx_rows(
+            "SELECT a.status, a.decided_by, a.requested_by, r.operator FROM run_approvals a "
+            "JOIN runs r ON r.run_id = a.run_id WHERE a.run_id = ? AND a.call_id = ?",
+            (record.run_id, call_id),
+        )
+        if not row:
+            return  # decided inline: the run never waited, the queue never held it
+        status, by, requested_by, starter = row[0]
+        if status == EXECUTING and by == decided_by:
+            return  # marked before: the record is saved again, nothing runs a second time
+        logged = self._tx_rows(
+            "SELECT 1 FROM run_audit WHERE run_id = ? AND call_id = ? AND event = 'approved' AND decided_by = ?",
+            (record.run_id, call_id, by),
+        )
+        policy = self._policy(self._tx_rows)
+        refused = (
+            status != APPROVED
+            or by != decided_by
+            or not logged
+            or (policy.approvers is not None and by not in policy.approvers)
+            or (policy.four_eyes and by in (requested_by, starter))
+        )
+        if refused:
+            raise _Unsettled(by)
 
     def _append(self, audit: Sequence[AuditEntry]) -> None:
         if not audit:
@@ -462,6 +511,13 @@ class SqlRunStore(BaseRunStore):
 
 class _Conflict(Exception):
     """The run is no longer as this process read it: the transaction is rolled back."""
+
+
+class _Unsettled(Exception):
+    """An approved call's row, log or policy does not bear its approval out: rolled back."""
+
+    def __init__(self, by: str | None) -> None:
+        self.by = by
 
 
 class _IdTaken(Exception):

@@ -7,70 +7,18 @@ desk's name) is checked with the desks' own connections."""
 
 from __future__ import annotations
 
-import contextlib
 import json
-import re
-from pathlib import Path
 
 import pytest
-from clikit import cli
-
-DOCS = Path(__file__).resolve().parents[2] / "docs" / "team.md"
-PASSWORDS = {"runs_owner": "owner-Pw-31x", "desk1": "desk1-Pw-52y", "desk2": "desk2-Pw-73z"}
-
-
-def sql_block(title: str) -> str:
-    """The ```sql block of docs/team.md whose first line is `-- {title}`."""
-    for block in re.findall(r"```sql\n(.*?)```", DOCS.read_text(encoding="utf-8"), re.S):
-        if block.startswith(f"-- {title}"):
-            return block
-    raise AssertionError(f"docs/team.md has no sql block starting with -- {title}")
-
-
-def statements(block: str, **names: str) -> list[str]:
-    text = block
-    for name, value in names.items():
-        text = text.replace(name, value)
-    lines = [line for line in text.splitlines() if not line.startswith("--")]
-    return [s.strip() for s in "\n".join(lines).split(";") if s.strip()]
+from teamkit import make_team, run
 
 
 @pytest.fixture
 def team(postgres_server, tmp_path):
-    """A database `team_*` owned by runs_owner, with the sample orders and the run tables,
-    granted to desk1 and desk2 as docs/team.md grants them; the URL of each role."""
-    import psycopg
-
+    """A database `team_*` set up as docs/team.md says (tests/teamkit.py); the URL of each role."""
     database = f"team_{tmp_path.name[-20:].replace('-', '_').lower()}"
-    with postgres_server.admin() as admin:
-        for statement in statements(sql_block("as a superuser, once"), shop=database):
-            for role, password in PASSWORDS.items():
-                statement = statement.replace(f"'{role}-password'", f"'{password}'")
-            with contextlib.suppress(
-                psycopg.errors.DuplicateObject
-            ):  # roles outlive a test: the cluster is the session's
-                admin.execute(statement)
-
-    def url(role: str) -> str:
-        server = postgres_server
-        return f"postgresql://{role}:{PASSWORDS[role]}@{server.host}:{server.port}/{database}"
-
-    owner = url("runs_owner")
-    orders = Path(__file__).resolve().parents[2] / "orders.json"
-    assert cli("orders", "import", str(orders), "--to", owner).exit_code == 0
-    assert cli("runs", "--runs", owner).exit_code == 0  # the owner makes the run tables
-    with psycopg.connect(owner, autocommit=True) as connection:
-        for statement in statements(sql_block("as runs_owner")):
-            connection.execute(statement)
-    yield url
+    yield make_team(postgres_server, database)
     postgres_server.drop_database(database)
-
-
-def run(*args: str, env: dict | None = None):
-    result = cli(*args, env=env)
-    for password in PASSWORDS.values():
-        assert password not in result.output  # never printed, whatever happened
-    return result
 
 
 def test_desk1_asks_desk2_approves_with_four_eyes_and_the_audit_names_both(team):
@@ -130,3 +78,20 @@ def test_the_server_refuses_what_no_desk_may_do_and_verify_finds_a_superusers_ed
         connection.execute("UPDATE run_audit SET decided_by = 'desk1' WHERE seq = 2")
     broken = run("audit", "--verify", "--runs", desk2)
     assert broken.exit_code == 1 and "entry 2 was changed" in broken.output
+
+
+def test_a_store_of_the_older_schema_has_its_guards_replaced_by_its_owner(team, postgres_server):
+    """Version 1's triggers named the role a session switched to; opening the store replaces
+    them, which only the owner of their functions may do: a desk is told to ask the owner."""
+    import psycopg
+
+    database = team("desk1").rsplit("/", 1)[1]
+    with psycopg.connect(postgres_server.url(database), autocommit=True) as superuser:
+        superuser.execute("UPDATE run_schema SET version = 1")
+    desk = run("approvals", "--runs", team("desk1"))
+    assert desk.exit_code == 6 and "made by an older orderbot (schema version 1)" in desk.output, desk.output
+    assert "its owner opens it once" in desk.output
+    assert run("runs", "--runs", team("runs_owner")).exit_code == 0
+    with psycopg.connect(postgres_server.url(database), autocommit=True) as superuser:
+        assert superuser.execute("SELECT version FROM run_schema").fetchall() == [(2,)]
+    assert run("approvals", "--runs", team("desk1")).exit_code == 0

@@ -5,6 +5,8 @@ hand edits changes nothing an approval does.
   reason; escape sequences in them reach the terminal as `\\x1b`, never raw.
 - A pending approval row edited to name another order approves nothing: orderbot acts on
   the record (tagged), and the edited record is refused.
+- A row marked approved by hand, or an approval the store's policy forbids, is never carried
+  out: the store checks the row, the log and the policy before it marks a call executing.
 """
 
 from __future__ import annotations
@@ -12,8 +14,16 @@ from __future__ import annotations
 import json
 import sqlite3
 
+import pytest
 from clikit import cli
 
+from orderbot.errors import RecordError
+from orderbot.loop.engine import Limits
+from orderbot.loop.state import RunState
+from orderbot.models.scripted import ScriptedModel, call, calls, text
+from orderbot.runner import Runner
+from orderbot.runs.stores import open_run_store
+from orderbot.settings import load_settings
 from orderbot.shops.sample.stores.jsonfile import JsonStore
 
 HOSTILE = "\x1b]0;owned\x07\x1b[2J\u202e"
@@ -52,3 +62,36 @@ def test_an_approval_row_edited_to_another_order_approves_nothing(orders_file, t
     assert refused.exit_code == 6 and "altered" in refused.output
     orders = JsonStore.load(orders_file)
     assert orders.get("ORD-1002").status == "处理中" and orders.get("ORD-1013").status == "待付款"
+
+
+def test_an_approval_row_settled_by_hand_in_another_name_is_never_carried_out(orders_file, tmp_path):
+    """SQLite has no roles nor triggers: whoever can write the file can mark a row approved.
+    orderbot then carries out nothing: the row is not what its own approval would write."""
+    url = f"sqlite:///{tmp_path / 'runs.db'}"
+    asked = cli("ask", "--json", "--runs", url, "--orders", str(orders_file), "--user", "C001", "取消订单 ORD-1002")
+    run_id = json.loads(asked.stdout)["run_id"]
+    database = sqlite3.connect(tmp_path / "runs.db")
+    database.execute("UPDATE run_approvals SET status = 'approved', decided_by = 'someone', decided_at = 'x'")
+    database.commit()
+    approved = cli("approvals", "approve", run_id, "--runs", url)
+    assert approved.exit_code == 6 and "already approved by someone" in approved.output, approved.output
+    assert JsonStore.load(orders_file).get("ORD-1002").status == "处理中"
+
+
+def test_the_last_gate_before_a_call_runs_holds_the_stores_policy_whoever_calls_the_runner(
+    toolbox, orders_file, tmp_path
+):
+    """`approvals approve` checks four eyes before it claims anything; a program driving the
+    runner itself skips that check, and the store still refuses to mark the call executing."""
+    store = open_run_store(load_settings(runs=f"sqlite:///{tmp_path / 'runs.db'}", state_dir=tmp_path / "state"))
+    model = ScriptedModel([calls(call("cancel_order", {"order_id": "ORD-1002", "reason": "不要了"}, call_id="c1"))])
+    state = RunState.start("取消 ORD-1002", user="C001")
+    Runner(toolbox, model, store, provider="scripted").start(state, Limits())
+    store.connection.execute("INSERT INTO run_policy VALUES ('four_eyes', 'on')")
+    record = store.load(state.run_id)
+    with pytest.raises(RecordError, match="whom the audit log or the store's rules do not bear out"):
+        runner = Runner(toolbox, ScriptedModel([text("已取消")]), store, provider="scripted")
+        runner.resume(record, Limits(), approve=True)
+    assert JsonStore.load(orders_file).get("ORD-1002").status == "处理中"
+    assert store.connection.execute("SELECT status FROM run_approvals").fetchall() == [("approved",)]
+    store.close()
