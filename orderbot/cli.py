@@ -56,6 +56,8 @@ def command_app(name: str) -> typer.Typer | None:
             from orderbot.commands import evaluation as module
         case "doctor":
             from orderbot.commands import doctor as module
+        case "mcp":
+            from orderbot.commands import mcp as module
         case _:
             return None
     return module.app

@@ -14,5 +14,7 @@ COMMAND_HELP = {
     "and report any step that differs.",
     "orders": "Import orders into SQLite or PostgreSQL, export a retail shop, and list or show orders without a model.",
     "eval": "Measure a model on a suite of cases (the built-in one by default) before trusting it.",
+    "mcp": "Serve the shop's tools to an agent host over MCP (stdio, or --http): orderbot keeps the policy, "
+    "identity, approval and record.",
     "doctor": "Show the provider, model, base URL, orders file and state directory orderbot would use.",
 }

@@ -40,6 +40,7 @@ from orderbot.errors import RecordError
 from orderbot.i18n import t
 from orderbot.loop.limits import StopReason
 from orderbot.models import FACTORIES, create, endpoint, resolve_provider
+from orderbot.models.mcp_client import ClientModel
 from orderbot.runner import Runner
 from orderbot.runs.resume import check_resume, check_settle, recorded_orders, settled_first
 from orderbot.runs.stores import open_run_store
@@ -176,8 +177,7 @@ def settle(
                     now=time.time(),
                     ttl_hours=settings.approval_ttl_hours,
                 )
-                llm = create(settings)
-                chosen = resolve_provider(settings)
+                llm, chosen = _model_for(record, settings)
                 where = endpoint(settings)
                 runner = Runner.for_session(session, llm, store, provider=chosen, base_url=where, otel=otel)
                 console = make_console()
@@ -231,6 +231,15 @@ def settle(
         hint = resume_hint(state, where, limits=limits, runs=shown, shared=store.shared)
         print_outcome(console, result, resume_hint=hint, facts=not no_facts)
     raise typer.Exit(code)
+
+
+def _model_for(record, settings):
+    """The model a resumed run continues with, and its provider's name. A recorded MCP
+    session's client has gone: its model answers at once, so settling one of its calls
+    runs that call and nothing else (orderbot.models.mcp_client)."""
+    if record.provider == ClientModel.provider:
+        return ClientModel.ended(), ClientModel.provider
+    return create(settings), resolve_provider(settings)
 
 
 def _settled_already(record, decision: bool | None) -> None:

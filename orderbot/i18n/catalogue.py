@@ -1568,4 +1568,78 @@ MESSAGES: dict[str, dict[str, str]] = {
         "en": "Return from delivered order {order}: {items}; the refund of {amount} goes to {method}",
         "zh": "退货（已送达订单 {order}）：{items}；退款 {amount} 退到 {method}",
     },
+    # ---- orderbot mcp: what the MCP client and the person starting the server are told --------
+    "mcp.question": {"en": "MCP session (client: {client})", "zh": "MCP 会话（客户端：{client}）"},
+    "mcp.session_ended": {
+        "en": "The MCP session ended; its calls and their results are above.",
+        "zh": "MCP 会话已结束；它的调用和结果见上。",
+    },
+    "mcp.session_closed": {"en": "the MCP session has ended", "zh": "MCP 会话已结束"},
+    "mcp.arguments_too_large": {
+        "en": "the arguments are {size:,} characters, over the cap of {cap:,}; nothing was done",
+        "zh": "参数有 {size:,} 个字符，超过了上限 {cap:,}；什么都没做",
+    },
+    "mcp.no_such_approval": {
+        "en": "no approval with this state is waiting in this session; nothing was done",
+        "zh": "本会话中没有与此状态对应的待批准操作；什么都没做",
+    },
+    "mcp.not_the_same_call": {
+        "en": "the answer is for a different call than the one the person was asked about; nothing was done",
+        "zh": "这个回答针对的调用与询问用户的调用不同；什么都没做",
+    },
+    "mcp.not_this_sessions_run": {
+        "en": "this session queued no approval under that run id",
+        "zh": "本会话没有以这个运行 ID 排队的待批准操作",
+    },
+    "mcp.time_spent": {
+        "en": "the session has used its {seconds:g} seconds of working time; it takes no more calls",
+        "zh": "会话已用完 {seconds:g} 秒的工作时间；不再接受调用",
+    },
+    "mcp.internal_error": {
+        "en": "the session failed unexpectedly; the error was logged",
+        "zh": "会话意外失败；错误已记入日志",
+    },
+    "mcp.not_executed": {"en": "this call was not executed", "zh": "这个调用没有执行"},
+    "mcp.queued": {
+        "en": "waiting for approval in run {run_id}: a person approves it with `orderbot approvals approve "
+        "{run_id}`; check_approval tells what became of it",
+        "zh": "正在运行 {run_id} 中等待批准：由人用 `orderbot approvals approve {run_id}` 批准；"
+        "check_approval 可查询结果",
+    },
+    "mcp.approve_prompt": {
+        "en": "orderbot asks you to approve this action: {action}",
+        "zh": "orderbot 请你批准这个操作：{action}",
+    },
+    "mcp.check_approval": {
+        "en": "What became of an action this session left waiting for approval: give the run id its call "
+        "returned. Read-only.",
+        "zh": "查询本会话中等待批准的操作的结果：给出调用返回的运行 ID。只读。",
+    },
+    "mcp.run_id": {"en": "The run id the waiting call returned.", "zh": "等待中的调用返回的运行 ID。"},
+    "error.mcp_missing": {
+        "en": "orderbot mcp needs the mcp package, which is not installed: pip install 'orderbot[mcp]'",
+        "zh": "orderbot mcp 需要 mcp 包，但它没有安装：pip install 'orderbot[mcp]'",
+    },
+    "error.mcp_address": {
+        "en": "--http {address}: give HOST:PORT, e.g. 127.0.0.1:8765",
+        "zh": "--http {address}：请写成 HOST:PORT，例如 127.0.0.1:8765",
+    },
+    "error.mcp_remote": {
+        "en": "--http {host} is not a loopback address: add --allow-remote, and set ORDERBOT_MCP_TOKEN "
+        "to the bearer token clients must send",
+        "zh": "--http {host} 不是回环地址：请加 --allow-remote，并把客户端必须发送的 bearer token 设到 "
+        "ORDERBOT_MCP_TOKEN",
+    },
+    "error.mcp_token": {
+        "en": "--allow-remote needs a bearer token: set ORDERBOT_MCP_TOKEN (at least 16 characters)",
+        "zh": "--allow-remote 需要 bearer token：请设置 ORDERBOT_MCP_TOKEN（至少 16 个字符）",
+    },
+    "error.mcp_calls": {
+        "en": "--max-tool-calls {calls}: an MCP session takes at most {cap} tool calls",
+        "zh": "--max-tool-calls {calls}：一个 MCP 会话最多 {cap} 次工具调用",
+    },
+    "mcp.listening": {
+        "en": "orderbot mcp: serving {shop} tools on {url} (Ctrl-C stops)",
+        "zh": "orderbot mcp：在 {url} 上提供 {shop} 工具（Ctrl-C 停止）",
+    },
 }

@@ -1,0 +1,85 @@
+"""`orderbot mcp`'s server in the test process, driven by the mcp package's own client.
+
+`Served` builds what the command builds (the shop's session, a run store, the runner, the MCP
+session and its server) over a source the test owns, and `client()` connects the SDK's
+`Client` to it in-process: the same JSON-RPC handlers, tool listing and results as over
+stdio or HTTP, without a process (tests/mcp/test_mcp_stdio.py and test_mcp_http.py start the
+real command once each). `mode="legacy"` is the handshake era, where the server asks the
+person in-band; `"auto"` negotiates 2026-07-28, where it answers with an InputRequiredResult.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+
+import anyio
+import mcp_types as types
+from mcp import Client
+
+from orderbot.loop.budget import Limits
+from orderbot.mcp.server import build_server
+from orderbot.mcp.session import McpSession
+from orderbot.models.mcp_client import ClientModel
+from orderbot.runner import Runner
+from orderbot.runs.store import RunStore
+from orderbot.shops.session import session_over
+from orderbot.shops.source import parse_source
+
+Elicit = Callable[..., Awaitable[types.ElicitResult]]
+
+
+def approving(asked: list[str]) -> Elicit:
+    """A person in the host who approves whatever they are asked, noting each question."""
+
+    async def answer(ctx, params) -> types.ElicitResult:
+        asked.append(params.message)
+        return types.ElicitResult(action="accept", content={"approve": True})
+
+    return answer
+
+
+def answering(action: str, asked: list[str]) -> Elicit:
+    async def answer(ctx, params) -> types.ElicitResult:
+        asked.append(params.message)
+        return types.ElicitResult(action=action)
+
+    return answer
+
+
+class Served:
+    """One MCP session over `source` (a path or URL), recorded in `state`."""
+
+    def __init__(self, source, state: Path, *, user: str | None = None, elicit: bool = True, **limits) -> None:
+        self.shop = session_over(parse_source(source), writable=True, user=user)
+        self.runs = RunStore(state)
+        runner = Runner.for_session(self.shop, ClientModel(), self.runs, provider="mcp")
+        chosen = {"max_tool_calls": 20, "timeout": 60.0, **limits}
+        self.session = McpSession(runner, Limits(**chosen), user=user)
+        self.server = build_server(self.session, self.shop.toolbox, elicit=elicit)
+
+    def client(self, *, mode: str = "legacy", elicitation: Elicit | None = None) -> Client:
+        return Client(self.server, mode=mode, elicitation_callback=elicitation)
+
+    def drive(self, script: Callable[[Client], Awaitable[object]], **client) -> object:
+        """Run `script(client)` on a connected client, then end the session as a host would."""
+
+        async def main():
+            async with self.client(**client) as connected:
+                return await script(connected)
+
+        try:
+            return anyio.run(main)
+        finally:
+            self.session.close()
+
+    def close(self) -> None:
+        self.session.close()
+        self.shop.store.close()
+
+
+def envelope(result: types.CallToolResult) -> dict:
+    """The envelope a call's text holds (what a model of a run would have read)."""
+    (content,) = result.content
+    return json.loads(content.text)
