@@ -15,6 +15,10 @@
     └── LimitExceeded             a limit check failed (orderbot.loop.budget): the engine turns it
                                   into the run's stop; it never leaves the engine
 
+Apart from the family, one control signal: `Terminated`, a KeyboardInterrupt raised for
+SIGTERM, so that whatever stops a run on Ctrl-C stops it the same way, and the stop can still
+say that a signal ended it, not the person at the keyboard.
+
 Provider exceptions (openai, httpx) are translated into ModelError at the adapter boundary,
 so nothing from an SDK ever reaches the engine or the command line.
 """
@@ -42,6 +46,10 @@ class ExitCode(IntEnum):
     CANCELLED = 130  # Ctrl-C: 128 + SIGINT
     PIPE_CLOSED = 141  # 128 + SIGPIPE: what a shell reports for a program whose reader went away
     TERMINATED = 143  # 128 + SIGTERM
+
+
+class Terminated(KeyboardInterrupt):  # noqa: N818 - a signal, named for what happened, as KeyboardInterrupt
+    """SIGTERM arrived (`kill`, a service manager, a closing terminal): stop as for Ctrl-C."""
 
 
 class OrderbotError(Exception):

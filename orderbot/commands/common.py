@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from orderbot.errors import ConfigError, ExitCode, OrderbotError, RecordError, UsageError
+from orderbot.errors import ConfigError, ExitCode, OrderbotError, RecordError, Terminated, UsageError
 from orderbot.i18n import t
 from orderbot.loop.limits import SPEC_OF, StopReason
 from orderbot.models import FACTORIES
@@ -285,7 +285,7 @@ def _terminate_like_ctrl_c():
     def on_sigterm(signum, frame):
         global _terminated
         _terminated = True
-        raise KeyboardInterrupt
+        raise Terminated
 
     try:
         return signal.signal(signal.SIGTERM, on_sigterm)

@@ -93,6 +93,7 @@ MESSAGES: dict[str, dict[str, str]] = {
     },
     "detail.still_waiting": {"en": "a call is still waiting for approval", "zh": "还有一个调用在等待确认"},
     "detail.interrupted": {"en": "interrupted by the person at the keyboard", "zh": "被键盘前的人中断"},
+    "detail.terminated": {"en": "terminated by a signal (SIGTERM)", "zh": "被信号（SIGTERM）终止"},
     # ---- numbers with their unit (orderbot.i18n.counted): English as "singular|plural" ---------
     "count.step": {"en": "{count:,} step|{count:,} steps", "zh": "{count:,} 步"},
     "count.tool_call": {"en": "{count:,} tool call|{count:,} tool calls", "zh": "{count:,} 个工具调用"},

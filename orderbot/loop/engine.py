@@ -29,7 +29,7 @@ from typing import Any, NamedTuple
 
 from pydantic_core import from_json
 
-from orderbot.errors import ModelError, ModelTimeout
+from orderbot.errors import ModelError, ModelTimeout, Terminated
 from orderbot.i18n import t
 from orderbot.loop.budget import Budget, LimitExceeded, Limits
 from orderbot.loop.dispatch import Prepared, Refused, Toolbox
@@ -131,8 +131,9 @@ class _Run:
                 self._answer_dangling_calls()
             while stop is None:
                 stop = self._step()
-        except KeyboardInterrupt:
-            stop = Stop.saying(StopReason.CANCELLED, "detail.interrupted")
+        except KeyboardInterrupt as stopped:
+            said = "detail.terminated" if isinstance(stopped, Terminated) else "detail.interrupted"
+            stop = Stop.saying(StopReason.CANCELLED, said)
         self._finish(stop)
         return state
 

@@ -18,7 +18,7 @@ from datetime import UTC, datetime, timedelta, timezone
 from itertools import zip_longest
 from pathlib import Path
 
-from orderbot.errors import ModelError, ModelResponseError, ModelTimeout, RecordError
+from orderbot.errors import ModelError, ModelResponseError, ModelTimeout, RecordError, Terminated
 from orderbot.i18n import t
 from orderbot.loop.dispatch import Toolbox
 from orderbot.loop.engine import Limits, StopReason
@@ -71,8 +71,9 @@ def playback_model(record: RunRecord) -> ScriptedModel:
             items.append(Message(role="assistant", content=" " * (turn["size"] - replayed.size)))
             replayed = Turn(tuple(items), usage)
         steps.append(replayed)
-    if record.state.stop_reason is StopReason.CANCELLED:
-        steps.append(KeyboardInterrupt())  # the person interrupted after the last turn
+    if record.state.stop_reason is StopReason.CANCELLED:  # interrupted after the last turn, by a person or SIGTERM
+        by_signal = (record.state.stop_message or {}).get("id") == "detail.terminated"
+        steps.append(Terminated() if by_signal else KeyboardInterrupt())
     model = ScriptedModel(steps, name=record.model)
     model.provider = record.provider
     return model

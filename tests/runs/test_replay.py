@@ -157,3 +157,15 @@ def test_an_inline_approval_is_recorded_and_replayed_the_same_way(orders_file, t
     report = replay_file(runs.path(state.run_id))  # over a fresh copy of the sample
     assert report.identical, [d.text for d in report.differences]
     assert [t.event for _, t in report.transitions if t.to == "observe"] == ["approved and executed"]
+
+
+def test_a_run_ended_by_sigterm_replays_as_ended_by_sigterm(use_model):
+    from orderbot.errors import Terminated
+    from orderbot.models.scripted import ScriptedModel, call, calls
+
+    use_model(ScriptedModel([calls(call("get_order_status", {"order_id": "ORD-1001"})), Terminated()]))
+    assert cli("ask", "--provider", "scripted", "查询 ORD-1001").exit_code == ExitCode.CANCELLED
+    [path] = (Path(os.environ["ORDERBOT_STATE_DIR"]) / "runs").glob("*.json")
+    assert json.loads(path.read_text())["state"]["stop_detail"] == "terminated by a signal (SIGTERM)"
+    report = replay_file(path)
+    assert report.identical, [d.text for d in report.differences]

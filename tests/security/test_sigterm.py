@@ -53,6 +53,8 @@ def test_sigterm_cancels_the_run_saves_the_record_and_exits_143(orders_file):
     [path] = runs_dir().glob("*.json")
     doc = json.loads(path.read_bytes())
     assert doc["state"]["stop_reason"] == "cancelled"
+    assert doc["state"]["stop_detail"] == "terminated by a signal (SIGTERM)"  # nobody pressed Ctrl-C
+    assert "terminated by a signal (SIGTERM)" in out and "keyboard" not in out
     assert cli("runs", "show", path.stem).exit_code == 0
     resumed = cli("resume", path.stem, "--orders", str(orders_file))
     assert resumed.exit_code == 0, resumed.output
