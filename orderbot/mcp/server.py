@@ -24,7 +24,8 @@ from mcp.server.stdio import stdio_server
 
 from orderbot import __version__
 from orderbot.i18n import t
-from orderbot.loop.tools import Toolbox, fail
+from orderbot.loop.dispatch import Toolbox
+from orderbot.loop.envelope import fail
 from orderbot.mcp.session import Asking, McpSession, Reply, client_name
 from orderbot.ui.escape import visible
 

@@ -31,10 +31,10 @@ from pydantic import ValidationError
 from orderbot.errors import OrderbotError
 from orderbot.i18n import t
 from orderbot.loop.budget import Limits
+from orderbot.loop.envelope import capped, fail, ok
 from orderbot.loop.items import FunctionCall
 from orderbot.loop.limits import StopReason
 from orderbot.loop.state import PendingCall, RunState
-from orderbot.loop.tools import capped, fail, ok
 from orderbot.models.mcp_client import BusyClock, ClientModel, Ticket
 from orderbot.runner import Runner
 from orderbot.text import cut, whole_characters
