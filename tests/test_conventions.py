@@ -166,7 +166,7 @@ def test_a_bad_value_in_the_environment_or_env_file_names_its_source(monkeypatch
 
 def test_tokens_are_in_the_footer_when_reported_and_none_offline(use_model):
     from orderbot.loop.items import Message
-    from orderbot.models.base import Turn, Usage
+    from orderbot.loop.model import Turn, Usage
 
     offline = json.loads(cli("ask", "--json", "查询 ORD-1001").stdout)
     assert offline["usage"] is None  # not reported: not a measured 0

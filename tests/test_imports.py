@@ -1,4 +1,4 @@
-"""The import graph of orderbot: no circle, and every module imports on its own.
+"""The import graph of orderbot: floors that hold, no circle, and every module imports on its own.
 
 A circle (render → trace → render, say) works only while one side imports lazily, and
 breaks the first time someone moves an import to the top. The graph is read from the
@@ -11,9 +11,11 @@ from __future__ import annotations
 import ast
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 
-PACKAGE = Path(__file__).resolve().parents[1] / "orderbot"
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGE = ROOT / "orderbot"
 
 
 def module_name(path: Path) -> str:
@@ -152,3 +154,33 @@ def test_every_module_imports_on_its_own():
     names = [name for name in MODULES if not name.endswith("__main__")]  # importing that one runs the CLI
     done = subprocess.run([sys.executable, "-c", script, *names], capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr[-3000:]
+
+
+# ---- the floors ---------------------------------------------------------------------------
+
+FLOORS = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["importlinter"]["contracts"][0]
+
+
+def test_no_module_imports_from_a_floor_above_its_own():
+    """The layers contract of pyproject.toml ([tool.importlinter], drawn in docs/architecture.md),
+    run by import-linter as CI runs it: every import counts, at the top, inside a function or
+    under TYPE_CHECKING (a type checker follows those too, and they name the floor above)."""
+    lint_imports = "from importlinter.cli import lint_imports_command; lint_imports_command()"
+    done = subprocess.run(
+        [sys.executable, "-c", lint_imports, "--no-cache"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stdout[done.stdout.find("Broken contracts") :] + done.stderr[-2000:]
+
+
+def test_every_part_of_orderbot_stands_on_a_floor():
+    """A module or package the contract does not name is checked against nothing: a new part
+    of orderbot takes its floor in pyproject.toml (and in docs/architecture.md) when it comes."""
+    assert FLOORS["type"] == "layers" and not FLOORS.get("ignore_imports")
+    named = {part.strip() for layer in FLOORS["layers"] for part in layer.split("|")}
+    parts = {f"orderbot.{path.stem}" for path in PACKAGE.glob("*.py") if path.stem not in ("__init__", "__main__")}
+    parts |= {f"orderbot.{path.parent.name}" for path in PACKAGE.glob("*/__init__.py")}
+    assert parts == named

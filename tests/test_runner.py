@@ -82,7 +82,7 @@ def test_no_command_builds_an_engine_itself():
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "Engine":
                 builders.append(path.relative_to(PACKAGE).as_posix())
-    assert builders == ["runner.py"]
+    assert builders == ["runner/__init__.py"]
 
 
 def test_facts_and_claims_are_computed_once_per_run_and_only_by_the_runner(monkeypatch, tmp_path):
@@ -121,4 +121,4 @@ def test_no_module_but_the_runner_computes_facts_or_claims():
                 isinstance(called, ast.Attribute) and called.attr == "facts_of"
             ):
                 callers.add(path.relative_to(PACKAGE).as_posix())
-    assert callers == {"runner.py"}
+    assert callers == {"runner/__init__.py"}

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from orderbot.i18n import t
 from orderbot.loop.state import CallRecord, PendingCall, RunState
 from orderbot.shops.sample.model import NOT_FOUND, Status, format_money
-from orderbot.ui.escape import visible
+from orderbot.text import cut
 
 STATUSES: tuple[str, ...] = Status.__args__  # the store's vocabulary, in its own order
 FIELD_CHARS = 80  # one field of a fact line; order data is outside text of any length
@@ -197,6 +197,6 @@ def _order_id(arguments: str) -> str | None:
 
 
 def _text(value: object) -> str:
-    """Order data is outside text: one line, every control shown as an escape, bounded."""
-    text = visible(value, one_line=True)
-    return text if len(text) <= FIELD_CHARS else text[: FIELD_CHARS - 1] + "…"
+    """Order data is outside text of any length: bounded here, and shown only through the
+    views' escaping (orderbot.ui.escape), which is not this floor's to do."""
+    return cut(value if isinstance(value, str) else str(value), FIELD_CHARS)

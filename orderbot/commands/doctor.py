@@ -30,8 +30,8 @@ from orderbot.errors import ConfigError, ExitCode, ModelError, RecordError
 from orderbot.i18n import t
 from orderbot.loop.items import user
 from orderbot.loop.limits import LIMIT_SPECS
+from orderbot.loop.model import ModelRequest
 from orderbot.models import create, resolve_provider
-from orderbot.models.base import ModelRequest
 from orderbot.runs import statedir
 from orderbot.runs.statedir import LOG_FILE
 from orderbot.settings import load_settings

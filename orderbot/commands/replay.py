@@ -20,8 +20,8 @@ from orderbot.commands import COMMAND_HELP
 from orderbot.commands.common import Json, RunId, Runs, StateDir, errors_to_exit_codes, setup_logging
 from orderbot.errors import ConfigError, ExitCode, RecordError
 from orderbot.i18n import t
-from orderbot.runs.replay import pin_time, scratch_session
-from orderbot.runs.replay import replay as replay_record
+from orderbot.runner.replay import pin_time, scratch_session
+from orderbot.runner.replay import replay as replay_record
 from orderbot.runs.stores import open_run_store
 from orderbot.settings import load_settings
 from orderbot.shops.session import orders_source

@@ -36,6 +36,7 @@ from orderbot.loop.dispatch import Prepared, Refused, Toolbox
 from orderbot.loop.envelope import capped, envelope_text, fail
 from orderbot.loop.items import FunctionCall, FunctionCallOutput, text_chars
 from orderbot.loop.limits import StopReason
+from orderbot.loop.model import Model, ModelRequest, Turn
 from orderbot.loop.state import (
     CALL_LABELS,
     PHASES,
@@ -52,7 +53,6 @@ from orderbot.loop.state import (
     summarize_result,
 )
 from orderbot.loop.tools import ToolContext
-from orderbot.models.base import Model, ModelRequest, Turn
 from orderbot.text import one_line
 
 MAX_SUMMARY_CHARS = 2000  # of a hand-off's summary: the stop detail a person reads

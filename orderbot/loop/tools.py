@@ -21,7 +21,7 @@ from orderbot.loop import identity
 
 class ToolContext(NamedTuple):
     """What a tool may know about the session: who is asking and under which run. A named
-    tuple, as the engine's other values made for every call (orderbot.models.base)."""
+    tuple, as the engine's other values made for every call (orderbot.loop.model)."""
 
     user: str | None
     run_id: str

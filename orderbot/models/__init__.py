@@ -1,4 +1,4 @@
-"""Model providers, one module each, all behind the protocol in `base`.
+"""Model providers, one module each, all behind the protocol the loop calls (orderbot.loop.model).
 
 `create()` imports a provider's module only when it is chosen, so `orderbot --help` and
 offline runs never import the openai SDK. `FACTORIES` is the registry: tests add a
@@ -14,7 +14,7 @@ from orderbot.errors import ConfigError, UsageError
 from orderbot.settings import public_base_url
 
 if TYPE_CHECKING:
-    from orderbot.models.base import Model
+    from orderbot.loop.model import Model
     from orderbot.settings import Settings
 
 

@@ -52,8 +52,8 @@ from orderbot.errors import (
     ModelResponseError,
     ModelTimeout,
 )
+from orderbot.loop.model import Turn
 from orderbot.loop.redact import sanitize
-from orderbot.models.base import Turn
 from orderbot.settings import public_base_url as public_url
 
 if TYPE_CHECKING:

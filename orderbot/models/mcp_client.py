@@ -19,7 +19,7 @@ from collections.abc import Callable
 
 from orderbot.i18n import t
 from orderbot.loop.items import FunctionCall, FunctionCallOutput, assistant
-from orderbot.models.base import ModelRequest, Turn
+from orderbot.loop.model import ModelRequest, Turn
 
 
 class Ticket:

@@ -17,8 +17,8 @@ import re
 from collections.abc import Sequence
 
 from orderbot.loop.items import FunctionCall, FunctionCallOutput, Item, Message, assistant
+from orderbot.loop.model import ModelRequest, Turn
 from orderbot.models import offline_retail as retail
-from orderbot.models.base import ModelRequest, Turn
 from orderbot.shops.sample.model import CANCELLABLE, NOT_FOUND, STATUS_WORDS_EN, format_money
 
 # An order id as people type it: ORD-1001, ord-1001, ORD1001 (a digit right after "ORD",

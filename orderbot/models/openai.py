@@ -20,6 +20,7 @@ from typing import Any
 
 from orderbot.errors import EmptyReply, IncompleteReply, ModelResponseError
 from orderbot.loop.items import FunctionCall, FunctionCallOutput, Item, Message, ProviderItem
+from orderbot.loop.model import ModelRequest, Turn, Usage
 from orderbot.models._http import (
     Classifier,
     Oversized,
@@ -36,7 +37,7 @@ from orderbot.models._http import (
     refused_streaming,
     whole_body,
 )
-from orderbot.models.base import ModelRequest, Turn, Usage, output_token_cap, replayable, server_name
+from orderbot.models.base import output_token_cap, replayable, server_name
 
 log = logging.getLogger("orderbot")
 OUTPUT_TYPES = (FunctionCall, ProviderItem)  # with assistant messages: what a response produces

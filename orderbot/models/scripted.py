@@ -12,7 +12,7 @@ from itertools import count
 
 from orderbot.errors import ModelResponseError
 from orderbot.loop.items import FunctionCall, assistant
-from orderbot.models.base import ModelRequest, Turn, Usage
+from orderbot.loop.model import ModelRequest, Turn, Usage
 
 Step = Turn | BaseException | Callable[[ModelRequest], Turn]
 

@@ -46,8 +46,8 @@ from pydantic import BaseModel, ConfigDict
 from orderbot.loop.dispatch import Toolbox
 from orderbot.loop.engine import Limits
 from orderbot.loop.items import FunctionCallOutput, Item, ProviderItem
+from orderbot.loop.model import Turn
 from orderbot.loop.state import CALL_LABELS, Event, Phase, RunState, Transition
-from orderbot.models.base import Turn
 from orderbot.runs.index import QUESTION_HEAD, RunSummary
 from orderbot.settings import public_base_url
 from orderbot.shops.source import source_fingerprint, source_identity

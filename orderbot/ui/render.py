@@ -233,13 +233,14 @@ def format_observed(state: RunState) -> list[str]:
 
 
 def format_facts(facts: list[Fact]) -> list[str]:
-    """The facts panel's lines: orderbot's own rendering of what the tools returned."""
-    return [fact.line(language()) for fact in facts]
+    """The facts panel's lines: orderbot's own rendering of what the tools returned, whose
+    order data is outside text (one line each, every control shown as an escape)."""
+    return [visible(fact.line(language()), one_line=True) for fact in facts]
 
 
 def format_claim(claim: Claim) -> str:
     """One finding of the claim check as a plain sentence."""
-    observed = claim.observed or _t("claims.nothing")
+    observed = visible(claim.observed, one_line=True) if claim.observed else _t("claims.nothing")
     return _t(f"claims.{claim.kind}", order_id=claim.order_id, said=claim.said, observed=observed)
 
 

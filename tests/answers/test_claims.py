@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import pytest
 
+from orderbot.answers.claims import Claim
 from orderbot.answers.facts import facts_of
 from orderbot.i18n.catalogue import MESSAGES
 from orderbot.loop.engine import Engine, Limits
 from orderbot.loop.state import RunState
 from orderbot.models.scripted import ScriptedModel, call, calls, text
 from orderbot.runner import result_of
+from orderbot.ui.render import format_claim, format_facts
 
 
 def run(toolbox, answer: str, *tool_calls, user: str | None = "C001", approver=None) -> RunState:
@@ -73,13 +75,17 @@ def test_a_cancel_waiting_for_approval_and_one_listing(toolbox):
     assert "ORD-1013 · 待付款" in lines and len(lines) == 5
 
 
-def test_facts_are_outside_text_made_one_line(toolbox, store):
+def test_facts_hold_order_data_as_it_is_and_the_views_show_it_escaped(toolbox, store):
+    """Facts are values (answers sits below ui): the escaping is the views' (orderbot.ui.escape)."""
     import dataclasses
 
     store.orders["ORD-1002"] = dataclasses.replace(store.orders["ORD-1002"], note="line one\n\x1b[31mred\u202e")
     state = run(toolbox, "ok", details("ORD-1002"))
-    note = facts_of(state)[0].fields["note"]
-    assert note == "line one\\n\\x1b[31mred\\u202e"  # shown as escapes (orderbot.ui.escape), never raw
+    fact = facts_of(state)[0]
+    assert fact.fields["note"] == "line one\n\x1b[31mred\u202e"  # a value as the store holds it
+    assert format_facts([fact])[0].endswith("note: line one\\n\\x1b[31mred\\u202e")  # shown as escapes, never raw
+    claim = Claim("status", "ORD-1002", "已发货", "处理中\n\x1b[2J")
+    assert "处理中\\n\\x1b[2J" in format_claim(claim) and "\x1b" not in format_claim(claim)
 
 
 # ---- correct answers give no claims ----------------------------------------------------

@@ -13,7 +13,7 @@ from clikit import cli
 
 from orderbot.answers.evaluate import DEFAULT_SUITE, load_suite
 from orderbot.loop.items import assistant
-from orderbot.models.base import Turn
+from orderbot.loop.model import Turn
 from orderbot.shops.sample.model import SAMPLE_PATH
 
 

@@ -13,7 +13,7 @@ import pytest
 from faultkit import Caps, check, run
 
 from orderbot.loop.engine import StopReason
-from orderbot.models.base import Turn
+from orderbot.loop.model import Turn
 from orderbot.models.scripted import ScriptedModel, call, calls, text
 
 ANSWER = text("好的。")

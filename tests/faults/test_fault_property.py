@@ -28,9 +28,9 @@ from orderbot.errors import ModelError, ModelTimeout
 from orderbot.loop.dispatch import Toolbox
 from orderbot.loop.engine import Engine, Limits, StopReason
 from orderbot.loop.items import FunctionCall, FunctionCallOutput, assistant
+from orderbot.loop.model import ModelRequest, Turn
 from orderbot.loop.redact import MAX_ERROR_CHARS
 from orderbot.loop.state import RunState
-from orderbot.models.base import ModelRequest, Turn
 from orderbot.shops.sample.model import SAMPLE_PATH
 from orderbot.shops.sample.stores.jsonfile import JsonStore
 from orderbot.shops.sample.tools import order_tools

@@ -420,8 +420,8 @@ def test_400_on_stream_falls_back_once_and_is_remembered(api, orders, wire):
 
 @BOTH
 def test_streamed_text_reaches_the_callback_piece_by_piece(api, wire):
+    from orderbot.loop.model import ModelRequest
     from orderbot.models import create
-    from orderbot.models.base import ModelRequest
     from orderbot.settings import load_settings
 
     api.enqueue(wire.route, wire.text("订单 ORD-1001 的状态是已发货。"))

@@ -19,8 +19,8 @@ from hypothesis import strategies as st
 from orderbot.loop.dispatch import Toolbox
 from orderbot.loop.engine import Engine, Limits
 from orderbot.loop.items import FunctionCall, FunctionCallOutput
+from orderbot.loop.model import Turn
 from orderbot.loop.state import PendingCall, RunState
-from orderbot.models.base import Turn
 from orderbot.models.scripted import ScriptedModel, text
 from orderbot.shops.sample.model import SAMPLE_PATH
 from orderbot.shops.sample.stores.jsonfile import JsonStore

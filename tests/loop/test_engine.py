@@ -12,9 +12,9 @@ from orderbot.i18n.catalogue import MESSAGES
 from orderbot.loop.dispatch import Toolbox
 from orderbot.loop.engine import Engine, Limits, StopReason
 from orderbot.loop.items import FunctionCallOutput, assistant
+from orderbot.loop.model import ModelRequest, Turn
 from orderbot.loop.state import Event, Phase, RunState
 from orderbot.loop.tools import Tool
-from orderbot.models.base import ModelRequest, Turn
 from orderbot.models.scripted import ScriptedModel, call, calls, text
 from orderbot.shops.sample.tools import OrderIdArgs
 

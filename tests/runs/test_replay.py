@@ -13,7 +13,7 @@ from clikit import cli
 
 from orderbot.errors import ExitCode, RecordError
 from orderbot.loop.dispatch import Toolbox
-from orderbot.runs.replay import replay, replay_file
+from orderbot.runner.replay import replay, replay_file
 from orderbot.runs.store import read_record
 from orderbot.shops.sample.tools import order_tools
 

@@ -26,8 +26,8 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor  # noqa: E402
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter  # noqa: E402
 
 from orderbot.loop.engine import Limits  # noqa: E402
+from orderbot.loop.model import Usage  # noqa: E402
 from orderbot.loop.state import RunState
-from orderbot.models.base import Usage  # noqa: E402
 from orderbot.models.scripted import ScriptedModel, call, calls, text  # noqa: E402
 from orderbot.runner import Runner  # noqa: E402
 from orderbot.runs.store import RunStore  # noqa: E402

@@ -8,8 +8,8 @@ import pytest
 from clikit import cli
 
 from orderbot.loop.engine import Engine, Limits
+from orderbot.loop.model import Usage
 from orderbot.loop.state import RunState
-from orderbot.models.base import Usage
 from orderbot.models.scripted import ScriptedModel, call, calls, text
 from orderbot.ui.trace import trace_steps
 

@@ -19,7 +19,8 @@ A run is wired in this order, and only here:
 `Runner.start` begins a recorded run, `Runner.resume` continues a recorded one (a paused
 approval or a limit stop, from `orderbot resume` or the REPL's "continue"), and
 `Runner.unrecorded` runs without a record (replay plays a record back; it must not write
-one). Commands shrink to: flags → settings → runner → render → exit code.
+one; orderbot.runner.replay drives it). Commands shrink to: flags → settings → runner → render →
+exit code.
 """
 
 from __future__ import annotations
@@ -34,8 +35,8 @@ from orderbot.answers.claims import Claim, check
 from orderbot.answers.facts import Fact, facts_of
 from orderbot.loop.dispatch import Toolbox
 from orderbot.loop.engine import Engine, Limits
+from orderbot.loop.model import Model
 from orderbot.loop.state import Approver, Observer, RunState
-from orderbot.models.base import Model
 from orderbot.runs.base import BaseRunStore
 from orderbot.runs.record import RunRecord
 from orderbot.runs.recorder import Recorder

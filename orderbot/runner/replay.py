@@ -23,8 +23,8 @@ from orderbot.i18n import t
 from orderbot.loop.dispatch import Toolbox
 from orderbot.loop.engine import Limits, StopReason
 from orderbot.loop.items import ITEMS, Message
+from orderbot.loop.model import Turn, Usage
 from orderbot.loop.state import RunState, Transition, summarize_result
-from orderbot.models.base import Turn, Usage
 from orderbot.models.scripted import ScriptedModel
 from orderbot.runner import Runner
 from orderbot.runs.record import RunRecord, bound_call
