@@ -56,7 +56,8 @@ class Served:
         self.runs = RunStore(state)
         runner = Runner.for_session(self.shop, ClientModel(), self.runs, provider="mcp")
         chosen = {"max_tool_calls": 20, "timeout": 60.0, **limits}
-        self.session = McpSession(runner, Limits(**chosen), user=user)
+        refresh = getattr(self.shop.store, "refresh", None)
+        self.session = McpSession(runner, Limits(**chosen), user=user, refresh=refresh)
         self.server = build_server(self.session, self.shop.toolbox, elicit=elicit)
 
     def client(self, *, mode: str = "legacy", elicitation: Elicit | None = None) -> Client:

@@ -99,7 +99,9 @@ def _serve(server_module, settings, store, session, *, address, token, queue) ->
     # With four eyes nobody approves their own session's action: every side effect waits in the queue.
     four_eyes = settings.four_eyes or store.policy().four_eyes
     runner = Runner.for_session(session, ClientModel(), store, provider=ClientModel.provider)
-    mcp_session = McpSession(runner, limits, user=settings.user)
+    # The JSON stores read their file once; a database reads afresh at each query.
+    refresh = getattr(session.store, "refresh", None)
+    mcp_session = McpSession(runner, limits, user=settings.user, refresh=refresh)
     server = server_module.build_server(
         mcp_session, session.toolbox, instructions=session.instructions, elicit=not (queue or four_eyes)
     )

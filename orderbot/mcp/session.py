@@ -23,6 +23,7 @@ import json
 import logging
 import secrets
 import threading
+from collections.abc import Callable
 from dataclasses import replace
 from typing import Any, NamedTuple
 
@@ -84,6 +85,7 @@ class McpSession:
         user: str | None,
         client: str = "",
         clock: BusyClock | None = None,
+        refresh: Callable[[], None] | None = None,
     ) -> None:
         if limits.max_tool_calls > MAX_STEPS - 2:
             raise ValueError("an MCP session takes at most 98 tool calls")
@@ -94,6 +96,8 @@ class McpSession:
         self._limits = limits
         self._user, self._signed_in = user, False
         self.client = client
+        # Read a JSON shop file again when another desk wrote it: the session outlives calls.
+        self._refresh = refresh
         self._thread: threading.Thread | None = None
         self._changed = threading.Condition()
         self._ticket: Ticket | None = None  # the client's call the engine is dealing with
@@ -120,6 +124,11 @@ class McpSession:
             cap = self._limits.max_response_chars
             if len(text) + len(name) > cap:  # the response cap of a run, without ending the session
                 return Reply.of(fail("too_large", t("mcp.arguments_too_large", size=len(text), cap=cap)))
+            if self._refresh is not None:
+                try:
+                    self._refresh()
+                except OrderbotError as exc:
+                    return Reply.of(fail("orders_unreadable", str(exc)))
             if self._thread is None:
                 self._start(elicit)
             self._count += 1

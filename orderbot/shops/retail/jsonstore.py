@@ -71,6 +71,19 @@ class JsonShopStore:
         self._names: dict[tuple[str, str, str], str] | None = None
         self._items: dict[str, Variant] | None = None
 
+    def refresh(self) -> None:
+        """Read the file again if another process wrote it since it was loaded (a store kept
+        open across many calls, as `orderbot mcp` keeps it)."""
+        try:
+            current = signature_of(os.stat(self.path))
+        except OSError:
+            return  # the next write says what is wrong with the file
+        if current != self._signature:
+            raw, signature = read_file(self.path)
+            shop, ledger = parse(self.path, raw)
+            self._use(shop, ledger, signature)
+            self._indent = indentation(raw)
+
     # ---- reads ---------------------------------------------------------------------------
 
     def user(self, user_id: str, *, timeout: float | None = None) -> User | None:

@@ -84,6 +84,17 @@ class JsonStore:
     def close(self) -> None:
         pass
 
+    def refresh(self) -> None:
+        """Read the file again if another process wrote it since it was loaded: a store kept
+        open across many calls (`orderbot mcp`) must not answer from what it read hours ago."""
+        try:
+            current = signature_of(os.stat(self.path))
+        except OSError:
+            return  # the next write says what is wrong with the file
+        if current != self._signature:
+            raw, signature = read_file(self.path)
+            self.orders, self._signature = parse_orders(self.path, raw), signature
+
     def get(self, order_id: str, *, timeout: float | None = None) -> Order | None:
         return self.orders.get(order_id)
 

@@ -1,0 +1,163 @@
+"""Side effects over MCP wait for a person, never for the model: asked in the host by
+elicitation (in-band in the handshake era, as an InputRequiredResult on 2026-07-28), or left
+in the run store's approval queue for `orderbot approvals approve`. Every test drives the
+server with the mcp package's own client (in-process) and reads the orders file after."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import mcp_types as types
+import pytest
+from clikit import cli
+from mcpkit import Served, answering, approving, envelope
+
+from orderbot.shops.sample.model import SAMPLE_PATH
+
+CANCEL = {"order_id": "ORD-1002", "reason": "no longer needed"}
+ASKED = "Cancel ORD-1002 (处理中, ¥199.00), reason: no longer needed"  # what `ask` shows at its prompt
+ERAS = pytest.mark.parametrize("mode", ["legacy", "auto"], ids=["handshake", "2026-07-28"])
+
+
+@pytest.fixture
+def orders(tmp_path):
+    path = tmp_path / "orders.json"
+    shutil.copyfile(SAMPLE_PATH, path)
+    return path
+
+
+def status(orders, order_id: str = "ORD-1002") -> str:
+    document = json.loads(orders.read_text(encoding="utf-8"))
+    return next(o["status"] for o in document["orders"] if o["order_id"] == order_id)
+
+
+def cancel(served: Served, **client):
+    async def script(client):
+        return await client.call_tool("cancel_order", CANCEL)
+
+    return served.drive(script, **client)
+
+
+@ERAS
+@pytest.mark.parametrize("action", ["decline", "cancel"])
+def test_a_person_who_declines_runs_nothing(orders, tmp_path, mode, action) -> None:
+    asked: list[str] = []
+    served = Served(orders, tmp_path / "state", user="C001")
+    try:
+        result = cancel(served, mode=mode, elicitation=answering(action, asked))
+    finally:
+        served.close()
+    assert asked == [f"orderbot asks you to approve this action: {ASKED}"]
+    assert result.is_error and envelope(result)["code"] == "rejected"
+    assert status(orders) == "处理中"
+    (run_id,) = served.session.runs
+    assert [c.decision for c in served.runs.load(run_id).state.calls] == ["rejected"]
+
+
+@ERAS
+def test_a_person_who_approves_runs_it_once(orders, tmp_path, mode) -> None:
+    asked: list[str] = []
+    served = Served(orders, tmp_path / "state", user="C001")
+    try:
+        result = cancel(served, mode=mode, elicitation=approving(asked))
+    finally:
+        served.close()
+    assert len(asked) == 1 and not result.is_error
+    assert envelope(result)["data"]["status"] == status(orders) == "已取消"
+    audit = cli("audit", "--json")
+    entries = [e for e in json.loads(audit.stdout) if e.get("tool") == "cancel_order"]
+    assert [e["event"] for e in entries].count("executed") == 1, audit.stdout
+
+
+def test_an_accept_that_does_not_say_approve_runs_nothing(orders, tmp_path) -> None:
+    async def vague(ctx, params):
+        return types.ElicitResult(action="accept", content={"approve": False})
+
+    served = Served(orders, tmp_path / "state", user="C001")
+    try:
+        result = cancel(served, elicitation=vague)
+    finally:
+        served.close()
+    assert envelope(result)["code"] == "rejected" and status(orders) == "处理中"
+
+
+def test_an_answer_must_come_back_for_the_call_it_was_asked_about(orders, tmp_path) -> None:
+    """On 2026-07-28 the answer rides a retry of the call: only the state orderbot minted,
+    with the same tool and arguments, settles it; a client that never retries runs nothing."""
+    served = Served(orders, tmp_path / "state", user="C001")
+    yes = {"approval": types.ElicitResult(action="accept", content={"approve": True})}
+
+    async def script(client):
+        session = client.session
+        first = await session.call_tool("cancel_order", CANCEL, allow_input_required=True)
+        forged = await session.call_tool(
+            "cancel_order", CANCEL, input_responses=yes, request_state="guess", allow_input_required=True
+        )
+        other = await session.call_tool(
+            "cancel_order",
+            {**CANCEL, "order_id": "ORD-1013"},
+            input_responses=yes,
+            request_state=first.request_state,
+            allow_input_required=True,
+        )
+        return first, forged, other  # and the client goes without answering
+
+    try:
+        # The client can ask its person; this one calls the session by hand, to answer wrongly.
+        first, forged, other = served.drive(script, mode="auto", elicitation=approving([]))
+    finally:
+        served.close()
+    assert isinstance(first, types.InputRequiredResult)
+    assert ASKED in first.input_requests["approval"].params.message
+    assert envelope(forged)["code"] == "no_such_approval"
+    assert envelope(other)["code"] == "not_the_same_call"
+    assert status(orders) == "处理中" and status(orders, "ORD-1013") == "待付款"
+
+
+def test_without_elicitation_the_call_waits_in_the_queue_and_is_approved_once(orders, tmp_path) -> None:
+    served = Served(orders, tmp_path / "state", user="C001")
+
+    async def script(client):  # no elicitation callback: this client cannot ask a person
+        queued = envelope(await client.call_tool("cancel_order", CANCEL))
+        run_id = queued["data"]["run_id"]
+        waiting = envelope(await client.call_tool("check_approval", {"run_id": run_id}))
+        before = status(orders)
+        listed = cli("approvals").output
+        approved, again = cli("approvals", "approve", run_id), cli("approvals", "approve", run_id)
+        done = envelope(await client.call_tool("check_approval", {"run_id": run_id}))
+        stranger = envelope(await client.call_tool("check_approval", {"run_id": "261201-000000-0000"}))
+        lookup = envelope(await client.call_tool("get_order_status", {"order_id": "ORD-1002"}))
+        return queued, waiting, before, listed, approved, again, done, stranger, lookup
+
+    try:
+        queued, waiting, before, listed, approved, again, done, stranger, lookup = served.drive(script)
+    finally:
+        served.close()
+    run_id = queued["data"]["run_id"]
+    assert queued["ok"] and queued["data"]["status"] == waiting["data"]["status"] == "awaiting_approval"
+    assert queued["data"]["action"] == ASKED and f"orderbot approvals approve {run_id}" in queued["data"]["message"]
+    assert before == "处理中" and run_id in listed
+    assert approved.exit_code == 0, approved.output
+    assert again.exit_code != 0  # exactly once
+    assert done["data"]["status"] == "approved" and done["data"]["result"]["data"]["status"] == "已取消"
+    assert stranger["code"] == "unknown_run"
+    assert lookup["data"]["status"] == status(orders) == "已取消"  # the session went on, in a new run
+    assert len(served.session.runs) == 2
+    entries = [e for e in json.loads(cli("audit", "--json").stdout) if e["run_id"] == run_id]
+    assert [e["event"] for e in entries].count("executed") == 1
+
+
+def test_a_disconnect_leaves_a_queued_call_waiting_not_executed(orders, tmp_path) -> None:
+    served = Served(orders, tmp_path / "state", user="C001", elicit=False)  # as with --queue
+
+    async def script(client):
+        return envelope(await client.call_tool("cancel_order", CANCEL))
+
+    try:
+        run_id = served.drive(script, elicitation=approving([]))["data"]["run_id"]
+    finally:
+        served.close()
+    record = served.runs.load(run_id)
+    assert record.state.stop_reason == "awaiting_approval" and record.state.pending
+    assert status(orders) == "处理中"
