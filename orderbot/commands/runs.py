@@ -147,7 +147,7 @@ def print_record(console, record, *, trace: bool = False, runs: str | None = Non
         run_id=record.run_id,
         model=model_label(record.provider, record.model),
         user=state.user or t("header.anonymous"),
-        started=record.created_at,
+        started=record.created_at[:19] + "Z",  # to the second: the microseconds only order listings
     )
     console.print(flow_dots(console, header, STYLE_DIM), soft_wrap=True)
     if state.server_model:  # what the server said answered, which may differ from what was asked for

@@ -2,10 +2,12 @@
 small file instead of every record.
 
 `<state_dir>/runs.index` starts with a header line naming its format, then the inode number
-of each run's record file (one JSON object), then one line per run, newest first: the run
-id and as JSON what a listing shows (when it started, the user, how it stopped and how each
-segment ended, steps, tool calls, the head of the question; or why the record could not be
-read).
+of each run's record file (one JSON object), then one line per run, newest first: when the
+run started (to the microsecond, as text that sorts by time: `started_key`), the run id and
+as JSON what a listing shows (when it started, the user, how it stopped and how each segment
+ended, steps, tool calls, the head of the question; or why the record could not be read).
+Lines sort by their start, then by id, so "newest first" holds for runs started within one
+second too.
 
 It is a cache of the records, never the truth:
 - RunStore rewrites a run's line right after writing its record;
@@ -28,6 +30,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -37,7 +40,8 @@ from orderbot.atomic import atomic_write
 from orderbot.runs.statedir import read_regular
 
 INDEX_FILE = "runs.index"  # in the state directory, next to runs/
-HEADER = "orderbot-runs-index 1"
+HEADER = "orderbot-runs-index 2"  # another header: the index is rebuilt from the records
+RUN_ID = re.compile(r"^\d{6}-\d{6}-[0-9a-f]{4}$")  # when the run started, to the second, then 4 random hex digits
 QUESTION_HEAD = 200  # characters of the question kept per line: a listing shows fewer
 
 
@@ -77,10 +81,34 @@ class Entry(NamedTuple):
         return RunSummary(run_id=self.run_id, **doc)
 
 
+def started_key(created_at: str, run_id: str) -> str:
+    """When a run started as fixed-width text that sorts by time, to the microsecond
+    (`2026-12-01T20:20:08.123456Z`). A record written before starts were kept to the
+    microsecond has its second; one that could not be read, the second its id names."""
+    if len(created_at) == 27:
+        return created_at
+    if len(created_at) == 20:  # ...T20:20:08Z
+        return created_at[:19] + ".000000Z"
+    if RUN_ID.fullmatch(run_id):  # 261201-202008-ff23
+        d, h = run_id[:6], run_id[7:13]
+        return f"20{d[:2]}-{d[2:4]}-{d[4:]}T{h[:2]}:{h[2:4]}:{h[4:]}.000000Z"
+    return "0" * 27
+
+
+def newest_first(lines: list[str]) -> list[str]:
+    # A line starts with its started_key, then its run id: sorting the text sorts by both.
+    return sorted(lines, reverse=True)
+
+
 def index_line(summary: RunSummary) -> str:
     doc = summary.as_dict()
     del doc["run_id"]
-    return f"{summary.run_id} {json.dumps(doc, ensure_ascii=False, separators=(',', ':'))}"
+    key = started_key(summary.created_at, summary.run_id)
+    return f"{key} {summary.run_id} {json.dumps(doc, ensure_ascii=False, separators=(',', ':'))}"
+
+
+def _run_id_of(line: str) -> str:
+    return line[28:].partition(" ")[0]
 
 
 def field_text(key: str, value: str) -> str:
@@ -129,7 +157,7 @@ class RunIndex:
         lines = index[1] if index is not None and index[0] == files else self._refresh(files, index)
         for line in lines:
             if all(text in line for text in containing):
-                run_id, _, summary_json = line.partition(" ")
+                run_id, _, summary_json = line[28:].partition(" ")
                 yield Entry(run_id, summary_json)
 
     def _refresh(self, files: dict[str, int], index: tuple[dict[str, int], list[str]] | None) -> list[str]:
@@ -146,7 +174,7 @@ class RunIndex:
                     current[run_id] = (inode, index_line(summary))
         with contextlib.suppress(OSError):  # a read-only state directory: list without it
             self._write(current)
-        return [line for _, (_, line) in sorted(current.items(), reverse=True)]
+        return newest_first([line for _, line in current.values()])
 
     # -- the file: a header, the record files' inode numbers by run id, then the lines --
 
@@ -171,9 +199,8 @@ class RunIndex:
         return inodes, lines
 
     def _write(self, entries: dict[str, tuple[int, str]]) -> None:
-        newest_first = sorted(entries.items(), reverse=True)
-        inodes = json.dumps({run_id: inode for run_id, (inode, _) in newest_first}, separators=(",", ":"))
-        text = "\n".join([HEADER, inodes, *(line for _, (_, line) in newest_first)]) + "\n"
+        inodes = json.dumps({run_id: inode for run_id, (inode, _) in entries.items()}, separators=(",", ":"))
+        text = "\n".join([HEADER, inodes, *newest_first([line for _, line in entries.values()])]) + "\n"
         atomic_write(self.path, text.encode(), durable=False, follow_links=False)
 
 
@@ -181,7 +208,7 @@ def _by_run(inodes: dict[str, int], lines: list[str]) -> dict[str, tuple[int, st
     """(inode number, line) by run id; lines whose id has no inode number are dropped."""
     out = {}
     for line in lines:
-        run_id = line.partition(" ")[0]
+        run_id = _run_id_of(line)
         if run_id in inodes:
             out[run_id] = (inodes[run_id], line)
     return out

@@ -55,7 +55,6 @@ from orderbot.text import cut
 
 FORMAT = "orderbot-run"
 VERSION = 1
-RUN_ID = re.compile(r"^\d{6}-\d{6}-[0-9a-f]{4}$")
 RUN_ID_LENGTH = 18
 KEY_FILE = "record.key"  # in the state directory, next to runs/
 KEY_BYTES = 32
@@ -79,6 +78,13 @@ EXECUTING, COMMITTED, FAILED = "executing", "committed", "failed"
 
 def utc_iso(wall: float) -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(wall))
+
+
+def utc_iso_us(wall: float) -> str:
+    """`utc_iso` to the microsecond: when a run started, which orders the listings (two runs
+    started within one second are told apart by it, never by their ids' random part)."""
+    whole = int(wall)
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(whole)) + f".{int((wall - whole) * 1e6):06d}Z"
 
 
 # ---- the record -----------------------------------------------------------------------
@@ -190,12 +196,12 @@ class RunRecord:
         operator: str | None = None,
         now: float | None = None,
     ) -> RunRecord:
-        stamp = utc_iso(time.time() if now is None else now)
+        wall = time.time() if now is None else now
         return cls(
             operator=operator,
             run_id=state.run_id,
-            created_at=stamp,
-            updated_at=stamp,
+            created_at=utc_iso_us(wall),
+            updated_at=utc_iso(wall),
             provider=provider,
             model=model,
             orders=None if orders is None else source_identity(orders),

@@ -2,7 +2,7 @@
 of a run store written once in SQL. Each database module supplies the connection, its
 transactions and its driver's errors (orderbot.runs.sqlite, orderbot.runs.postgres).
 
-Tables (run_schema version 2), named so that they can share a database with the orders:
+Tables (run_schema version 3), named so that they can share a database with the orders:
 
     run_schema     one row: the version of this layout; an older one is migrated, a newer
                    one refused
@@ -36,15 +36,31 @@ from orderbot.i18n import t
 from orderbot.loop.limits import StopReason
 from orderbot.runs.audit import FIELDS, AuditEntry, Problem, from_row
 from orderbot.runs.base import BaseRunStore, Policy, RunConflict, Waiting
-from orderbot.runs.index import RunSummary
-from orderbot.runs.record import COMMITTED, EXECUTING, FAILED, RUN_ID, RunRecord
+from orderbot.runs.index import RUN_ID, RunSummary, started_key
+from orderbot.runs.record import COMMITTED, EXECUTING, FAILED, RunRecord
 from orderbot.runs.store import parse_record, tag_problem, tag_record, waiting_calls
 from orderbot.text import cut
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
+# Listings are newest first by when a run started, to the microsecond (created_at, fixed-width
+# text that sorts by time: orderbot.runs.index.started_key), then by id.
+RUN_INDEXES = [
+    "CREATE INDEX runs_by_start ON runs (created_at, run_id)",
+    "CREATE INDEX runs_by_customer ON runs (customer, created_at, run_id)",
+    "CREATE INDEX runs_by_status ON runs (status, created_at, run_id)",
+]
 # Statements that take a store from version N to N + 1, applied in one transaction each (a
-# database module adds its own: orderbot.runs.postgres). 1 -> 2 changed PostgreSQL's guards only.
-MIGRATIONS: dict[int, list[str]] = {1: []}
+# database module adds its own: orderbot.runs.postgres). 1 -> 2 changed PostgreSQL's guards
+# only; version 2 kept starts to the second and listed by id.
+MIGRATIONS: dict[int, list[str]] = {
+    1: [],
+    2: [
+        "UPDATE runs SET created_at = substr(created_at, 1, 19) || '.000000Z' WHERE length(created_at) = 20",
+        "DROP INDEX runs_by_customer",
+        "DROP INDEX runs_by_status",
+        *RUN_INDEXES,
+    ],
+}
 PENDING, APPROVED, REJECTED = "pending", "approved", "rejected"
 # The status an approval row moves to, and the one it must have had: approved (the claim)
 # comes before executing (the mark written just before the call runs), so a connection lost
@@ -62,8 +78,7 @@ def tables(key: str, real: str, seq: str) -> list[str]:
         f"CREATE TABLE runs (run_id {key} PRIMARY KEY, created_at TEXT NOT NULL, written {real} NOT NULL, "
         f"customer {key}, operator {key}, status {key} NOT NULL, summary TEXT NOT NULL, record TEXT NOT NULL, "
         "revision INTEGER NOT NULL, pruned_at TEXT)",
-        "CREATE INDEX runs_by_customer ON runs (customer, run_id)",
-        "CREATE INDEX runs_by_status ON runs (status, run_id)",
+        *RUN_INDEXES,
         "CREATE INDEX runs_by_written ON runs (written)",
         f"CREATE TABLE run_approvals (run_id {key} NOT NULL REFERENCES runs (run_id), call_id {key} NOT NULL, "
         "tool TEXT NOT NULL, arguments TEXT NOT NULL, description TEXT NOT NULL, customer TEXT, "
@@ -80,7 +95,8 @@ def tables(key: str, real: str, seq: str) -> list[str]:
     ]
 
 
-SUMMARY_COLUMNS = "run_id, summary"
+SUMMARY_COLUMNS = "run_id, summary, created_at"
+NEWEST_FIRST = " ORDER BY created_at DESC, run_id DESC"
 INSERT_RUN = (
     "INSERT INTO runs (run_id, created_at, written, customer, operator, status, summary, record, revision, pruned_at) "
     "VALUES (?, ?, ?, ?, ?, ?, ?, ?, 1, ?)"
@@ -271,7 +287,7 @@ class SqlRunStore(BaseRunStore):
         if self._tx_rows("SELECT 1 FROM runs WHERE run_id = ?", (record.run_id,)):
             raise _IdTaken
         written, *rest = row
-        self._tx_change(INSERT_RUN, (record.run_id, record.created_at, written, *rest))
+        self._tx_change(INSERT_RUN, (record.run_id, started_key(record.created_at, record.run_id), written, *rest))
 
     def _save_approvals(self, record: RunRecord) -> None:
         """The queue as the record says: a row for each call it now waits for, and each
@@ -422,10 +438,11 @@ class SqlRunStore(BaseRunStore):
         return json.loads(rows[0][0])
 
     def ids(self, limit: int = 50) -> list[str]:
-        return [r[0] for r in self._rows("SELECT run_id FROM runs ORDER BY run_id DESC LIMIT ?", (limit,))]
+        return [r[0] for r in self._rows("SELECT run_id FROM runs" + NEWEST_FIRST + " LIMIT ?", (limit,))]
 
     def summaries(self, *, user: str | None = None, status: str | None = None) -> Iterator[RunSummary]:
-        """Newest first, a batch at a time (keyset: each query starts below the last id)."""
+        """Newest first, a batch at a time (keyset: each query starts below the last run's
+        start and id)."""
         where, params = [], []
         for column, value in (("customer", user), ("status", status)):
             if value is not None:
@@ -433,16 +450,16 @@ class SqlRunStore(BaseRunStore):
                 params.append(value)
         below, batch = None, FIRST_BATCH
         while True:
-            clause = where + (["run_id < ?"] if below is not None else [])
+            clause = where + (["(created_at, run_id) < (?, ?)"] if below is not None else [])
             sql = f"SELECT {SUMMARY_COLUMNS} FROM runs"
             if clause:
                 sql += " WHERE " + " AND ".join(clause)
-            rows = self._rows(sql + " ORDER BY run_id DESC LIMIT ?", (*params, *([below] if below else []), batch))
-            for run_id, summary_json in rows:
+            rows = self._rows(sql + NEWEST_FIRST + " LIMIT ?", (*params, *(below or ()), batch))
+            for run_id, summary_json, _ in rows:
                 yield _summary(run_id, summary_json)
             if len(rows) < batch:
                 return
-            below, batch = rows[-1][0], BATCH
+            below, batch = (rows[-1][2], rows[-1][0]), BATCH
 
     def waiting(self, *, limit: int = 1000) -> list[Waiting]:
         rows = self._rows(

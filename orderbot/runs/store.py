@@ -27,12 +27,11 @@ from orderbot.loop.limits import StopReason
 from orderbot.runs import statedir
 from orderbot.runs.audit import AUDIT_FILE, AuditEntry, AuditFile
 from orderbot.runs.base import BaseRunStore, Waiting, operator_name
-from orderbot.runs.index import INDEX_FILE, QUESTION_HEAD, RunIndex, RunSummary, field_text
+from orderbot.runs.index import INDEX_FILE, QUESTION_HEAD, RUN_ID, RunIndex, RunSummary, field_text
 from orderbot.runs.record import (
     FORMAT,
     KEY_BYTES,
     KEY_FILE,
-    RUN_ID,
     RUN_ID_LENGTH,
     TAG,
     TAG_PREFIX,

@@ -29,7 +29,7 @@ import pytest
 from clikit import cli
 from fuzz import IN_CI
 
-from orderbot.runs.record import RUN_ID as RUN_ID_FORMAT
+from orderbot.runs.index import RUN_ID as RUN_ID_FORMAT
 from orderbot.runs.store import RunStore, read_record
 from orderbot.shops.sample.model import ORDER, SAMPLE_PATH
 from orderbot.shops.sample.stores.jsonfile import JsonStore

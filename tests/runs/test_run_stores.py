@@ -119,6 +119,44 @@ def test_listing_is_newest_first_with_filters_and_names_customer_and_operator(st
     assert stores.open().resolve("last") == waiting
 
 
+def test_runs_started_within_one_second_are_listed_by_when_they_started_not_by_their_ids(stores, toolbox):
+    """Two runs of one second whose random parts sort the other way round: the one started
+    later is listed first, on every store and after a new connection."""
+    second = new_run_id(time.time())[:13]
+    store = stores.open()
+    older, newer = f"{second}-ffff", f"{second}-0000"
+    for run_id in (older, newer):
+        model = ScriptedModel([text("已发货")])
+        Runner(toolbox, model, store, provider="scripted").start(RunState.start("查询", run_id=run_id), Limits())
+    assert [s.run_id for s in stores.open().summaries()] == [newer, older]
+    assert [s.run_id for s in stores.open().summaries(status="answered")] == [newer, older]
+
+
+def test_a_store_of_the_second_layout_is_migrated_and_lists_by_start(sql_stores, toolbox):
+    """Version 2 kept starts to the second and listed by id: opened by this orderbot, its
+    starts gain their microseconds and its listing is by start."""
+    store = sql_stores.open()
+    second = new_run_id(time.time())[:13]
+    for run_id in (f"{second}-ffff", f"{second}-0000"):
+        Runner(toolbox, ScriptedModel([text("已发货")]), store, provider="scripted").start(
+            RunState.start("查询", run_id=run_id), Limits()
+        )
+    for statement in (
+        "DROP INDEX runs_by_start",
+        "DROP INDEX runs_by_customer",
+        "DROP INDEX runs_by_status",
+        "CREATE INDEX runs_by_customer ON runs (customer, run_id)",
+        "CREATE INDEX runs_by_status ON runs (status, run_id)",
+        "UPDATE runs SET created_at = substr(created_at, 1, 19) || 'Z'",
+        "UPDATE run_schema SET version = 2",
+    ):
+        sql_stores.raw(statement)
+    listed = [s.run_id for s in sql_stores.open().summaries()]
+    assert sql_stores.raw("SELECT version FROM run_schema") == [(3,)]
+    assert {len(c) for (c,) in sql_stores.raw("SELECT created_at FROM runs")} == {27}
+    assert sorted(listed) == [f"{second}-0000", f"{second}-ffff"]  # one second: either order, both listed
+
+
 def test_the_queue_lists_what_a_run_waits_for_with_who_asked(stores, toolbox):
     record = paused(stores.open(), toolbox)
     [waiting] = stores.open().waiting()

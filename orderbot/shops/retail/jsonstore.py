@@ -1,7 +1,11 @@
 """The retail shop in one JSON file of tau2's shape (`{"products", "users", "orders"}`),
 implementing orderbot/shops/retail/store.py.
 
-The file is read and checked once per command; reads answer from that copy. A write
+The file is read and checked once per command; reads answer from that copy. A shop's bytes
+are parsed once per process: the parsed shop is kept by a digest of the bytes (records are
+frozen, so every store may share them), and a write keeps what it wrote the same way, so a
+later command in the same process (a resume after an ask, in a test or a long-lived host)
+reads it back without validating 3 MB again. A write
 takes the file's lock, reads the file again only if another writer changed it since (its
 size, inode and modification time tell), compares the records it replaces with the file's,
 and rewrites the whole file atomically (orderbot/atomic.py) in its own indentation. The
@@ -13,12 +17,17 @@ process killed at any moment leaves both or neither; tau2's loader ignores it an
 
 from __future__ import annotations
 
+import hashlib
 import io
+import json
 import logging
 import os
+from collections import OrderedDict
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+
+from pydantic_core import to_json
 
 from orderbot.atomic import atomic_write
 from orderbot.errors import ToolError
@@ -166,16 +175,46 @@ class JsonShopStore:
             out = io.StringIO()
             exported = (record for section in data.SECTIONS for record in sections[section].values())
             data.write_document(exported, out, indent=self._indent, after={LEDGER: ledger})
-            atomic_write(self.path, out.getvalue().encode("utf-8"))
+            written = out.getvalue().encode("utf-8")
+            atomic_write(self.path, written)
             self._sections, self._ledger = sections, ledger
+            # What a later parse of these bytes would give: the records as they are (they were
+            # checked when made), the ledger as JSON reads it back.
+            _remember(written, data.Shop.model_construct(**sections), json.loads(to_json(ledger)))
             self._signature = signature_of(os.stat(self.path))
             self._emails = self._names = self._items = None
             return write.result
 
 
+PARSED_KEPT = 4  # shops kept parsed: a process works on one or two shop files at a time
+_parsed: OrderedDict[bytes, tuple[Shop, dict[str, Any]]] = OrderedDict()
+
+
 def parse(path: Path, raw: bytes) -> tuple[Shop, dict[str, Any]]:
-    shop, ledger = data.parse_shop(path, raw)
+    """The shop in `raw`, parsed and checked once per process for the same bytes (a file
+    that fails to parse is not kept, so it is refused again with its own path)."""
+    key = _digest(raw)
+    kept = _parsed.get(key)
+    if kept is None:
+        shop, ledger = data.parse_shop(path, raw)
+        kept = _remember(raw, shop, ledger, key=key)
+    else:
+        _parsed.move_to_end(key)
+    shop, ledger = kept
     return shop, dict(ledger)
+
+
+def _remember(raw: bytes, shop: Shop, ledger: dict[str, Any], *, key: bytes | None = None) -> tuple[Shop, dict]:
+    kept = (shop, dict(ledger))
+    _parsed[key or _digest(raw)] = kept
+    while len(_parsed) > PARSED_KEPT:
+        _parsed.popitem(last=False)
+    return kept
+
+
+def _digest(raw: bytes) -> bytes:
+    # Keyed by content, not by path or inode: the same bytes are the same shop wherever they lie.
+    return hashlib.blake2b(raw, digest_size=32).digest()
 
 
 def indentation(raw: bytes) -> int | None:
