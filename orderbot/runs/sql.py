@@ -45,9 +45,9 @@ SCHEMA_VERSION = 3
 # Listings are newest first by when a run started, to the microsecond (created_at, fixed-width
 # text that sorts by time: orderbot.runs.index.started_key), then by id.
 RUN_INDEXES = [
-    "CREATE INDEX runs_by_start ON runs (created_at, run_id)",
-    "CREATE INDEX runs_by_customer ON runs (customer, created_at, run_id)",
-    "CREATE INDEX runs_by_status ON runs (status, created_at, run_id)",
+    "CREATE INDEX IF NOT EXISTS runs_by_start ON runs (created_at, run_id)",
+    "CREATE INDEX IF NOT EXISTS runs_by_customer ON runs (customer, created_at, run_id)",
+    "CREATE INDEX IF NOT EXISTS runs_by_status ON runs (status, created_at, run_id)",
 ]
 # Statements that take a store from version N to N + 1, applied in one transaction each (a
 # database module adds its own: orderbot.runs.postgres). 1 -> 2 changed PostgreSQL's guards
@@ -56,8 +56,8 @@ MIGRATIONS: dict[int, list[str]] = {
     1: [],
     2: [
         "UPDATE runs SET created_at = substr(created_at, 1, 19) || '.000000Z' WHERE length(created_at) = 20",
-        "DROP INDEX runs_by_customer",
-        "DROP INDEX runs_by_status",
+        "DROP INDEX IF EXISTS runs_by_customer",
+        "DROP INDEX IF EXISTS runs_by_status",
         *RUN_INDEXES,
     ],
 }

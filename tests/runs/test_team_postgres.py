@@ -12,6 +12,8 @@ import json
 import pytest
 from teamkit import make_team, run
 
+from orderbot.runs.sql import SCHEMA_VERSION
+
 
 @pytest.fixture
 def team(postgres_server, tmp_path):
@@ -93,5 +95,5 @@ def test_a_store_of_the_older_schema_has_its_guards_replaced_by_its_owner(team, 
     assert "its owner opens it once" in desk.output
     assert run("runs", "--runs", team("runs_owner")).exit_code == 0
     with psycopg.connect(postgres_server.url(database), autocommit=True) as superuser:
-        assert superuser.execute("SELECT version FROM run_schema").fetchall() == [(2,)]
+        assert superuser.execute("SELECT version FROM run_schema").fetchall() == [(SCHEMA_VERSION,)]
     assert run("approvals", "--runs", team("desk1")).exit_code == 0
