@@ -21,11 +21,10 @@ import sys
 from difflib import SequenceMatcher
 
 import typer
-from typer._click.exceptions import BadParameter, MissingParameter, NoSuchOption, UsageError
-from typer.core import TyperCommand, TyperGroup, TyperOption
+from typer.core import TyperCommand, TyperGroup
 
 from orderbot import __version__, i18n
-from orderbot.commands import COMMAND_HELP
+from orderbot.commands import COMMAND_HELP, logs
 from orderbot.errors import ExitCode
 from orderbot.text import cut
 from orderbot.ui.escape import visible
@@ -71,7 +70,24 @@ def command(name: str) -> TyperCommand | TyperGroup | None:
         return None
     built = typer.main.get_command(app)
     built.name = name
+    flags_take_no_value(built)
     return built
+
+
+HELP_OPTIONS = ["-h", "--help"]
+
+
+def flags_take_no_value(built: TyperCommand | TyperGroup) -> None:
+    """Typer labels every option with its type in the help, flags included (`--json
+    <bool>`), as if a flag took a value. An empty metavar (Click's public name for that
+    label) shows none; an option that takes a value keeps its type. The help option is
+    made now, as the command would make it (and keep it) when asked (`get_help_option`)."""
+    helper = built.get_help_option(typer.Context(built, help_option_names=HELP_OPTIONS))
+    for param in [*built.params, *([helper] if helper is not None else [])]:
+        if getattr(param, "is_flag", False) and param.metavar is None:
+            param.metavar = ""
+    for sub in getattr(built, "commands", {}).values():
+        flags_take_no_value(sub)
 
 
 class LazyGroup(TyperGroup):
@@ -81,19 +97,26 @@ class LazyGroup(TyperGroup):
 
     listing = False  # while the root's own help is drawn: a name and a line are enough
 
+    def main(self, *args, **kwargs):
+        """The root command's main, however it is started (cli.main, a test's CliRunner):
+        log lines are held from here on (orderbot.commands.logs), set up by the command
+        line that runs and never by importing a module."""
+        logs.hold_lines()
+        return super().main(*args, **kwargs)
+
     def parse_args(self, ctx, args: list[str]) -> list[str]:
         return super().parse_args(ctx, lang_first(args))
 
     def make_context(self, info_name, args, parent=None, **extra):
         try:
             return super().make_context(info_name, args, parent=parent, **extra)
-        except UsageError as exc:
+        except typer.TyperException as exc:
             raise usage_error(exc) from None
 
     def invoke(self, ctx):
         try:
             return super().invoke(ctx)
-        except UsageError as exc:
+        except typer.TyperException as exc:
             raise usage_error(exc) from None
 
     def list_commands(self, ctx) -> list[str]:
@@ -105,6 +128,7 @@ class LazyGroup(TyperGroup):
         return command(name)
 
     def format_help(self, ctx, formatter) -> None:
+        flags_take_no_value(self)  # the root's own flags, Typer's completion flags among them
         LazyGroup.listing = True
         try:
             super().format_help(ctx, formatter)
@@ -127,17 +151,28 @@ def lang_first(args: list[str]) -> list[str]:
 CLOSE_ENOUGH = 0.8  # how alike a mistyped flag and a real one must be for the one to be suggested
 
 
-def usage_error(exc: UsageError) -> UsageError:
+class Usage(typer.BadParameter):
+    """A usage error orderbot has worded itself: Typer shows it in its error box as it is
+    (no "Invalid value" before it) and exits 2. Typer re-exports only BadParameter of
+    Click's usage errors, so this is the one subclass of it orderbot needs."""
+
+    def format_message(self) -> str:
+        return self.message
+
+
+def usage_error(exc: typer.TyperException) -> typer.TyperException:
     """`exc` said in the UI language, with no far-fetched suggestion (`ask --bogus` is not
     `--user`). In English the usage line and the hint stay Typer's; in Chinese they are
-    part of the message, as Typer prints them in English only."""
-    if type(exc).__name__ == "NoArgsIsHelpError":
+    part of the message, as Typer prints them in English only. Click's usage errors are
+    told apart by what they carry (Typer exports none of their classes but BadParameter);
+    any other error of Typer's (exit code not 2) passes unchanged."""
+    if exc.exit_code != ExitCode.USAGE or type(exc).__name__ == "NoArgsIsHelpError":
         return exc
     text = _message(exc)
     if i18n.language() == "en":
         if text is None:
             return exc
-        error = UsageError(text, exc.ctx)
+        error = Usage(text, exc.ctx)
     else:
         import typer.rich_utils  # lazily, as Typer itself: it loads Rich's Markdown, for help and errors only
 
@@ -148,15 +183,17 @@ def usage_error(exc: UsageError) -> UsageError:
             for word in ("OPTIONS", "COMMAND", "ARGS"):  # Click's placeholders, which Typer prints
                 usage = usage.replace(word, i18n.t(f"usage.{word.lower()}"))
             lines += ["", i18n.t("usage.usage", usage=usage), i18n.t("usage.help", command=exc.ctx.command_path)]
-        error = UsageError("\n".join(lines), None)
+        error = Usage("\n".join(lines), None)
     error.exit_code = exc.exit_code
     return error
 
 
-def _message(exc: UsageError) -> str | None:
+def _message(exc: typer.TyperException) -> str | None:
     """The sentence of a usage error Click and Typer raise, from its parts; None for one
     orderbot does not know (its own text stands)."""
-    if isinstance(exc, NoSuchOption):
+    if isinstance(exc, Usage):
+        return exc.message
+    if hasattr(exc, "possibilities"):  # no such option
         close = [
             p for p in exc.possibilities or () if SequenceMatcher(None, exc.option_name, p).ratio() >= CLOSE_ENOUGH
         ]
@@ -167,10 +204,10 @@ def _message(exc: UsageError) -> str | None:
         hint = exc.param.get_error_hint()
     if isinstance(hint, list | tuple):
         hint = " / ".join(hint)
-    if isinstance(exc, MissingParameter):
+    if hasattr(exc, "param_type"):  # a missing argument or option
         kind = exc.param_type or (exc.param.param_type_name if exc.param is not None else "parameter")
         return i18n.t("usage.missing", kind=i18n.t(f"usage.kind_{kind}") if kind in PARAM_KINDS else kind, name=hint)
-    if isinstance(exc, BadParameter) and hint:
+    if isinstance(exc, typer.BadParameter) and hint:
         return i18n.t("usage.bad_value", name=hint, why=i18n.from_english(exc.message, "pydantic."))
     command = re.fullmatch(r"No such command '(.*)'\.", exc.message)
     if command:
@@ -190,20 +227,6 @@ EPILOG = (
 )
 
 
-def _no_type_for_flags() -> None:
-    """Typer 0.2x labels every option with its type, flags included (`--json <bool>`), as
-    if a flag took a value. A flag takes none: show no type for it."""
-    shown = getattr(TyperOption, "display_type_rich", None)
-    if shown is None or getattr(shown, "orderbot_flags", False):
-        return
-
-    def display_type_rich(self, ctx):
-        return None if self.is_flag else shown(self, ctx)
-
-    display_type_rich.orderbot_flags = True  # type: ignore[attr-defined]
-    TyperOption.display_type_rich = display_type_rich  # type: ignore[method-assign]
-
-
 def _no_colour_in_help() -> None:
     """Rich drops colours for NO_COLOR but keeps bold and dim; Typer's help console then
     still styles its output. NO_COLOR means no styling at all."""
@@ -212,9 +235,6 @@ def _no_colour_in_help() -> None:
 
         typer.rich_utils.COLOR_SYSTEM = None
         typer.rich_utils.FORCE_TERMINAL = False
-
-
-_no_type_for_flags()
 
 
 def _help_asked(args: list[str]) -> bool:
@@ -230,7 +250,7 @@ app = typer.Typer(
     no_args_is_help=False,
     add_completion=True,
     rich_markup_mode="rich",
-    context_settings={"help_option_names": ["-h", "--help"]},
+    context_settings={"help_option_names": HELP_OPTIONS},
 )
 
 

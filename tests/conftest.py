@@ -20,22 +20,6 @@ from orderbot.shops.sample.tools import order_tools
 ENV_TO_CLEAR = ("OPENAI_API_KEY", "OPENAI_BASE_URL", "MODEL_NAME")
 
 
-def _build_the_click_command_once() -> None:
-    """typer.testing.CliRunner.invoke rebuilds the whole command tree from the Typer app on
-    every call (reading every command's signature: ~60 ms), which a real process does once.
-    The tree holds no state between invocations (each gets a new click Context), so the
-    tests build it once per app."""
-    import functools
-
-    import typer.testing
-
-    if not isinstance(typer.testing._get_command, functools._lru_cache_wrapper):
-        typer.testing._get_command = functools.cache(typer.testing._get_command)
-
-
-_build_the_click_command_once()
-
-
 def pytest_configure(config: pytest.Config) -> None:
     """The orderbot processes the tests start (a hundred or so) compile orderbot's sources
     once per test session, not once per process: some environments set

@@ -5,8 +5,6 @@ Kept free of heavy imports: these run when `orderbot --help` builds its help tex
 
 from __future__ import annotations
 
-import collections
-import logging
 import signal
 import sys
 from collections.abc import Iterator, Mapping
@@ -16,11 +14,10 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from orderbot.errors import ConfigError, ExitCode, OrderbotError, RecordError, Terminated, UsageError
+from orderbot.errors import ConfigError, ExitCode, OrderbotError, Terminated, UsageError
 from orderbot.i18n import t
 from orderbot.loop.limits import SPEC_OF, StopReason
 from orderbot.models import FACTORIES
-from orderbot.runs import statedir
 from orderbot.runs.stores import open_run_store
 from orderbot.settings import Settings, load_settings
 from orderbot.text import cut
@@ -30,32 +27,6 @@ from orderbot.ui.terminal import end_quietly_on_closed_pipe
 if TYPE_CHECKING:
     from orderbot.runner import RunResult
 
-
-class _HeldLines(logging.Handler):
-    """Where every log line goes until a command sets up its log file (setup_logging): kept,
-    the last LIMIT of them, and written there once it is known (a .env line python-dotenv
-    could not parse is logged while the settings that name the state directory load). With
-    no handler at all Python would print a line on stderr as it is, and log lines quote
-    outside data (a store's rows, a server's error text). Lines no log file ever takes
-    (`runs`, say, sets none up) go nowhere."""
-
-    LIMIT = 100
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.lines: collections.deque[logging.LogRecord] = collections.deque(maxlen=self.LIMIT)
-
-    def emit(self, record: logging.LogRecord) -> None:
-        self.lines.append(record)
-
-
-_held = _HeldLines()
-_held.orderbot_log = None  # type: ignore[attr-defined]  # replaced by the log file, as an older log file is
-# On the root logger: orderbot's own lines reach it until setup_logging, every library's always.
-logging.getLogger().addHandler(_held)
-# Python's warnings too (a library's warning can quote a value it was given): they would
-# otherwise be printed on stderr as they are.
-logging.captureWarnings(True)
 
 # How each way a run stops becomes the exit code; errors before a run are 1, bad input 6.
 EXIT_CODES: dict[StopReason, int] = {
@@ -301,34 +272,3 @@ def error_line(exc: BaseException) -> str:
     so it is bounded and goes through orderbot.ui.escape.visible."""
 
     return t("error.prefix", error=cut(visible(exc, one_line=True), MAX_ERROR_LINE))
-
-
-def setup_logging(state_dir: Path) -> None:
-    """Tool failures and other internals go to a log file, never to the terminal; so do the
-    log lines of every library underneath (the root logger's), which quote outside text
-    too: psycopg logs a database's error message, httpx and openai a server's."""
-
-    path = (state_dir / statedir.LOG_FILE).absolute()
-    loggers = (logging.getLogger("orderbot"), logging.getLogger())
-    loggers[0].propagate = False
-    # Only our own handlers count (pytest, say, may add its own); one for another state
-    # directory is replaced, so each run logs where its records are.
-    if all(any(getattr(h, "orderbot_log", None) == path for h in logger.handlers) for logger in loggers):
-        return
-    try:
-        statedir.make(state_dir)
-        # Created private, like the runs folder: the log names base URLs and orders files. A
-        # link or a FIFO in its place is not written (orderbot.runs.statedir), nor a full disk.
-        statedir.open_private_append(path).close()
-        handler: logging.Handler = statedir.LogFile(path)
-        handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(message)s"))
-    except (OSError, RecordError):  # the run's record says why in one sentence; doctor, about the log
-        handler = logging.NullHandler()
-    handler.orderbot_log = path  # type: ignore[attr-defined]
-    for logger in loggers:
-        for old in [h for h in logger.handlers if hasattr(h, "orderbot_log")]:
-            logger.removeHandler(old)
-            old.close()
-        logger.addHandler(handler)
-    while _held.lines:
-        handler.handle(_held.lines.popleft())

@@ -24,8 +24,8 @@ from orderbot.commands.common import (
     StateDir,
     Timeout,
     errors_to_exit_codes,
-    setup_logging,
 )
+from orderbot.commands.logs import setup_logging
 from orderbot.errors import ConfigError, ExitCode, ModelError, RecordError
 from orderbot.i18n import t
 from orderbot.loop.items import user

@@ -22,8 +22,8 @@ from orderbot.commands.common import (
     Provider,
     Timeout,
     errors_to_exit_codes,
-    setup_logging,
 )
+from orderbot.commands.logs import setup_logging
 from orderbot.models import create, resolve_provider
 from orderbot.runner import Runner
 from orderbot.runs.store import RunStore

@@ -24,7 +24,8 @@ from rich.console import Console
 from rich.progress import Progress
 
 from orderbot.commands import COMMAND_HELP
-from orderbot.commands.common import Json, Orders, User, errors_to_exit_codes, setup_logging
+from orderbot.commands.common import Json, Orders, User, errors_to_exit_codes
+from orderbot.commands.logs import setup_logging
 from orderbot.errors import ConfigError, ExitCode, ToolError, UsageError
 from orderbot.i18n import t
 from orderbot.runs.statedir import LOG_FILE

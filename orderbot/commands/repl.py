@@ -35,8 +35,8 @@ from orderbot.commands.common import (
     User,
     errors_to_exit_codes,
     run_settings,
-    setup_logging,
 )
+from orderbot.commands.logs import setup_logging
 from orderbot.errors import ConfigError, OrderbotError
 from orderbot.i18n import language, t
 from orderbot.loop.conversation import Conversation, bigger_limits, format_limits_short, parse_limits

@@ -17,7 +17,8 @@ import typer
 from rich.text import Text
 
 from orderbot.commands import COMMAND_HELP
-from orderbot.commands.common import Json, RunId, Runs, StateDir, errors_to_exit_codes, setup_logging
+from orderbot.commands.common import Json, RunId, Runs, StateDir, errors_to_exit_codes
+from orderbot.commands.logs import setup_logging
 from orderbot.errors import ConfigError, ExitCode, RecordError
 from orderbot.i18n import t
 from orderbot.runner.replay import pin_time, scratch_session

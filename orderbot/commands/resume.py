@@ -34,8 +34,8 @@ from orderbot.commands.common import (
     errors_to_exit_codes,
     run_exit_code,
     run_settings,
-    setup_logging,
 )
+from orderbot.commands.logs import setup_logging
 from orderbot.errors import RecordError
 from orderbot.i18n import t
 from orderbot.loop.limits import StopReason

@@ -220,7 +220,7 @@ def test_exit_flush_returns_as_soon_as_the_spans_are_out(caplog):
 
 
 def test_the_exporters_messages_go_to_orderbots_log_not_the_terminal(capfd, tmp_path):
-    from orderbot.commands.common import setup_logging
+    from orderbot.commands.logs import setup_logging
 
     setup_logging(tmp_path / "state")
     otel.log_into_orderbot()

@@ -90,13 +90,18 @@ def test_no_log_file_means_nowhere_not_stderr(use_model, monkeypatch, tmp_path):
 
 def test_a_python_warning_is_logged_not_shown(tmp_path):
     """A library's warning (pydantic's serializer names the value it got) goes through
-    Python's warnings module, which prints on stderr as it is unless it is logged."""
+    Python's warnings module, which prints on stderr as it is unless it is logged: from the
+    moment the command line starts, not from an import."""
     code = (
         "import sys, warnings\n"
-        "import orderbot.commands.common\n"
-        f"warnings.warn({HOSTILE!r})\n"
+        "from orderbot import models\n"
+        "from orderbot.models.scripted import ScriptedModel, text\n"
+        "def warned(request):\n"
+        f"    warnings.warn({HOSTILE!r})\n"
+        "    return text('好的。')\n"
+        "models.FACTORIES['scripted'] = lambda settings: ScriptedModel([warned])\n"
         "from orderbot.cli import main\n"
-        "sys.argv = ['orderbot', 'ask', '查询 ORD-1001']\n"
+        "sys.argv = ['orderbot', 'ask', '--provider', 'scripted', '查询 ORD-1001']\n"
         "main()\n"
     )
 
