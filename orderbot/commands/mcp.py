@@ -25,8 +25,8 @@ from orderbot.commands.common import (
     User,
     errors_to_exit_codes,
     run_settings,
-    setup_logging,
 )
+from orderbot.commands.logs import setup_logging
 from orderbot.errors import ConfigError, UsageError
 from orderbot.i18n import t
 from orderbot.mcp.session import MAX_STEPS, McpSession
