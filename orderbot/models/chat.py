@@ -13,7 +13,6 @@ Provider items (another provider's reasoning, say) mean nothing here and are lef
 from __future__ import annotations
 
 import json
-import logging
 import re
 from collections.abc import Sequence
 from itertools import count
@@ -22,123 +21,50 @@ from typing import Any
 from orderbot.errors import EmptyReply, IncompleteReply, ModelResponseError
 from orderbot.loop.items import FunctionCall, FunctionCallOutput, Item, Message
 from orderbot.loop.model import ModelRequest, Turn, Usage
-from orderbot.models._http import (
-    Classifier,
-    Oversized,
-    RetryPolicy,
-    Streams,
-    as_dict,
-    bytes_read,
-    call_within,
-    is_event_stream,
-    make_client,
-    open_stream,
-    plain_body,
-    read_events,
-    refused_streaming,
-    whole_body,
-)
-from orderbot.models.base import output_token_cap, replayable, server_name
-
-log = logging.getLogger("orderbot")
+from orderbot.models._streaming import INCOMPLETE, Reply, WireModel
+from orderbot.models.base import replayable, server_name
 
 # Some local reasoning models put their thinking inline before the answer.
 THINKING = re.compile(r"^\s*<think>.*?</think>\s*", re.S)
 
 
-class ChatModel:
+class ChatModel(WireModel):
     provider = "chat"
 
-    def __init__(
-        self,
-        client: Any,
-        name: str,
-        *,
-        classify: Classifier,
-        retry: RetryPolicy | None = None,
-        max_output_tokens: int | None = None,
-        token_field: str = "max_tokens",
-        max_chars: int = 16_000,
-        stream: bool = True,
-    ) -> None:
-        self.client = client
-        self.name = name
-        self.classify = classify
-        self.retry = retry or RetryPolicy()
-        self.max_output_tokens = max_output_tokens  # sent with each request, so the server stops in time
+    def __init__(self, client: Any, name: str, *, token_field: str = "max_tokens", **options: Any) -> None:
+        super().__init__(client, name, **options)
         # OpenAI's own service wants max_completion_tokens (its reasoning models refuse
         # max_tokens); llama.cpp, Ollama and vLLM all know max_tokens.
         self.token_field = token_field
-        self.max_chars = max_chars  # the response-size cap: a stream is closed once it passes it
-        self.stream = stream  # turned off for the rest of the run when the server does not stream
         self._ids = count(1)  # for servers that leave tool call ids out
 
-    @classmethod
-    def from_settings(cls, settings) -> ChatModel:
-        client = make_client(settings, cls.provider)
-        client.chat.completions  # noqa: B018 - the SDK imports this lazily; do it before the run's clock starts
-        secret = settings.api_key.get_secret_value() if settings.api_key is not None else ""
-        return cls(
-            client,
-            settings.model,
-            classify=Classifier(cls.provider, settings.base_url, (secret,)),
-            max_output_tokens=output_token_cap(settings),
-            token_field="max_tokens" if settings.base_url else "max_completion_tokens",
-            max_chars=settings.max_response_chars,
-        )
+    @staticmethod
+    def endpoint_of(client: Any) -> Any:
+        return client.chat.completions
 
-    def respond(self, request: ModelRequest) -> Turn:
+    @classmethod
+    def options(cls, settings) -> dict[str, Any]:
+        return {"token_field": "max_tokens" if settings.base_url else "max_completion_tokens"}
+
+    def body(self, request: ModelRequest) -> dict[str, Any]:
         body: dict[str, Any] = {"model": self.name, "messages": to_messages(request.instructions, request.items)}
         if request.tools:  # an empty list upsets some servers
             body["tools"] = [chat_tool(spec) for spec in request.tools]
         if self.max_output_tokens:
             body[self.token_field] = self.max_output_tokens
+        return body
 
-        streams = Streams()
+    def streamed_body(self, body: dict[str, Any]) -> dict[str, Any]:
+        return {**body, "stream_options": {"include_usage": True}}
 
-        def send(left: float) -> Turn:  # parsed inside the retry loop: an empty reply is tried again
-            try:
-                if self.stream:
-                    turn = self._streamed(body, left, streams, request.on_text)
-                    if turn is not None:
-                        return turn
-                return to_turn(
-                    as_dict(plain_body(self.client.chat.completions, body, left, self.max_chars)), self._new_id
-                )
-            except Oversized as cut:  # a turn all the same: the engine stops the run as response_too_large
-                return cut.turn
+    def parse(self, response: dict) -> Reply:
+        return Reply(to_turn(response, self._new_id))
 
-        return call_within(
-            send, request.timeout, self.classify, self.retry, on_overrun=streams.close_all, on_retry=request.on_retry
-        )
+    def events(self) -> ChatStream:
+        return ChatStream()
 
     def _new_id(self) -> str:
         return f"call_chat_{next(self._ids)}"
-
-    def _streamed(self, body: dict, left: float, streams: Streams, on_text) -> Turn | None:
-        """The turn, read as it streams in; None when the server refused to stream (400):
-        then this request, and every later one of the run, goes without streaming."""
-        try:
-            stream = open_stream(
-                self.client.chat.completions, {**body, "stream_options": {"include_usage": True}}, left
-            )
-        except Exception as exc:
-            if not refused_streaming(exc):
-                raise
-            log.info("the model service refused a streamed request; continuing without streaming")
-            self.stream = False
-            return None
-        streams.add(stream)
-        if not is_event_stream(stream):  # it answered with the whole reply: fine, and no need to ask again
-            self.stream = False
-            return to_turn(as_dict(whole_body(stream, self.max_chars)), self._new_id)
-        reply = ChatStream()
-        ending = read_events(stream, reply.add, lambda: reply.size, self.max_chars, on_text)
-        if ending == "cut":
-            return reply.partial()._replace(received_bytes=bytes_read(stream))
-        if ending == "closed" and reply.finish is None:
-            raise IncompleteReply("the model service ended the stream before the response was complete")
-        return to_turn(reply.completion(), self._new_id)._replace(received_bytes=bytes_read(stream))
 
 
 class ChatStream:
@@ -203,6 +129,11 @@ class ChatStream:
             for c in self.calls.values()
         ]
         return Turn((*([Message(role="assistant", content=text)] if text else []), *calls))
+
+    def response(self, ending: str) -> dict:
+        if ending == "closed" and self.finish is None:
+            raise IncompleteReply(INCOMPLETE)
+        return self.completion()
 
 
 def chat_tool(spec: dict) -> dict:

@@ -14,73 +14,31 @@ when they came from elsewhere (a resumed run, another provider), without their r
 from __future__ import annotations
 
 import json
-import logging
 from collections.abc import Iterable, Sequence
 from typing import Any
 
 from orderbot.errors import EmptyReply, IncompleteReply, ModelResponseError
 from orderbot.loop.items import FunctionCall, FunctionCallOutput, Item, Message, ProviderItem
 from orderbot.loop.model import ModelRequest, Turn, Usage
-from orderbot.models._http import (
-    Classifier,
-    Oversized,
-    RetryPolicy,
-    Streams,
-    as_dict,
-    bytes_read,
-    call_within,
-    is_event_stream,
-    make_client,
-    open_stream,
-    plain_body,
-    read_events,
-    refused_streaming,
-    whole_body,
-)
-from orderbot.models.base import output_token_cap, replayable, server_name
+from orderbot.models._streaming import INCOMPLETE, Reply, WireModel
+from orderbot.models.base import replayable, server_name
 
-log = logging.getLogger("orderbot")
 OUTPUT_TYPES = (FunctionCall, ProviderItem)  # with assistant messages: what a response produces
 
 
-class ResponsesModel:
+class ResponsesModel(WireModel):
     provider = "openai"
 
-    def __init__(
-        self,
-        client: Any,
-        name: str,
-        *,
-        classify: Classifier,
-        retry: RetryPolicy | None = None,
-        max_output_tokens: int | None = None,
-        max_chars: int = 16_000,
-        stream: bool = True,
-    ) -> None:
-        self.client = client
-        self.name = name
-        self.classify = classify
-        self.retry = retry or RetryPolicy()
-        self.max_output_tokens = max_output_tokens  # sent with each request, so the server stops in time
-        self.max_chars = max_chars  # the response-size cap: a stream is closed once it passes it
-        self.stream = stream  # turned off for the rest of the run when the server does not stream
+    def __init__(self, client: Any, name: str, **options: Any) -> None:
+        super().__init__(client, name, **options)
         # id(item) -> (item, the output item as the API sent it); the item is held so its id stays unique
         self._sent: dict[int, tuple[Item, dict]] = {}
 
-    @classmethod
-    def from_settings(cls, settings) -> ResponsesModel:
-        client = make_client(settings, cls.provider)
-        client.responses  # noqa: B018 - the SDK imports this lazily; do it before the run's clock starts
-        secret = settings.api_key.get_secret_value() if settings.api_key is not None else ""
-        return cls(
-            client,
-            settings.model,
-            classify=Classifier(cls.provider, settings.base_url, (secret,)),
-            max_output_tokens=output_token_cap(settings),
-            max_chars=settings.max_response_chars,
-        )
+    @staticmethod
+    def endpoint_of(client: Any) -> Any:
+        return client.responses
 
-    def respond(self, request: ModelRequest) -> Turn:
+    def body(self, request: ModelRequest) -> dict[str, Any]:
         body: dict[str, Any] = {
             "model": self.name,
             "instructions": request.instructions,
@@ -90,48 +48,18 @@ class ResponsesModel:
             body["tools"] = list(request.tools)  # already Responses-shaped, strict
         if self.max_output_tokens:
             body["max_output_tokens"] = self.max_output_tokens
+        return body
 
-        streams = Streams()
+    def parse(self, response: dict) -> Reply:
+        turn, originals = to_turn(response)
+        return Reply(turn, tuple(originals))
 
-        def send(left: float) -> tuple[Turn, list[dict]]:  # parsed inside the retry loop: an empty reply is tried again
-            try:
-                if self.stream:
-                    streamed = self._streamed(body, left, streams, request.on_text)
-                    if streamed is not None:
-                        return streamed
-                return to_turn(as_dict(plain_body(self.client.responses, body, left, self.max_chars)))
-            except Oversized as cut:  # a turn all the same: the engine stops the run as response_too_large
-                return cut.turn, []
+    def events(self) -> ResponseStream:
+        return ResponseStream()
 
-        turn, originals = call_within(
-            send, request.timeout, self.classify, self.retry, on_overrun=streams.close_all, on_retry=request.on_retry
-        )
-        for item, original in zip(turn.items, originals, strict=False):
+    def received(self, reply: Reply) -> None:
+        for item, original in zip(reply.turn.items, reply.sent, strict=False):
             self._sent[id(item)] = (item, original)
-        return turn
-
-    def _streamed(self, body: dict, left: float, streams: Streams, on_text) -> tuple[Turn, list[dict]] | None:
-        """The turn, read as it streams in; None when the server refused to stream (400):
-        then this request, and every later one of the run, goes without streaming."""
-        try:
-            stream = open_stream(self.client.responses, body, left)
-        except Exception as exc:
-            if not refused_streaming(exc):
-                raise
-            log.info("the model service refused a streamed request; continuing without streaming")
-            self.stream = False
-            return None
-        streams.add(stream)
-        if not is_event_stream(stream):  # it answered with the whole reply: fine, and no need to ask again
-            self.stream = False
-            return to_turn(as_dict(whole_body(stream, self.max_chars)))
-        events = ResponseStream()
-        if read_events(stream, events.add, lambda: events.size, self.max_chars, on_text) == "cut":
-            return events.partial()._replace(received_bytes=bytes_read(stream)), []
-        if events.final is None:
-            raise IncompleteReply("the model service ended the stream before the response was complete")
-        turn, originals = to_turn(events.final)
-        return turn._replace(received_bytes=bytes_read(stream)), originals
 
     def _original(self, item: Item) -> dict | None:
         kept = self._sent.get(id(item))
@@ -176,6 +104,11 @@ class ResponseStream:
         if arguments:
             items.append(FunctionCall(call_id="cut", name="", arguments=arguments))
         return Turn(tuple(items))
+
+    def response(self, ending: str) -> dict:
+        if self.final is None:
+            raise IncompleteReply(INCOMPLETE)
+        return self.final
 
 
 # ---- items -> input ---------------------------------------------------------------------

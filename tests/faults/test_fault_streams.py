@@ -22,7 +22,7 @@ from fakeapi import WIRES, FakeAPI, Reply, Request, error, event, raw, sse, stre
 from faultkit import KEY, Caps, check, run
 
 from orderbot.loop.engine import StopReason
-from orderbot.models._http import piece_limit
+from orderbot.models._reading import piece_limit
 
 BOTH = pytest.mark.parametrize("wire", [WIRES["openai"], WIRES["chat"]], ids=["openai", "chat"])
 CAP = 16_000  # the default response-size cap, in characters

@@ -1,4 +1,4 @@
-"""The retry policy inside the deadline (orderbot/models/_http.py), on a fake clock: no
+"""The retry policy inside the deadline (orderbot/models/_retry.py, _failures.py), on a fake clock: no
 waiting. How SDK exceptions are classified is checked against the loopback server."""
 
 from __future__ import annotations
@@ -7,7 +7,9 @@ import pytest
 from fakeapi import FakeAPI, error, raw
 
 from orderbot.errors import ModelError, ModelResponseError, ModelTimeout
-from orderbot.models._http import Classifier, Failure, RetryPolicy, call_within, public_url, retry_after
+from orderbot.models._failures import Classifier, retry_after
+from orderbot.models._retry import Failure, RetryPolicy, call_within
+from orderbot.settings import public_base_url as public_url
 
 RETRY = Failure("the model service failed (HTTP 500)", retryable=True)
 FATAL = Failure("authentication failed (HTTP 401): check OPENAI_API_KEY", retryable=False)
