@@ -20,12 +20,26 @@ from orderbot.shops.sample.tools import order_tools
 ENV_TO_CLEAR = ("OPENAI_API_KEY", "OPENAI_BASE_URL", "MODEL_NAME")
 
 
+HOME_VARIABLES = ("HOME", "XDG_STATE_HOME", "XDG_CONFIG_HOME", "XDG_CACHE_HOME", "XDG_DATA_HOME")
+SUITE_HOME = "ORDERBOT_TESTS_HOME"  # set once the suite has a home of its own (workers inherit it)
+
+
 def pytest_configure(config: pytest.Config) -> None:
-    """The orderbot processes the tests start (a hundred or so) compile orderbot's sources
-    once per test session, not once per process: some environments set
-    PYTHONDONTWRITEBYTECODE, and an editable install has no bytecode of its own. The cache
-    is private to the session (PYTHONPYCACHEPREFIX, outside the source tree); pytest-xdist's
-    workers inherit it from the controller, which configures first."""
+    """Two things for the whole session, set by the controller before pytest-xdist's workers
+    start (they inherit its environment):
+    - a home of its own (HOME and the XDG directories in a temporary folder), so that nothing
+      a test or a process it starts does (a default state directory, a config file) lands in
+      the home of whoever runs the suite; each test then gets its own (`isolated`);
+    - the orderbot processes the tests start (a hundred or so) compile orderbot's sources once
+      per session, not once per process: some environments set PYTHONDONTWRITEBYTECODE, and
+      an editable install has no bytecode of its own. The cache is private to the session
+      (PYTHONPYCACHEPREFIX, outside the source tree)."""
+    if SUITE_HOME not in os.environ:
+        home = tempfile.mkdtemp(prefix="orderbot-tests-home-")
+        os.environ[SUITE_HOME] = home
+        for name in HOME_VARIABLES:
+            os.environ[name] = home if name == "HOME" else os.path.join(home, name.lower())
+        config.add_cleanup(lambda: shutil.rmtree(home, ignore_errors=True))
     if "PYTHONPYCACHEPREFIX" in os.environ:
         return
     cache = tempfile.mkdtemp(prefix="orderbot-tests-pycache-")
@@ -43,6 +57,10 @@ def isolated(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
     work = tmp_path / "work"
     work.mkdir()
     monkeypatch.chdir(work)
+    home = tmp_path / "home"
+    home.mkdir()
+    for name in HOME_VARIABLES:
+        monkeypatch.setenv(name, str(home if name == "HOME" else home / name.lower()))
     monkeypatch.setenv("ORDERBOT_STATE_DIR", str(tmp_path / "state"))
     monkeypatch.setenv("NO_COLOR", "1")
     # The width comes from the test, not from the shell or the test runner (pytest-xdist's
