@@ -131,7 +131,7 @@ def _sdk():
 def _address(value: str, allow_remote: bool) -> tuple[str, int]:
     host, sep, port = value.rpartition(":")
     host = host.strip("[]")
-    if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
+    if not sep or not host or not port.isdigit() or int(port) > 65535:
         raise UsageError(t("error.mcp_address", address=value[:80]))
     if not allow_remote and not _loopback(host):
         raise UsageError(t("error.mcp_remote", host=host[:80]))
