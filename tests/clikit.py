@@ -11,6 +11,7 @@ a listing, tau2's replay in tests/shops/retail/tau2replay.py) call it too."""
 
 from __future__ import annotations
 
+import time
 import traceback
 
 from typer.testing import CliRunner, Result
@@ -26,3 +27,16 @@ def cli(*args: str, env: dict[str, str | None] | None = None, input: str | None 
         shown = "".join(traceback.format_exception(*result.exc_info)) if result.exc_info else repr(result.exception)
         raise AssertionError(f"orderbot {' '.join(args)} raised:\n{shown}\n{result.output}")
     return result
+
+
+def on_time(seconds: float, deadline: float, *, slack: float = 1.0) -> bool:
+    """Whether a run that took `seconds` ended by its `deadline` give or take `slack`, measured
+    against this machine as it is now: past the slack, the time a trivial run takes right now
+    (an offline ask, twice) is the margin, so a loaded machine is not taken for a run that
+    overran, while a run that waited seconds past its deadline still is."""
+    if seconds <= deadline + slack:
+        return True
+    began = time.monotonic()
+    for _ in range(2):
+        cli("ask", "--provider", "offline", "--json", "查询 ORD-1001")
+    return seconds <= deadline + slack + (time.monotonic() - began)

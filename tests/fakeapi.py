@@ -523,12 +523,15 @@ def _handler(api: FakeAPI) -> type[BaseHTTPRequestHandler]:
             if answer.behaviour in ("stall", "trickle"):
                 self.send_header("content-length", "1000000")
                 self.end_headers()
-                self.wfile.write(answer.body)
-                self.wfile.flush()
-                # trickle: a byte each `every` seconds; stall: nothing more, until closed
-                while not api._release.wait(answer.every or None):
+                try:
                     self.wfile.write(answer.body)
                     self.wfile.flush()
+                    # trickle: a byte each `every` seconds; stall: nothing more, until closed
+                    while not api._release.wait(answer.every or None):
+                        self.wfile.write(answer.body)
+                        self.wfile.flush()
+                except OSError:  # the client gave up (its deadline), as it should: not the test's failure
+                    api.closed.set()
                 self.close_connection = True
                 return
             self.send_header("content-length", str(len(answer.body)))

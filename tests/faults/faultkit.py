@@ -15,7 +15,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from clikit import cli
+from clikit import cli, on_time
 
 from orderbot.commands.common import EXIT_CODES
 from orderbot.loop.engine import StopReason
@@ -106,5 +106,5 @@ def check(outcome: Outcome, *, stop: StopReason, orders: Path, before: bytes, re
         assert not [c for c in executed if c["name"] in SIDE_EFFECTS], "a side effect ran without approval"
     if requests is not None:
         assert requests <= outcome.caps.max_steps
-    assert outcome.seconds <= outcome.caps.timeout + 1
+    assert on_time(outcome.seconds, outcome.caps.timeout), f"{outcome.seconds:.2f} s, deadline {outcome.caps.timeout} s"
     assert orders.read_bytes() == before, "the orders file changed without approval"

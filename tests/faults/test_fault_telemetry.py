@@ -32,11 +32,11 @@ else:
 from orderbot.telemetry import otel  # noqa: E402
 
 BOUND = 0.2  # the exit flush's bound in these runs (EXIT_FLUSH_SECONDS, injected)
-SLOW = 3.0  # seconds the slow collector takes to answer
-# How much later than a healthy run a run may end: a run that waited on its collector would
-# end SLOW (or, for a hang, the exporter's own timeout) later; whole processes on a loaded
-# machine vary by more than a second between runs, so the margin is not tighter.
-ALLOWED = SLOW - 1.0
+SLOW = 10.0  # seconds the slow collector takes to answer (nobody waits for it unless the run does)
+# How much later than a healthy run beside it a run may end: a run that waited on its collector
+# would end SLOW (or, for a hang, the exporter's own timeout of 10 s) later; whole processes on
+# a loaded machine vary by a few seconds between runs, which half of SLOW leaves room for.
+ALLOWED = SLOW / 2
 QUESTION = "ORD-1001 的详情"
 
 # `orderbot ...` with the exit flush's bound set first (the first argument).
@@ -147,25 +147,25 @@ LOGGED = {
 }
 
 
-@pytest.fixture(scope="module")
-def reference(tmp_path_factory) -> float:
-    """Seconds the same run takes when the collector works: the mean of two, after one that
-    warms the caches (the first process compiles what it imports)."""
+def healthy_run(tmp_path) -> float:
+    """Seconds the same run takes with a collector that works, measured right beside the run
+    it is compared with, so both see the same load."""
     healthy = Collector("ok")
-    env = {"ORDERBOT_STATE_DIR": str(tmp_path_factory.mktemp("reference") / "state")}
     try:
-        runs = [ask_exporting_to(healthy.url, env) for _ in range(3)]
+        seconds, done = ask_exporting_to(healthy.url, {"ORDERBOT_STATE_DIR": str(tmp_path / "healthy-state")})
     finally:
         healthy.close()
-    assert all(done.returncode == 0 and done.stderr == "" for _, done in runs), runs[-1][1].stderr
-    assert healthy.posts >= 3  # each exported its spans
-    return (runs[1][0] + runs[2][0]) / 2
+    assert done.returncode == 0 and done.stderr == "", done.stderr
+    assert healthy.posts >= 1  # it exported its spans
+    return seconds
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mode", list(LOGGED))
-def test_a_failing_collector_does_not_hold_the_run_and_says_nothing(collector, reference, mode):
+def test_a_failing_collector_does_not_hold_the_run_and_says_nothing(collector, tmp_path, mode):
     failing = collector(mode)
 
+    reference = healthy_run(tmp_path)
     seconds, done = ask_exporting_to(failing.url)
 
     print(f"{mode}: {seconds:.2f} s, {seconds - reference:+.2f} s against a collector that works")  # -s shows it
@@ -203,7 +203,7 @@ def test_exit_flush_waits_no_longer_than_its_bound(caplog):
         provider.may_end.set()
 
     assert provider.shut.is_set()  # the flush was tried
-    assert 0.05 <= took < 0.05 + 0.5
+    assert 0.05 <= took < 0.05 + 5.0  # without the bound it would wait for ever: the margin is for a loaded machine
     assert "spans not sent within 0.1 s at exit were dropped" in caplog.text
 
 
