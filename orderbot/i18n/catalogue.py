@@ -94,6 +94,7 @@ MESSAGES: dict[str, dict[str, str]] = {
     "detail.still_waiting": {"en": "a call is still waiting for approval", "zh": "还有一个调用在等待确认"},
     "detail.interrupted": {"en": "interrupted by the person at the keyboard", "zh": "被键盘前的人中断"},
     "detail.terminated": {"en": "terminated by a signal (SIGTERM)", "zh": "被信号（SIGTERM）终止"},
+    "trace.why": {"en": ": {why}", "zh": "：{why}"},
     # ---- numbers with their unit (orderbot.i18n.counted): English as "singular|plural" ---------
     "count.step": {"en": "{count:,} step|{count:,} steps", "zh": "{count:,} 步"},
     "count.tool_call": {"en": "{count:,} tool call|{count:,} tool calls", "zh": "{count:,} 个工具调用"},
@@ -1304,6 +1305,123 @@ MESSAGES: dict[str, dict[str, str]] = {
         "如果就是要操作它，请加 --orders {source}",
     },
     # ---- errors (after "orderbot: ") ---------------------------------------------------------------
+    # ---- what a tool says when it refuses (orderbot.ui.trace shows it in the UI language) ------
+    # The model always gets the English: these are the shops' and dispatch's own sentences.
+    "tool_error.no_access": {
+        "en": "no order with this id belongs to the signed-in customer; nothing about it can be shown or changed",
+        "zh": "已登录的客户没有这个订单号的订单；它的任何信息都不能查看或更改",
+    },
+    "tool_error.not_in_shop": {
+        "en": "the signed-in customer is not in this shop; nothing about them can be shown or changed",
+        "zh": "已登录的客户不在这个商店中；他们的任何信息都不能查看或更改",
+    },
+    "tool_error.one_customer": {
+        "en": "these details are not the signed-in customer's: a conversation is about one customer only; "
+        "nothing about anyone else can be shown or changed",
+        "zh": "这些信息不属于已登录的客户：一次对话只涉及一位客户；其他任何人的信息都不能查看或更改",
+    },
+    "tool_error.sign_in": {
+        "en": "this needs a signed-in user: sign in with --user",
+        "zh": "这需要已登录的用户：请用 --user 登录",
+    },
+    "tool_error.sign_in_or_find": {
+        "en": "this needs a signed-in customer: sign in with --user, or find the customer first with {lookups}",
+        "zh": "这需要已登录的客户：请用 --user 登录，或先用 {lookups} 找到这位客户",
+    },
+    "tool_error.unknown_tool": {"en": "tool {name} is not available", "zh": "没有 {name} 这个工具"},
+    "tool_error.invalid_json": {"en": "arguments are not valid JSON", "zh": "参数不是有效的 JSON"},
+    "tool_error.internal": {
+        "en": "the tool failed unexpectedly; the error was logged",
+        "zh": "工具意外出错；错误已记入日志",
+    },
+    "tool_error.rejected": {
+        "en": "the person did not approve this action; nothing was done",
+        "zh": "这个操作没有得到批准；什么也没有做",
+    },
+    "tool_error.sample_read_only": {
+        "en": "the orders bundled with orderbot are a read-only sample; nothing was changed. "
+        "Pass --orders with your own orders file to make changes",
+        "zh": "orderbot 自带的订单是只读示例；没有做任何更改。要更改订单，请用 --orders 指定你自己的订单文件",
+    },
+    "tool_error.shop_read_only": {
+        "en": "this shop was opened read-only; nothing was changed",
+        "zh": "这个商店是以只读方式打开的；没有做任何更改",
+    },
+    "tool_error.not_cancellable": {
+        "en": "order {order_id} is {status}; only orders that are {allowed} can be cancelled",
+        "zh": "订单 {order_id} 的状态是{status}；只有 {allowed} 的订单可以取消",
+    },
+    "tool_error.write_failed": {
+        "en": "the change could not be saved; nothing was changed",
+        "zh": "更改无法保存；没有做任何更改",
+    },
+    "tool_error.orders_db_unavailable": {
+        "en": "the orders database cannot be used right now; nothing was changed",
+        "zh": "订单数据库现在无法使用；没有做任何更改",
+    },
+    "tool_error.orders_db_timed_out": {
+        "en": "the orders database did not answer within the run's time limit; nothing was changed",
+        "zh": "订单数据库没有在本次运行的时间上限内响应；没有做任何更改",
+    },
+    "tool_error.orders_db_busy": {
+        "en": "the orders database is busy with another change; nothing was changed, try again",
+        "zh": "订单数据库正忙于另一项更改；没有做任何更改，请重试",
+    },
+    "tool_error.shop_db_unavailable": {
+        "en": "the shop's database cannot be used right now; nothing was changed",
+        "zh": "商店数据库现在无法使用；没有做任何更改",
+    },
+    "tool_error.shop_db_timed_out": {
+        "en": "the shop's database did not answer within the run's time limit; nothing was changed",
+        "zh": "商店数据库没有在本次运行的时间上限内响应；没有做任何更改",
+    },
+    "tool_error.shop_db_busy": {
+        "en": "the shop's database is busy with another change; nothing was changed, try again",
+        "zh": "商店数据库正忙于另一项更改；没有做任何更改，请重试",
+    },
+    "tool_error.changed_meanwhile": {
+        "en": "the record changed after it was read, before this change could be saved; nothing was changed",
+        "zh": "这条记录在读取之后、保存这次更改之前被改动了；没有做任何更改",
+    },
+    "tool_error.no_such_product": {
+        "en": "there is no product {product_id}; a product id is not an item id",
+        "zh": "没有 {product_id} 这个产品；产品编号不是商品编号",
+    },
+    "tool_error.no_such_item": {
+        "en": "there is no item {item_id}; an item id is not a product id",
+        "zh": "没有 {item_id} 这个商品；商品编号不是产品编号",
+    },
+    "tool_error.user_not_found": {"en": "no customer matches these details", "zh": "没有客户与这些信息相符"},
+    "tool_error.not_your_payment_method": {
+        "en": "{payment_method_id} is not one of the customer's payment methods",
+        "zh": "{payment_method_id} 不是这位客户的支付方式",
+    },
+    "tool_error.no_items": {"en": "name at least one item of the order", "zh": "请至少指定订单中的一件商品"},
+    "tool_error.same_item": {
+        "en": "item {item_id} would be changed to itself; choose another option",
+        "zh": "商品 {item_id} 会被换成它自己；请选另一个选项",
+    },
+    "tool_error.variant_unavailable": {
+        "en": "item {item_id} ({name}) is not available",
+        "zh": "商品 {item_id}（{name}）目前无货",
+    },
+    "tool_error.same_payment_method": {
+        "en": "order {order_id} is already paid with {payment_method_id}",
+        "zh": "订单 {order_id} 已经是用 {payment_method_id} 支付的",
+    },
+    "tool_error.not_one_payment": {
+        "en": "order {order_id} has more than its one payment; its payment method cannot be changed",
+        "zh": "订单 {order_id} 不止一笔付款；它的支付方式不能更改",
+    },
+    "error.unknown_provider": {
+        "en": "unknown provider {name}: choose one of {choices}",
+        "zh": "没有 {name} 这个模型提供方：请从 {choices} 中选一个",
+    },
+    "error.needs_api_key": {
+        "en": "the {provider} provider needs an API key: set OPENAI_API_KEY "
+        "(or pass --base-url for a local OpenAI-compatible server)",
+        "zh": "{provider} 提供方需要 API 密钥：请设置 OPENAI_API_KEY（本地的 OpenAI 兼容服务器请用 --base-url 指定）",
+    },
     "error.prefix": {"en": "orderbot: {error}", "zh": "orderbot：{error}"},
     # a file (orders, a shop, an eval suite) that does not parse; the error is the parser's (json.*)
     "error.not_json": {"en": "{path}: not valid JSON: {error}", "zh": "{path}：不是有效的 JSON：{error}"},

@@ -17,17 +17,15 @@ from typing import NamedTuple
 from pydantic import BaseModel, ValidationError
 
 from orderbot.errors import ConfigError, ToolError
+from orderbot.i18n import t
 from orderbot.loop.envelope import fail, ok
 from orderbot.loop.items import FunctionCall
 from orderbot.loop.tools import HandedOff, SignedIn, Tool, ToolContext
 
 log = logging.getLogger("orderbot")
 
-INTERNAL_ERROR = "the tool failed unexpectedly; the error was logged"
-ONE_CUSTOMER = (
-    "these details are not the signed-in customer's: a conversation is about one customer only; "
-    "nothing about anyone else can be shown or changed"
-)
+INTERNAL_ERROR = t("tool_error.internal", lang="en")
+ONE_CUSTOMER = t("tool_error.one_customer", lang="en")
 
 
 class Outcome(NamedTuple):
@@ -73,10 +71,9 @@ class Toolbox:
         self.versions = {tool.name: tool.version for tool in tools}
         lookups = [tool.name for tool in tools if tool.sign_in_with]
         self._sign_in_hint = (
-            "this needs a signed-in customer: sign in with --user, or find the customer first with "
-            + " or ".join(lookups)
+            t("tool_error.sign_in_or_find", lang="en", lookups=" or ".join(lookups))
             if lookups
-            else "this needs a signed-in user: sign in with --user"
+            else t("tool_error.sign_in", lang="en")
         )
 
     def get(self, name: str) -> Tool | None:
@@ -86,12 +83,16 @@ class Toolbox:
         """Name, arguments, identity and permission: everything checked before running."""
         tool = self._tools.get(call.name)
         if tool is None:
-            return Refused(call, "unknown_tool", fail("unknown_tool", f"tool {call.name[:40]!r} is not available"))
+            return Refused(
+                call,
+                "unknown_tool",
+                fail("unknown_tool", t("tool_error.unknown_tool", lang="en", name=repr(call.name[:40]))),
+            )
         try:
             args = tool.args.model_validate_json(call.arguments or "{}")
         except ValidationError as exc:
             if any(e["type"] == "json_invalid" for e in exc.errors()):
-                return Refused(call, "invalid_arguments", fail("invalid_json", "arguments are not valid JSON"))
+                return Refused(call, "invalid_arguments", fail("invalid_json", t("tool_error.invalid_json", lang="en")))
             return Refused(call, "invalid_arguments", fail("invalid_arguments", field_errors(exc)))
         if tool.needs_user and ctx.user is None:
             return Refused(call, "sign_in_required", fail("sign_in_required", self._sign_in_hint))

@@ -333,7 +333,7 @@ class _Run:
     ) -> FunctionCallOutput:
         if approved:
             return self._run_call(step, prepared, shown, ctx, Event.APPROVED)
-        envelope = fail("rejected", "the person did not approve this action; nothing was done")
+        envelope = fail("rejected", t("tool_error.rejected", lang="en"))
         return self._observe(step, shown, "rejected", envelope, Event.REJECTED)
 
     def _run_call(

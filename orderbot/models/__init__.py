@@ -11,6 +11,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from orderbot.errors import ConfigError, UsageError
+from orderbot.i18n import t
 from orderbot.settings import public_base_url
 
 if TYPE_CHECKING:
@@ -64,5 +65,5 @@ def create(settings: Settings) -> Model:
     factory = FACTORIES.get(provider)
     if factory is None:
         error = UsageError if "provider" in settings._flags else ConfigError  # a flag: exit 2, as Typer's own
-        raise error(f"unknown provider {provider!r}: choose one of auto, {', '.join(FACTORIES)}")
+        raise error(t("error.unknown_provider", name=repr(provider), choices=", ".join(("auto", *FACTORIES))))
     return factory(settings)

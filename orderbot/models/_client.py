@@ -19,6 +19,7 @@ import openai
 from openai import OpenAI
 
 from orderbot.errors import ConfigError
+from orderbot.i18n import t
 from orderbot.settings import public_base_url as public_url
 
 if TYPE_CHECKING:
@@ -32,10 +33,7 @@ def make_client(settings: Settings, provider: str) -> OpenAI:
     """The SDK client for `provider`; ConfigError when it cannot work as configured."""
     key = settings.api_key.get_secret_value() if settings.api_key is not None else None
     if key is None and settings.base_url is None:
-        raise ConfigError(
-            f"the {provider} provider needs an API key: set OPENAI_API_KEY "
-            "(or pass --base-url for a local OpenAI-compatible server)"
-        )
+        raise ConfigError(t("error.needs_api_key", provider=provider))
     if settings.base_url is not None:
         check_base_url(settings.base_url)
     http_client = openai.DefaultHttpxClient(event_hooks={"response": [cap_error_body]})

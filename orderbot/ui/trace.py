@@ -20,7 +20,7 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from orderbot.i18n import counted
+from orderbot.i18n import counted, from_english
 from orderbot.i18n import t as _t
 from orderbot.loop.engine import Limits, StopReason
 from orderbot.loop.state import Event, Phase, RunState, Transition, describe_call
@@ -305,7 +305,7 @@ def format_step_panel(rec: dict, *, plain: bool = False) -> Panel:
         grid.add_row("  " + _t("trace.arguments"), Text(pretty(call.get("arguments"))))
         decision = Text(decision_text(call), style=decision_style(call.get("decision", "")))
         if call.get("why") and call.get("decision") != "not_executed":
-            decision.append(f": {call['why']}")
+            decision.append(_t("trace.why", why=from_english(call["why"], "tool_error.")))  # the model got the English
         elif call.get("decision") == "not_executed":
             stop = rec.get("stop") or {}
             if call["why"] == STOPPED_BEFORE:

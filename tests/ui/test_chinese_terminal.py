@@ -35,7 +35,7 @@ CALL = re.compile(r"\b[a-z_]+\([^()]*\)")  # a tool call as shown: its arguments
 # Words that are values or names, the same in every language.
 ALLOWED = {
     *COMMAND_HELP, "orderbot", "show", "list", "import", "export", "approve", "reject", "verify",
-    "offline", "openai", "chat", "auto", "planner", "gpt", "mini", "fake", "sample", "retail", "tau", "bench",
+    "offline", "openai", "OpenAI", "chat", "auto", "planner", "gpt", "mini", "fake", "sample", "retail", "tau", "bench",
     *(str(reason) for reason in StopReason), "incomplete",
     "on", "off", "y", "N", "Ctrl", "UTC", "URL", "API", "JSON", "ID", "SQLite", "PostgreSQL", "PayPal",
     "ASCII", "NUL", "ORD", "psycopg", "http", "https", "llama", "cpp", "vLLM", "jinja", "zh", "en", "true", "false",
@@ -326,6 +326,41 @@ def test_the_source_check_finds_an_entry_that_lost_its_chinese(chinese, monkeypa
     lose_chinese(monkeypatch, message_id)
     chinese_throughout, stderr = source_said_in_chinese(chinese, source)
     assert not chinese_throughout, stderr
+
+
+# Sentences said before a run or inside one, checked in this process (cheap: no terminal):
+# the command, what it adds to the environment, the entry it shows, and a piece of the Chinese.
+IN_PROCESS = {
+    "unknown provider, flag": (("ask", "--provider", "foo", "x"), {}, "error.unknown_provider", "模型提供方"),
+    "unknown provider, setting": (("ask", "x"), {"ORDERBOT_PROVIDER": "foo"}, "error.unknown_provider", "模型提供方"),
+    "openai without a key": (("ask", "--provider", "openai", "x"), {}, "error.needs_api_key", "API 密钥"),
+    "a refusal in the trace": (
+        ("ask", "--trace", "--user", "C001", "查询订单 ORD-1003 的详情"),
+        {},
+        "tool_error.no_access",
+        "拒绝：无权访问：已登录的客户",
+    ),
+}
+
+
+def said_in_process(chinese: dict, case: str) -> tuple[bool, str]:
+    args, env, _message_id, piece = IN_PROCESS[case]
+    result = cli("--lang", "zh", *args, env=chinese["env"] | env)
+    words = english_words(result.output, allowed_here(chinese) | {"foo"})
+    return piece in result.output and not words, result.output
+
+
+@pytest.mark.parametrize("case", IN_PROCESS)
+def test_what_is_said_before_and_inside_a_run_is_chinese(chinese, case):
+    chinese_throughout, output = said_in_process(chinese, case)
+    assert chinese_throughout, output
+
+
+@pytest.mark.parametrize("case", IN_PROCESS)
+def test_the_in_process_check_finds_an_entry_that_lost_its_chinese(chinese, monkeypatch, case):
+    lose_chinese(monkeypatch, IN_PROCESS[case][2])
+    chinese_throughout, output = said_in_process(chinese, case)
+    assert not chinese_throughout, output
 
 
 def repl_output(chinese: dict) -> str:

@@ -39,6 +39,7 @@ import math
 from collections.abc import Mapping, Sequence
 
 from orderbot.errors import ToolError
+from orderbot.i18n import t
 from orderbot.shops.retail.data import (
     Address,
     GiftCard,
@@ -62,7 +63,7 @@ MAX_NESTING = 32
 MAX_VALUE = 1e15  # past this a calculation is not about a shop's money; nor is it exact any more
 
 # One refusal for "someone else's order" and "no such order".
-NO_ACCESS = "no order with this id belongs to the signed-in customer; nothing about it can be shown or changed"
+NO_ACCESS = t("tool_error.no_access", lang="en")
 
 
 # ---- who may see what ------------------------------------------------------------------
@@ -85,20 +86,20 @@ def user_details(user: User) -> dict:
 
 def product_details(product: Product | None, product_id: str) -> dict:
     if product is None:
-        raise ToolError(f"there is no product {product_id}; a product id is not an item id", "no_such_product")
+        raise ToolError(t("tool_error.no_such_product", lang="en", product_id=product_id), "no_such_product")
     return dump(product)
 
 
 def item_details(variant: Variant | None, item_id: str) -> dict:
     if variant is None:
-        raise ToolError(f"there is no item {item_id}; an item id is not a product id", "no_such_item")
+        raise ToolError(t("tool_error.no_such_item", lang="en", item_id=item_id), "no_such_item")
     return dump(variant)
 
 
 def found_user(user_id: str | None) -> str:
     """A lookup's answer: the user id, or a refusal that says no more than "not found"."""
     if user_id is None:
-        raise ToolError("no customer matches these details", "user_not_found")
+        raise ToolError(t("tool_error.user_not_found", lang="en"), "user_not_found")
     return user_id
 
 
@@ -129,7 +130,10 @@ def ensure_delivered(order: Order, action: str) -> None:
 def payment_method(user: User, payment_method_id: str):
     method = user.payment_methods.get(payment_method_id)
     if method is None:
-        raise ToolError(f"{payment_method_id} is not one of the customer's payment methods", "not_your_payment_method")
+        raise ToolError(
+            t("tool_error.not_your_payment_method", lang="en", payment_method_id=payment_method_id),
+            "not_your_payment_method",
+        )
     return method
 
 
@@ -145,7 +149,7 @@ def ensure_covers(method, amount: float, what: str) -> None:
 def ensure_items_in_order(order: Order, item_ids: Sequence[str]) -> None:
     """Each item, as many times as it is listed, among the order's items."""
     if not item_ids:
-        raise ToolError("name at least one item of the order", "no_items")
+        raise ToolError(t("tool_error.no_items", lang="en"), "no_items")
     held = [item.item_id for item in order.items]
     for item_id in dict.fromkeys(item_ids):
         if item_ids.count(item_id) > held.count(item_id):
@@ -176,7 +180,7 @@ def priced_swaps(
     variant: Variant | None = None
     for item_id, new_item_id in zip(item_ids, new_item_ids, strict=True):
         if item_id == new_item_id:
-            raise ToolError(f"item {item_id} would be changed to itself; choose another option", "same_item")
+            raise ToolError(t("tool_error.same_item", lang="en", item_id=item_id), "same_item")
         item = first_item(order.items, item_id)
         product = products.get(item.product_id)
         variant = product.variants.get(new_item_id) if product is not None else None
@@ -187,7 +191,10 @@ def priced_swaps(
                 "not_same_product",
             )
         if not variant.available:
-            raise ToolError(f"item {new_item_id} ({item.name}) is not available", "variant_unavailable")
+            raise ToolError(
+                t("tool_error.variant_unavailable", lang="en", item_id=new_item_id, name=item.name),
+                "variant_unavailable",
+            )
         difference += variant.price - item.price
     assert variant is not None  # ensure_items_in_order refused an empty list
     return difference, variant
@@ -284,13 +291,18 @@ def modify_pending_order_payment(order: Order, user: User, payment_method_id: st
     method = payment_method(user, payment_method_id)
     history = order.payment_history
     if len(history) != 1 or history[0].transaction_type != "payment":
-        raise ToolError(
-            f"order {order.order_id} has more than its one payment; its payment method cannot be changed",
-            "not_one_payment",
-        )
+        raise ToolError(t("tool_error.not_one_payment", lang="en", order_id=order.order_id), "not_one_payment")
     original = history[0]
     if original.payment_method_id == payment_method_id:
-        raise ToolError(f"order {order.order_id} is already paid with {payment_method_id}", "same_payment_method")
+        raise ToolError(
+            t(
+                "tool_error.same_payment_method",
+                lang="en",
+                order_id=order.order_id,
+                payment_method_id=payment_method_id,
+            ),
+            "same_payment_method",
+        )
     ensure_covers(method, original.amount, f"order {order.order_id}")
     old_method = payment_method(user, original.payment_method_id)
     new = order.model_copy(

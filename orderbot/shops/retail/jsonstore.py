@@ -31,6 +31,7 @@ from pydantic_core import to_json
 
 from orderbot.atomic import atomic_write
 from orderbot.errors import ToolError
+from orderbot.i18n import t
 from orderbot.shops.retail import data
 from orderbot.shops.retail.data import Order, Product, Shop, User, Variant
 from orderbot.shops.retail.store import ShopRecord, Write
@@ -40,7 +41,7 @@ log = logging.getLogger("orderbot")
 
 LEDGER = data.LEDGER
 LOCK_TIMEOUT = 10.0  # seconds to wait for another orderbot writing the same file
-READ_ONLY = "this shop was opened read-only; nothing was changed"
+READ_ONLY = t("tool_error.shop_read_only", lang="en")
 
 
 class JsonShopStore:

@@ -44,6 +44,7 @@ from typing import Any, NoReturn
 from pydantic import ValidationError
 
 from orderbot.errors import ToolError
+from orderbot.i18n import t
 from orderbot.shops.retail.data import MAX_ID_CHARS, MAX_TEXT_CHARS, Order, Product, User, Variant, key_of
 from orderbot.shops.retail.data import plain as plain_text  # the check every stored text passed
 from orderbot.shops.retail.store import ShopRecord, Write
@@ -61,10 +62,10 @@ ORDER_COLUMNS = ("order_id", "seq", "user_id", "status", "body")
 TABLE_OF = {Product: "retail_products", User: "retail_users", Order: "retail_orders"}
 KEY_COLUMN = {Product: "product_id", User: "user_id", Order: "order_id"}
 CHANGED = "changed_meanwhile"
-CHANGED_MESSAGE = "the record changed after it was read, before this change could be saved; nothing was changed"
-UNAVAILABLE = "the shop's database cannot be used right now; nothing was changed"
-TIMED_OUT = "the shop's database did not answer within the run's time limit; nothing was changed"
-BUSY = "the shop's database is busy with another change; nothing was changed, try again"
+CHANGED_MESSAGE = t("tool_error.changed_meanwhile", lang="en")
+UNAVAILABLE = t("tool_error.shop_db_unavailable", lang="en")
+TIMED_OUT = t("tool_error.shop_db_timed_out", lang="en")
+BUSY = t("tool_error.shop_db_busy", lang="en")
 
 
 def tables(key: str) -> list[str]:
@@ -244,7 +245,7 @@ class SqlRetailStore:
         under a write lock, in one order (table, id) so two writers never wait on each
         other in a circle, compared with what the write was computed from, and replaced."""
         if not self.writable:
-            raise ToolError("this shop was opened read-only; nothing was changed", "read_only")
+            raise ToolError(t("tool_error.shop_read_only", lang="en"), "read_only")
         result = json.dumps(write.result, ensure_ascii=False, allow_nan=False)
         changes = sorted(write.changes, key=lambda change: (TABLE_OF[type(change.new)], key_of(change.new)))
         with self._transaction(timeout) as run:

@@ -27,13 +27,14 @@ from typing import Annotated, Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from orderbot.errors import ToolError
+from orderbot.i18n import t
 from orderbot.loop.tools import HandedOff, SignedIn, Tool, ToolContext
 from orderbot.shops.retail import actions, describe
 from orderbot.shops.retail.data import Address, Order, PlainId, PlainText, Product, User, Variant
 from orderbot.shops.retail.store import RetailStore, Write
 
-READ_ONLY = "this shop was opened read-only; nothing was changed"
-NOT_IN_SHOP = "the signed-in customer is not in this shop; nothing about them can be shown or changed"
+READ_ONLY = t("tool_error.shop_read_only", lang="en")
+NOT_IN_SHOP = t("tool_error.not_in_shop", lang="en")
 MAX_ITEMS = 50  # items one call may change
 POLICY = Path(__file__).with_name("policy.md")  # tau2's retail policy (policy.LICENSE beside it)
 

@@ -12,6 +12,7 @@ from pydantic import ConfigDict, Field, TypeAdapter
 from pydantic.dataclasses import dataclass
 
 from orderbot.errors import ToolError
+from orderbot.i18n import t
 
 Status = Literal["待付款", "处理中", "已发货", "已签收", "已取消", "退款中", "已退款"]
 STATUSES: frozenset[str] = frozenset(get_args(Status))
@@ -48,13 +49,10 @@ MAX_REASON_CHARS = 200
 
 # One message for "someone else's order" and "no such order": a refusal must not tell a
 # stranger whether an order id exists.
-NO_ACCESS = "no order with this id belongs to the signed-in customer; nothing about it can be shown or changed"
+NO_ACCESS = t("tool_error.no_access", lang="en")
 
 
-READ_ONLY = (
-    "the orders bundled with orderbot are a read-only sample; nothing was changed. "
-    "Pass --orders with your own orders file to make changes"
-)
+READ_ONLY = t("tool_error.sample_read_only", lang="en")
 
 
 CURRENCY_SYMBOLS = {"CNY": "¥"}
@@ -169,7 +167,7 @@ def ensure_cancellable(order: Order) -> None:
     if order.status not in CANCELLABLE:
         allowed = " or ".join(sorted(CANCELLABLE))
         raise ToolError(
-            f"order {order.order_id} is {order.status}; only orders that are {allowed} can be cancelled",
+            t("tool_error.not_cancellable", lang="en", order_id=order.order_id, status=order.status, allowed=allowed),
             "not_cancellable",
         )
 

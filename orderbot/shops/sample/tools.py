@@ -135,7 +135,7 @@ def order_tools(store: Store) -> list[Tool]:
 
     def list_my_orders(args: NoArgs, ctx: ToolContext) -> dict:
         if ctx.user is None:
-            raise ToolError("this needs a signed-in user: sign in with --user", "sign_in_required")
+            raise ToolError(t("tool_error.sign_in", lang="en"), "sign_in_required")
         newest = store.list_orders(ctx.user, limit=MAX_LISTED + 1, timeout=time_left(ctx))
         return {"orders": [order_summary(order) for order in newest[:MAX_LISTED]], "more": len(newest) > MAX_LISTED}
 

@@ -181,7 +181,7 @@ def locked_write(
         raise ToolError(unreadable, "store_unavailable") from None
     except OSError:
         log.exception("%s: writing %s failed", doing, path)
-        raise ToolError("the change could not be saved; nothing was changed", "write_failed") from None
+        raise ToolError(t("tool_error.write_failed", lang="en"), "write_failed") from None
 
 
 def read_file(path: Path) -> tuple[bytes, tuple]:

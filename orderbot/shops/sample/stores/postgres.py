@@ -36,8 +36,8 @@ if TYPE_CHECKING:  # at run time the package imports this module (open_store): n
 log = logging.getLogger("orderbot")
 
 CHUNK = 10_000  # orders per COPY round during an import (and per progress report)
-TIMED_OUT = "the orders database did not answer within the run's time limit; nothing was changed"
-UNAVAILABLE = "the orders database cannot be used right now; nothing was changed"
+TIMED_OUT = t("tool_error.orders_db_timed_out", lang="en")
+UNAVAILABLE = t("tool_error.orders_db_unavailable", lang="en")
 
 
 class PostgresStore(SqlStore):

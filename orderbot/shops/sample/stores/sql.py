@@ -21,6 +21,7 @@ from itertools import groupby, islice
 from pydantic import TypeAdapter, ValidationError
 
 from orderbot.errors import ToolError
+from orderbot.i18n import t
 from orderbot.shops.sample.model import (
     CANCELLABLE,
     CANCELLED,
@@ -38,7 +39,7 @@ from orderbot.shops.sample.model import (
 log = logging.getLogger("orderbot")
 
 SCHEMA_VERSION = 1
-UNAVAILABLE = "the orders database cannot be used right now; nothing was changed"
+UNAVAILABLE = t("tool_error.orders_db_unavailable", lang="en")
 TIMESTAMP = TypeAdapter(datetime)
 TABLES = ("line_items", "shipping", "orders", "schema_version")  # the order to drop them in
 ORDER_COLUMNS = (

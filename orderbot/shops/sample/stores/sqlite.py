@@ -86,9 +86,9 @@ def check_version(where: str, row: Sequence | None) -> None:
 
 def _tool_error(exc: sqlite3.Error, path: Path) -> ToolError:
     if "locked" in str(exc) or "busy" in str(exc):
-        return ToolError("the orders database is busy with another change; nothing was changed, try again", "busy")
+        return ToolError(t("tool_error.orders_db_busy", lang="en"), "busy")
     log.error("sqlite %s: %s", path, exc)
-    return ToolError("the orders database cannot be used right now; nothing was changed", "store_unavailable")
+    return ToolError(t("tool_error.orders_db_unavailable", lang="en"), "store_unavailable")
 
 
 def import_orders(
