@@ -51,13 +51,15 @@ def answering(action: str, asked: list[str]) -> Elicit:
 class Served:
     """One MCP session over `source` (a path or URL), recorded in `state`."""
 
-    def __init__(self, source, state: Path, *, user: str | None = None, elicit: bool = True, **limits) -> None:
+    def __init__(
+        self, source, state: Path, *, user: str | None = None, elicit: bool = True, clock=None, **limits
+    ) -> None:
         self.shop = session_over(parse_source(source), writable=True, user=user)
         self.runs = RunStore(state)
         runner = Runner.for_session(self.shop, ClientModel(), self.runs, provider="mcp")
         chosen = {"max_tool_calls": 20, "timeout": 60.0, **limits}
         refresh = getattr(self.shop.store, "refresh", None)
-        self.session = McpSession(runner, Limits(**chosen), user=user, refresh=refresh)
+        self.session = McpSession(runner, Limits(**chosen), user=user, refresh=refresh, clock=clock)
         self.server = build_server(self.session, self.shop.toolbox, elicit=elicit)
 
     def client(self, *, mode: str = "legacy", elicitation: Elicit | None = None) -> Client:

@@ -11,6 +11,7 @@ import pytest
 from clikit import cli
 from mcpkit import Served, envelope
 
+from orderbot.models.mcp_client import BusyClock
 from orderbot.shops.sample.model import SAMPLE_PATH
 
 
@@ -129,3 +130,36 @@ def test_what_a_store_holds_reaches_the_client_escaped(orders, tmp_path) -> None
         served.close()
     assert "\x1b" not in text and "\x07" not in text and "\u202e" not in text
     assert "龙井" in text
+
+
+def test_the_session_clock_stands_still_while_the_session_waits_for_its_client() -> None:
+    now = [100.0]
+    clock = BusyClock(lambda: now[0])
+    start = clock()
+    clock.idle()
+    now[0] += 3600  # an hour with nothing to do
+    clock.busy()
+    now[0] += 2
+    assert clock() - start == 2
+
+
+def test_the_sessions_working_time_runs_out_and_every_later_call_is_refused(orders, tmp_path) -> None:
+    now = [0.0]
+
+    def ticking() -> float:  # every reading of the clock is half a second of work
+        now[0] += 0.5
+        return now[0]
+
+    served = Served(orders, tmp_path / "state", user="C001", clock=BusyClock(ticking), timeout=10.0)
+
+    async def script(client):
+        return [envelope(await client.call_tool("get_order_status", {"order_id": "ORD-1001"})) for _ in range(12)]
+
+    try:
+        replies = served.drive(script)
+    finally:
+        served.close()
+    codes = [r.get("code") for r in replies]
+    first = codes.index("time_limit")
+    assert 0 < first < 11 and codes[first:] == ["time_limit"] * (12 - first)
+    assert all(r["ok"] for r in replies[:first])
