@@ -155,6 +155,15 @@ class Settings(LimitSettings):
     four_eyes: bool = Field(
         False, description="1: an action must be approved by an operator other than the one whose run asked for it."
     )
+    # Never stored in the run store, never printed or logged (orderbot.runs.stores.audit_key).
+    audit_key: SecretStr | None = Field(
+        None,
+        description="The audit key (32 characters or more): each audit entry's link is an HMAC with it, which "
+        "nobody without the key can forge. Every operator of a store uses the same key; its owner does not hold it.",
+    )
+    audit_key_file: Path | None = Field(
+        None, description="A file holding the audit key (readable by its owner only), instead of ORDERBOT_AUDIT_KEY."
+    )
     # Runs older than this keep only their summary (and the audit log): orderbot runs prune.
     prune_after_days: float | None = Field(
         None,
@@ -172,6 +181,8 @@ class Settings(LimitSettings):
         "max_output_tokens",
         "runs",
         "prune_after_days",
+        "audit_key",
+        "audit_key_file",
         mode="before",
     )
     @classmethod
@@ -330,7 +341,7 @@ ENV_EXAMPLE_SECTIONS = (
     ("what a run shows", ("json_output", "trace", "no_facts", "strict_claims")),
     ("limits of one run", (*(spec.name for spec in LIMIT_SPECS), "max_output_tokens")),
     ("housekeeping", ("keep_runs", "approval_ttl_hours", "prune_after_days")),
-    ("a team's runs (docs/team.md)", ("runs", "four_eyes")),
+    ("a team's runs (docs/team.md)", ("runs", "four_eyes", "audit_key", "audit_key_file")),
 )
 ENV_EXAMPLE_WIDTH = 92
 

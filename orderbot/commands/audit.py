@@ -1,11 +1,14 @@
-"""`orderbot audit`: the audit log of the run store, filtered; `--verify` walks its chain.
+"""`orderbot audit`: the audit log of the run store, filtered; `--verify` walks its chain
+(with the audit key when the settings give one), checks the log against the store's queue
+both ways, and with `--head HASH` that a head noted earlier is still in the log.
 
 Exit 0, and with --verify exit 0 only when every entry is as it was written and none is
-missing; exit 1 when --verify finds an entry changed or removed.
+missing; exit 1 when --verify finds an entry changed, added or removed.
 """
 
 from __future__ import annotations
 
+import re
 import sys
 from collections import deque
 from datetime import UTC, datetime
@@ -27,9 +30,10 @@ from orderbot.ui.team import check_lines, format_audit
 HELP = COMMAND_HELP["audit"]
 EPILOG = (
     "Examples: orderbot audit --customer C001 · orderbot audit --operator desk2 --since 2026-12-01 · "
-    "orderbot audit --verify   (exit 1: an entry was changed or removed)"
+    "orderbot audit --verify --head HASH   (exit 1: an entry was changed, added or removed)"
 )
 BROKEN_EXIT = 1
+HEAD = re.compile(r"(hmac:)?[0-9a-f]{64}")
 
 
 def _option(flag: str, what: str):
@@ -52,18 +56,23 @@ def audit(
     limit: Annotated[int, typer.Option("--limit", min=1, help="Show at most this many (the newest).")] = 50,
     check: Annotated[
         bool,
-        typer.Option("--verify", help="Check that no entry was changed or removed (exit 1 if one was)."),
+        typer.Option("--verify", help="Check that no entry was changed, added or removed (exit 1 if one was)."),
     ] = False,
+    head: Annotated[
+        str | None,
+        typer.Option("--head", help="With --verify: a head it printed earlier, which must still be in the log."),
+    ] = None,
     json_out: Json = False,
     runs: Runs = None,
     state_dir: StateDir = None,
 ) -> None:
     with errors_to_exit_codes():
         since_at, until_at = _stamp("--since", since), _stamp("--until", until)
+        noted = _head(head, check)
         store = open_run_store(load_settings(runs=runs, state_dir=state_dir))
         try:
             if check:
-                _verify(store, json_out)
+                _verify(store, json_out, noted)
             entries = deque(
                 (
                     e
@@ -86,19 +95,37 @@ def audit(
         console.print(format_audit(entries, plain=not console.is_terminal, width=console.width))
 
 
-def _verify(store, json_out: bool) -> None:
-    found = verify(store.audit_entries())
+def _verify(store, json_out: bool, head: str | None) -> None:
+    found = verify(store.audit_entries(), key=store.audit_key, head=head)
     extra = store.audit_problems()
     intact = found.intact and not extra
     if json_out:
         problems = [p.text("en") for p in (*found.problems, *extra)]
-        doc = {"intact": intact, "entries": found.entries, "head": found.head, "problems": problems}
+        doc = {
+            "intact": intact,
+            "entries": found.entries,
+            "head": found.head,
+            "keyed_from": found.keyed_from,
+            "problems": problems,
+        }
         sys.stdout.write(json_text(doc) + "\n")
     else:
         console = make_console()
         for line in check_lines(found, extra):
             console.print(line, soft_wrap=True)
     raise typer.Exit(0 if intact else BROKEN_EXIT)
+
+
+def _head(value: str | None, check: bool) -> str | None:
+    """A --head value as --verify prints heads (lower-case hex, `hmac:` for a keyed one)."""
+    if value is None:
+        return None
+    if not check:
+        raise UsageError(t("audit.head_needs_verify"))
+    head = value.strip().lower()
+    if not HEAD.fullmatch(head):
+        raise UsageError(t("audit.bad_head", value=value[:80]))
+    return head
 
 
 def _stamp(flag: str, value: str | None) -> str | None:

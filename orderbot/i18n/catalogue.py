@@ -503,8 +503,8 @@ MESSAGES: dict[str, dict[str, str]] = {
         "zh": "审计日志完好：共 {entries} 条，每条都与前一条相连。末端哈希：{head}",
     },
     "audit.broken": {
-        "en": "The audit log was changed: {problems} problems in {entries} entries.",
-        "zh": "审计日志被改动过：{entries} 条中发现 {problems} 个问题。",
+        "en": "The audit log does not verify: {problems} problems in {entries} entries.",
+        "zh": "审计日志校验未通过：{entries} 条中发现 {problems} 个问题。",
     },
     "audit.more_problems": {"en": "... and {count} more", "zh": "……还有 {count} 个"},
     "audit.bad_time": {
@@ -547,6 +547,75 @@ MESSAGES: dict[str, dict[str, str]] = {
     "audit.outcome_missing": {
         "en": "the outcome of {call_id} of run {run_id} is in the queue but missing from the log: removed",
         "zh": "运行 {run_id} 的 {call_id} 的执行结果在审批队列中有，但日志里没有：已被删除",
+    },
+    "audit.proposal_missing": {
+        "en": "the proposal of {call_id} of run {run_id} is in the queue but missing from the log: removed",
+        "zh": "运行 {run_id} 的 {call_id} 在审批队列中，但日志里没有它的提议记录：已被删除",
+    },
+    "audit.unknown_call": {
+        "en": "entry {seq} is about {call_id} of run {run_id}, which neither the queue nor the run knows: added",
+        "zh": "第 {seq} 条涉及运行 {run_id} 的 {call_id}，但审批队列和该运行都没有这个调用：是后加的",
+    },
+    "audit.repeated": {
+        "en": "entry {seq} ({event}) logs {call_id} of run {run_id} a second time: added",
+        "zh": "第 {seq} 条（{event}）第二次记录了运行 {run_id} 的 {call_id}：是后加的",
+    },
+    "audit.event_disagrees": {
+        "en": "entry {seq} says {event} for {call_id} of run {run_id}, but the queue says {status}",
+        "zh": "第 {seq} 条说运行 {run_id} 的 {call_id} {event}，但审批队列说 {status}",
+    },
+    "audit.names_disagree": {
+        "en": "entry {seq} ({event} of {call_id}, run {run_id}) has {field} {said!r}, the queue {kept!r}",
+        "zh": "第 {seq} 条（运行 {run_id} 的 {call_id}，{event}）的 {field} 是 {said!r}，审批队列中是 {kept!r}",
+    },
+    "audit.not_keyed": {
+        "en": "entry {seq} is not linked with the audit key, though an entry before it is: appended or re-chained "
+        "by someone without the key",
+        "zh": "第 {seq} 条没有用审计密钥链接，而它之前已有用密钥链接的记录：是没有密钥的人追加或重新链接的",
+    },
+    "audit.other_key": {
+        "en": "none of the {count} entries linked with a key matches this audit key: another key, or all of "
+        "them were changed",
+        "zh": "用密钥链接的 {count} 条记录没有一条与这个审计密钥相符：是另一个密钥，或者它们都被改动过",
+    },
+    "audit.needs_key": {
+        "en": "entries from {seq} on are linked with an audit key: verify them with it (ORDERBOT_AUDIT_KEY or "
+        "ORDERBOT_AUDIT_KEY_FILE)",
+        "zh": "从第 {seq} 条起的记录用审计密钥链接：请用该密钥校验（ORDERBOT_AUDIT_KEY 或 ORDERBOT_AUDIT_KEY_FILE）",
+    },
+    "audit.never_keyed": {
+        "en": "no entry is linked with the audit key: written without it, or the whole log was re-chained",
+        "zh": "没有一条记录用审计密钥链接：写入时没有用密钥，或整个日志被重新链接过",
+    },
+    "audit.head_missing": {
+        "en": "the head noted earlier ({head}) is no longer in the log: its newest entries were removed or the log "
+        "was re-chained",
+        "zh": "之前记下的末端哈希（{head}）已不在日志中：最新的记录被删除了，或日志被重新链接过",
+    },
+    "audit.bad_head": {
+        "en": "--head: {value!r} is not a head --verify prints (64 hex digits, or hmac: and 64 hex digits)",
+        "zh": "--head：{value!r} 不是 --verify 打印的末端哈希（64 位十六进制，或 hmac: 加 64 位十六进制）",
+    },
+    "audit.head_needs_verify": {
+        "en": "--head is checked by --verify: give both",
+        "zh": "--head 由 --verify 检查：请同时给出两者",
+    },
+    "audit.intact_keyed": {
+        "en": "The audit log is intact: {entries} entries, each linked to the one before, with the audit key from "
+        "entry {first} on. Head: {head}",
+        "zh": "审计日志完好：共 {entries} 条，每条都与前一条相连，从第 {first} 条起用审计密钥链接。末端哈希：{head}",
+    },
+    "audit.key_needed_to_append": {
+        "en": "the audit log is linked with an audit key, and this session has none (ORDERBOT_AUDIT_KEY or "
+        "ORDERBOT_AUDIT_KEY_FILE); nothing was written",
+        "zh": "审计日志用审计密钥链接，而这个会话没有密钥（ORDERBOT_AUDIT_KEY 或 ORDERBOT_AUDIT_KEY_FILE）；"
+        "什么都没有写入",
+    },
+    "audit.other_key_to_append": {
+        "en": "the audit log's last entry ({seq}) does not match this session's audit key: another key, or the "
+        "entry was changed (orderbot audit --verify); nothing was written",
+        "zh": "审计日志的最后一条（第 {seq} 条）与这个会话的审计密钥不符：是另一个密钥，或该记录被改动过"
+        "（orderbot audit --verify）；什么都没有写入",
     },
     "audit.cannot_append": {
         "en": "cannot append to the audit log {path}: {why}",
@@ -1007,6 +1076,24 @@ MESSAGES: dict[str, dict[str, str]] = {
         "zh": "多出了不需要的参数（{arguments}）",
     },
     # ---- settings and their errors (orderbot.settings; after "orderbot: ") ----------------------
+    "settings.audit_key_twice": {
+        "en": "set the audit key by ORDERBOT_AUDIT_KEY or by ORDERBOT_AUDIT_KEY_FILE, not both",
+        "zh": "审计密钥请用 ORDERBOT_AUDIT_KEY 或 ORDERBOT_AUDIT_KEY_FILE 之一设置，不要两个都设",
+    },
+    "settings.audit_key_file_open": {
+        "en": "the audit key file {path} can be read by others: make it private (chmod 600)",
+        "zh": "审计密钥文件 {path} 其他人也能读取：请把它设为私有（chmod 600）",
+    },
+    "settings.audit_key_file_unreadable": {
+        "en": "cannot read the audit key file {path}: {why}",
+        "zh": "无法读取审计密钥文件 {path}：{why}",
+    },
+    "settings.audit_key_short": {
+        "en": "the audit key in {where} is shorter than {least} characters: make one with python -c "
+        '"import secrets; print(secrets.token_hex(32))"',
+        "zh": "{where} 中的审计密钥短于 {least} 个字符：可以用 python -c "
+        '"import secrets; print(secrets.token_hex(32))" 生成一个',
+    },
     "settings.bad_value": {"en": "invalid value for {source}: {why}", "zh": "{source} 的值无效：{why}"},
     "settings.bad_base_url": {
         "en": "invalid base URL from {source}: {why}",

@@ -1,14 +1,23 @@
 """The audit log: one entry for every side effect proposed, approved, rejected, executed or
-failed, each carrying the hash of the entry before it, so that `orderbot audit --verify`
+failed, each carrying the link of the entry before it, so that `orderbot audit --verify`
 finds an entry that was changed or removed.
 
-An entry's hash is SHA-256 over the previous entry's hash and the entry's own fields (its
-sequence number included), as one line of canonical JSON. The first entry follows
-GENESIS. Changing an entry breaks its own hash; recomputing that hash breaks the next
-entry's link; removing one leaves a gap in the numbers and a broken link. What a chain
-alone cannot show is the newest entries removed together: `--verify` prints the head (the
-last hash), which a person can note elsewhere and compare, and a SQL store also checks that
-every settled approval still has its decision in the log (orderbot.runs.sql).
+An entry's link (its `hash`) is SHA-256 over the previous entry's link and the entry's own
+fields (its sequence number included), as one line of canonical JSON. The first entry
+follows GENESIS. Changing an entry breaks its own link; recomputing that link breaks the
+next entry's; removing one leaves a gap in the numbers and a broken link.
+
+Anyone who can write the log's table can also recompute SHA-256 links, and so append or
+re-chain entries that verify. With the audit key (ORDERBOT_AUDIT_KEY, or a key file; held by
+the operators, never stored in the store) each link is an HMAC-SHA256 instead, written as
+`hmac:` and 64 hex digits: without the key nobody can make one that verifies. A log may be
+keyed from some entry on; every entry after the first keyed one must be keyed too, and the
+keyed entry anchors every unkeyed one before it.
+
+What a chain alone cannot show is the newest entries removed together: `--verify --head`
+checks that a head noted earlier is still in the log, and a SQL store cross-checks the log
+against its queue both ways (`against_queue`): every approval has its proposal, decision and
+outcome in the log, and every entry agrees with the approval it is about.
 
 Stores append with `append` (the file store, below) or the same hashing in SQL; both read
 back as `AuditEntry` values, which `verify` and `matches` check and filter. No store ever
@@ -20,9 +29,10 @@ from __future__ import annotations
 import contextlib
 import errno
 import hashlib
+import hmac
 import json
 import os
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
@@ -32,6 +42,7 @@ from orderbot.runs import statedir
 from orderbot.text import cut
 
 GENESIS = "0" * 64
+KEYED = "hmac:"  # how a link made with the audit key begins
 EVENTS = ("proposed", "approved", "rejected", "executed", "failed")
 # The fields an entry is hashed over, in this order; SQL stores keep one column for each.
 FIELDS = (
@@ -82,10 +93,11 @@ class AuditEntry:
             reason=None if entry.reason is None else cut(entry.reason, MAX_REASON),
         )
 
-    def chained(self, seq: int, prev: str) -> AuditEntry:
-        """This entry as number `seq`, following the entry whose hash is `prev`."""
+    def chained(self, seq: int, prev: str, key: bytes | None = None) -> AuditEntry:
+        """This entry as number `seq`, following the entry whose link is `prev` (an HMAC
+        with `key` when there is one)."""
         linked = replace(self, seq=seq, prev=prev, hash="")
-        return replace(linked, hash=entry_hash(linked))
+        return replace(linked, hash=entry_hash(linked, key))
 
     def values(self) -> tuple:
         """The hashed fields, in FIELDS order (a SQL row without prev and hash)."""
@@ -99,9 +111,27 @@ class AuditEntry:
         return tuple(o for o in (self.requested_by, self.decided_by) if o)
 
 
-def entry_hash(entry: AuditEntry) -> str:
+def entry_hash(entry: AuditEntry, key: bytes | None = None) -> str:
     line = json.dumps(entry.values(), ensure_ascii=False, separators=(",", ":"))
-    return hashlib.sha256(f"{entry.prev}\n{line}".encode()).hexdigest()
+    data = f"{entry.prev}\n{line}".encode()
+    if key is None:
+        return hashlib.sha256(data).hexdigest()
+    return KEYED + hmac.new(key, data, hashlib.sha256).hexdigest()
+
+
+def next_link(last: AuditEntry | None, key: bytes | None) -> tuple[int, str]:
+    """The number and `prev` of the entry that follows `last` (None: an empty log). A keyed
+    log is continued only with its key: without one, or with another (or after a keyed entry
+    that was changed), a RecordError says so and nothing is written, rather than entries
+    that `--verify` would report as appended by someone without the key."""
+    if last is None:
+        return 0, GENESIS
+    if last.hash.startswith(KEYED):
+        if key is None:
+            raise RecordError(t("audit.key_needed_to_append"))
+        if entry_hash(last, key) != last.hash:
+            raise RecordError(t("audit.other_key_to_append", seq=last.seq))
+    return last.seq, last.hash
 
 
 def from_row(row: Sequence) -> AuditEntry:
@@ -123,25 +153,35 @@ class Problem:
 
 @dataclass(frozen=True)
 class AuditCheck:
-    """What `verify` found: how many entries, the last hash, and every problem (by entry)."""
+    """What `verify` found: how many entries, the last link, and every problem (by entry);
+    `keyed_from`, the first entry linked with the audit key (None: none, or no key given)."""
 
     entries: int
     head: str
     problems: tuple[Problem, ...]
     more: int = 0  # problems found past the ones kept
+    keyed_from: int | None = None
 
     @property
     def intact(self) -> bool:
         return not self.problems
 
 
-def verify(entries: Iterable[AuditEntry | str], *, limit: int = 20) -> AuditCheck:
+def verify(
+    entries: Iterable[AuditEntry | str], *, key: bytes | None = None, head: str | None = None, limit: int = 20
+) -> AuditCheck:
     """Walk the chain from the first entry: numbers 1, 2, ... with no gap, each linked to the
-    one before, each hash what its fields give. A `str` in `entries` is a line that could not
-    be read as an entry at all. At most `limit` problems are kept (the count is exact)."""
+    one before, each link what its fields give. A `str` in `entries` is a line that could not
+    be read as an entry at all. With `key`, keyed links are checked with it and, once one is,
+    every later entry must be keyed too; without it a keyed log cannot be checked (a problem,
+    not a pass). `head`: a link noted earlier, which must still be in the log. At most `limit`
+    problems are kept (the count is exact)."""
     problems: list[Problem] = []
     count, expected, prev = 0, 1, GENESIS
     more = 0
+    keyed_from = unchecked = None
+    wrong_key: list[int] = []  # keyed entries whose HMAC is not this key's
+    head_seen = head is None or head == GENESIS  # the head of an empty log is in every log
 
     def problem(message_id: str, **params) -> None:
         nonlocal more
@@ -167,10 +207,31 @@ def verify(entries: Iterable[AuditEntry | str], *, limit: int = 20) -> AuditChec
                 problem("audit.out_of_order", seq=entry.seq)
         if entry.prev != prev and prev != "":
             problem("audit.broken_link", seq=entry.seq)
-        if entry_hash(entry) != entry.hash:
+        keyed = entry.hash.startswith(KEYED)
+        if keyed and key is None:
+            unchecked = unchecked or entry.seq
+        elif keyed and entry_hash(entry, key) != entry.hash:
+            wrong_key.append(entry.seq)
+        elif not keyed and entry_hash(entry) != entry.hash:
             problem("audit.changed", seq=entry.seq)
+        elif keyed:
+            keyed_from = keyed_from or entry.seq
+        elif key is not None and keyed_from is not None:
+            problem("audit.not_keyed", seq=entry.seq)
+        head_seen = head_seen or entry.hash == head
         expected, prev = entry.seq + 1, entry.hash
-    return AuditCheck(count, prev if count else GENESIS, tuple(problems), more)
+    if wrong_key and keyed_from is None:  # not one keyed entry matches: most likely another key
+        problem("audit.other_key", count=len(wrong_key))
+    else:
+        for seq in wrong_key:
+            problem("audit.changed", seq=seq)
+    if unchecked is not None:
+        problem("audit.needs_key", seq=unchecked)
+    if key is not None and count and keyed_from is None and not wrong_key:
+        problem("audit.never_keyed")
+    if not head_seen:
+        problem("audit.head_missing", head=head)
+    return AuditCheck(count, prev if count else GENESIS, tuple(problems), more, keyed_from)
 
 
 def matches(
@@ -192,6 +253,118 @@ def matches(
     )
 
 
+# ---- the log against the queue --------------------------------------------------------
+
+# The queue statuses each event agrees with (a SQL store's run_approvals.status).
+AGREES = {
+    "proposed": {"pending", "approved", "rejected", "executing", "committed", "failed"},
+    "approved": {"approved", "executing", "committed", "failed"},
+    "rejected": {"rejected"},
+    "executed": {"committed"},
+    "failed": {"failed"},
+}
+STAGE = {
+    "proposed": "proposal",
+    "approved": "decision",
+    "rejected": "decision",
+    "executed": "outcome",
+    "failed": "outcome",
+}
+
+
+@dataclass(frozen=True)
+class QueueRow:
+    """One approval as the queue holds it (a SQL store's run_approvals row)."""
+
+    run_id: str
+    call_id: str
+    tool: str | None
+    arguments: str
+    customer: str | None
+    requested_by: str | None
+    status: str
+    decided_by: str | None
+
+
+@dataclass(frozen=True)
+class Settled:
+    """What a run's record says of one of its calls that never waited in the queue (decided
+    inline): who asked, who decided, and whether it was approved."""
+
+    tool: str | None
+    requested_by: str | None
+    decided_by: str | None
+    approved: bool | None
+
+
+def against_queue(
+    entries: Iterable[AuditEntry | str],
+    rows: Iterable[QueueRow],
+    recorded: Callable[[str, str], Settled | None],
+) -> list[Problem]:
+    """The log and the queue, each checked against the other. Every approval in the queue has
+    its proposal in the log, and its decision and outcome once it has them (the newest entries
+    removed are found here). Every entry agrees with the approval it is about: the call is in
+    the queue (or, decided inline, in its run's record: `recorded`), the event agrees with its
+    status, the names and the call are the same, and no stage is logged twice."""
+    problems: list[Problem] = []
+    logged: dict[tuple[str, str], list[AuditEntry]] = {}
+    for entry in entries:
+        if isinstance(entry, AuditEntry):
+            logged.setdefault((entry.run_id, entry.call_id), []).append(entry)
+    for row in rows:
+        found = logged.pop((row.run_id, row.call_id), [])
+        stages = {STAGE.get(e.event) for e in found}
+        ids = {"run_id": row.run_id, "call_id": row.call_id}
+        if "proposal" not in stages:
+            problems.append(Problem("audit.proposal_missing", ids))
+        if row.status != "pending" and "decision" not in stages:
+            problems.append(Problem("audit.decision_missing", ids))
+        if row.status in ("committed", "failed") and "outcome" not in stages:
+            problems.append(Problem("audit.outcome_missing", ids))
+        problems += _disagreements(found, row)
+    for (run_id, call_id), found in logged.items():
+        settled = recorded(run_id, call_id)
+        if settled is None:
+            unknown = ({"seq": e.seq, "run_id": run_id, "call_id": call_id} for e in found)
+            problems += [Problem("audit.unknown_call", params) for params in unknown]
+            continue
+        status = {True: "approved", False: "rejected", None: "pending"}[settled.approved]
+        as_row = QueueRow(run_id, call_id, settled.tool, "", None, settled.requested_by, status, settled.decided_by)
+        problems += _disagreements(found, as_row, inline=True)
+    return problems
+
+
+def _disagreements(found: list[AuditEntry], row: QueueRow, *, inline: bool = False) -> list[Problem]:
+    problems, seen = [], set()
+    for entry in found:
+        ids = {"seq": entry.seq, "event": entry.event, "run_id": row.run_id, "call_id": row.call_id}
+        stage = STAGE.get(entry.event)
+        statuses = AGREES.get(entry.event, set())
+        if inline and entry.event in ("executed", "failed"):
+            statuses = {"approved"}  # a record decided inline keeps no queue status
+        if stage in seen:
+            problems.append(Problem("audit.repeated", ids))
+        seen.add(stage)
+        if row.status not in statuses:
+            problems.append(Problem("audit.event_disagrees", ids | {"status": row.status}))
+            continue
+        names = [("requested_by", entry.requested_by, row.requested_by), ("tool", entry.tool, row.tool)]
+        if entry.event != "proposed":
+            names.append(("decided_by", entry.decided_by, row.decided_by))
+        if not inline:
+            names += [
+                ("customer", entry.customer, row.customer),
+                ("arguments", entry.arguments, cut(row.arguments, MAX_ARGUMENTS)),
+            ]
+        for field, said, kept in names:
+            if said != kept and not (inline and kept is None and field == "tool"):  # a pruned record names no tool
+                shown = {"field": field, "said": cut(str(said), 60), "kept": cut(str(kept), 60)}
+                problems.append(Problem("audit.names_disagree", ids | shown))
+                break
+    return problems
+
+
 # ---- the file store's log ------------------------------------------------------------
 
 
@@ -201,8 +374,9 @@ class AuditFile:
 
     TAIL = 1 << 16  # bytes read from the end to find the last entry; entries are far smaller
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, key: bytes | None = None) -> None:
         self.path = path
+        self.key = key  # the audit key: links are HMACs with it
 
     def append(self, entries: Sequence[AuditEntry]) -> list[AuditEntry]:
         if not entries:
@@ -215,11 +389,11 @@ class AuditFile:
                 raise OSError(errno.EINVAL, t("state.not_a_regular_file"))
             statedir.clear_planted(Path(str(self.path) + ".lock"))
             with FileLock(str(self.path) + ".lock", timeout=10):
-                seq, prev = self._last()
+                seq, prev = next_link(self._last(), self.key)
                 chained = []
                 for entry in entries:
                     seq += 1
-                    entry = entry.chained(seq, prev)
+                    entry = entry.chained(seq, prev, self.key)
                     prev = entry.hash
                     chained.append(entry)
                 data = "".join(_line(e) + "\n" for e in chained).encode()
@@ -233,29 +407,28 @@ class AuditFile:
             raise RecordError(t("audit.cannot_append", path=self.path, why=exc.strerror or exc)) from None
         return chained
 
-    def _last(self) -> tuple[int, str]:
-        """The number and hash of the last entry; (0, GENESIS) for an empty log. A last line
-        that is not an entry is not repaired here: the chain goes on from the entry
-        before it, and --verify reports it."""
+    def _last(self) -> AuditEntry | None:
+        """The last entry; None for an empty log. A last line that is not an entry is not
+        repaired here: the chain goes on from the entry before it, and --verify reports it."""
         try:
             with open(self.path, "rb") as handle:
                 size = handle.seek(0, os.SEEK_END)
                 handle.seek(max(0, size - self.TAIL))
                 tail = handle.read()
         except FileNotFoundError:
-            return 0, GENESIS
+            return None
         lines = tail.splitlines()
         if size > self.TAIL:
             lines = lines[1:]  # the first may be cut
         for raw in reversed(lines):
             entry = _parse(raw)
             if isinstance(entry, AuditEntry):
-                return entry.seq, entry.hash
+                return entry
         if size > self.TAIL:  # no whole entry in the tail: read it all
             last = [e for e in self.read() if isinstance(e, AuditEntry)]
             if last:
-                return last[-1].seq, last[-1].hash
-        return 0, GENESIS
+                return last[-1]
+        return None
 
     def read(self) -> Iterator[AuditEntry | str]:
         """Every line, oldest first: an entry, or why the line is not one."""

@@ -84,11 +84,13 @@ class Policy:
 class BaseRunStore(ABC):
     """A place that keeps runs. `where` names it in messages (never with a password);
     `operator` is this session's operator; `shared` is True for a store several operators
-    use (listings then show who ran each run)."""
+    use (listings then show who ran each run); `audit_key`, when set, keys the audit log's
+    links (set by orderbot.runs.stores from the settings; never stored)."""
 
     where: str
     operator: str
     shared: bool = False
+    audit_key: bytes | None = None  # the audit key (orderbot.runs.audit): links are HMACs with it
 
     def prepare(self) -> None:  # noqa: B027 - a store with nothing to make or check
         """Make the store ready for records, or refuse it in one sentence (RecordError),
@@ -142,7 +144,8 @@ class BaseRunStore(ABC):
         """The audit log, oldest first (a str: an entry that cannot be read)."""
 
     def audit_problems(self) -> list:
-        """Problems only the store can see beyond the chain (orderbot.runs.audit.Problem)."""
+        """Problems only the store can see beyond the chain (orderbot.runs.audit.Problem): a
+        store with a queue checks the log against it, both ways."""
         return []
 
     def policy(self) -> Policy:

@@ -34,7 +34,7 @@ from typing import Any, Self
 from orderbot.errors import ConfigError, RecordError
 from orderbot.i18n import t
 from orderbot.loop.limits import StopReason
-from orderbot.runs.audit import FIELDS, AuditEntry, Problem, from_row
+from orderbot.runs.audit import FIELDS, AuditEntry, QueueRow, Settled, against_queue, from_row, next_link
 from orderbot.runs.base import BaseRunStore, Policy, RunConflict, Waiting
 from orderbot.runs.index import RUN_ID, RunSummary, started_key
 from orderbot.runs.record import COMMITTED, EXECUTING, FAILED, RunRecord
@@ -114,16 +114,10 @@ SETTLE_APPROVAL = (
     "WHERE run_id = ? AND call_id = ? AND status = ?"
 )
 INSERT_AUDIT = f"INSERT INTO run_audit ({', '.join(FIELDS)}, prev, hash) VALUES ({', '.join('?' * (len(FIELDS) + 2))})"
-# Settled approvals whose decision (or outcome) is not in the log: entries removed from its end.
-MISSING_DECISIONS = (
-    "SELECT a.run_id, a.call_id FROM run_approvals a WHERE a.status <> 'pending' AND NOT EXISTS "
-    "(SELECT 1 FROM run_audit e WHERE e.run_id = a.run_id AND e.call_id = a.call_id "
-    "AND e.event IN ('approved', 'rejected')) ORDER BY a.run_id, a.call_id"
-)
-MISSING_OUTCOMES = (
-    "SELECT a.run_id, a.call_id FROM run_approvals a WHERE a.status IN ('committed', 'failed') AND NOT EXISTS "
-    "(SELECT 1 FROM run_audit e WHERE e.run_id = a.run_id AND e.call_id = a.call_id "
-    "AND e.event IN ('executed', 'failed')) ORDER BY a.run_id, a.call_id"
+AUDIT_COLUMNS = ", ".join((*FIELDS, "prev", "hash"))
+QUEUE_ROWS = (
+    "SELECT run_id, call_id, tool, arguments, customer, requested_by, status, decided_by FROM run_approvals "
+    "ORDER BY run_id, call_id"
 )
 
 
@@ -364,11 +358,11 @@ class SqlRunStore(BaseRunStore):
     def _append(self, audit: Sequence[AuditEntry]) -> None:
         if not audit:
             return
-        last = self._tx_rows("SELECT seq, hash FROM run_audit ORDER BY seq DESC LIMIT 1")
-        seq, prev = (last[0][0], last[0][1]) if last else (0, "0" * 64)
+        last = self._tx_rows(f"SELECT {AUDIT_COLUMNS} FROM run_audit ORDER BY seq DESC LIMIT 1")
+        seq, prev = next_link(from_row(last[0]) if last else None, self.audit_key)
         for entry in audit:
             seq += 1
-            entry = entry.chained(seq, prev)
+            entry = entry.chained(seq, prev, self.audit_key)
             prev = entry.hash
             self._tx_change(INSERT_AUDIT, (*entry.values(), entry.prev, entry.hash))
 
@@ -471,26 +465,34 @@ class SqlRunStore(BaseRunStore):
 
     def audit_entries(self) -> Iterator[AuditEntry | str]:
         after = 0
-        columns = ", ".join((*FIELDS, "prev", "hash"))
         while True:
-            rows = self._rows(f"SELECT {columns} FROM run_audit WHERE seq > ? ORDER BY seq LIMIT 1000", (after,))
+            rows = self._rows(f"SELECT {AUDIT_COLUMNS} FROM run_audit WHERE seq > ? ORDER BY seq LIMIT 1000", (after,))
             for row in rows:
-                try:
-                    yield from_row(row)
-                except TypeError:
-                    yield "unreadable"
+                yield _entry(row)
             if len(rows) < 1000:
                 return
             after = rows[-1][0]
 
     def audit_problems(self) -> list:
-        problems = [
-            Problem("audit.decision_missing", {"run_id": r, "call_id": c}) for r, c in self._rows(MISSING_DECISIONS)
-        ]
-        problems += [
-            Problem("audit.outcome_missing", {"run_id": r, "call_id": c}) for r, c in self._rows(MISSING_OUTCOMES)
-        ]
-        return problems
+        """The log against the queue, both ways (orderbot.runs.audit.against_queue); a call
+        decided inline, which never waited in the queue, against its run's record."""
+        records: dict[str, RunRecord | None] = {}
+
+        def recorded(run_id: str, call_id: str) -> Settled | None:
+            if run_id not in records:
+                try:
+                    records[run_id] = self.load(run_id) if RUN_ID.fullmatch(run_id) else None
+                except RecordError:
+                    records[run_id] = None
+            record = records[run_id]
+            decision = None if record is None else record.decisions.get(call_id)
+            if decision is None:
+                return None
+            tool = next((c.name for c in record.state.calls if c.call_id == call_id), None)
+            return Settled(tool, decision.requested_by, decision.decided_by, decision.approved)
+
+        rows = (QueueRow(*row) for row in self._rows(QUEUE_ROWS))
+        return against_queue(self.audit_entries(), rows, recorded)
 
     # -- pruning and locking --
 
@@ -539,6 +541,13 @@ class _Unsettled(Exception):
 
 class _IdTaken(Exception):
     """A new run's id is already another run's: the transaction is rolled back."""
+
+
+def _entry(row: Sequence) -> AuditEntry | str:
+    try:
+        return from_row(row)
+    except TypeError:
+        return "unreadable"
 
 
 def _summary_json(summary: RunSummary) -> str:

@@ -65,6 +65,14 @@ class RunStore(BaseRunStore):
             self._operator = operator_name()
         return self._operator
 
+    @property
+    def audit_key(self) -> bytes | None:
+        return self.audit.key
+
+    @audit_key.setter
+    def audit_key(self, key: bytes | None) -> None:
+        self.audit.key = key
+
     def prepare(self) -> None:
         """Make the state directory (private) or refuse it in one sentence: a command that
         records runs calls this before it shows anything (orderbot.runs.statedir)."""

@@ -11,6 +11,7 @@ store nor psycopg.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from orderbot.errors import ConfigError
@@ -19,10 +20,46 @@ from orderbot.runs.base import BaseRunStore
 from orderbot.runs.store import RunStore
 from orderbot.shops.source import public_source
 
+MIN_AUDIT_KEY = 32  # bytes: the log is public to its readers, so a short key could be guessed from it
+
 
 def open_run_store(settings) -> BaseRunStore:
     """The run store the settings name (orderbot.settings.Settings: runs, state_dir,
-    keep_runs, prune_after_days); ConfigError in one sentence when it cannot be used."""
+    keep_runs, prune_after_days), keyed with the audit key they give (`audit_key`);
+    ConfigError in one sentence when it cannot be used."""
+    key = audit_key(settings)
+    store = _open(settings)
+    store.audit_key = key
+    return store
+
+
+def audit_key(settings) -> bytes | None:
+    """The audit key, from ORDERBOT_AUDIT_KEY or the file ORDERBOT_AUDIT_KEY_FILE names (not
+    both); None when neither is set. A sentence about it names the setting or the file,
+    never the key."""
+    if settings.audit_key is not None and settings.audit_key_file is not None:
+        raise ConfigError(t("settings.audit_key_twice"))
+    if settings.audit_key is not None:
+        key = settings.audit_key.get_secret_value().strip().encode()
+        where = "ORDERBOT_AUDIT_KEY"
+    elif settings.audit_key_file is not None:
+        path = Path(settings.audit_key_file).expanduser()
+        try:
+            with open(path, "rb") as handle:
+                if os.name == "posix" and os.fstat(handle.fileno()).st_mode & 0o077:
+                    raise ConfigError(t("settings.audit_key_file_open", path=path))
+                key = handle.read(4096).strip()
+        except OSError as exc:
+            raise ConfigError(t("settings.audit_key_file_unreadable", path=path, why=exc.strerror or exc)) from None
+        where = str(path)
+    else:
+        return None
+    if len(key) < MIN_AUDIT_KEY:
+        raise ConfigError(t("settings.audit_key_short", where=where, least=MIN_AUDIT_KEY))
+    return key
+
+
+def _open(settings) -> BaseRunStore:
     url = settings.runs
     days = settings.prune_after_days
     if url is None:

@@ -136,7 +136,11 @@ def check_lines(check: AuditCheck, extra: list) -> list[Text]:
     """What `audit --verify` prints: intact with the head to note down, or every problem."""
     problems = [*check.problems, *extra]
     if not problems:
-        return [Text(t("audit.intact", entries=check.entries, head=check.head), style=STYLE_OK)]
+        if check.keyed_from is not None:
+            said = t("audit.intact_keyed", entries=check.entries, first=check.keyed_from, head=check.head)
+        else:
+            said = t("audit.intact", entries=check.entries, head=check.head)
+        return [Text(said, style=STYLE_OK)]
     lines = [Text(t("audit.broken", entries=check.entries, problems=len(problems) + check.more), style=STYLE_ERROR)]
     lines += [Text("  " + visible(p.text(), one_line=True)) for p in problems]
     if check.more:

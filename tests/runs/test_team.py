@@ -186,3 +186,54 @@ def test_a_piped_repl_records_in_the_store_runs_names_and_pauses_into_its_queue(
     [waiting] = queue(runs_db)
     assert waiting["customer"] == "C001" and waiting["tool"] == "cancel_order"
     assert not list((Path(os.environ["ORDERBOT_STATE_DIR"]) / "runs").glob("*.json"))  # not in the state directory
+
+
+def test_the_audit_key_from_a_file_or_the_environment_keys_the_log_and_is_never_stored_nor_shown(
+    orders_file, runs_db, tmp_path
+):
+    key = "k3y-" + "9f" * 20
+    key_file = tmp_path / "audit.key"
+    key_file.write_text(key + "\n")
+    key_file.chmod(0o600)
+    by_file = {"ORDERBOT_AUDIT_KEY_FILE": str(key_file)}
+    result = cli(
+        "ask", "--json", "--user", "C001", "--orders", str(orders_file), "--runs", runs_db, CANCEL, env=by_file
+    )
+    run_id = json.loads(result.stdout)["run_id"]
+    assert cli("approvals", "approve", run_id, "--runs", runs_db, env={"ORDERBOT_AUDIT_KEY": key}).exit_code == 0
+    for env in (by_file, {"ORDERBOT_AUDIT_KEY": key}):
+        verified = cli("audit", "--verify", "--runs", runs_db, env=env)
+        assert verified.exit_code == 0 and "with the audit key from entry 1 on" in verified.output
+        assert key not in verified.output
+    assert json.loads(cli("audit", "--verify", "--json", "--runs", runs_db, env=by_file).stdout)["keyed_from"] == 1
+    stored = (tmp_path / "runs.db").read_bytes() + b"".join(
+        p.read_bytes() for p in tmp_path.glob("runs.db*") if p.is_file()
+    )
+    logged = b"".join(p.read_bytes() for p in Path(os.environ["ORDERBOT_STATE_DIR"]).rglob("*") if p.is_file())
+    assert key.encode() not in stored and key.encode() not in logged
+
+
+@pytest.mark.parametrize(
+    ("env", "said"),
+    [
+        ({"ORDERBOT_AUDIT_KEY": "short-k3y"}, "the audit key in ORDERBOT_AUDIT_KEY is shorter than 32 characters"),
+        ({"ORDERBOT_AUDIT_KEY": "x" * 40, "ORDERBOT_AUDIT_KEY_FILE": "audit.key"}, "not both"),
+        ({"ORDERBOT_AUDIT_KEY_FILE": "open.key"}, "can be read by others: make it private (chmod 600)"),
+        ({"ORDERBOT_AUDIT_KEY_FILE": "missing.key"}, "cannot read the audit key file missing.key"),
+    ],
+)
+def test_an_audit_key_that_cannot_be_used_is_one_sentence_before_anything_runs(runs_db, tmp_path, env, said):
+    opened = Path("open.key")
+    opened.write_text("y" * 40)
+    opened.chmod(0o644)
+    result = cli("audit", "--verify", "--runs", runs_db, env=env)
+    assert result.exit_code == 6 and said in result.output and "Traceback" not in result.output
+    assert "short-k3y" not in result.output and "y" * 40 not in result.output and "x" * 40 not in result.output
+
+
+def test_verify_head_must_be_a_head_and_comes_with_verify(runs_db):
+    assert cli("audit", "--head", "0" * 64, "--runs", runs_db).exit_code == 2
+    bad = cli("audit", "--verify", "--head", "not-a-head", "--runs", runs_db)
+    assert bad.exit_code == 2 and "is not a head --verify prints" in bad.output
+    assert cli("audit", "--verify", "--head", "0" * 64, "--runs", runs_db).exit_code == 0  # an empty log's
+    assert cli("audit", "--verify", "--head", "1" * 64, "--runs", runs_db).exit_code == 1

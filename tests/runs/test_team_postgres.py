@@ -65,8 +65,18 @@ def test_the_server_refuses_what_no_desk_may_do_and_verify_finds_a_superusers_ed
                 connection.execute(statement)
         with pytest.raises(psycopg.errors.InsufficientPrivilege, match="in the name of desk2"):
             connection.execute("UPDATE run_approvals SET status = 'approved', decided_by = 'desk2'")
-        with pytest.raises(psycopg.errors.InsufficientPrivilege):
-            connection.execute("INSERT INTO run_policy VALUES ('four_eyes', 'off')")
+        with pytest.raises(psycopg.errors.InsufficientPrivilege, match="names desk2 as the one who decided"):
+            connection.execute(
+                "INSERT INTO run_audit SELECT seq + 1, at, 'rejected', run_id, call_id, tool, arguments, customer, "
+                "requested_by, 'desk2', result, 'no', hash, hash FROM run_audit"
+            )
+        for statement in (
+            "INSERT INTO run_policy VALUES ('four_eyes', 'off')",
+            "INSERT INTO run_approvers VALUES ('desk1')",
+        ):
+            with pytest.raises(psycopg.errors.InsufficientPrivilege):
+                connection.execute(statement)
+        connection.execute("UPDATE orders SET status = status WHERE order_id = 'ORD-1001'")  # what grants cannot stop
     assert run("approvals", "approve", run_id, "--runs", desk2, "--orders", desk2).exit_code == 0
     assert run("audit", "--verify", "--runs", desk2).exit_code == 0
 
