@@ -17,11 +17,9 @@ import typer
 
 from orderbot.commands import COMMAND_HELP
 from orderbot.commands.common import (
-    MaxToolCalls,
     Orders,
     Runs,
     StateDir,
-    Timeout,
     User,
     errors_to_exit_codes,
     run_settings,
@@ -42,6 +40,24 @@ MIN_TOKEN_CHARS = 16
 # An MCP session is a conversation of many calls: unless a flag or setting says otherwise,
 # more calls and more working time than one question's run.
 SESSION_DEFAULTS = {"max_tool_calls": 50, "timeout": 300.0}
+MaxToolCalls = Annotated[
+    int | None,
+    typer.Option(
+        "--max-tool-calls",
+        help=f"Most tool calls in the whole session \\[default: {SESSION_DEFAULTS['max_tool_calls']}, at most "
+        f"{MAX_STEPS - 2}].",
+        show_default=False,
+    ),
+]
+Timeout = Annotated[
+    float | None,
+    typer.Option(
+        "--timeout",
+        help="Seconds of orderbot's own work in the session; waiting for the client or for a person is not "
+        f"counted \\[default: {SESSION_DEFAULTS['timeout']:g}].",
+        show_default=False,
+    ),
+]
 
 
 def mcp(

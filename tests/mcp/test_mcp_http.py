@@ -87,7 +87,7 @@ def test_streamable_http_behind_a_bearer_token(orders, tmp_path) -> None:
     assert [e["tool"] for e in executed] == ["cancel_order"]
 
 
-def test_beyond_loopback_needs_allow_remote_and_a_token(orders) -> None:
+def test_beyond_loopback_needs_allow_remote_and_a_token_and_flags_are_checked_first(orders) -> None:
     remote = cli("mcp", "--orders", str(orders), "--http", "0.0.0.0:8765")
     assert remote.exit_code == 2 and "--allow-remote" in remote.stderr
     tokenless = cli("mcp", "--orders", str(orders), "--http", "0.0.0.0:8765", "--allow-remote")
@@ -96,4 +96,6 @@ def test_beyond_loopback_needs_allow_remote_and_a_token(orders) -> None:
     assert short.exit_code == 6 and "short" not in short.stderr
     bad = cli("mcp", "--http", "nowhere")
     assert bad.exit_code == 2 and "HOST:PORT" in bad.stderr
-    assert "Traceback" not in remote.stderr + tokenless.stderr + bad.stderr
+    many = cli("mcp", "--max-tool-calls", "200")
+    assert many.exit_code == 2 and "at most 98" in many.stderr
+    assert "Traceback" not in remote.stderr + tokenless.stderr + bad.stderr + many.stderr
