@@ -35,7 +35,7 @@ from orderbot.i18n import t
 from orderbot.shops.retail import data
 from orderbot.shops.retail.data import Order, Product, Shop, User, Variant
 from orderbot.shops.retail.store import ShopRecord, Write
-from orderbot.shops.sample.stores.jsonfile import locked_write, read_file, signature_of
+from orderbot.shops.sample.stores.jsonfile import changed_since, locked_write, read_file, signature_of
 
 log = logging.getLogger("orderbot")
 
@@ -84,11 +84,7 @@ class JsonShopStore:
     def refresh(self) -> None:
         """Read the file again if another process wrote it since it was loaded (a store kept
         open across many calls, as `orderbot mcp` keeps it)."""
-        try:
-            current = signature_of(os.stat(self.path))
-        except OSError:
-            return  # the next write says what is wrong with the file
-        if current != self._signature:
+        if changed_since(self.path, self._signature):
             raw, signature = read_file(self.path)
             shop, ledger = parse(self.path, raw)
             self._use(shop, ledger, signature)

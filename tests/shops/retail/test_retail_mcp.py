@@ -114,3 +114,21 @@ def test_a_session_signs_in_one_customer_only(shop, tmp_path) -> None:
     assert [r.get("code") for r in replies] == [code for code, _, _ in attempts]
     assert replies[3]["data"]["user_id"] == OLIVIA
     assert SOPHIA not in json.dumps(replies[1:3])
+
+
+def test_a_session_reads_the_shop_file_again_when_another_desk_wrote_it(shop, tmp_path) -> None:
+    served = Served(shop, tmp_path / "state", user=OLIVIA)
+
+    async def script(client):
+        before = envelope(await client.call_tool("get_order_details", {"order_id": PENDING}))
+        document = json.loads(shop.read_text(encoding="utf-8"))
+        document["orders"][PENDING]["status"] = "cancelled"  # as another orderbot's write would leave it
+        shop.write_text(json.dumps(document), encoding="utf-8")
+        after = envelope(await client.call_tool("get_order_details", {"order_id": PENDING}))
+        return before, after
+
+    try:
+        before, after = served.drive(script)
+    finally:
+        served.close()
+    assert (before["data"]["status"], after["data"]["status"]) == ("pending", "cancelled")

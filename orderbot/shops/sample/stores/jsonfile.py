@@ -87,11 +87,7 @@ class JsonStore:
     def refresh(self) -> None:
         """Read the file again if another process wrote it since it was loaded: a store kept
         open across many calls (`orderbot mcp`) must not answer from what it read hours ago."""
-        try:
-            current = signature_of(os.stat(self.path))
-        except OSError:
-            return  # the next write says what is wrong with the file
-        if current != self._signature:
+        if changed_since(self.path, self._signature):
             raw, signature = read_file(self.path)
             self.orders, self._signature = parse_orders(self.path, raw), signature
 
@@ -198,6 +194,14 @@ def read_file(path: Path) -> tuple[bytes, tuple]:
 def signature_of(stat: os.stat_result) -> tuple:
     # An atomic replace gives a new inode, so even two writes within one clock tick differ.
     return (stat.st_dev, stat.st_ino, stat.st_size, stat.st_mtime_ns)
+
+
+def changed_since(path: Path, signature: tuple | None) -> bool:
+    """Whether the file is no longer the one `signature` was taken of: another process wrote it."""
+    try:
+        return signature_of(os.stat(path)) != signature
+    except OSError:
+        return False  # the next read or write says what is wrong with the file
 
 
 def rewrite(raw: bytes, order_id: str, fields: dict) -> bytes:
