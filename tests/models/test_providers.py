@@ -23,6 +23,8 @@ from fakeapi import (
     reply,
     reset,
     response,
+    sse,
+    stream_of,
     tool_call,
     trickle,
 )
@@ -105,6 +107,27 @@ def test_tool_round_trip_through_the_cli(api, wire):
     assert first.headers["authorization"] == f"Bearer {KEY}"  # the key goes to the server and nowhere else
     assert first.body["model"] == "gpt-4o-mini"
     assert list(wire.outputs(second).values()) == [{"ok": True, "data": {"order_id": "ORD-1001", "status": "已发货"}}]
+
+
+@BOTH
+def test_a_stream_of_many_small_deltas_is_read_no_further_than_the_size_cap(api, wire):
+    """The reader hangs up once the streamed text passes the response-size cap: of 20,000
+    two-character deltas, orderbot reads the events up to the cap and at most one network
+    read (64 KiB) past them, never the rest. A later size check would still stop the run
+    as response_too_large had reading gone on; the bytes read are what tell."""
+    cap, piece = 1000, 2
+    events = sse(wire.route, wire.text("a" * 40_000), piece=piece)
+    api.enqueue(wire.route, stream_of(events))
+    env = {"OPENAI_API_KEY": KEY, "ORDERBOT_MAX_RESPONSE_CHARS": str(cap)}
+    result = cli("ask", "--json", "--provider", wire.provider, "--base-url", api.url, QUESTION, env=env)
+
+    doc = json.loads(result.stdout)
+    assert doc["stop_reason"] == "response_too_large", result.stdout
+    text_events = [i for i, chunk in enumerate(events) if b'"aa"' in chunk]
+    through_cap = sum(len(chunk) for chunk in events[: text_events[cap // piece] + 1])
+    received = doc["transitions"][-1]["data"]["received_bytes"]
+    assert through_cap < received <= through_cap + 65_536
+    assert sum(len(chunk) for chunk in events) > 10 * (through_cap + 65_536)  # the rest was never read
 
 
 def test_openai_request_shape(api):
