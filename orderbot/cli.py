@@ -14,6 +14,7 @@ never 1, which `replay` uses for "differs".
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
 import re
@@ -25,7 +26,7 @@ from typer.core import TyperCommand, TyperGroup
 
 from orderbot import __version__, i18n
 from orderbot.commands import COMMAND_HELP, logs
-from orderbot.errors import ExitCode
+from orderbot.errors import ExitCode, UsageError
 from orderbot.text import cut
 from orderbot.ui.escape import visible
 from orderbot.ui.terminal import WholeWrites, end_quietly_on_closed_pipe
@@ -71,7 +72,30 @@ def command(name: str) -> TyperCommand | TyperGroup | None:
     built = typer.main.get_command(app)
     built.name = name
     flags_take_no_value(built)
+    speaks_the_ui_language(built)
     return built
+
+
+class HelpFormatter(typer.Context.formatter_class):
+    """Click's help formatter with the usage line in the UI language (`用法：orderbot ask
+    [选项] …`), as Typer prints the rest of the help."""
+
+    def write_usage(self, prog: str, args: str = "", prefix: str | None = None) -> None:
+        for word in ("OPTIONS", "COMMAND", "ARGS"):  # Click's placeholders
+            args = args.replace(word, i18n.t(f"usage.{word.lower()}"))
+        super().write_usage(prog, args, i18n.t("usage.prefix") if prefix is None else prefix)
+
+
+class Context(typer.Context):
+    """Every command's context (Click's `context_class`): its help uses HelpFormatter."""
+
+    formatter_class = HelpFormatter
+
+
+def speaks_the_ui_language(built: TyperCommand | TyperGroup) -> None:
+    built.context_class = Context
+    for sub in getattr(built, "commands", {}).values():
+        speaks_the_ui_language(sub)
 
 
 HELP_OPTIONS = ["-h", "--help"]
@@ -92,10 +116,12 @@ def flags_take_no_value(built: TyperCommand | TyperGroup) -> None:
 
 class LazyGroup(TyperGroup):
     """The root command: lists the commands from their help table, loads one only to run it.
-    A usage error (a flag, an argument, a command) reaches Typer's error box in the UI
-    language and suggests only a flag close to what was typed."""
+    A usage error (a flag, an argument, a command, or one orderbot finds itself) is one
+    line in the UI language with a hint to the command's help, and suggests only a flag
+    close to what was typed."""
 
     listing = False  # while the root's own help is drawn: a name and a line are enough
+    context_class = Context
 
     def main(self, *args, **kwargs):
         """The root command's main, however it is started (cli.main, a test's CliRunner):
@@ -110,14 +136,15 @@ class LazyGroup(TyperGroup):
     def make_context(self, info_name, args, parent=None, **extra):
         try:
             return super().make_context(info_name, args, parent=parent, **extra)
-        except typer.TyperException as exc:
-            raise usage_error(exc) from None
+        except (typer.TyperException, UsageError) as exc:
+            _language_of(lang_first(args))  # the parse stopped before --lang was read: read it now
+            raise usage_error(exc, info_name or "orderbot") from None
 
     def invoke(self, ctx):
         try:
             return super().invoke(ctx)
-        except typer.TyperException as exc:
-            raise usage_error(exc) from None
+        except (typer.TyperException, UsageError) as exc:  # Click's, Typer's and orderbot's own
+            raise usage_error(exc, f"{ctx.command_path} {ctx.invoked_subcommand or ''}".strip()) from None
 
     def list_commands(self, ctx) -> list[str]:
         return list(COMMAND_HELP)
@@ -136,6 +163,16 @@ class LazyGroup(TyperGroup):
             LazyGroup.listing = False
 
 
+def _language_of(args: list[str]) -> None:
+    """The UI language for an error found while the root's flags were parsed (`orderbot
+    --lang zh --bogus`), from a leading --lang; a bad one leaves the language as it is."""
+    value = args[1] if args[:1] == ["--lang"] and len(args) > 1 else None
+    if args and args[0].startswith("--lang="):
+        value = args[0].removeprefix("--lang=")
+    with contextlib.suppress(ValueError):
+        i18n.set_language(i18n.language_from(_language_environment()[0], value))
+
+
 def lang_first(args: list[str]) -> list[str]:
     """`orderbot ask --lang zh …` read as `orderbot --lang zh ask …`: the language is the
     root's option, and people put it after the command as often as before (never past `--`)."""
@@ -151,48 +188,31 @@ def lang_first(args: list[str]) -> list[str]:
 CLOSE_ENOUGH = 0.8  # how alike a mistyped flag and a real one must be for the one to be suggested
 
 
-class Usage(typer.BadParameter):
-    """A usage error orderbot has worded itself: Typer shows it in its error box as it is
-    (no "Invalid value" before it) and exits 2. Typer re-exports only BadParameter of
-    Click's usage errors, so this is the one subclass of it orderbot needs."""
-
-    def format_message(self) -> str:
-        return self.message
-
-
-def usage_error(exc: typer.TyperException) -> typer.TyperException:
-    """`exc` said in the UI language, with no far-fetched suggestion (`ask --bogus` is not
-    `--user`). In English the usage line and the hint stay Typer's; in Chinese they are
-    part of the message, as Typer prints them in English only. Click's usage errors are
-    told apart by what they carry (Typer exports none of their classes but BadParameter);
-    any other error of Typer's (exit code not 2) passes unchanged."""
-    if exc.exit_code != ExitCode.USAGE or type(exc).__name__ == "NoArgsIsHelpError":
+def usage_error(exc: typer.TyperException | UsageError, path: str) -> typer.TyperException:
+    """A usage error said as every error is: one line on stderr, `orderbot: …`, in the UI
+    language, with a hint to the help of `path` (the command it was typed for), then exit 2;
+    no far-fetched suggestion (`ask --bogus` is not `--user`). Click's usage errors are told
+    apart by what they carry (Typer exports none of their classes but BadParameter); any
+    other error of Typer's (exit code not 2) passes unchanged. What the line quotes was typed
+    (a flag, a command name): it is shown escaped and bounded."""
+    if isinstance(exc, UsageError):
+        text = str(exc)
+    elif exc.exit_code != ExitCode.USAGE or type(exc).__name__ == "NoArgsIsHelpError":
         return exc
-    text = _message(exc)
-    if i18n.language() == "en":
-        if text is None:
-            return exc
-        error = Usage(text, exc.ctx)
     else:
-        import typer.rich_utils  # lazily, as Typer itself: it loads Rich's Markdown, for help and errors only
+        text = _message(exc) or exc.format_message()
+        path = exc.ctx.command_path if exc.ctx is not None else path
+    said = i18n.t("usage.line", error=text.rstrip(".。"), command=path)
+    print(i18n.t("error.prefix", error=cut(visible(said, one_line=True), MAX_USAGE_LINE)), file=sys.stderr)
+    return typer.Exit(ExitCode.USAGE)
 
-        typer.rich_utils.ERRORS_PANEL_TITLE = i18n.t("usage.title")
-        lines = [text or exc.format_message()]
-        if exc.ctx is not None:
-            usage = exc.ctx.get_usage().removeprefix("Usage: ")
-            for word in ("OPTIONS", "COMMAND", "ARGS"):  # Click's placeholders, which Typer prints
-                usage = usage.replace(word, i18n.t(f"usage.{word.lower()}"))
-            lines += ["", i18n.t("usage.usage", usage=usage), i18n.t("usage.help", command=exc.ctx.command_path)]
-        error = Usage("\n".join(lines), None)
-    error.exit_code = exc.exit_code
-    return error
+
+MAX_USAGE_LINE = 2000  # characters, as for every error line (orderbot.commands.common.error_line)
 
 
 def _message(exc: typer.TyperException) -> str | None:
     """The sentence of a usage error Click and Typer raise, from its parts; None for one
     orderbot does not know (its own text stands)."""
-    if isinstance(exc, Usage):
-        return exc.message
     if hasattr(exc, "possibilities"):  # no such option
         close = [
             p for p in exc.possibilities or () if SequenceMatcher(None, exc.option_name, p).ratio() >= CLOSE_ENOUGH
@@ -273,7 +293,7 @@ def _language(value: str | None) -> str | None:
         shown = cut(visible(str(exc), one_line=True), 40)
         i18n.set_language(i18n.DEFAULT)
         if value:
-            raise typer.BadParameter(i18n.t("error.bad_lang", value=shown, source="--lang")) from None
+            raise UsageError(i18n.t("error.bad_lang", value=shown, source="--lang")) from None
         message = i18n.t("error.bad_lang", value=shown, source=i18n.t(source, name="ORDERBOT_LANG"))
         print(i18n.t("error.prefix", error=message), file=sys.stderr)
         raise typer.Exit(ExitCode.CONFIG) from None

@@ -227,9 +227,8 @@ def errors_to_exit_codes() -> Iterator[None]:
         raise
     except BrokenPipeError:
         end_quietly_on_closed_pipe()
-    except UsageError as exc:
-        print(error_line(exc), file=sys.stderr)
-        raise typer.Exit(ExitCode.USAGE) from None
+    except UsageError:
+        raise  # the command line says it in one line, with a hint to the command's help (orderbot.cli)
     except ConfigError as exc:
         print(error_line(exc), file=sys.stderr)
         raise typer.Exit(ExitCode.CONFIG) from None

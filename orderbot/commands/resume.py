@@ -36,7 +36,7 @@ from orderbot.commands.common import (
     run_settings,
 )
 from orderbot.commands.logs import setup_logging
-from orderbot.errors import RecordError
+from orderbot.errors import RecordError, UsageError
 from orderbot.i18n import t
 from orderbot.loop.limits import StopReason
 from orderbot.models import FACTORIES, create, endpoint, resolve_provider
@@ -100,7 +100,7 @@ def resume(
     otel: Otel = False,
 ) -> None:
     if approve and reject:
-        raise typer.BadParameter(t("error.approve_and_reject"), param_hint="--approve/--reject")
+        raise UsageError(t("error.approve_and_reject"))
     settle_with_flags(run_id, True if approve else False if reject else None, ctx.params)
 
 

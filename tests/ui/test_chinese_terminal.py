@@ -38,6 +38,7 @@ ALLOWED = {
     "offline", "openai", "OpenAI", "chat", "auto", "planner", "gpt", "mini", "fake", "sample", "retail", "tau", "bench",
     *(str(reason) for reason in StopReason), "incomplete",
     "on", "off", "y", "N", "Ctrl", "UTC", "URL", "API", "JSON", "ID", "SQLite", "PostgreSQL", "PayPal",
+    "SIGTERM", "echo",
     "ASCII", "NUL", "ORD", "psycopg", "http", "https", "llama", "cpp", "vLLM", "jinja", "zh", "en", "true", "false",
     "null", "ok",
 }  # fmt: skip
@@ -340,14 +341,26 @@ IN_PROCESS = {
         "tool_error.no_access",
         "拒绝：无权访问：已登录的客户",
     ),
+    # the help's usage line (the help texts themselves are English), and a usage error's line
+    "-h, its usage line": (("ask", "-h"), {}, "usage.prefix", "用法：orderbot ask [选项]"),
+    "-h, its placeholder": (("runs", "-h"), {}, "usage.options", "用法：orderbot runs [选项] 命令"),
+    "a usage error": (
+        ("ask", "--bogus", "x"),
+        {},
+        "usage.line",
+        "orderbot：没有 --bogus 这个选项（见 orderbot ask --help）",
+    ),
 }
 
 
 def said_in_process(chinese: dict, case: str) -> tuple[bool, str]:
     args, env, _message_id, piece = IN_PROCESS[case]
     result = cli("--lang", "zh", *args, env=chinese["env"] | env)
-    words = english_words(result.output, allowed_here(chinese) | {"foo"})
-    return piece in result.output and not words, result.output
+    said = result.output
+    if "-h" in args:
+        said = next(line for line in said.splitlines() if "orderbot " in line)
+    words = english_words(said, allowed_here(chinese) | {"foo"})
+    return piece in said and not words, said
 
 
 @pytest.mark.parametrize("case", IN_PROCESS)
@@ -413,12 +426,12 @@ def allowed_here(chinese: dict) -> set[str]:
 
 def test_a_chinese_session_holds_no_english_of_orderbots_own(chinese):
     said = session_output(chinese) + repl_output(chinese)
-    assert "已停止" in said and "运行编号" in said and "用法：orderbot" in said  # it ran, in Chinese
+    assert "已停止" in said and "运行编号" in said and "（见 orderbot ask --help）" in said  # it ran, in Chinese
     words = english_words(said, allowed_here(chinese))
     assert not words, f"English in a Chinese terminal: {sorted(set(words))}"
 
 
-@pytest.mark.parametrize("message_id", ["outcome.answer", "event.started", "decision.executed", "usage.title"])
+@pytest.mark.parametrize("message_id", ["outcome.answer", "event.started", "decision.executed", "usage.line"])
 def test_the_session_finds_an_entry_that_lost_its_chinese(chinese, monkeypatch, message_id):
     """The forked terminals share this process's catalogue: one entry in English shows."""
     english = lose_chinese(monkeypatch, message_id)

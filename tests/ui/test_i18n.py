@@ -13,6 +13,7 @@ import pytest
 from clikit import cli
 
 from orderbot import i18n
+from orderbot.commands import COMMAND_HELP
 from orderbot.i18n.catalogue import MESSAGES
 
 
@@ -241,19 +242,25 @@ def test_every_stop_reason_has_its_sentence():
 @pytest.mark.parametrize(
     ("args", "english", "chinese"),
     [
-        (["ask", "--bogus", "x"], "No such option: --bogus", "没有 --bogus 这个选项"),
-        (["ask", "--max-steps", "x", "y"], "Invalid value for '--max-steps'", "'--max-steps' 的值无效：应为整数"),
-        (["ask"], "Missing argument 'question'.", "缺少参数 'question'。"),
-        (["nosuch"], "No such command 'nosuch'.", "没有 'nosuch' 这个命令。"),
-        (["runs", "show", "a", "b"], "Got unexpected extra arguments (b)", "多出了不需要的参数（b）"),
+        (["ask", "--bogus", "x"], "no such option: --bogus", "没有 --bogus 这个选项"),
+        (["ask", "--max-steps", "x", "y"], "invalid value for '--max-steps'", "'--max-steps' 的值无效：应为整数"),
+        (["ask"], "missing argument 'question'", "缺少参数 'question'"),
+        (["nosuch"], "no such command 'nosuch'", "没有 'nosuch' 这个命令"),
+        (["--bogus"], "no such option: --bogus", "没有 --bogus 这个选项"),
+        (["runs", "show", "a", "b"], "unexpected extra arguments (b)", "多出了不需要的参数（b）"),
+        (["ask", " "], "the question is empty", "问题是空的"),  # found by orderbot, not by Click
+        (["resume", "last", "--approve", "--reject"], "--approve and --reject cannot be used together", "不能同时"),
     ],
 )
-def test_usage_errors_are_said_in_the_ui_language(args, english, chinese):
+def test_usage_errors_are_one_line_in_the_ui_language_with_a_hint_to_help(args, english, chinese):
+    command = " ".join(["orderbot", *[a for a in args[:2] if a in COMMAND_HELP or a == "show"]])
+    hints = {"en": f" (see '{command} --help')", "zh": f"（见 {command} --help）"}
     for lang, expected in (("en", english), ("zh", chinese)):
         result = cli("--lang", lang, *args)
-        assert result.exit_code == 2 and expected in result.output, result.output
-    chinese_box = cli("--lang", "zh", *args).output
-    assert "Usage" not in chinese_box and "Error" not in chinese_box and "用法：orderbot" in chinese_box
+        assert result.exit_code == 2, result.output
+        assert result.stdout == "" and len(result.stderr.splitlines()) == 1, result.stderr
+        line = result.stderr.strip()
+        assert line.startswith(("orderbot: ", "orderbot：")) and expected in line and line.endswith(hints[lang]), line
 
 
 def test_a_mistyped_flag_is_suggested_and_a_far_one_is_not():
