@@ -18,12 +18,10 @@ import anyio
 import mcp_types as types
 from mcp import Client
 
-from orderbot.loop.budget import Limits
-from orderbot.mcp.server import build_server
-from orderbot.mcp.session import McpSession
-from orderbot.models.mcp_client import ClientModel
-from orderbot.runner import Runner
+from orderbot.commands.mcp import compose
+from orderbot.mcp import server
 from orderbot.runs.store import RunStore
+from orderbot.settings import load_settings
 from orderbot.shops.session import session_over
 from orderbot.shops.source import parse_source
 
@@ -49,18 +47,14 @@ def answering(action: str, asked: list[str]) -> Elicit:
 
 
 class Served:
-    """One MCP session over `source` (a path or URL), recorded in `state`."""
+    """One MCP session over `source` (a path or URL), recorded in `state`, composed as
+    `orderbot mcp` composes it (settings: the command's, e.g. max_tool_calls, four_eyes)."""
 
-    def __init__(
-        self, source, state: Path, *, user: str | None = None, elicit: bool = True, clock=None, **limits
-    ) -> None:
+    def __init__(self, source, state: Path, *, user: str | None = None, queue: bool = False, clock=None, **settings):
         self.shop = session_over(parse_source(source), writable=True, user=user)
         self.runs = RunStore(state)
-        runner = Runner.for_session(self.shop, ClientModel(), self.runs, provider="mcp")
-        chosen = {"max_tool_calls": 20, "timeout": 60.0, **limits}
-        refresh = getattr(self.shop.store, "refresh", None)
-        self.session = McpSession(runner, Limits(**chosen), user=user, refresh=refresh, clock=clock)
-        self.server = build_server(self.session, self.shop.toolbox, elicit=elicit)
+        chosen = load_settings(**{"max_tool_calls": 20, "timeout": 60.0, "user": user, **settings})
+        self.session, self.server = compose(server, chosen, self.runs, self.shop, queue=queue, clock=clock)
 
     def client(self, *, mode: str = "legacy", elicitation: Elicit | None = None) -> Client:
         return Client(self.server, mode=mode, elicitation_callback=elicitation)

@@ -108,19 +108,7 @@ def mcp(
 
 def _serve(server_module, settings, store, session, *, address, token, queue) -> None:
     """One MCP session over the shop's `session`, recorded in `store`, until the client goes."""
-    defaults = {name: value for name, value in SESSION_DEFAULTS.items() if name not in settings.model_fields_set}
-    limits = session.limits(settings).model_copy(update=defaults)
-    if limits.max_tool_calls > MAX_STEPS - 2:
-        raise UsageError(t("error.mcp_calls", calls=limits.max_tool_calls, cap=MAX_STEPS - 2))
-    # With four eyes nobody approves their own session's action: every side effect waits in the queue.
-    four_eyes = settings.four_eyes or store.policy().four_eyes
-    runner = Runner.for_session(session, ClientModel(), store, provider=ClientModel.provider)
-    # The JSON stores read their file once; a database reads afresh at each query.
-    refresh = getattr(session.store, "refresh", None)
-    mcp_session = McpSession(runner, limits, user=settings.user, refresh=refresh)
-    server = server_module.build_server(
-        mcp_session, session.toolbox, instructions=session.instructions, elicit=not (queue or four_eyes)
-    )
+    mcp_session, server = compose(server_module, settings, store, session, queue=queue)
     try:
         if address is None:
             server_module.serve_stdio(server)
@@ -133,6 +121,25 @@ def _serve(server_module, settings, store, session, *, address, token, queue) ->
         server_module.serve_http(server, host, port, token=token, ready=ready)
     finally:
         mcp_session.close()
+
+
+def compose(server_module, settings, store, session, *, queue: bool = False, clock=None):
+    """The MCP session over the shop's `session` and its server, as `orderbot mcp` serves
+    them (the tests drive this same pair with the SDK's client)."""
+    defaults = {name: value for name, value in SESSION_DEFAULTS.items() if name not in settings.model_fields_set}
+    limits = session.limits(settings).model_copy(update=defaults)
+    if limits.max_tool_calls > MAX_STEPS - 2:
+        raise UsageError(t("error.mcp_calls", calls=limits.max_tool_calls, cap=MAX_STEPS - 2))
+    # With four eyes nobody approves their own session's action: every side effect waits in the queue.
+    four_eyes = settings.four_eyes or store.policy().four_eyes
+    runner = Runner.for_session(session, ClientModel(), store, provider=ClientModel.provider)
+    # The JSON stores read their file once; a database reads afresh at each query.
+    refresh = getattr(session.store, "refresh", None)
+    mcp_session = McpSession(runner, limits, user=settings.user, refresh=refresh, clock=clock)
+    server = server_module.build_server(
+        mcp_session, session.toolbox, instructions=session.instructions, elicit=not (queue or four_eyes)
+    )
+    return mcp_session, server
 
 
 def _sdk():

@@ -149,7 +149,7 @@ def test_without_elicitation_the_call_waits_in_the_queue_and_is_approved_once(or
 
 
 def test_a_disconnect_leaves_a_queued_call_waiting_not_executed(orders, tmp_path) -> None:
-    served = Served(orders, tmp_path / "state", user="C001", elicit=False)  # as with --queue
+    served = Served(orders, tmp_path / "state", user="C001", queue=True)  # --queue
 
     async def script(client):
         return envelope(await client.call_tool("cancel_order", CANCEL))
@@ -161,3 +161,15 @@ def test_a_disconnect_leaves_a_queued_call_waiting_not_executed(orders, tmp_path
     record = served.runs.load(run_id)
     assert record.state.stop_reason == "awaiting_approval" and record.state.pending
     assert status(orders) == "处理中"
+
+
+def test_with_four_eyes_the_host_is_not_asked_the_call_waits_for_another_person(orders, tmp_path) -> None:
+    asked: list[str] = []
+    served = Served(orders, tmp_path / "state", user="C001", four_eyes=True)
+    try:
+        result = envelope(cancel(served, elicitation=approving(asked)))
+    finally:
+        served.close()
+    assert asked == [] and result["data"]["status"] == "awaiting_approval"
+    own = cli("approvals", "approve", result["data"]["run_id"], env={"ORDERBOT_FOUR_EYES": "1"})
+    assert own.exit_code != 0 and status(orders) == "处理中"  # the operator who asked cannot approve it
