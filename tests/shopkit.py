@@ -24,8 +24,8 @@ from pathlib import Path
 
 import pytest
 
+from orderbot.shops.choice import store_type
 from orderbot.shops.sample.model import ORDER, SAMPLE_PATH
-from orderbot.shops.sample.stores import open_store
 from orderbot.shops.sample.stores.base import Store
 from orderbot.shops.source import parse_source
 
@@ -183,7 +183,8 @@ class Shop:
 
     def open(self) -> Store:
         """The store as a new process would open it."""
-        store = open_store(parse_source(self.source))
+        source = parse_source(self.source)
+        store = store_type("sample", source.kind).open(source)
         self._open.append(store)
         return store
 

@@ -47,8 +47,8 @@ from orderbot.loop.engine import Limits, StopReason
 from orderbot.loop.limits import SPEC_OF
 from orderbot.loop.state import RunState, describe_call
 from orderbot.settings import USER_ID
+from orderbot.shops.choice import store_type
 from orderbot.shops.sample.model import SAMPLE_PATH
-from orderbot.shops.sample.stores import open_store
 from orderbot.shops.session import open_session
 from orderbot.shops.source import parse_source
 from orderbot.text import cut, first_error, invalid_json
@@ -140,7 +140,7 @@ def orders_source(suite: Suite, suite_path: Path, override: str | None) -> Sourc
         source = parse_source(SAMPLE_PATH)
     if source.path is None:
         raise ConfigError(t("eval.cannot_copy", source=source.shown))
-    open_store(source, writable=False).close()
+    store_type("sample", source.kind).open(source, writable=False).close()
     return source
 
 

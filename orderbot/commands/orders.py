@@ -30,9 +30,8 @@ from orderbot.errors import ConfigError, ExitCode, ToolError, UsageError
 from orderbot.i18n import t
 from orderbot.runs.statedir import LOG_FILE
 from orderbot.settings import load_settings
-from orderbot.shops.choice import is_shop_file, open_retail_store, open_shop_store
+from orderbot.shops.choice import database_type, is_shop_file, open_retail_store, open_shop_store
 from orderbot.shops.sample.model import NOT_FOUND, order_details, order_summary
-from orderbot.shops.sample.stores import sqlite
 from orderbot.shops.sample.stores.jsonfile import parse_orders, read_file
 from orderbot.shops.sample.tools import owned_order
 from orderbot.shops.session import orders_source
@@ -94,14 +93,11 @@ def import_(
         if is_shop_file(path):
             _import_shop(path, target, replace=replace, json_out=json_out)
             return
-        if target.kind == "sqlite":
-            import_orders = sqlite.import_orders
-        else:
+        if target.kind == "postgres":
             from orderbot.shops.postgres_access import connect  # psycopg: the postgres extra
-            from orderbot.shops.sample.stores import postgres
 
             connect(target).close()  # a wrong password says so before a long validation
-            import_orders = postgres.import_orders
+        import_orders = database_type("sample", target).import_records
         began = time.monotonic()
         err = Console(stderr=True, highlight=False)  # progress goes to stderr: stdout stays clean
         show = not json_out and err.is_terminal

@@ -1,22 +1,34 @@
-"""Which shop a source holds, and its store opened: the one place that decides.
+"""Which shop a source holds, and which store class opens it: the one place that decides.
 
     a JSON file          tau2's shape ({"products": {...}, ...}): retail; {"orders": [...]}: the sample shop
     sqlite:///shop.db    a retail_schema table: retail; else the sample shop's tables
     postgresql://...     the same, asked on the one connection the store then keeps
 
-Nothing else looks at a source to tell the shops apart; the loop never does. Each branch
-imports only its own store: a run opens one, and the other shop's models cost start-up time.
+    shop    json            sqlite               postgres
+    sample  JsonStore       SqliteStore          PostgresStore
+    retail  JsonShopStore   SqliteRetailStore    PostgresRetailStore
+
+Nothing else looks at a source to tell the shops apart or to pick a store; the loop never
+does. Every store class opens the same way (orderbot.shops.store.StoreType), the database
+ones also import a shop (`database_type`). Each class is imported when it is chosen, as a
+model provider is: a run opens one store, and the other shop's models, sqlite3 (~10 ms) or
+psycopg (the postgres extra) cost start-up time.
 """
 
 from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Literal, overload
 
 from orderbot.errors import ConfigError
 from orderbot.i18n import t
-from orderbot.shops.source import Source
+from orderbot.shops.source import Kind, Source
+from orderbot.shops.store import ShopStore, StoreType
+
+if TYPE_CHECKING:
+    from orderbot.shops.retail import store as retail
+    from orderbot.shops.sample.stores import base as sample
 
 ShopName = Literal["sample", "retail"]
 HEAD_BYTES = 4096  # enough of a JSON file to see its first member
@@ -53,7 +65,51 @@ def is_sqlite_file(path: Path) -> bool:
         return False
 
 
-def open_shop_store(source: Source, *, writable: bool = True, wanted: ShopName | None = None) -> tuple[ShopName, Any]:
+@overload
+def store_type(shop: Literal["sample"], kind: Kind) -> StoreType[sample.Store]: ...
+@overload
+def store_type(shop: Literal["retail"], kind: Kind) -> StoreType[retail.RetailStore]: ...
+def store_type(shop: ShopName, kind: Kind) -> StoreType[ShopStore]:
+    """The class of `shop`'s store on a `kind` of source: the table above."""
+    if shop == "retail":
+        if kind == "json":
+            from orderbot.shops.retail.jsonstore import JsonShopStore
+
+            return JsonShopStore
+        if kind == "sqlite":
+            from orderbot.shops.retail.sqlite import SqliteRetailStore
+
+            return SqliteRetailStore
+        from orderbot.shops.retail.postgres import PostgresRetailStore
+
+        return PostgresRetailStore
+    if kind == "json":
+        from orderbot.shops.sample.stores.jsonfile import JsonStore
+
+        return JsonStore
+    if kind == "sqlite":
+        from orderbot.shops.sample.stores.sqlite import SqliteStore
+
+        return SqliteStore
+    from orderbot.shops.sample.stores.postgres import PostgresStore
+
+    return PostgresStore
+
+
+@overload
+def database_type(shop: Literal["sample"], target: Source) -> sample.DatabaseType: ...
+@overload
+def database_type(shop: Literal["retail"], target: Source) -> retail.DatabaseType: ...
+def database_type(shop: ShopName, target: Source):
+    """The class of `shop`'s store in the database `target`, which imports a shop into it."""
+    if target.kind == "json":
+        raise ValueError(f"not a database: {target.shown}")
+    return store_type(shop, target.kind)
+
+
+def open_shop_store(
+    source: Source, *, writable: bool = True, wanted: ShopName | None = None
+) -> tuple[ShopName, ShopStore | None]:
     """(which shop, its store) for a parsed source; ConfigError (exit 6) when it cannot be used.
     With `wanted`, a source that holds the other shop is told apart and not opened: (that
     shop, None), so that refusing it costs a JSON file's first bytes, not a read of the whole."""
@@ -63,57 +119,42 @@ def open_shop_store(source: Source, *, writable: bool = True, wanted: ShopName |
         shop: ShopName = "retail" if is_shop_file(source.path) else "sample"
         if wanted not in (None, shop):
             return shop, None
-        if shop == "retail":
-            from orderbot.shops.retail.jsonstore import JsonShopStore
-
-            return "retail", JsonShopStore.load(source.path, writable=writable)
-        from orderbot.shops.sample.stores.jsonfile import JsonStore
-
-        return "sample", JsonStore.load(source.path, writable=writable)
+        return shop, store_type(shop, "json").open(source, writable=writable)
     if source.kind == "sqlite":
         import sqlite3
 
-        from orderbot.shops.retail import sqlite as retail
-        from orderbot.shops.sample.stores import sqlite as sample
+        from orderbot.shops.retail.sqlite import holds_retail
+        from orderbot.shops.sample.stores.sqlite import connect
 
         if not source.path.is_file():
-            return "sample", sample.SqliteStore.open(source)  # which says there is no such database
-        connection = sample.connect(source.path)
+            return "sample", store_type("sample", "sqlite").open(source)  # which says there is no such database
+        connection = connect(source.path)
         try:
-            holds_retail = retail.holds_retail(connection)
+            shop = "retail" if holds_retail(connection) else "sample"
         except sqlite3.Error as exc:
             connection.close()
             raise ConfigError(t("orders.not_sqlite", path=source.path, reason=exc)) from None
-        shop = "retail" if holds_retail else "sample"
-        if wanted not in (None, shop):
-            connection.close()
-            return shop, None
-        if holds_retail:
-            return "retail", retail.SqliteRetailStore.open(source, connection, writable=writable)
-        return "sample", sample.SqliteStore.open(source, connection)
-    from orderbot.shops.postgres_access import connect
-    from orderbot.shops.retail import postgres as retail
-    from orderbot.shops.sample.stores import postgres as sample
+    else:
+        from orderbot.shops.postgres_access import connect
+        from orderbot.shops.retail.postgres import holds_retail
 
-    connection = connect(source)
-    try:
-        holds_retail = retail.holds_retail(connection)
-    except Exception as exc:  # psycopg's errors: the module is optional, imported by connect
-        connection.close()
-        raise ConfigError(t("retail.shop_unreadable", source=source.shown, reason=type(exc).__name__)) from None
-    shop = "retail" if holds_retail else "sample"
+        connection = connect(source)
+        try:
+            shop = "retail" if holds_retail(connection) else "sample"
+        except Exception as exc:  # psycopg's errors: the module is optional, imported by connect
+            connection.close()
+            raise ConfigError(t("retail.shop_unreadable", source=source.shown, reason=type(exc).__name__)) from None
     if wanted not in (None, shop):
         connection.close()
         return shop, None
-    if holds_retail:
-        return "retail", retail.PostgresRetailStore.open(source, connection, writable=writable)
-    return "sample", sample.PostgresStore.open(source, connection)
+    return shop, store_type(shop, source.kind).open(source, connection, writable=writable)
 
 
-def open_retail_store(source: Source, *, writable: bool = True) -> Any:
+def open_retail_store(source: Source, *, writable: bool = True) -> retail.RetailStore:
     """The retail store at a source; ConfigError when the source holds the sample shop instead."""
     shop, store = open_shop_store(source, writable=writable)
-    if shop != "retail":
-        store.close()
+    if shop != "retail" or store is None:
+        if store is not None:
+            store.close()
         raise ConfigError(t("retail.holds_sample", source=source.shown))
     return store

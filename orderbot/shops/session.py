@@ -10,16 +10,16 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from orderbot.loop.budget import Limits
 from orderbot.loop.dispatch import Toolbox
 from orderbot.loop.limits import LIMIT_SPECS
 from orderbot.shops.choice import open_shop_store
 from orderbot.shops.sample.model import SAMPLE_PATH
-from orderbot.shops.sample.stores.base import Store
 from orderbot.shops.sample.tools import INSTRUCTIONS, order_tools
 from orderbot.shops.source import Source, parse_source
+from orderbot.shops.store import ShopStore
 
 if TYPE_CHECKING:
     from orderbot.settings import Settings
@@ -42,7 +42,7 @@ class Session:
     """The orders a run works on, the tools over them, what the model is told, and who is asking."""
 
     source: Source
-    store: Store | Any  # the sample shop's Store, or the retail shop's RetailStore
+    store: ShopStore  # the sample shop's Store, or the retail shop's RetailStore
     toolbox: Toolbox
     user: str | None = None
     instructions: str = INSTRUCTIONS

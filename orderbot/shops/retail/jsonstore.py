@@ -25,7 +25,7 @@ import os
 from collections import OrderedDict
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic_core import to_json
 
@@ -36,6 +36,9 @@ from orderbot.shops.retail import data
 from orderbot.shops.retail.data import Order, Product, Shop, User, Variant
 from orderbot.shops.retail.store import ShopRecord, Write
 from orderbot.shops.sample.stores.jsonfile import changed_since, locked_write, read_file, signature_of
+
+if TYPE_CHECKING:
+    from orderbot.shops.source import Source
 
 log = logging.getLogger("orderbot")
 
@@ -70,6 +73,11 @@ class JsonShopStore:
         raw, signature = read_file(path)
         shop, ledger = parse(path, raw)
         return cls(path, shop, ledger, writable=writable, signature=signature, indent=indentation(raw))
+
+    @classmethod
+    def open(cls, source: Source, connection: object = None, *, writable: bool = True) -> JsonShopStore:
+        """The store at a source of kind json (a file has no connection)."""
+        return cls.load(source.path, writable=writable)
 
     def _use(self, shop: Shop, ledger: dict[str, Any], signature: tuple | None) -> None:
         self._sections: dict[str, dict[str, ShopRecord]] = {

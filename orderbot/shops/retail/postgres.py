@@ -85,6 +85,19 @@ class PostgresRetailStore(SqlRetailStore):
             raise
         return cls(source, connection, writable=writable)
 
+    @staticmethod
+    def import_records(
+        source: Source,
+        records: Iterable[ShopRecord],
+        *,
+        replace: bool,
+        orphan: Callable[[str], NoReturn],
+        ledger: dict[str, Any] | None = None,
+        progress: Callable[[int], None] | None = None,
+    ) -> dict[str, int]:
+        """`import_shop`, as the store class the chooser picked (orderbot.shops.choice)."""
+        return import_shop(source, records, replace=replace, orphan=orphan, ledger=ledger, progress=progress)
+
     def close(self) -> None:
         self.connection.close()
 

@@ -60,11 +60,15 @@ And:
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, NoReturn, Protocol
 
 from orderbot.shops.retail.data import Order, Product, User, Variant
+from orderbot.shops.store import ShopStore, StoreType
+
+if TYPE_CHECKING:
+    from orderbot.shops.source import Source
 
 ShopRecord = Order | User | Product
 
@@ -90,10 +94,7 @@ class Write:
     result: Any
 
 
-class RetailStore(Protocol):
-    source: str
-    writable: bool
-
+class RetailStore(ShopStore, Protocol):
     def user(self, user_id: str, *, timeout: float | None = None) -> User | None: ...
 
     def order(self, order_id: str, *, timeout: float | None = None) -> Order | None: ...
@@ -114,6 +115,19 @@ class RetailStore(Protocol):
 
     def export(self) -> Iterator[ShopRecord]: ...
 
-    def count(self) -> int: ...
 
-    def close(self) -> None: ...
+class DatabaseType(StoreType[RetailStore], Protocol):
+    """A class of the retail shop's database stores (SQLite, PostgreSQL)."""
+
+    def import_records(
+        self,
+        source: Source,
+        records: Iterable[ShopRecord],
+        *,
+        replace: bool,
+        orphan: Callable[[str], NoReturn],
+        ledger: dict[str, Any] | None = None,
+        progress: Callable[[int], None] | None = None,
+    ) -> dict[str, int]:
+        """Write the records into the database in one transaction: all of them or none."""
+        ...

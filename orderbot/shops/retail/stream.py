@@ -21,7 +21,8 @@ from pydantic import ValidationError
 from orderbot.errors import OrdersFileError
 from orderbot.i18n import t
 from orderbot.shops.retail.data import MAX_ID_CHARS, SECTIONS, Order, Product, User, key_of
-from orderbot.shops.retail.jsonstore import LEDGER, JsonShopStore
+from orderbot.shops.retail.jsonstore import LEDGER, parse
+from orderbot.shops.sample.stores.jsonfile import read_file
 
 KINDS = {"products": Product, "users": User, "orders": Order}
 BLOCK = 1 << 20  # characters read at a time
@@ -144,7 +145,7 @@ def shop_records(path: Path, ledger: dict[str, Any] | None = None) -> Iterator[P
 
 def refuse_as_the_json_store(path: Path) -> NoReturn:
     """Raise the JSON store's own refusal of the file (it reads the file whole to say it)."""
-    JsonShopStore.load(path, writable=False)
+    parse(path, read_file(path)[0])
     raise OrdersFileError(t("retail.not_tau2", path=path))
 
 

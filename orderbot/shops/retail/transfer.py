@@ -21,6 +21,7 @@ from typing import Any
 from orderbot.atomic import atomic_writer
 from orderbot.errors import ConfigError
 from orderbot.i18n import t
+from orderbot.shops.choice import database_type
 from orderbot.shops.retail.data import SECTION_OF, write_document
 from orderbot.shops.retail.store import RetailStore, ShopRecord
 from orderbot.shops.retail.stream import missing_user, shop_records
@@ -31,15 +32,8 @@ def import_file(
     path: Path, target: Source, *, replace: bool, progress: Callable[[int], None] | None = None
 ) -> dict[str, int]:
     """Load a tau2-shaped file into SQLite or PostgreSQL: how many products, users and orders."""
-    # Each database's module when it is the target, as open_store does: psycopg is the postgres extra.
-    if target.kind == "sqlite":
-        from orderbot.shops.retail.sqlite import import_shop
-    elif target.kind == "postgres":
-        from orderbot.shops.retail.postgres import import_shop
-    else:
-        raise ValueError(f"not a database: {target.kind}")
     ledger: dict[str, Any] = {}
-    return import_shop(
+    return database_type("retail", target).import_records(
         target,
         shop_records(path, ledger),
         replace=replace,

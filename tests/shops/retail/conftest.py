@@ -1,6 +1,6 @@
 """tau2's retail shop in each database store, private to the test: a SQLite file imported
-from tau2's db.json, and a PostgreSQL database copied from one imported once per session
-(on the throwaway cluster of tests/conftest.py; under CI=true it runs, never skips)."""
+from tau2's db.json, and a PostgreSQL database copied from the one imported once per session
+(`retail_postgres_template`, tests/shops/conftest.py)."""
 
 from __future__ import annotations
 
@@ -8,13 +8,6 @@ import pytest
 from retailkit import SQL_KINDS, RetailDatabase, import_into
 
 from orderbot.shops.source import parse_source
-
-
-@pytest.fixture(scope="session")
-def retail_postgres_template(postgres_server) -> str:
-    name = postgres_server.new_database()
-    import_into(parse_source(postgres_server.url(name)))
-    return name
 
 
 @pytest.fixture(params=SQL_KINDS)

@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from orderbot.shops.choice import store_type
 from orderbot.shops.retail.transfer import import_file
 from orderbot.shops.source import Source
 
@@ -19,13 +20,7 @@ def import_into(source: Source, path: Path = DB, *, replace: bool = False) -> di
 
 
 def open_retail(source: Source, *, writable: bool = True):
-    if source.kind == "sqlite":
-        from orderbot.shops.retail.sqlite import SqliteRetailStore
-
-        return SqliteRetailStore.open(source, writable=writable)
-    from orderbot.shops.retail.postgres import PostgresRetailStore
-
-    return PostgresRetailStore.open(source, writable=writable)
+    return store_type("retail", source.kind).open(source, writable=writable)
 
 
 @dataclass

@@ -3,6 +3,8 @@
 A store is opened by an opener from a tau2-shaped JSON file: `OPENERS` maps a store kind to
 a function (source file, scratch directory) -> store; PostgreSQL's needs the test cluster,
 so the `opener` fixture makes it. Every test here runs on the JSON file, SQLite and PostgreSQL.
+What every store of both shops promises (opened through the chooser, read-only, a source
+that holds no shop) is tests/shops/test_store_contract.py.
 """
 
 from __future__ import annotations
@@ -233,16 +235,6 @@ def test_a_write_sees_what_another_process_wrote(kind: str, store: RetailStore) 
 
 
 # ---- the JSON file ----------------------------------------------------------------------------
-
-
-def test_a_read_only_json_store_refuses_to_write(tmp_path: Path) -> None:
-    path = tmp_path / "shop.json"
-    shutil.copyfile(DB, path)
-    store = JsonShopStore.load(path, writable=False)
-    with pytest.raises(ToolError) as refused:
-        store.apply(cancel(store), "run/call")
-    assert refused.value.code == "read_only"
-    assert path.read_bytes() == DB.read_bytes()
 
 
 def test_the_json_file_keeps_tau2s_style_and_its_ledger_after_the_shop(tmp_path: Path) -> None:

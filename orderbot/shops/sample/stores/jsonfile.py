@@ -18,6 +18,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from pydantic import ValidationError
 from pydantic_core import to_json
@@ -41,6 +42,9 @@ from orderbot.shops.sample.model import (
 )
 from orderbot.shops.sample.stores.jsonedit import set_fields
 from orderbot.text import invalid_json, more_problems, pydantic_said
+
+if TYPE_CHECKING:
+    from orderbot.shops.source import Source
 
 log = logging.getLogger("orderbot")
 
@@ -74,6 +78,11 @@ class JsonStore:
     def load(cls, path: Path, *, writable: bool = True) -> JsonStore:
         raw, signature = read_file(path)
         return cls(path, parse_orders(path, raw), writable=writable, signature=signature)
+
+    @classmethod
+    def open(cls, source: Source, connection: object = None, *, writable: bool = True) -> JsonStore:
+        """The store at a source of kind json (a file has no connection)."""
+        return cls.load(source.path, writable=writable)
 
     def __len__(self) -> int:
         return len(self.orders)

@@ -30,7 +30,7 @@ from orderbot.shops.sample.stores.sql import (
 )
 from orderbot.shops.sample.stores.sqlite import check_version
 
-if TYPE_CHECKING:  # at run time the package imports this module (open_store): no circle
+if TYPE_CHECKING:  # annotations only: a store module imports nothing it does not run
     from orderbot.shops.source import Source
 
 log = logging.getLogger("orderbot")
@@ -41,13 +41,13 @@ UNAVAILABLE = t("tool_error.orders_db_unavailable", lang="en")
 
 
 class PostgresStore(SqlStore):
-    def __init__(self, source: Source, connection: Any) -> None:
-        super().__init__(source.shown)
+    def __init__(self, source: Source, connection: Any, *, writable: bool = True) -> None:
+        super().__init__(source.shown, writable=writable)
         self.connection = connection
         self._psycopg = load_psycopg()
 
     @classmethod
-    def open(cls, source: Source, connection: Any = None) -> PostgresStore:
+    def open(cls, source: Source, connection: Any = None, *, writable: bool = True) -> PostgresStore:
         """The store over the database, or over `connection` to it when the caller has one."""
         psycopg = load_psycopg()
         connection = connection or connect(source)
@@ -60,7 +60,19 @@ class PostgresStore(SqlStore):
             connection.close()
             raise ConfigError(t("orders.cannot_read", source=source.shown, reason=type(exc).__name__)) from None
         check_version(source.shown, version)
-        return cls(source, connection)
+        return cls(source, connection, writable=writable)
+
+    @staticmethod
+    def import_records(
+        source: Source,
+        orders: Sequence[Order],
+        *,
+        replace: bool,
+        progress: Callable[[int], None] | None = None,
+        other_tables: Sequence[str] = (),
+    ) -> int:
+        """`import_orders`, as the store class the chooser picked (orderbot.shops.choice)."""
+        return import_orders(source, orders, replace=replace, progress=progress, other_tables=other_tables)
 
     def close(self) -> None:
         self.connection.close()

@@ -27,6 +27,7 @@ from orderbot.shops.sample.model import (
     CANCELLED,
     NO_ACCESS,
     ORDER,
+    READ_ONLY,
     STATUSES,
     Order,
     cancel_result,
@@ -156,10 +157,9 @@ class SqlStore:
     one statement (with `?` placeholders) within `timeout` seconds and raise ToolError for
     any failure of the database."""
 
-    writable = True
-
-    def __init__(self, source: str, *, now: Callable[[], datetime] = local_now) -> None:
+    def __init__(self, source: str, *, writable: bool = True, now: Callable[[], datetime] = local_now) -> None:
         self.source = source
+        self.writable = writable
         self.now = now
 
     def _rows(self, sql: str, params: tuple = (), *, timeout: float | None = None) -> list[tuple]:
@@ -222,6 +222,8 @@ class SqlStore:
         """Compare-and-set in one statement: the row changes only if it is the user's and
         still cancellable, so of two approvers racing exactly one sees a row changed, and
         an order changed since the approval was requested is refused."""
+        if not self.writable:
+            raise ToolError(READ_ONLY, "read_only")
         if not is_order_id(order_id) or user is None or not is_customer_id(user):
             raise ToolError(NO_ACCESS, "no_access")
         stamp = TIMESTAMP.dump_python(self.now(), mode="json")  # the same text a JSON store writes

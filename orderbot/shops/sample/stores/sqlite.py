@@ -20,7 +20,7 @@ from orderbot.i18n import t
 from orderbot.shops.sample.model import Order
 from orderbot.shops.sample.stores.sql import INDEXES, ORDER_COLUMNS, SCHEMA_VERSION, TABLES, SqlStore, chunks, tables
 
-if TYPE_CHECKING:  # at run time the package imports this module (open_store): no circle
+if TYPE_CHECKING:  # annotations only: a store module imports nothing it does not run
     from orderbot.shops.source import Source
 
 log = logging.getLogger("orderbot")
@@ -41,13 +41,15 @@ def connect(path: Path, *, create: bool = False) -> sqlite3.Connection:
 
 
 class SqliteStore(SqlStore):
-    def __init__(self, source: Source, connection: sqlite3.Connection) -> None:
-        super().__init__(source.shown)
+    def __init__(self, source: Source, connection: sqlite3.Connection, *, writable: bool = True) -> None:
+        super().__init__(source.shown, writable=writable)
         self.path = source.path
         self.connection = connection
 
     @classmethod
-    def open(cls, source: Source, connection: sqlite3.Connection | None = None) -> SqliteStore:
+    def open(
+        cls, source: Source, connection: sqlite3.Connection | None = None, *, writable: bool = True
+    ) -> SqliteStore:
         """The store over the database, or over `connection` to it when the caller has one."""
         path = source.path
         if connection is None and not path.is_file():
@@ -60,7 +62,19 @@ class SqliteStore(SqlStore):
                 raise ConfigError(t("orders.no_schema", where=path, url=source.url)) from None
             raise ConfigError(t("orders.not_sqlite", path=path, reason=exc)) from None
         check_version(str(path), version)
-        return cls(source, connection)
+        return cls(source, connection, writable=writable)
+
+    @staticmethod
+    def import_records(
+        source: Source,
+        orders: Sequence[Order],
+        *,
+        replace: bool,
+        progress: Callable[[int], None] | None = None,
+        other_tables: Sequence[str] = (),
+    ) -> int:
+        """`import_orders`, as the store class the chooser picked (orderbot.shops.choice)."""
+        return import_orders(source, orders, replace=replace, progress=progress, other_tables=other_tables)
 
     def close(self) -> None:
         self.connection.close()
