@@ -266,9 +266,11 @@ def _defaults_from_record(settings, record, factories, *, explicit_orders: bool,
     if recorded is not None:
         same = settings.orders is not None and source_identity(settings.orders) == recorded
         update["orders"] = settings.orders if same else recorded
-    if "provider" not in settings.model_fields_set and record.provider in factories:
+    # A recorded MCP session goes on with its own model (see _model_for), not with one of the factories'.
+    own = record.provider in factories or record.provider == ClientModel.provider
+    if "provider" not in settings.model_fields_set and own:
         update["provider"] = record.provider
-        if "model" not in settings.model_fields_set and record.provider not in ("offline", "scripted"):
+        if "model" not in settings.model_fields_set and record.provider not in ("offline", "scripted", "mcp"):
             update["model"] = record.model
     was = None
     same_provider = update.get("provider", settings.provider) == record.provider

@@ -139,6 +139,7 @@ def test_without_elicitation_the_call_waits_in_the_queue_and_is_approved_once(or
     assert queued["data"]["action"] == ASKED and f"orderbot approvals approve {run_id}" in queued["data"]["message"]
     assert before == "处理中" and run_id in listed
     assert approved.exit_code == 0, approved.output
+    assert "model: mcp/mcp client · user C001" in approved.output  # the session's own model, which only ends it
     assert again.exit_code != 0  # exactly once
     assert done["data"]["status"] == "approved" and done["data"]["result"]["data"]["status"] == "已取消"
     assert stranger["code"] == "unknown_run"
