@@ -134,9 +134,9 @@ def _run(
     if trace and not json_out:
         views.append(TraceView(console, limits))
     state = RunState.start(question.strip(), user=settings.user, history=history)
-    # With four eyes nobody approves their own run's action at the prompt: the run waits.
-    four_eyes = settings.four_eyes or store.policy().four_eyes
-    interactive = not json_out and console.is_terminal and sys.stdin.isatty() and not four_eyes
+    # With four eyes, or when the store names others as approvers, the run waits instead.
+    may_ask = store.policy().asks_at_the_prompt(store.operator, four_eyes=settings.four_eyes)
+    interactive = not json_out and console.is_terminal and sys.stdin.isatty() and may_ask
     approver = terminal_approver(view, console) if interactive else None
     where = endpoint(settings)
     watched = llm if quiet else view.watch(llm)  # the waiting line: only when the table is drawn live

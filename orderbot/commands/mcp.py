@@ -130,14 +130,14 @@ def compose(server_module, settings, store, session, *, queue: bool = False, clo
     limits = session.limits(settings).model_copy(update=defaults)
     if limits.max_tool_calls > MAX_STEPS - 2:
         raise UsageError(t("error.mcp_calls", calls=limits.max_tool_calls, cap=MAX_STEPS - 2))
-    # With four eyes nobody approves their own session's action: every side effect waits in the queue.
-    four_eyes = settings.four_eyes or store.policy().four_eyes
+    # With four eyes, or when the store names others as approvers, every side effect waits in the queue.
+    may_ask = store.policy().asks_at_the_prompt(store.operator, four_eyes=settings.four_eyes)
     runner = Runner.for_session(session, ClientModel(), store, provider=ClientModel.provider)
     # The JSON stores read their file once; a database reads afresh at each query.
     refresh = getattr(session.store, "refresh", None)
     mcp_session = McpSession(runner, limits, user=settings.user, refresh=refresh, clock=clock)
     server = server_module.build_server(
-        mcp_session, session.toolbox, instructions=session.instructions, elicit=not (queue or four_eyes)
+        mcp_session, session.toolbox, instructions=session.instructions, elicit=may_ask and not queue
     )
     return mcp_session, server
 

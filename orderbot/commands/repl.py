@@ -104,8 +104,8 @@ class Repl:
         self.provider = resolve_provider(settings)
         self.store = open_run_store(settings)  # each run is recorded
         self.store.prepare()
-        # With four eyes nobody approves their own run's action at the prompt: the run waits.
-        self.four_eyes = settings.four_eyes or self.store.policy().four_eyes
+        # With four eyes, or when the store names others as approvers, the run waits instead.
+        self.may_ask = self.store.policy().asks_at_the_prompt(self.store.operator, four_eyes=settings.four_eyes)
 
         self.base_url = endpoint(settings)
         self.console = make_console()
@@ -171,7 +171,7 @@ class Repl:
         """One recorded run over `state`; `record` continues an earlier one."""
 
         view = (TraceView if self.trace else StepLines)(self.console, limits)
-        approver = terminal_approver(view, self.console) if self.interactive and not self.four_eyes else None
+        approver = terminal_approver(view, self.console) if self.interactive and self.may_ask else None
         if record is None:
             result = self.runner.start(state, limits, kind="repl", views=[view], approver=approver)
         else:

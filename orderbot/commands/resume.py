@@ -182,7 +182,8 @@ def settle(
                 runner = Runner.for_session(session, llm, store, provider=chosen, base_url=where, otel=otel)
                 console = make_console()
                 view = TransitionView(console, limits, enabled=not json_out)
-                interactive = not json_out and console.is_terminal and sys.stdin.isatty() and not four_eyes
+                may_ask = policy.asks_at_the_prompt(store.operator, four_eyes=four_eyes)
+                interactive = not json_out and console.is_terminal and sys.stdin.isatty() and may_ask
                 if not json_out:
                     print_header(
                         console,

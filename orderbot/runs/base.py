@@ -80,6 +80,15 @@ class Policy:
     four_eyes: bool = False
     approvers: frozenset[str] | None = None
 
+    def asks_at_the_prompt(self, operator: str, *, four_eyes: bool = False) -> bool:
+        """Whether `operator` may approve a run's action where it runs (a terminal prompt, an
+        MCP host's question): never with four eyes (`four_eyes`: the settings' own), since
+        the run is theirs; when the store lists approvers, only if they are one. Otherwise
+        the run pauses for the queue, where the store's rules are checked again."""
+        if four_eyes or self.four_eyes:
+            return False
+        return self.approvers is None or operator in self.approvers
+
 
 class BaseRunStore(ABC):
     """A place that keeps runs. `where` names it in messages (never with a password);

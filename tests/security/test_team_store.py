@@ -7,21 +7,26 @@ hand edits changes nothing an approval does.
   the record (tagged), and the edited record is refused.
 - A row marked approved by hand, or an approval the store's policy forbids, is never carried
   out: the store checks the row, the log and the policy before it marks a call executing.
+- An operator the store does not list as an approver is not asked at its own prompt.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 
+import pexpect
 import pytest
 from clikit import cli
+from forked_terminal import orderbot_in_a_terminal
 
 from orderbot.errors import RecordError
 from orderbot.loop.engine import Limits
 from orderbot.loop.state import RunState
 from orderbot.models.scripted import ScriptedModel, call, calls, text
 from orderbot.runner import Runner
+from orderbot.runs.base import Policy
 from orderbot.runs.stores import open_run_store
 from orderbot.settings import load_settings
 from orderbot.shops.sample.stores.jsonfile import JsonStore
@@ -95,3 +100,23 @@ def test_the_last_gate_before_a_call_runs_holds_the_stores_policy_whoever_calls_
     assert JsonStore.load(orders_file).get("ORD-1002").status == "处理中"
     assert store.connection.execute("SELECT status FROM run_approvals").fetchall() == [("approved",)]
     store.close()
+
+
+def test_an_operator_the_store_does_not_list_as_an_approver_is_not_asked_at_the_prompt(orders_file, tmp_path):
+    """With run_approvers naming someone else, `ask` in a terminal pauses for the queue rather
+    than letting this operator say yes at its own prompt, where no queue row is checked."""
+    url = f"sqlite:///{tmp_path / 'runs.db'}"
+    assert cli("runs", "--runs", url).exit_code == 0
+    database = sqlite3.connect(tmp_path / "runs.db")
+    database.execute("INSERT INTO run_approvers VALUES ('desk9')")
+    database.commit()
+    env = {**os.environ, "COLUMNS": "120", "TERM": "xterm"}
+    args = ["ask", "--runs", url, "--user", "C001", "--orders", str(orders_file), "取消订单 ORD-1002"]
+    child = orderbot_in_a_terminal(args, env=env, dimensions=(50, 120))
+    child.expect_exact("Paused: an action is waiting for your approval.")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 4
+    assert JsonStore.load(orders_file).get("ORD-1002").status == "处理中"
+    assert Policy(approvers=frozenset({"desk9"})).asks_at_the_prompt("desk9")
+    assert not Policy(four_eyes=True).asks_at_the_prompt("desk9")
