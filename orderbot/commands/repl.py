@@ -58,6 +58,8 @@ HELP = COMMAND_HELP["repl"]
 EPILOG = "Example: orderbot repl --user C001, then 查询 ORD-1001 · 那 ORD-1002 呢？ · 取消它 · Ctrl-D to leave."
 HISTORY_FILE = "repl_history"
 RUNS_SHOWN = 10
+# A line that leaves, as in a shell, Python or vi: never sent to the model as a question.
+LEAVE = frozenset({"exit", "quit", ":q", "/exit", "/quit"})
 
 
 def repl(
@@ -117,6 +119,7 @@ class Repl:
             session, shown, self.store, provider=self.provider, base_url=self.base_url, otel=otel
         )
         self.last_stop = None  # how the latest message's run ended
+        self.run_ids: set[str] = set()  # the runs of this session, for /runs
 
     # ---- the loop -------------------------------------------------------------------
 
@@ -135,7 +138,7 @@ class Repl:
         with line_history(self.settings.resolved_state_dir() / HISTORY_FILE, enabled=self.interactive):
             while True:
                 line = read_line(f"orderbot {self.user}> " if self.user else "orderbot> ", interactive=self.interactive)
-                if line is None or line.startswith("/") and not self.command(line):
+                if line is None or line.strip().lower() in LEAVE or line.startswith("/") and not self.command(line):
                     return self.exit_code()
                 if line and not line.startswith("/"):
                     self.turn(line)
@@ -164,6 +167,7 @@ class Repl:
             self.say(t("error.prefix", error=exc))
         self.conversation.add(state.items[len(history) :])
         self.last_stop = state.stop_reason
+        self.run_ids.add(state.run_id)
         if state.signed_in:  # the customer a lookup found stays the conversation's
             self.user, self.signed_in = state.user, True
 
@@ -204,8 +208,6 @@ class Repl:
             "/reset": self.reset,
             "/runs": self.show_runs,
         }.get(name.lower())
-        if name.lower() in ("/exit", "/quit"):
-            return False
         if handler is None:
             self.say(t("repl.unknown", name=name))
         else:
@@ -253,10 +255,14 @@ class Repl:
         self.say(t("repl.reset"))
 
     def show_runs(self, arg: str) -> None:
-
-        rows = list(islice(self.store.summaries(), RUNS_SHOWN))
+        """This session's runs, newest first; `/runs all` every run in the store."""
+        if arg.lower() not in ("", "all"):
+            self.say(t("repl.runs_usage"))
+            return
+        every = arg.lower() == "all"
+        rows = list(islice((r for r in self.store.summaries() if every or r.run_id in self.run_ids), RUNS_SHOWN))
         if not rows:
-            self.say(t("runs.none", dir=self.store.where))
+            self.say(t("runs.none", dir=self.store.where) if every else t("repl.no_runs_yet"))
             return
         self.console.print(format_runs(rows, plain=not self.console.is_terminal, width=self.console.width))
         self.say(t("repl.runs_hint"))

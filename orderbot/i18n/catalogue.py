@@ -291,8 +291,8 @@ MESSAGES: dict[str, dict[str, str]] = {
             "                      change them for the next runs\n"
             "/user [ID]            show who is asking, or switch (this starts a new conversation)\n"
             "/reset                forget the earlier turns\n"
-            "/runs                 the latest recorded runs\n"
-            "/exit                 leave (so do Ctrl-D, and Ctrl-C at an empty prompt)\n"
+            "/runs [all]           the runs of this session (all: every recorded run)\n"
+            "/exit                 leave (so do exit, quit, :q, Ctrl-D, and Ctrl-C at an empty prompt)\n"
             "Ctrl-C during a run cancels that run."
         ),
         "zh": (
@@ -303,8 +303,8 @@ MESSAGES: dict[str, dict[str, str]] = {
             "                      修改之后运行的上限\n"
             "/user [ID]            显示当前用户，或切换用户（会开始新的对话）\n"
             "/reset                忘掉之前的对话\n"
-            "/runs                 最近记录的运行\n"
-            "/exit                 退出（Ctrl-D，或在空提示符下按 Ctrl-C 也可以）\n"
+            "/runs [all]           这次会话的运行（all：所有记录的运行）\n"
+            "/exit                 退出（exit、quit、:q、Ctrl-D，或在空提示符下按 Ctrl-C 也可以）\n"
             "运行中按 Ctrl-C 会取消这次运行。"
         ),
     },
@@ -334,6 +334,14 @@ MESSAGES: dict[str, dict[str, str]] = {
         "zh": "用户：{user}。对话重新开始。",
     },
     "repl.reset": {"en": "The earlier turns are forgotten.", "zh": "之前的对话已忘掉。"},
+    "repl.runs_usage": {
+        "en": "/runs shows this session's runs, /runs all every recorded run.",
+        "zh": "/runs 显示这次会话的运行，/runs all 显示所有记录的运行。",
+    },
+    "repl.no_runs_yet": {
+        "en": "No runs in this session yet: /runs all shows every recorded run.",
+        "zh": "这次会话还没有运行：/runs all 显示所有记录的运行。",
+    },
     "repl.runs_hint": {
         "en": "orderbot runs show ID shows one of them; orderbot resume ID continues it.",
         "zh": "orderbot runs show ID 查看其中一次；orderbot resume ID 继续它。",
