@@ -57,81 +57,6 @@ def holds_retail(connection: Any) -> bool:
     return connection.execute("SELECT to_regclass(%s) IS NOT NULL", (SCHEMA_TABLE,)).fetchone()[0]
 
 
-class PostgresRetailStore(SqlRetailStore):
-    LOCK = " FOR UPDATE"
-
-    def __init__(self, source: Source, connection: Any, *, writable: bool = True) -> None:
-        super().__init__(source.shown, writable=writable)
-        self.connection = connection
-        self._psycopg = load_psycopg()
-
-    @classmethod
-    def open(cls, source: Source, connection: Any = None, *, writable: bool = True) -> PostgresRetailStore:
-        """The store over the database, or over `connection` to it when the caller has one."""
-        psycopg = load_psycopg()
-        connection = connection or connect(source)
-        try:
-            version = connection.execute(f"SELECT version FROM {SCHEMA_TABLE}").fetchone()
-        except psycopg.errors.UndefinedTable:
-            connection.close()
-            raise ConfigError(t("retail.no_schema", where=source.shown, table=SCHEMA_TABLE, url=source.shown)) from None
-        except psycopg.Error as exc:
-            connection.close()
-            raise ConfigError(t("retail.shop_unreadable", source=source.shown, reason=type(exc).__name__)) from None
-        try:
-            check_version(source.shown, version)
-        except ConfigError:
-            connection.close()
-            raise
-        return cls(source, connection, writable=writable)
-
-    @staticmethod
-    def import_records(
-        source: Source,
-        records: Iterable[ShopRecord],
-        *,
-        replace: bool,
-        orphan: Callable[[str], NoReturn],
-        ledger: dict[str, Any] | None = None,
-        progress: Callable[[int], None] | None = None,
-    ) -> dict[str, int]:
-        """`import_shop`, as the store class the chooser picked (orderbot.shops.choice)."""
-        return import_shop(source, records, replace=replace, orphan=orphan, ledger=ledger, progress=progress)
-
-    def close(self) -> None:
-        self.connection.close()
-
-    def _errors(self) -> AbstractContextManager[None]:
-        return tool_errors(self._psycopg, self.source, timed_out=TIMED_OUT, unavailable=UNAVAILABLE)
-
-    def _rows(self, sql: str, params: tuple = (), *, timeout: float | None = None) -> list[tuple]:
-        with self._errors():
-            if timeout is None:
-                return self.connection.execute(native_sql(sql), params).fetchall()
-            with self.connection.transaction():
-                limit_statements(self.connection, timeout)
-                return self.connection.execute(native_sql(sql), params).fetchall()
-
-    @contextmanager
-    def _transaction(self, timeout: float | None) -> Iterator[Callable]:
-        connection = self.connection
-        deadline = None if timeout is None else time.monotonic() + timeout
-
-        def run(sql: str, params: tuple):
-            if deadline is not None:  # what is left now, not what was left when the write began
-                limit_statements(connection, deadline - time.monotonic())
-            return connection.execute(native_sql(sql), params)
-
-        with self._errors(), connection.transaction():
-            yield run
-
-    def export(self) -> Iterator[ShopRecord]:
-        """In one repeatable-read transaction: a consistent picture even while others write."""
-        with self._errors(), self.connection.transaction():
-            self.connection.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY")
-            yield from super().export()
-
-
 def import_shop(
     source: Source,
     records: Iterable[ShopRecord],
@@ -168,6 +93,70 @@ def import_shop(
         raise ConfigError(t("orders.at", where=source.shown, why=t("orders.import_failed", reason=reason))) from None
     finally:
         connection.close()
+
+
+class PostgresRetailStore(SqlRetailStore):
+    LOCK = " FOR UPDATE"
+
+    def __init__(self, source: Source, connection: Any, *, writable: bool = True) -> None:
+        super().__init__(source.shown, writable=writable)
+        self.connection = connection
+        self._psycopg = load_psycopg()
+
+    @classmethod
+    def open(cls, source: Source, connection: Any = None, *, writable: bool = True) -> PostgresRetailStore:
+        """The store over the database, or over `connection` to it when the caller has one."""
+        psycopg = load_psycopg()
+        connection = connection or connect(source)
+        try:
+            version = connection.execute(f"SELECT version FROM {SCHEMA_TABLE}").fetchone()
+        except psycopg.errors.UndefinedTable:
+            connection.close()
+            raise ConfigError(t("retail.no_schema", where=source.shown, table=SCHEMA_TABLE, url=source.shown)) from None
+        except psycopg.Error as exc:
+            connection.close()
+            raise ConfigError(t("retail.shop_unreadable", source=source.shown, reason=type(exc).__name__)) from None
+        try:
+            check_version(source.shown, version)
+        except ConfigError:
+            connection.close()
+            raise
+        return cls(source, connection, writable=writable)
+
+    import_records = staticmethod(import_shop)  # the chooser's way in (orderbot.shops.choice.database_type)
+
+    def close(self) -> None:
+        self.connection.close()
+
+    def _errors(self) -> AbstractContextManager[None]:
+        return tool_errors(self._psycopg, self.source, timed_out=TIMED_OUT, unavailable=UNAVAILABLE)
+
+    def _rows(self, sql: str, params: tuple = (), *, timeout: float | None = None) -> list[tuple]:
+        with self._errors():
+            if timeout is None:
+                return self.connection.execute(native_sql(sql), params).fetchall()
+            with self.connection.transaction():
+                limit_statements(self.connection, timeout)
+                return self.connection.execute(native_sql(sql), params).fetchall()
+
+    @contextmanager
+    def _transaction(self, timeout: float | None) -> Iterator[Callable]:
+        connection = self.connection
+        deadline = None if timeout is None else time.monotonic() + timeout
+
+        def run(sql: str, params: tuple):
+            if deadline is not None:  # what is left now, not what was left when the write began
+                limit_statements(connection, deadline - time.monotonic())
+            return connection.execute(native_sql(sql), params)
+
+        with self._errors(), connection.transaction():
+            yield run
+
+    def export(self) -> Iterator[ShopRecord]:
+        """In one repeatable-read transaction: a consistent picture even while others write."""
+        with self._errors(), self.connection.transaction():
+            self.connection.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY")
+            yield from super().export()
 
 
 def held_records(connection: Any) -> str | None:

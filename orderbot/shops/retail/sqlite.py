@@ -62,6 +62,36 @@ def holds_retail(connection: sqlite3.Connection) -> bool:
     return row.fetchone() is not None
 
 
+def import_shop(
+    source: Source,
+    records: Iterable[ShopRecord],
+    *,
+    replace: bool,
+    orphan: Callable[[str], NoReturn],
+    ledger: dict[str, Any] | None = None,
+    progress: Callable[[int], None] | None = None,
+) -> dict[str, int]:
+    """Write the records into the database in one transaction: all of them or none
+    (sql.fill). Refuses a database that already holds a shop (retail or the sample's
+    orders) unless `replace`. A database file this call created is removed again when
+    the import fails."""
+    with import_transaction(source.path) as connection:
+        held = held_records(connection)
+        if held and not replace:
+            raise ConfigError(t("retail.holds", where=source.path, held=held))
+        for table in (*TABLES, *SAMPLE_TABLES):
+            connection.execute(f"DROP TABLE IF EXISTS {table}")
+        return fill(
+            connection.execute,
+            lambda kind, rows: connection.executemany(INSERTS[kind], rows),
+            records,
+            key_type="TEXT",
+            orphan=orphan,
+            ledger=ledger,
+            progress=progress,
+        )
+
+
 class SqliteRetailStore(SqlRetailStore):
     def __init__(self, source: Source, connection: sqlite3.Connection, *, writable: bool = True) -> None:
         super().__init__(source.shown, writable=writable)
@@ -87,18 +117,7 @@ class SqliteRetailStore(SqlRetailStore):
         connection.execute(f"PRAGMA mmap_size = {MMAP_BYTES}")
         return cls(source, connection, writable=writable)
 
-    @staticmethod
-    def import_records(
-        source: Source,
-        records: Iterable[ShopRecord],
-        *,
-        replace: bool,
-        orphan: Callable[[str], NoReturn],
-        ledger: dict[str, Any] | None = None,
-        progress: Callable[[int], None] | None = None,
-    ) -> dict[str, int]:
-        """`import_shop`, as the store class the chooser picked (orderbot.shops.choice)."""
-        return import_shop(source, records, replace=replace, orphan=orphan, ledger=ledger, progress=progress)
+    import_records = staticmethod(import_shop)  # the chooser's way in (orderbot.shops.choice.database_type)
 
     def close(self) -> None:
         self.connection.close()
@@ -171,36 +190,6 @@ def tool_error(exc: sqlite3.Error, path: Path) -> ToolError:
         return ToolError(BUSY, "busy")
     log.error("sqlite %s: %s", path, exc)
     return ToolError(UNAVAILABLE, "store_unavailable")
-
-
-def import_shop(
-    source: Source,
-    records: Iterable[ShopRecord],
-    *,
-    replace: bool,
-    orphan: Callable[[str], NoReturn],
-    ledger: dict[str, Any] | None = None,
-    progress: Callable[[int], None] | None = None,
-) -> dict[str, int]:
-    """Write the records into the database in one transaction: all of them or none
-    (sql.fill). Refuses a database that already holds a shop (retail or the sample's
-    orders) unless `replace`. A database file this call created is removed again when
-    the import fails."""
-    with import_transaction(source.path) as connection:
-        held = held_records(connection)
-        if held and not replace:
-            raise ConfigError(t("retail.holds", where=source.path, held=held))
-        for table in (*TABLES, *SAMPLE_TABLES):
-            connection.execute(f"DROP TABLE IF EXISTS {table}")
-        return fill(
-            connection.execute,
-            lambda kind, rows: connection.executemany(INSERTS[kind], rows),
-            records,
-            key_type="TEXT",
-            orphan=orphan,
-            ledger=ledger,
-            progress=progress,
-        )
 
 
 def held_records(connection: sqlite3.Connection) -> str | None:

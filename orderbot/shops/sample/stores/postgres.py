@@ -40,59 +40,6 @@ TIMED_OUT = t("tool_error.orders_db_timed_out", lang="en")
 UNAVAILABLE = t("tool_error.orders_db_unavailable", lang="en")
 
 
-class PostgresStore(SqlStore):
-    def __init__(self, source: Source, connection: Any, *, writable: bool = True) -> None:
-        super().__init__(source.shown, writable=writable)
-        self.connection = connection
-        self._psycopg = load_psycopg()
-
-    @classmethod
-    def open(cls, source: Source, connection: Any = None, *, writable: bool = True) -> PostgresStore:
-        """The store over the database, or over `connection` to it when the caller has one."""
-        psycopg = load_psycopg()
-        connection = connection or connect(source)
-        try:
-            version = connection.execute("SELECT version FROM schema_version").fetchone()
-        except psycopg.errors.UndefinedTable:
-            connection.close()
-            raise ConfigError(t("orders.no_schema", where=source.shown, url=source.shown)) from None
-        except psycopg.Error as exc:
-            connection.close()
-            raise ConfigError(t("orders.cannot_read", source=source.shown, reason=type(exc).__name__)) from None
-        check_version(source.shown, version)
-        return cls(source, connection, writable=writable)
-
-    @staticmethod
-    def import_records(
-        source: Source,
-        orders: Sequence[Order],
-        *,
-        replace: bool,
-        progress: Callable[[int], None] | None = None,
-        other_tables: Sequence[str] = (),
-    ) -> int:
-        """`import_orders`, as the store class the chooser picked (orderbot.shops.choice)."""
-        return import_orders(source, orders, replace=replace, progress=progress, other_tables=other_tables)
-
-    def close(self) -> None:
-        self.connection.close()
-
-    def _execute(self, sql: str, params: tuple, timeout: float | None):
-        with tool_errors(self._psycopg, self.source, timed_out=TIMED_OUT, unavailable=UNAVAILABLE):
-            if timeout is None:
-                return self.connection.execute(native_sql(sql), params)
-            with self.connection.transaction():
-                # The run's remaining time bounds this statement alone (is_local = true).
-                limit_statements(self.connection, timeout)
-                return self.connection.execute(native_sql(sql), params)
-
-    def _rows(self, sql: str, params: tuple = (), *, timeout: float | None = None) -> list[tuple]:
-        return self._execute(sql, params, timeout).fetchall()
-
-    def _change(self, sql: str, params: tuple = (), *, timeout: float | None = None) -> int:
-        return self._execute(sql, params, timeout).rowcount
-
-
 def import_orders(
     source: Source,
     orders: Sequence[Order],
@@ -140,6 +87,49 @@ def import_orders(
         raise ConfigError(t("orders.at", where=source.shown, why=why)) from None
     finally:
         connection.close()
+
+
+class PostgresStore(SqlStore):
+    def __init__(self, source: Source, connection: Any, *, writable: bool = True) -> None:
+        super().__init__(source.shown, writable=writable)
+        self.connection = connection
+        self._psycopg = load_psycopg()
+
+    @classmethod
+    def open(cls, source: Source, connection: Any = None, *, writable: bool = True) -> PostgresStore:
+        """The store over the database, or over `connection` to it when the caller has one."""
+        psycopg = load_psycopg()
+        connection = connection or connect(source)
+        try:
+            version = connection.execute("SELECT version FROM schema_version").fetchone()
+        except psycopg.errors.UndefinedTable:
+            connection.close()
+            raise ConfigError(t("orders.no_schema", where=source.shown, url=source.shown)) from None
+        except psycopg.Error as exc:
+            connection.close()
+            raise ConfigError(t("orders.cannot_read", source=source.shown, reason=type(exc).__name__)) from None
+        check_version(source.shown, version)
+        return cls(source, connection, writable=writable)
+
+    import_records = staticmethod(import_orders)  # the chooser's way in (orderbot.shops.choice.database_type)
+
+    def close(self) -> None:
+        self.connection.close()
+
+    def _execute(self, sql: str, params: tuple, timeout: float | None):
+        with tool_errors(self._psycopg, self.source, timed_out=TIMED_OUT, unavailable=UNAVAILABLE):
+            if timeout is None:
+                return self.connection.execute(native_sql(sql), params)
+            with self.connection.transaction():
+                # The run's remaining time bounds this statement alone (is_local = true).
+                limit_statements(self.connection, timeout)
+                return self.connection.execute(native_sql(sql), params)
+
+    def _rows(self, sql: str, params: tuple = (), *, timeout: float | None = None) -> list[tuple]:
+        return self._execute(sql, params, timeout).fetchall()
+
+    def _change(self, sql: str, params: tuple = (), *, timeout: float | None = None) -> int:
+        return self._execute(sql, params, timeout).rowcount
 
 
 def _why_import_failed(exc: Exception, source: Source, *, committing: bool) -> str:

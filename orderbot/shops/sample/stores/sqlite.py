@@ -40,6 +40,24 @@ def connect(path: Path, *, create: bool = False) -> sqlite3.Connection:
     return connection
 
 
+def import_orders(
+    source: Source,
+    orders: Sequence[Order],
+    *,
+    replace: bool,
+    progress: Callable[[int], None] | None = None,
+    other_tables: Sequence[str] = (),
+) -> int:
+    """Write `orders` into the database in one transaction: all of them or none. Refuses
+    a database that already holds orders unless `replace`. `other_tables` are another
+    shop's (a database keeps one shop): refused unless `replace`, else dropped too. A database file this call
+    created is removed again when the import fails."""
+    with import_transaction(source.path) as connection:
+        return _write(
+            connection, orders, where=str(source.path), replace=replace, progress=progress, other_tables=other_tables
+        )
+
+
 class SqliteStore(SqlStore):
     def __init__(self, source: Source, connection: sqlite3.Connection, *, writable: bool = True) -> None:
         super().__init__(source.shown, writable=writable)
@@ -64,17 +82,7 @@ class SqliteStore(SqlStore):
         check_version(str(path), version)
         return cls(source, connection, writable=writable)
 
-    @staticmethod
-    def import_records(
-        source: Source,
-        orders: Sequence[Order],
-        *,
-        replace: bool,
-        progress: Callable[[int], None] | None = None,
-        other_tables: Sequence[str] = (),
-    ) -> int:
-        """`import_orders`, as the store class the chooser picked (orderbot.shops.choice)."""
-        return import_orders(source, orders, replace=replace, progress=progress, other_tables=other_tables)
+    import_records = staticmethod(import_orders)  # the chooser's way in (orderbot.shops.choice.database_type)
 
     def close(self) -> None:
         self.connection.close()
@@ -103,24 +111,6 @@ def _tool_error(exc: sqlite3.Error, path: Path) -> ToolError:
         return ToolError(t("tool_error.orders_db_busy", lang="en"), "busy")
     log.error("sqlite %s: %s", path, exc)
     return ToolError(t("tool_error.orders_db_unavailable", lang="en"), "store_unavailable")
-
-
-def import_orders(
-    source: Source,
-    orders: Sequence[Order],
-    *,
-    replace: bool,
-    progress: Callable[[int], None] | None = None,
-    other_tables: Sequence[str] = (),
-) -> int:
-    """Write `orders` into the database in one transaction: all of them or none. Refuses
-    a database that already holds orders unless `replace`. `other_tables` are another
-    shop's (a database keeps one shop): refused unless `replace`, else dropped too. A database file this call
-    created is removed again when the import fails."""
-    with import_transaction(source.path) as connection:
-        return _write(
-            connection, orders, where=str(source.path), replace=replace, progress=progress, other_tables=other_tables
-        )
 
 
 @contextmanager
