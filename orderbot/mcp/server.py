@@ -104,6 +104,7 @@ def build_server(session: McpSession, toolbox: Toolbox, *, instructions: str = "
         while reply.asking is not None:
             asking = reply.asking
             if not ctx.session.can_send_request:
+                session.detach(asking)
                 return _input_required(asking)
             try:
                 answer = await ctx.session.elicit_form(_question(asking), APPROVE_SCHEMA)

@@ -71,6 +71,7 @@ class Asking:
         self.token = secrets.token_urlsafe(18)
         self.approved = False
         self.decided = threading.Event()
+        self.detached = False  # handed to the client to answer with a later request
 
 
 class McpSession:
@@ -115,10 +116,13 @@ class McpSession:
         the client can ask its person (chosen once, when the session's first run starts)."""
         text = json.dumps(arguments or {}, ensure_ascii=False)
         with self._changed:
-            if self._asking is not None:  # a new call: the client gave up the question it was asked
-                self._decide(self._asking, approved=False)
-                self._changed.wait_for(lambda: self._ticket is None or self._ticket.done)
-                self._ticket = None
+            # One call at a time: a call sent beside another waits for it. A question the
+            # client was handed to answer later (detached) and did not is given up: declined.
+            while self._ticket is not None and not self._ticket.done:
+                if self._asking is not None and self._asking.detached:
+                    self._decide(self._asking, approved=False)
+                self._changed.wait()
+            self._ticket = None
             if self._ended is not None:
                 return Reply.of(self._ended)
             cap = self._limits.max_response_chars
@@ -148,6 +152,12 @@ class McpSession:
                 return Reply.of(fail("not_the_same_call", t("mcp.not_the_same_call")))
             self._decide(asking, approved=approved)
             return self._wait(ticket)
+
+    def detach(self, asking: Asking) -> None:
+        """The question goes back to the client, answered (or not) by a later request."""
+        with self._changed:
+            asking.detached = True
+            self._changed.notify_all()
 
     def outcome(self, run_id: str) -> Reply:
         """What became of a call this session left in the approval queue (`check_approval`)."""

@@ -101,13 +101,20 @@ def test_an_answer_must_come_back_for_the_call_it_was_asked_about(orders, tmp_pa
             request_state=first.request_state,
             allow_input_required=True,
         )
-        return first, forged, other  # and the client goes without answering
+        moved_on = await client.call_tool("get_order_status", {"order_id": "ORD-1001"})  # a new call instead
+        late = await session.call_tool(
+            "cancel_order", CANCEL, input_responses=yes, request_state=first.request_state, allow_input_required=True
+        )
+        return first, forged, other, moved_on, late
 
     try:
         # The client can ask its person; this one calls the session by hand, to answer wrongly.
-        first, forged, other = served.drive(script, mode="auto", elicitation=approving([]))
+        first, forged, other, moved_on, late = served.drive(script, mode="auto", elicitation=approving([]))
     finally:
         served.close()
+    assert not moved_on.is_error and envelope(late)["code"] == "no_such_approval"  # the question was given up
+    (run_id,) = served.session.runs
+    assert [c.decision for c in served.runs.load(run_id).state.calls] == ["rejected", "executed"]
     assert isinstance(first, types.InputRequiredResult)
     assert ASKED in first.input_requests["approval"].params.message
     assert envelope(forged)["code"] == "no_such_approval"

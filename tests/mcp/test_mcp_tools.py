@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import shutil
 
+import anyio
 import pytest
 from clikit import cli
 from mcpkit import Served, envelope
@@ -163,3 +164,23 @@ def test_the_sessions_working_time_runs_out_and_every_later_call_is_refused(orde
     first = codes.index("time_limit")
     assert 0 < first < 11 and codes[first:] == ["time_limit"] * (12 - first)
     assert all(r["ok"] for r in replies[:first])
+
+
+def test_calls_sent_side_by_side_are_taken_one_at_a_time(served) -> None:
+    async def script(client):
+        replies = {}
+
+        async def look(order_id):
+            replies[order_id] = envelope(await client.call_tool("get_order_status", {"order_id": order_id}))
+
+        async with anyio.create_task_group() as group:
+            for order_id in ("ORD-1001", "ORD-1002", "ORD-1007"):
+                group.start_soon(look, order_id)
+        return replies
+
+    replies = served.drive(script)
+    assert {k: v["data"]["order_id"] for k, v in replies.items()} == {k: k for k in replies} and len(replies) == 3
+    (run_id,) = served.session.runs
+    assert sorted(c.arguments for c in served.runs.load(run_id).state.calls) == sorted(
+        json.dumps({"order_id": k}) for k in replies
+    )
