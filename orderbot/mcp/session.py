@@ -32,6 +32,7 @@ from pydantic import ValidationError
 from orderbot.errors import OrderbotError
 from orderbot.i18n import t
 from orderbot.loop.budget import Limits
+from orderbot.loop.dispatch import Prepared
 from orderbot.loop.envelope import capped, fail, ok
 from orderbot.loop.items import FunctionCall
 from orderbot.loop.limits import StopReason
@@ -304,7 +305,8 @@ class McpSession:
             args = tool.args.model_validate(arguments or {})
         except ValidationError:
             return False
-        return json.dumps(args.model_dump(mode="json"), sort_keys=True, ensure_ascii=False) == pending.arguments
+        call = FunctionCall(call_id=pending.call_id, name=name, arguments="")
+        return Prepared(call, tool, args).canonical_arguments == pending.arguments  # as the binding was made
 
 
 def _reply_of(output: str | None) -> Reply:
