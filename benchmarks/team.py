@@ -105,7 +105,7 @@ def ask_to_cancel(runs_url: str, targets: list[tuple[str, str]]) -> list[str]:
 
     settings = load_settings(runs=runs_url, orders=runs_url, provider="offline")
     store, session = open_run_store(settings), open_session(settings)
-    runner = Runner.for_session(session, create(settings), store, provider="offline")
+    runner = Runner.for_session(session, create(settings, session.shop), store, provider="offline")
     limits = session.limits(settings)
     made = []
     for order_id, customer in targets:
@@ -259,7 +259,7 @@ def fill(server, database: str, total: int) -> None:
     asker = url(server, "desk00", database)
     settings = load_settings(runs=asker, orders=asker, provider="offline")
     store, session = open_run_store(settings), open_session(settings)
-    runner = Runner.for_session(session, create(settings), store, provider="offline")
+    runner = Runner.for_session(session, create(settings, session.shop), store, provider="offline")
     limits = session.limits(settings)
     now = time.time()
     template = None

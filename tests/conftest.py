@@ -99,7 +99,7 @@ def use_model(monkeypatch: pytest.MonkeyPatch):
     """Make `--provider scripted` hand this model to the real CLI."""
 
     def install(model) -> None:
-        monkeypatch.setitem(models.FACTORIES, "scripted", lambda settings: model)
+        monkeypatch.setitem(models.FACTORIES, "scripted", lambda settings, shop: model)
 
     return install
 

@@ -153,34 +153,59 @@ def test_every_module_imports_on_its_own():
     assert done.returncode == 0, done.stderr[-3000:]
 
 
-# ---- the floors ---------------------------------------------------------------------------
+# ---- the floors, and the shops behind the session ---------------------------------------
 
-FLOORS = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["importlinter"]["contracts"][0]
+CONTRACTS = {
+    contract["id"]: contract
+    for contract in tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["importlinter"][
+        "contracts"
+    ]
+}
 
 
-def test_no_module_imports_from_a_floor_above_its_own():
-    """The layers contract of pyproject.toml ([tool.importlinter], drawn in docs/architecture.md),
-    run by import-linter as CI runs it: every import counts, at the top, inside a function or
-    under TYPE_CHECKING (a type checker follows those too, and they name the floor above)."""
+def broken(contract: str) -> str:
+    """What import-linter finds against one contract of pyproject.toml ([tool.importlinter]),
+    run as CI runs it; "" when it is kept. Every import counts, at the top, inside a function
+    or under TYPE_CHECKING (a type checker follows those too)."""
     lint_imports = "from importlinter.cli import lint_imports_command; lint_imports_command()"
     done = subprocess.run(
-        [sys.executable, "-c", lint_imports, "--no-cache"],
+        [sys.executable, "-c", lint_imports, "--no-cache", "--contract", contract],
         cwd=ROOT,
         capture_output=True,
         text=True,
         timeout=60,
     )
-    assert done.returncode == 0, done.stdout[done.stdout.find("Broken contracts") :] + done.stderr[-2000:]
+    return "" if done.returncode == 0 else done.stdout[done.stdout.find("Broken contracts") :] + done.stderr[-2000:]
+
+
+def test_no_module_imports_from_a_floor_above_its_own():
+    """The floors drawn in docs/architecture.md, bottom to top from i18n to cli."""
+    assert broken("floors") == ""
+
+
+def test_no_module_outside_the_shops_and_the_commands_imports_a_particular_shop():
+    """The shop comes through the session (orderbot.shops.shop.Shop: instructions, vocabulary,
+    money, offline planner, eval suite); only orderbot/shops/ and orderbot/commands/ (and
+    the tests) name the sample or the retail shop."""
+    assert broken("shops") == ""
+
+
+def floors() -> list[str]:
+    return [part.strip() for layer in CONTRACTS["floors"]["layers"] for part in layer.split("|")]
 
 
 def test_every_part_of_orderbot_stands_on_a_floor():
-    """A module or package the contract does not name is checked against nothing: a new part
-    of orderbot takes its floor in pyproject.toml (and in docs/architecture.md) when it comes."""
-    assert FLOORS["type"] == "layers" and not FLOORS.get("ignore_imports")
-    named = {part.strip() for layer in FLOORS["layers"] for part in layer.split("|")}
+    """A module or package the contracts do not name is checked against nothing: a new part
+    of orderbot takes its floor in pyproject.toml (and in docs/architecture.md) when it comes,
+    and is kept from the particular shops unless it is the shops or the commands."""
+    assert CONTRACTS["floors"]["type"] == "layers" and not CONTRACTS["floors"].get("ignore_imports")
     parts = {f"orderbot.{path.stem}" for path in PACKAGE.glob("*.py") if path.stem not in ("__init__", "__main__")}
     parts |= {f"orderbot.{path.parent.name}" for path in PACKAGE.glob("*/__init__.py")}
-    assert parts == named
+    assert parts == set(floors())
+    shops = CONTRACTS["shops"]
+    assert shops["forbidden_modules"] == ["orderbot.shops.sample", "orderbot.shops.retail"]
+    assert set(shops["source_modules"]) == parts - {"orderbot.shops", "orderbot.commands"}
+    assert not shops.get("ignore_imports")
 
 
 NOTHING_CHANGED_BY_IMPORT = """

@@ -92,13 +92,13 @@ def test_facts_and_claims_are_computed_once_per_run_and_only_by_the_runner(monke
     counted = {"facts": 0, "claims": 0}
     real_facts, real_check = runner_module.facts_of, runner_module.check
 
-    def facts_of(state):
+    def facts_of(state, vocabulary):
         counted["facts"] += 1
-        return real_facts(state)
+        return real_facts(state, vocabulary)
 
-    def check(*args):
+    def check(*args, **kwargs):
         counted["claims"] += 1
-        return real_check(*args)
+        return real_check(*args, **kwargs)
 
     monkeypatch.setattr(runner_module, "facts_of", facts_of)
     monkeypatch.setattr(runner_module, "check", check)

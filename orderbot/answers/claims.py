@@ -13,7 +13,7 @@ observed}`:
 How an answer is read: each mention of an order id opens a segment that runs to the next
 id or the end of the sentence; its sentence is that segment with the words before the id
 ("I cancelled ORD-1002"). An id that does not exist passes when its sentence says so. The
-status words in a segment (Chinese and English, see orders.STATUS_WORDS_EN) are what the
+status words in a segment (the shop's statuses and their other words: its Vocabulary) are what the
 answer says about that order, and so is a status word just before the first id of a
 sentence ("已发货的订单 ORD-1001", "the shipped order ORD-1001"); a word right after a
 negation ("not", "没有", "未") is not a claim. A segment passes when one of its status
@@ -30,6 +30,7 @@ is read as said about that order: `未发货。` for an order that is 已发货 
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from collections.abc import Iterable
@@ -37,7 +38,7 @@ from dataclasses import asdict, dataclass
 
 from orderbot.answers.facts import Fact
 from orderbot.loop.state import CallRecord
-from orderbot.shops.sample.model import CANCELLED, NOT_FOUND, STATUS_WORDS_EN
+from orderbot.shops.shop import Vocabulary
 
 # ORD-ids as the store writes them, and id-shaped tokens such as "MB-44" a model may invent.
 ID = re.compile(r"(?<![A-Za-z0-9_-])(?:(?i:ORD)-[A-Za-z0-9_-]*[0-9][A-Za-z0-9_-]*|[A-Z]{2,4}-[0-9]{2,}[A-Za-z0-9]*)")
@@ -55,27 +56,17 @@ CANCEL_DONE = re.compile(
 )
 
 
-# Negated statuses, and the store statuses each contradicts: "not shipped" is false of an
-# order that has shipped (or been delivered since).
+# Negated milestones: "not shipped" is false of an order whose status says it has shipped
+# (the shop's Vocabulary.once names those statuses).
 _NOT = r"(?:未|没有?|尚未|还没有?|还未|并未)\s*"
-NOT_YET: list[tuple[re.Pattern[str], frozenset[str]]] = [
-    (
-        re.compile(rf"{_NOT}(?:发货|发出|寄出)|(?:\bnot|n't)\s+(?:yet\s+)?(?:been\s+)?(?:shipped|sent)\b", re.I),
-        frozenset({"已发货", "已签收"}),
+NOT_YET: dict[str, re.Pattern[str]] = {
+    "shipped": re.compile(rf"{_NOT}(?:发货|发出|寄出)|(?:\bnot|n't)\s+(?:yet\s+)?(?:been\s+)?(?:shipped|sent)\b", re.I),
+    "delivered": re.compile(
+        rf"{_NOT}(?:签收|送达|收到)|(?:\bnot|n't)\s+(?:yet\s+)?(?:been\s+)?(?:delivered|received)\b", re.I
     ),
-    (
-        re.compile(rf"{_NOT}(?:签收|送达|收到)|(?:\bnot|n't)\s+(?:yet\s+)?(?:been\s+)?(?:delivered|received)\b", re.I),
-        frozenset({"已签收"}),
-    ),
-    (
-        re.compile(rf"{_NOT}(?:被)?取消|(?:\bnot|n't)\s+(?:yet\s+)?(?:been\s+)?cancell?ed\b", re.I),
-        frozenset({"已取消"}),
-    ),
-    (
-        re.compile(rf"{_NOT}(?:付款|支付)|(?:\bnot|n't)\s+(?:yet\s+)?(?:been\s+)?paid\b", re.I),
-        frozenset({"处理中", "已发货", "已签收", "退款中", "已退款"}),
-    ),
-]
+    "cancelled": re.compile(rf"{_NOT}(?:被)?取消|(?:\bnot|n't)\s+(?:yet\s+)?(?:been\s+)?cancell?ed\b", re.I),
+    "paid": re.compile(rf"{_NOT}(?:付款|支付)|(?:\bnot|n't)\s+(?:yet\s+)?(?:been\s+)?paid\b", re.I),
+}
 # A sentence that states a rule, not a fact about the order ("只有处理中的订单才能取消").
 RULE = re.compile(r"只有|只能|仅限|才能|才可以|\bonly\b|\bcan be\b|\bcan only\b", re.I)
 # An amount as an answer writes one: ¥199.00, ￥199, 199 元, CNY 199, 199.00 yuan.
@@ -87,28 +78,35 @@ AMOUNT = re.compile(
 BEFORE_ID = r"\s*(?:的)?\s*(?:订单|order|package)?\s*(?:号|number|id)?\s*[:：#]?\s*$"
 
 
-def _status_pattern() -> tuple[re.Pattern[str], dict[str, str]]:
+@dataclass(frozen=True)
+class Reading:
+    """A shop's vocabulary made into what the check reads an answer with."""
+
+    vocabulary: Vocabulary
+    word: re.Pattern[str]  # any status word
+    of: dict[str, str]  # a status word, lower-cased, to the status it names
+    before_id: re.Pattern[str]  # a status word just before an id
+
+
+@functools.cache
+def reading(vocabulary: Vocabulary) -> Reading:
+    """Compiled once per shop (a Vocabulary is hashed by identity)."""
     words: dict[str, str] = {}
-    for status, english in STATUS_WORDS_EN.items():
-        words[status] = status
-        for word in english:
+    for status, others in vocabulary.statuses.items():
+        words[status.lower()] = status
+        for word in others:
             words[word.lower()] = status
     alternatives = sorted(words, key=len, reverse=True)  # "refund in progress" before "refund…"
-    pattern = "|".join(re.escape(w) if not w.isascii() else rf"\b{re.escape(w)}\b" for w in alternatives)
-    return re.compile(pattern, re.I), words
+    # A word that never matches when the shop has no statuses.
+    pattern = "|".join(re.escape(w) if not w.isascii() else rf"\b{re.escape(w)}\b" for w in alternatives) or r"(?!)"
+    word = re.compile(pattern, re.I)
+    return Reading(vocabulary, word, words, re.compile(rf"(?:{word.pattern}){BEFORE_ID}", re.I))
 
 
-STATUS_WORD, STATUS_OF = _status_pattern()
-
-
-def _status_of(fact: Fact) -> str | None:
-    """The fact's status in the store's vocabulary: a shop that writes its statuses in English
-    ("delivered", "cancelled", the retail shop) is compared word for word with the same
-    status as 已签收, 已取消."""
-    return STATUS_OF.get(fact.status.lower(), fact.status) if fact.status else fact.status
-
-
-STATUS_BEFORE_ID = re.compile(rf"(?:{STATUS_WORD.pattern}){BEFORE_ID}", re.I)
+def _status_of(fact: Fact, words: Reading) -> str | None:
+    """The fact's status in the store's vocabulary: a status written in another word of it
+    ("delivered" where the store writes 已签收) is compared as the status it names."""
+    return words.of.get(fact.status.lower(), fact.status) if fact.status else fact.status
 
 
 @dataclass(frozen=True)
@@ -122,20 +120,24 @@ class Claim:
         return asdict(self)
 
 
-def check(answer: str | None, facts: list[Fact], calls: Iterable[CallRecord] = ()) -> list[Claim]:
+def check(
+    answer: str | None, facts: list[Fact], calls: Iterable[CallRecord] = (), *, vocabulary: Vocabulary
+) -> list[Claim]:
     """The unsupported claims in `answer`, given the run's facts (and call records, whose
-    results may name further ids, e.g. the SKUs of a details result)."""
+    results may name further ids, e.g. the SKUs of a details result), in the words of the
+    run's shop."""
     if not answer:
         return []
+    words = reading(vocabulary)
     by_id = {f.order_id.upper(): f for f in facts}
     returned = set(by_id) | _ids_in_results(calls)
     found: list[Claim] = []
     for order_id, segment, sentence, before in segments(answer):
         fact = by_id.get(order_id)
-        found += _check_segment(order_id, segment, sentence, fact, order_id in returned, before)
+        found += _check_segment(order_id, segment, sentence, fact, order_id in returned, words, before)
     if len(facts) == 1:  # the one order the run looked at: what sentences naming no id say is about it
         for sentence in unnamed_sentences(answer):
-            found += _check_unnamed(sentence, facts[0])
+            found += _check_unnamed(sentence, facts[0], words)
     claims: list[Claim] = []
     seen: set[tuple[str, str, str]] = set()
     for claim in found:
@@ -174,31 +176,31 @@ def unnamed_sentences(answer: str) -> list[str]:
 
 
 def _check_segment(
-    order_id: str, segment: str, sentence: str, fact: Fact | None, returned: bool, before: str = ""
+    order_id: str, segment: str, sentence: str, fact: Fact | None, returned: bool, words: Reading, before: str = ""
 ) -> list[Claim]:
     if fact is None:
         return [] if returned else [Claim("unknown_id", order_id, order_id, None)]
-    said = _status_before(before) + _status_words(segment)
+    said = _status_before(before, words) + _status_words(segment, words)
     if fact.not_found:
         if said:
-            return [Claim("status", order_id, said[0][0], NOT_FOUND)]
+            return [Claim("status", order_id, said[0][0], fact.unknown)]
         if not NOT_FOUND_WORDS.search(sentence):
-            return [Claim("nonexistent_id", order_id, order_id, NOT_FOUND)]
+            return [Claim("nonexistent_id", order_id, order_id, fact.unknown)]
         return []
     cancel = _cancel_claim(sentence)
-    if cancel and not fact.cancelled and _status_of(fact) != CANCELLED:
+    if cancel and not fact.cancelled and _status_of(fact, words) != words.vocabulary.cancelled:
         return [Claim("cancellation", order_id, cancel, _observed(fact))]
     if fact.cancelled:
         return []
     found = _amount_claims(order_id, segment, fact)
-    if said and (fact.status is None or all(status != _status_of(fact) for _, status in said)):
+    if said and (fact.status is None or all(status != _status_of(fact, words) for _, status in said)):
         return [Claim("status", order_id, said[0][0], _observed(fact)), *found]
     if not RULE.search(sentence):
-        found += _negated_claims(order_id, segment, fact)
+        found += _negated_claims(order_id, segment, fact, words)
     return found
 
 
-def _check_unnamed(sentence: str, fact: Fact) -> list[Claim]:
+def _check_unnamed(sentence: str, fact: Fact, words: Reading) -> list[Claim]:
     """What a sentence naming no id says about the run's one order. A sentence that states a
     rule ("只有处理中的订单才能取消") says nothing about it; an order that does not exist has
     no status, amount or cancellation to state."""
@@ -206,32 +208,32 @@ def _check_unnamed(sentence: str, fact: Fact) -> list[Claim]:
         return []
     order_id = fact.order_id
     cancel = _cancel_claim(sentence)
-    if cancel and _status_of(fact) != CANCELLED:
+    if cancel and _status_of(fact, words) != words.vocabulary.cancelled:
         return [Claim("cancellation", order_id, cancel, _observed(fact))]
-    said = _status_words(sentence)
-    observed = NOT_FOUND if fact.not_found else _observed(fact)
-    if said and (fact.status is None or fact.not_found or all(status != _status_of(fact) for _, status in said)):
+    said = _status_words(sentence, words)
+    observed = fact.unknown if fact.not_found else _observed(fact)
+    if said and (fact.status is None or fact.not_found or all(status != _status_of(fact, words) for _, status in said)):
         return [Claim("status", order_id, said[0][0], observed)]
     if said:
         return []
-    return _negated_claims(order_id, sentence, fact) + _amount_claims(order_id, sentence, fact)
+    return _negated_claims(order_id, sentence, fact, words) + _amount_claims(order_id, sentence, fact)
 
 
-def _status_before(before: str) -> list[tuple[str, str]]:
+def _status_before(before: str, words: Reading) -> list[tuple[str, str]]:
     """The status word right before an id it describes, when that is how the text reads."""
-    match = STATUS_BEFORE_ID.search(before)
+    match = words.before_id.search(before)
     if match is None or NEGATION.search(before[: match.start()]):
         return []
-    word = STATUS_WORD.match(before, match.start()).group()
-    return [(word, STATUS_OF.get(word.lower(), word))]
+    word = words.word.match(before, match.start()).group()
+    return [(word, words.of.get(word.lower(), word))]
 
 
-def _negated_claims(order_id: str, text: str, fact: Fact) -> list[Claim]:
+def _negated_claims(order_id: str, text: str, fact: Fact, words: Reading) -> list[Claim]:
     if not fact.status or fact.not_found:
         return []
-    for pattern, contradicted in NOT_YET:
+    for milestone, pattern in NOT_YET.items():
         match = pattern.search(text)
-        if match and _status_of(fact) in contradicted:
+        if match and _status_of(fact, words) in words.vocabulary.once.get(milestone, ()):
             return [Claim("status", order_id, " ".join(match.group().split()), fact.status)]
     return []
 
@@ -249,13 +251,13 @@ def _amount_claims(order_id: str, text: str, fact: Fact) -> list[Claim]:
     return out
 
 
-def _status_words(segment: str) -> list[tuple[str, str]]:
+def _status_words(segment: str, words: Reading) -> list[tuple[str, str]]:
     """(word as written, the store status it names) for each status word that is a claim."""
     out = []
-    for match in STATUS_WORD.finditer(segment):
+    for match in words.word.finditer(segment):
         if NEGATION.search(segment[: match.start()]):
             continue
-        out.append((match.group(), STATUS_OF.get(match.group().lower(), match.group())))
+        out.append((match.group(), words.of.get(match.group().lower(), match.group())))
     return out
 
 

@@ -1,6 +1,6 @@
 """`orderbot eval`: measure a model on a suite of cases before trusting it.
 
-A suite is a JSON file (the default one ships as orderbot/answers/eval_suite.json):
+A suite is a JSON file (without --suite, the default shop's: orderbot/shops/sample/eval_suite.json):
 
     {"orders": "orders.json",                  # optional, relative to the suite file
      "cases": [{"name": "status-zh",
@@ -48,15 +48,14 @@ from orderbot.loop.limits import SPEC_OF
 from orderbot.loop.state import RunState, describe_call
 from orderbot.settings import USER_ID
 from orderbot.shops.choice import store_type
-from orderbot.shops.sample.model import SAMPLE_PATH
-from orderbot.shops.session import open_session
+from orderbot.shops.session import DEFAULT_SHOP, open_session
 from orderbot.shops.source import parse_source
 from orderbot.text import cut, first_error, invalid_json
 
 if TYPE_CHECKING:
     from orderbot.shops.source import Source
 
-DEFAULT_SUITE = Path(__file__).with_name("eval_suite.json")
+DEFAULT_SUITE = DEFAULT_SHOP.eval_suite  # with the orders it is about (DEFAULT_SHOP.sample)
 MAX_CASES = 1000
 
 
@@ -126,8 +125,8 @@ def check_limits(path: Path, index: int, case: Case) -> None:
 
 
 def orders_source(suite: Suite, suite_path: Path, override: str | None) -> Source:
-    """--orders, else the suite's own orders file (relative to the suite), else the sample.
-    Only a file can be copied for each case: a PostgreSQL source is refused. A suite may
+    """--orders, else the suite's own orders file (relative to the suite), else the default
+    shop's sample. Only a file can be copied for each case: a PostgreSQL source is refused. A suite may
     name only orders in its own folder (a suite from elsewhere must not point the model at
     any file this user can read); --orders names any. The orders are read once here, so a
     file that holds no orders is one sentence before any case runs."""
@@ -137,7 +136,7 @@ def orders_source(suite: Suite, suite_path: Path, override: str | None) -> Sourc
     elif suite.orders:
         source = parse_source(_beside(suite_path, suite.orders))
     else:
-        source = parse_source(SAMPLE_PATH)
+        source = parse_source(DEFAULT_SHOP.sample)
     if source.path is None:
         raise ConfigError(t("eval.cannot_copy", source=source.shown))
     store_type("sample", source.kind).open(source, writable=False).close()
@@ -396,7 +395,8 @@ def case_runner(settings, *, make_model, make_runner) -> Callable[[Case, str], C
         began = time.monotonic()
         try:
             session = open_session(case_settings)
-            result = make_runner(session, make_model(case_settings), case_settings).start(state, limits, kind="eval")
+            model = make_model(case_settings, session.shop)
+            result = make_runner(session, model, case_settings).start(state, limits, kind="eval")
         except OrderbotError as exc:
             return CaseResult(
                 case.name, case.question, [], None, [], [], None, time.monotonic() - began, 0, error=str(exc)

@@ -20,10 +20,9 @@ from dataclasses import dataclass, field
 
 from orderbot.i18n import t
 from orderbot.loop.state import CallRecord, PendingCall, RunState
-from orderbot.shops.sample.model import NOT_FOUND, Status, format_money
+from orderbot.shops.shop import Vocabulary
 from orderbot.text import cut
 
-STATUSES: tuple[str, ...] = Status.__args__  # the store's vocabulary, in its own order
 FIELD_CHARS = 80  # one field of a fact line; order data is outside text of any length
 
 KNOWN_FAILURES = frozenset(
@@ -45,7 +44,7 @@ class Fact:
     """What this run learnt about one order."""
 
     order_id: str
-    status: str | None = None  # the last status a tool returned; NOT_FOUND for an unknown id
+    status: str | None = None  # the last status a tool returned; the shop's not_found for an unknown id
     fields: dict[str, str] = field(default_factory=dict)  # the details shown, as short text
     outcomes: list[str] = field(default_factory=list)  # keys of the catalogue's facts.*: refusals, cancellations
     failure: str = ""  # the error code behind a `failed` outcome
@@ -53,10 +52,11 @@ class Fact:
     cancelled: bool = False  # a cancel_order call for it executed and succeeded
     # Every amount the details named (total, unit prices, line totals), for the claim check.
     amounts: list[float] = field(default_factory=list)
+    unknown: str = ""  # the status the shop gives an unknown id (Vocabulary.not_found), if it has one
 
     @property
     def not_found(self) -> bool:
-        return self.status == NOT_FOUND
+        return bool(self.unknown) and self.status == self.unknown
 
     def line(self, lang: str = "en") -> str:
         """`ORD-1001 · 已发货 · items: … · not cancellable: 已发货`, in the words of the catalogue's
@@ -84,15 +84,15 @@ class Fact:
         }
 
 
-def facts(calls: Iterable[CallRecord], pending: Iterable[PendingCall] = ()) -> list[Fact]:
-    """One Fact per order the run's tool calls touched, in the order they were first touched.
-    Calls that were never executed nor answered by a refusal (limits, bad arguments, unknown
-    tools) say nothing about an order and are left out."""
+def facts(calls: Iterable[CallRecord], pending: Iterable[PendingCall] = (), *, vocabulary: Vocabulary) -> list[Fact]:
+    """One Fact per order the run's tool calls touched, in the order they were first touched,
+    read in the words of the run's shop. Calls that were never executed nor answered by a
+    refusal (limits, bad arguments, unknown tools) say nothing about an order and are left out."""
     found: dict[str, Fact] = {}
 
     def fact(order_id: str) -> Fact:
         order_id = _text(order_id[:32])  # the model wrote it (or the store holds it): outside text
-        return found.setdefault(order_id, Fact(order_id))
+        return found.setdefault(order_id, Fact(order_id, unknown=vocabulary.not_found))
 
     for call in calls:
         result = call.result or {}
@@ -100,9 +100,10 @@ def facts(calls: Iterable[CallRecord], pending: Iterable[PendingCall] = ()) -> l
             continue
         order_id = _order_id(call.arguments)
         if result.get("ok"):
-            _observe_ok(call.name, order_id, result.get("data"), fact)
+            _observe_ok(call.name, order_id, result.get("data"), fact, vocabulary)
         elif order_id:
-            _observe_failure(call.name, fact(order_id), str(result.get("code", "")), str(result.get("error", "")))
+            code, error = str(result.get("code", "")), str(result.get("error", ""))
+            _observe_failure(call.name, fact(order_id), code, error, vocabulary)
     for waiting in pending:
         order_id = _order_id(waiting.arguments)
         if order_id:
@@ -110,11 +111,11 @@ def facts(calls: Iterable[CallRecord], pending: Iterable[PendingCall] = ()) -> l
     return list(found.values())
 
 
-def facts_of(state: RunState) -> list[Fact]:
-    return facts(state.calls, state.pending)
+def facts_of(state: RunState, vocabulary: Vocabulary) -> list[Fact]:
+    return facts(state.calls, state.pending, vocabulary=vocabulary)
 
 
-def _observe_ok(name: str, order_id: str | None, data: object, fact) -> None:
+def _observe_ok(name: str, order_id: str | None, data: object, fact, vocabulary: Vocabulary) -> None:
     data = data if isinstance(data, dict) else {}
     if name == "list_my_orders":
         for row in data.get("orders") or []:
@@ -128,16 +129,17 @@ def _observe_ok(name: str, order_id: str | None, data: object, fact) -> None:
     if "status" in data:
         target.status = _text(data.get("status"))
     if name == "get_order_details":
-        target.fields.update(detail_fields(data))
+        target.fields.update(detail_fields(data, vocabulary))
         target.amounts = detail_amounts(data)
     elif name == "cancel_order":
         target.cancelled = True
         target.outcomes.append("cancelled")
 
 
-def _observe_failure(name: str, target: Fact, code: str, error: str) -> None:
+def _observe_failure(name: str, target: Fact, code: str, error: str, vocabulary: Vocabulary) -> None:
     if code == "not_cancellable":
-        named = [s for s in STATUSES if s in error]  # the refusal names the status first, then the allowed ones
+        # The refusal names the order's status first, then the ones that could be cancelled.
+        named = [s for s in vocabulary.statuses if s in error]
         status = min(named, key=error.find) if named else None
         if status:
             target.status = status
@@ -154,7 +156,7 @@ def _observe_failure(name: str, target: Fact, code: str, error: str) -> None:
         target.failure = _text(code[:40])
 
 
-def detail_fields(data: dict) -> dict[str, str]:
+def detail_fields(data: dict, vocabulary: Vocabulary) -> dict[str, str]:
     """The fields of get_order_details a person checks an answer against."""
     out: dict[str, str] = {}
     items = [i for i in data.get("items") or [] if isinstance(i, dict)]
@@ -164,7 +166,7 @@ def detail_fields(data: dict) -> dict[str, str]:
             ", ".join(f"{i.get('name')} ×{i['quantity']}" if "quantity" in i else str(i.get("name")) for i in items)
         )
     if isinstance(data.get("total"), int | float) and isinstance(data.get("currency"), str):
-        out["total"] = format_money(float(data["total"]), data["currency"])
+        out["total"] = vocabulary.money(float(data["total"]), data["currency"])
     shipping = data.get("shipping") if isinstance(data.get("shipping"), dict) else {}
     where = " ".join(str(shipping[k]) for k in ("carrier", "tracking_number", "city") if shipping.get(k))
     if where:

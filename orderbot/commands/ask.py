@@ -125,7 +125,7 @@ def _run(
     the team's queue when runs are shared (with --runs, without a password, if it was given)."""
     shown = store.where if runs_flag else None
     limits = session.limits(settings)
-    llm = create(settings)
+    llm = create(settings, session.shop)
     chosen = resolve_provider(settings)
 
     console = make_console()

@@ -36,7 +36,7 @@ from orderbot.runs import statedir
 from orderbot.runs.statedir import LOG_FILE
 from orderbot.settings import load_settings
 from orderbot.settings import public_base_url as public_url
-from orderbot.shops.session import orders_source, session_over
+from orderbot.shops.session import DEFAULT_SHOP, orders_source, session_over
 from orderbot.text import cut
 from orderbot.ui.escape import (
     json_text,  # --json: valid JSON, no raw controls
@@ -74,7 +74,7 @@ def doctor(
         lines: list[tuple[str, str]] = []  # (label id, the sentence) for people
         facts: dict = {"provider": chosen, "provider_error": None, "model": None}  # the same for scripts
         try:
-            llm = create(settings)
+            llm = create(settings, DEFAULT_SHOP)  # its name, and whether it can be made; a ping asks no shop's question
         except ConfigError as exc:
             llm = None
             exit_code = ExitCode.CONFIG
@@ -178,7 +178,7 @@ def _orders(settings) -> tuple[str, bool, dict, list[tuple[str, str]]]:
     key = "doctor.order_count_one" if count == 1 else "doctor.order_count"
     limits = session.limits(settings)
     chosen = [limit.flag or limit.env for limit in LIMIT_SPECS if limit.name in settings.model_fields_set]
-    fact.update(count=count, shop=session.shop, limits=limits.model_dump())
+    fact.update(count=count, shop=session.shop.name, limits=limits.model_dump())
     text = t(
         "doctor.limits_line",
         steps=limits.max_steps,
@@ -188,7 +188,7 @@ def _orders(settings) -> tuple[str, bool, dict, list[tuple[str, str]]]:
     )
     if chosen:
         text += t("doctor.limits_set", names=", ".join(chosen))
-    shop = [("shop", t(f"doctor.shop_{session.shop}")), ("limits", text)]
+    shop = [("shop", t(f"doctor.shop_{session.shop.name}")), ("limits", text)]
     return t(key, where=where, count=count), True, fact, shop
 
 

@@ -28,6 +28,7 @@ from orderbot.models import create, resolve_provider
 from orderbot.runner import Runner
 from orderbot.runs.store import RunStore
 from orderbot.settings import load_settings
+from orderbot.shops.session import DEFAULT_SHOP
 from orderbot.ui.escape import json_text
 from orderbot.ui.evaluation import print_eval
 from orderbot.ui.render import make_console
@@ -73,7 +74,7 @@ def eval_command(
         loaded, suite_path = load_suite(suite)
         source = orders_source(loaded, suite_path, orders)
         chosen = resolve_provider(settings)
-        model_name = create(settings).name  # also fails early on a bad provider, before any case
+        model_name = create(settings, DEFAULT_SHOP).name  # also fails early on a bad provider, before any case
 
         def make_runner(session, llm, case_settings) -> Runner:
             store = RunStore(case_settings.resolved_state_dir(), keep=10)

@@ -116,7 +116,7 @@ def _serve(server_module, settings, store, session, *, address, token, queue) ->
         host, port = address
 
         def ready(url: str) -> None:
-            print(t("mcp.listening", shop=session.shop, url=url), file=sys.stderr, flush=True)
+            print(t("mcp.listening", shop=session.shop.name, url=url), file=sys.stderr, flush=True)
 
         server_module.serve_http(server, host, port, token=token, ready=ready)
     finally:
@@ -137,7 +137,7 @@ def compose(server_module, settings, store, session, *, queue: bool = False, clo
     refresh = getattr(session.store, "refresh", None)
     mcp_session = McpSession(runner, limits, user=settings.user, refresh=refresh, clock=clock)
     server = server_module.build_server(
-        mcp_session, session.toolbox, instructions=session.instructions, elicit=may_ask and not queue
+        mcp_session, session.toolbox, instructions=session.shop.instructions, elicit=may_ask and not queue
     )
     return mcp_session, server
 

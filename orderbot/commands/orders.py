@@ -32,6 +32,7 @@ from orderbot.runs.statedir import LOG_FILE
 from orderbot.settings import load_settings
 from orderbot.shops.choice import database_type, is_shop_file, open_retail_store, open_shop_store
 from orderbot.shops.sample.model import NOT_FOUND, order_details, order_summary
+from orderbot.shops.sample.shop import SHOP as SAMPLE  # list and show are the sample shop's
 from orderbot.shops.sample.stores.jsonfile import parse_orders, read_file
 from orderbot.shops.sample.tools import owned_order
 from orderbot.shops.session import orders_source
@@ -215,7 +216,14 @@ def list_(
             doc = {"orders": rows, "more": more, "offset": offset}
             sys.stdout.write(json_text(doc) + "\n")
             return
-        print_order_list(make_console(), rows, more=more, next_offset=offset + limit, with_customer=all_)
+        print_order_list(
+            make_console(),
+            rows,
+            more=more,
+            next_offset=offset + limit,
+            with_customer=all_,
+            money=SAMPLE.vocabulary.money,
+        )
 
 
 @app.command(
@@ -260,7 +268,7 @@ def show(
         if json_out:
             sys.stdout.write(json_text(doc) + "\n")
         else:
-            print_order(make_console(), doc)
+            print_order(make_console(), doc, money=SAMPLE.vocabulary.money)
         raise typer.Exit(ExitCode.DIFFERS if doc.get("status") == NOT_FOUND else 0)
 
 

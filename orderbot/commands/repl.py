@@ -82,10 +82,11 @@ def repl(
     with errors_to_exit_codes():
         settings = run_settings(ctx.params)
         setup_logging(settings.resolved_state_dir())
+        session = open_session(settings)
         code = Repl(
             settings,
-            open_session(settings),
-            create(settings),
+            session,
+            create(settings, session.shop),
             trace=settings.trace,
             facts=not settings.no_facts,
             otel=otel,

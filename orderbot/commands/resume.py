@@ -177,7 +177,7 @@ def settle(
                     now=time.time(),
                     ttl_hours=settings.approval_ttl_hours,
                 )
-                llm, chosen = _model_for(record, settings)
+                llm, chosen = _model_for(record, settings, session.shop)
                 where = endpoint(settings)
                 runner = Runner.for_session(session, llm, store, provider=chosen, base_url=where, otel=otel)
                 console = make_console()
@@ -234,13 +234,13 @@ def settle(
     raise typer.Exit(code)
 
 
-def _model_for(record, settings):
+def _model_for(record, settings, shop):
     """The model a resumed run continues with, and its provider's name. A recorded MCP
     session's client has gone: its model answers at once, so settling one of its calls
     runs that call and nothing else (orderbot.models.mcp_client)."""
     if record.provider == ClientModel.provider:
         return ClientModel.ended(), ClientModel.provider
-    return create(settings), resolve_provider(settings)
+    return create(settings, shop), resolve_provider(settings)
 
 
 def _settled_already(record, decision: bool | None) -> None:

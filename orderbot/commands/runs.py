@@ -21,6 +21,7 @@ from orderbot.runner import result_of
 from orderbot.runs.record import transition_from_dict
 from orderbot.runs.stores import open_run_store
 from orderbot.settings import load_settings
+from orderbot.shops.session import shop_named
 from orderbot.ui.escape import json_text  # --json: valid JSON, no raw controls
 from orderbot.ui.layout import flow_dots
 from orderbot.ui.presentation import format_runs, model_label, resume_hint
@@ -184,7 +185,7 @@ def print_record(console, record, *, trace: bool = False, runs: str | None = Non
         return
     last = Limits(**record.segments[-1].limits) if record.segments else None  # what the run last stopped within
     hint = None if record.altered else resume_hint(state, record.base_url, limits=last, runs=runs)
-    print_outcome(console, result_of(state, record), resume_hint=hint)
+    print_outcome(console, result_of(state, shop_named(record.shop).vocabulary, record), resume_hint=hint)
 
 
 def _store(state_dir, runs):

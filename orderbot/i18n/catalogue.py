@@ -1059,6 +1059,10 @@ MESSAGES: dict[str, dict[str, str]] = {
         "en": "{path}: run record version {version} is not supported (this orderbot reads {reads})",
         "zh": "{path}：不支持运行记录版本 {version}（这个 orderbot 读取的是版本 {reads}）",
     },
+    "runs.unknown_shop": {
+        "en": "the run record names a shop orderbot does not have: {shop!r}",
+        "zh": "运行记录中的商店 orderbot 没有：{shop!r}",
+    },
     "runs.record_damaged": {
         "en": "{path}: the run record is damaged ({where}: {what})",
         "zh": "{path}：运行记录已损坏（{where}：{what}）",

@@ -80,7 +80,7 @@ class Engine:
         self.wall_clock = wall_clock
         self.observers = list(observers)
         self.approver = approver
-        self.instructions = instructions  # the system prompt: it belongs with the tools (orderbot.shops.sample.tools)
+        self.instructions = instructions  # the system prompt: the session shop's (orderbot.shops.shop.Shop)
 
     # ---- the loop -------------------------------------------------------------------
 

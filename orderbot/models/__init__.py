@@ -1,8 +1,9 @@
 """Model providers, one module each, all behind the protocol the loop calls (orderbot.loop.model).
 
 `create()` imports a provider's module only when it is chosen, so `orderbot --help` and
-offline runs never import the openai SDK. `FACTORIES` is the registry: tests add a
-scripted provider to it and then drive the real command line.
+offline runs never import the openai SDK. The `offline` provider is the session's shop's own
+planner (orderbot.shops.shop.Shop.offline): each shop brings one. `FACTORIES` is the registry:
+tests add a scripted provider to it and then drive the real command line.
 """
 
 from __future__ import annotations
@@ -17,27 +18,27 @@ from orderbot.settings import public_base_url
 if TYPE_CHECKING:
     from orderbot.loop.model import Model
     from orderbot.settings import Settings
+    from orderbot.shops.shop import Shop
 
 
-def _offline(settings: Settings) -> Model:
-    from orderbot.models.offline import OfflineModel
-
-    return OfflineModel()
+def _offline(settings: Settings, shop: Shop) -> Model:
+    return shop.offline()
 
 
-def _openai(settings: Settings) -> Model:
+def _openai(settings: Settings, shop: Shop) -> Model:
     from orderbot.models.openai import ResponsesModel
 
     return ResponsesModel.from_settings(settings)
 
 
-def _chat(settings: Settings) -> Model:
+def _chat(settings: Settings, shop: Shop) -> Model:
     from orderbot.models.chat import ChatModel
 
     return ChatModel.from_settings(settings)
 
 
-FACTORIES: dict[str, Callable[[Settings], Model]] = {"offline": _offline, "openai": _openai, "chat": _chat}
+# Each makes the model from the settings, for a run on the session's shop.
+FACTORIES: dict[str, Callable[[Settings, Shop], Model]] = {"offline": _offline, "openai": _openai, "chat": _chat}
 
 
 def resolve_provider(settings: Settings) -> str:
@@ -60,10 +61,10 @@ def endpoint(settings: Settings) -> str | None:
     return public_base_url(settings.base_url)
 
 
-def create(settings: Settings) -> Model:
+def create(settings: Settings, shop: Shop) -> Model:
     provider = resolve_provider(settings)
     factory = FACTORIES.get(provider)
     if factory is None:
         error = UsageError if "provider" in settings._flags else ConfigError  # a flag: exit 2, as Typer's own
         raise error(t("error.unknown_provider", name=repr(provider), choices=", ".join(("auto", *FACTORIES))))
-    return factory(settings)
+    return factory(settings, shop)

@@ -2,7 +2,8 @@
 
 A run is wired in this order, and only here:
 
-1. the session: the orders source, its tools, the user, the settings (orderbot.shops.session);
+1. the session: the orders source, its tools, its shop (what the model is told, the words its facts
+   are read in), the user, the settings (orderbot.shops.session);
 2. the model, wrapped by the recorder, which keeps each turn for replay;
 3. the approver, guarded by the recorder, which notes a side effect as `executing` on disk
    before a yes is carried out (so a crash mid-call can never lead to running it twice);
@@ -40,7 +41,7 @@ from orderbot.loop.state import Approver, Observer, RunState
 from orderbot.runs.base import BaseRunStore
 from orderbot.runs.record import RunRecord
 from orderbot.runs.recorder import Recorder
-from orderbot.shops.sample.tools import INSTRUCTIONS
+from orderbot.shops.shop import PLAIN, Shop, Vocabulary
 
 
 @dataclass(frozen=True)
@@ -59,11 +60,12 @@ class RunResult:
         return self.record.run_id if self.record is not None else None
 
 
-def result_of(state: RunState, record: RunRecord | None = None) -> RunResult:
-    """The outcome of a stopped run (or of a stored one, from its calls): the one place facts
-    and claims are computed."""
-    facts = tuple(facts_of(state))
-    return RunResult(state, facts, tuple(check(state.answer, list(facts), state.calls)), record)
+def result_of(state: RunState, vocabulary: Vocabulary, record: RunRecord | None = None) -> RunResult:
+    """The outcome of a stopped run (or of a stored one, from its calls), read in its shop's
+    words: the one place facts and claims are computed."""
+    facts = tuple(facts_of(state, vocabulary))
+    claims = check(state.answer, list(facts), state.calls, vocabulary=vocabulary)
+    return RunResult(state, facts, tuple(claims), record)
 
 
 def observers(
@@ -84,7 +86,7 @@ class Runner:
     provider: str = ""
     base_url: str | None = None  # where the model's requests go (stripped), kept in each record
     orders: Path | str | None = None  # the orders file, named in each record
-    instructions: str = INSTRUCTIONS  # the system prompt, from the session's tools
+    shop: Shop | None = None  # the session's: what the model is told, the words facts are read in
     clock: Callable[[], float] = time.monotonic
     wall_clock: Callable[[], float] = time.time
     telemetry: Callable[[], Observer] | None = None  # makes one tracing observer per run
@@ -110,7 +112,7 @@ class Runner:
             provider=provider,
             base_url=base_url,
             orders=session.source.identity,
-            instructions=session.instructions,
+            shop=session.shop,
             telemetry=telemetry.setup(otel, provider=provider, model=model.name),
         )
 
@@ -132,7 +134,7 @@ class Runner:
             wall_clock=self.wall_clock,
             observers=observers(recorder, views, self.telemetry() if self.telemetry else None),
             approver=recorder.guard(approver) if recorder is not None else approver,
-            instructions=self.instructions,
+            instructions=self.shop.instructions if self.shop is not None else "",
         )
 
     def start(
@@ -154,6 +156,7 @@ class Runner:
             toolbox=self.toolbox,
             limits=limits,
             orders=self.orders,
+            shop=self.shop.name if self.shop is not None else None,
             kind=kind,
             interactive=approver is not None,
             wall_clock=self.wall_clock,
@@ -197,7 +200,7 @@ class Runner:
     ) -> RunResult:
         """Run `state` with no record written (replay plays a record back)."""
         self.engine(limits, views=views, approver=approver).run(state, approve_pending=approve_pending)
-        return result_of(state)
+        return result_of(state, self.vocabulary)
 
     def _run(
         self, recorder: Recorder, state: RunState, limits: Limits, *, views, approver, approve_pending=None
@@ -205,11 +208,15 @@ class Runner:
         engine = self.engine(limits, recorder=recorder, views=views, approver=approver)
         try:
             engine.run(state, approve_pending=approve_pending)
-            result = result_of(state, recorder.record)
+            result = result_of(state, self.vocabulary, recorder.record)
             recorder.record.claims = [claim.as_dict() for claim in result.claims]
         finally:
             recorder.close()  # the final write: a pause's stop reason comes after its last transition
         return result
+
+    @property
+    def vocabulary(self) -> Vocabulary:
+        return self.shop.vocabulary if self.shop is not None else PLAIN
 
     def _store(self) -> BaseRunStore:
         if self.store is None:

@@ -29,8 +29,8 @@ from orderbot.models.scripted import ScriptedModel
 from orderbot.runner import Runner
 from orderbot.runs.record import RunRecord, bound_call
 from orderbot.runs.store import read_record
-from orderbot.shops.sample.model import SAMPLE_PATH
-from orderbot.shops.session import Session, session_over
+from orderbot.shops.session import DEFAULT_SHOP, Session, session_over
+from orderbot.shops.shop import Shop
 from orderbot.text import cut
 
 ERRORS = {"ModelTimeout": ModelTimeout, "ModelResponseError": ModelResponseError}
@@ -80,16 +80,21 @@ def playback_model(record: RunRecord) -> ScriptedModel:
 
 
 def replay(
-    record: RunRecord, toolbox: Toolbox, *, observers: tuple = (), set_time: Callable[[datetime], None] | None = None
+    record: RunRecord,
+    toolbox: Toolbox,
+    *,
+    shop: Shop | None = None,
+    observers: tuple = (),
+    set_time: Callable[[datetime], None] | None = None,
 ) -> ReplayReport:
-    """Re-run `record` against `toolbox` (give it scratch data) and compare. `set_time`, if
-    given, is called with each segment's recorded start, so data the tools stamp with the
+    """Re-run `record` against `toolbox` (give it scratch data) of `shop` and compare. `set_time`,
+    if given, is called with each segment's recorded start, so data the tools stamp with the
     time (a cancellation) matches the record."""
     if record.dropped.get("turns"):
         raise RecordError(t("runs.cannot_replay_dropped", run_id=record.run_id))
     if not record.segments:
         raise RecordError(t("runs.cannot_replay_empty", run_id=record.run_id))
-    runner = Runner(toolbox, playback_model(record))
+    runner = Runner(toolbox, playback_model(record), shop=shop)
     state = RunState.start(record.state.question, user=record.state.user, run_id=record.run_id)
     seen: list[tuple[int, Transition]] = []
     for index, segment in enumerate(record.segments):
@@ -193,10 +198,10 @@ def pin_time(session: Session) -> Callable[[datetime], None]:
 
 
 def replay_file(path: Path | str, orders: Path | str | None = None) -> ReplayReport:
-    """Load a record file and replay it over a copy of `orders` (default: the bundled
+    """Load a record file and replay it over a copy of `orders` (default: the default shop's
     sample): recorded runs double as regression fixtures."""
 
     record = read_record(Path(path))
     with tempfile.TemporaryDirectory(prefix="orderbot-replay-") as tmp:
-        session = scratch_session(Path(orders or SAMPLE_PATH), Path(tmp))
-        return replay(record, session.toolbox, set_time=pin_time(session))
+        session = scratch_session(Path(orders or DEFAULT_SHOP.sample), Path(tmp))
+        return replay(record, session.toolbox, shop=session.shop, set_time=pin_time(session))

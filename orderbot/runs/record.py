@@ -133,6 +133,7 @@ class RecordFile(BaseModel):
     base_url: str | None = None
     orders: str | None = None
     orders_identity: str | None = None  # orderbot.shops.source.Source.fingerprint: the same file, not only the path
+    shop: str | None = None  # the shop the run worked on (orderbot.shops.shop.Shop.name); absent in older records
     operator: str | None = None  # who started the run; absent in records older than this field
     tool_versions: dict[str, str]
     segments: list[Segment]
@@ -167,6 +168,7 @@ class RunRecord:
     approvals: dict[str, bool] = field(default_factory=dict)
     dropped: dict[str, int] = field(default_factory=dict)
     orders_identity: str | None = None
+    shop: str | None = None
     claims: list[dict] = field(default_factory=list)
     operator: str | None = None
     decisions: dict[str, Decision] = field(default_factory=dict)
@@ -193,6 +195,7 @@ class RunRecord:
         toolbox: Toolbox,
         base_url: str | None = None,
         orders: Path | str | None = None,
+        shop: str | None = None,
         operator: str | None = None,
         now: float | None = None,
     ) -> RunRecord:
@@ -207,6 +210,7 @@ class RunRecord:
             orders=None if orders is None else source_identity(orders),
             base_url=None if base_url is None else public_base_url(base_url),
             orders_identity=None if orders is None else source_fingerprint(orders),
+            shop=shop,
             tool_versions=dict(toolbox.versions),
             state=state,
         )
@@ -223,6 +227,7 @@ class RunRecord:
             base_url_known="base_url" in doc.model_fields_set,
             orders=doc.orders,
             orders_identity=doc.orders_identity,
+            shop=doc.shop,
             tool_versions=doc.tool_versions,
             state=doc.state,
             segments=doc.segments,
@@ -361,6 +366,7 @@ class RunRecord:
             "base_url": self.base_url,
             "orders": self.orders,
             "orders_identity": self.orders_identity,
+            "shop": self.shop,
             "operator": self.operator,
             "tool_versions": self.tool_versions,
             "segments": [s.model_dump() for s in self.segments],

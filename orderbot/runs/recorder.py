@@ -53,6 +53,7 @@ class Recorder:
         limits: Limits,
         base_url: str | None = None,
         orders: Path | str | None = None,
+        shop: str | None = None,
         kind: str = "ask",
         interactive: bool = False,
         wall_clock: Callable[[], float] = time.time,
@@ -65,6 +66,7 @@ class Recorder:
             base_url=base_url,
             toolbox=toolbox,
             orders=orders,
+            shop=shop,
             operator=operator,
             now=wall_clock(),
         )

@@ -1,28 +1,36 @@
-"""What a command needs before a run: settings turned into a shop (its store, tools,
-instructions and limits) and a model.
+"""What a command needs before a run: settings turned into a shop (its store, its tools and the
+shop itself: orderbot.shops.shop.Shop) and a model.
 
 Which shop a source holds is decided from the data (orderbot.shops.choice); here each shop
-brings its tools, instructions and limits. Nothing after this point asks which shop it is:
-the engine gets tools, instructions and limits."""
+brings its tools and its `Shop`. Nothing after this point asks which shop it is: the engine
+gets tools, instructions and limits, the facts and views the shop's vocabulary, the offline
+provider the shop's planner."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from orderbot.errors import ConfigError
+from orderbot.i18n import t
 from orderbot.loop.budget import Limits
 from orderbot.loop.dispatch import Toolbox
 from orderbot.loop.limits import LIMIT_SPECS
 from orderbot.shops.choice import open_shop_store
-from orderbot.shops.sample.model import SAMPLE_PATH
-from orderbot.shops.sample.tools import INSTRUCTIONS, order_tools
+from orderbot.shops.sample.shop import SHOP as SAMPLE
+from orderbot.shops.sample.tools import order_tools
+from orderbot.shops.shop import Shop
 from orderbot.shops.source import Source, parse_source
 from orderbot.shops.store import ShopStore
 
 if TYPE_CHECKING:
     from orderbot.settings import Settings
+
+
+# The shop of a fresh machine: its orders are what runs when no orders are named, its suite
+# what `orderbot eval` runs without --suite, and replay copies its orders without --orders.
+DEFAULT_SHOP = SAMPLE
 
 
 def orders_source(settings: Settings) -> tuple[Source, bool]:
@@ -34,7 +42,7 @@ def orders_source(settings: Settings) -> tuple[Source, bool]:
     local = Path("orders.json")
     if local.is_file():
         return parse_source(local), True
-    return parse_source(SAMPLE_PATH), False
+    return parse_source(DEFAULT_SHOP.sample), False
 
 
 @dataclass
@@ -44,10 +52,8 @@ class Session:
     source: Source
     store: ShopStore  # the sample shop's Store, or the retail shop's RetailStore
     toolbox: Toolbox
+    shop: Shop
     user: str | None = None
-    instructions: str = INSTRUCTIONS
-    shop: str = "sample"  # which shop, for doctor and the docs; nothing decides on it
-    limit_defaults: Mapping[str, int | float] = field(default_factory=dict)  # the shop's own defaults
 
     def limits(self, settings: Settings) -> Limits:
         """The run's limits: each one set by a flag, ORDERBOT_* or .env as set, else the shop's
@@ -55,7 +61,7 @@ class Session:
         chosen = {
             limit.name: getattr(settings, limit.name)
             if limit.name in settings.model_fields_set
-            else self.limit_defaults.get(limit.name, getattr(settings, limit.name))
+            else self.shop.limit_defaults.get(limit.name, getattr(settings, limit.name))
             for limit in LIMIT_SPECS
         }
         return Limits(**chosen)
@@ -72,13 +78,13 @@ def session_over(source: Source | Path, *, writable: bool, user: str | None = No
     shop, store = open_shop_store(source, writable=writable)
     if shop == "retail":
         return retail_session(source, store, user=user)
-    return Session(source=source, store=store, toolbox=Toolbox(order_tools(store)), user=user)
+    return Session(source=source, store=store, toolbox=Toolbox(order_tools(store)), shop=SAMPLE, user=user)
 
 
 def retail_session(source: Source, store, *, user: str | None) -> Session:
     # Here, as the retail stores are in choice.py: only a run on the retail shop loads its models.
     from orderbot.shops.retail import shop
-    from orderbot.shops.retail.tools import instructions, retail_tools
+    from orderbot.shops.retail.tools import retail_tools
 
     try:
         shop.check_customer(store, user)
@@ -90,7 +96,17 @@ def retail_session(source: Source, store, *, user: str | None) -> Session:
         store=store,
         toolbox=Toolbox(retail_tools(store)),
         user=user,
-        instructions=instructions(),
-        shop=shop.NAME,
-        limit_defaults=shop.LIMIT_DEFAULTS,
+        shop=shop.SHOP,
     )
+
+
+def shop_named(name: str | None) -> Shop:
+    """The shop a stored run names (RunRecord.shop); a record older than that field is read
+    as the default shop's, as every record was before it."""
+    if name is None or name == DEFAULT_SHOP.name:
+        return DEFAULT_SHOP
+    from orderbot.shops.retail.shop import SHOP as RETAIL  # as in retail_session: only when asked for
+
+    if name != RETAIL.name:
+        raise ConfigError(t("runs.unknown_shop", shop=name))
+    return RETAIL

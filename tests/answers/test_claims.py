@@ -11,6 +11,7 @@ from orderbot.loop.engine import Engine, Limits
 from orderbot.loop.state import RunState
 from orderbot.models.scripted import ScriptedModel, call, calls, text
 from orderbot.runner import result_of
+from orderbot.shops.sample.shop import VOCABULARY
 from orderbot.ui.render import format_claim, format_facts
 
 
@@ -34,7 +35,7 @@ def cancel(order_id: str):
 
 
 def kinds(state: RunState) -> list[tuple[str, str, str, str | None]]:
-    return [(c.kind, c.order_id, c.said, c.observed) for c in result_of(state).claims]
+    return [(c.kind, c.order_id, c.said, c.observed) for c in result_of(state, VOCABULARY).claims]
 
 
 # ---- facts ------------------------------------------------------------------------------
@@ -42,20 +43,21 @@ def kinds(state: RunState) -> list[tuple[str, str, str, str | None]]:
 
 def test_facts_one_line_per_order_touched(toolbox):
     state = run(toolbox, "ok", status("ORD-1001"), status("ORD-9999"), details("ORD-1003"))
-    assert [f.line() for f in facts_of(state)] == ["ORD-1001 · 已发货", "ORD-9999 · not found", "ORD-1003 · no access"]
+    lines = [f.line() for f in facts_of(state, VOCABULARY)]
+    assert lines == ["ORD-1001 · 已发货", "ORD-9999 · not found", "ORD-1003 · no access"]
 
 
 def test_a_fact_line_says_the_catalogues_words_in_english_or_in_the_language_asked(toolbox, monkeypatch):
     """--json and the claim check keep the catalogue's English; the facts panel its Chinese."""
     monkeypatch.setitem(MESSAGES, "facts.not_found", {**MESSAGES["facts.not_found"], "en": "EN not found"})
-    (fact,) = facts_of(run(toolbox, "ok", status("ORD-9999")))
+    (fact,) = facts_of(run(toolbox, "ok", status("ORD-9999")), VOCABULARY)
     assert fact.line() == fact.as_dict()["text"] == "ORD-9999 · EN not found"
     assert fact.line("zh") == "ORD-9999 · 不存在"
 
 
 def test_details_fact_shows_the_fields_returned(toolbox):
     state = run(toolbox, "ok", details("ORD-1001"))
-    (fact,) = facts_of(state)
+    (fact,) = facts_of(state, VOCABULARY)
     assert fact.fields["items"] == "西湖龙井 250g ×1, 玻璃茶杯 ×2"
     assert fact.fields["total"] == "¥227.00"
     assert fact.fields["shipping"] == "顺丰速运 SF1234567890123 杭州"
@@ -64,13 +66,13 @@ def test_details_fact_shows_the_fields_returned(toolbox):
 
 def test_refused_cancel_names_the_status_it_has(toolbox):
     state = run(toolbox, "ok", cancel("ORD-1001"))
-    assert [f.line() for f in facts_of(state)] == ["ORD-1001 · 已发货 · not cancellable: 已发货"]
+    assert [f.line() for f in facts_of(state, VOCABULARY)] == ["ORD-1001 · 已发货 · not cancellable: 已发货"]
 
 
 def test_a_cancel_waiting_for_approval_and_one_listing(toolbox):
     model = ScriptedModel([calls(call("list_my_orders", {}), cancel("ORD-1002"))])
     state = Engine(model, toolbox, Limits()).run(RunState.start("q", user="C001"))
-    lines = [f.line() for f in facts_of(state)]
+    lines = [f.line() for f in facts_of(state, VOCABULARY)]
     assert "ORD-1002 · 处理中 · cancel awaiting approval" in lines
     assert "ORD-1013 · 待付款" in lines and len(lines) == 5
 
@@ -81,7 +83,7 @@ def test_facts_hold_order_data_as_it_is_and_the_views_show_it_escaped(toolbox, s
 
     store.orders["ORD-1002"] = dataclasses.replace(store.orders["ORD-1002"], note="line one\n\x1b[31mred\u202e")
     state = run(toolbox, "ok", details("ORD-1002"))
-    fact = facts_of(state)[0]
+    fact = facts_of(state, VOCABULARY)[0]
     assert fact.fields["note"] == "line one\n\x1b[31mred\u202e"  # a value as the store holds it
     assert format_facts([fact])[0].endswith("note: line one\\n\\x1b[31mred\\u202e")  # shown as escapes, never raw
     claim = Claim("status", "ORD-1002", "已发货", "处理中\n\x1b[2J")
@@ -121,7 +123,7 @@ def test_a_correct_answer_gives_no_claims(toolbox, answer, tool_calls):
 
 def test_a_cancellation_that_executed_may_be_claimed(toolbox, orders_file):
     state = run(toolbox, "订单 ORD-1002 已取消。", cancel("ORD-1002"), approver=lambda pending: True)
-    assert facts_of(state)[0].line() == "ORD-1002 · 已取消 · cancelled in this run"
+    assert facts_of(state, VOCABULARY)[0].line() == "ORD-1002 · 已取消 · cancelled in this run"
     assert kinds(state) == []
     state = run(toolbox, "Order ORD-1004 has been cancelled.", cancel("ORD-1004"), user="C002", approver=lambda p: True)
     assert kinds(state) == []
@@ -188,7 +190,7 @@ def test_a_cancellation_that_was_refused(toolbox, answer, said):
 @pytest.mark.parametrize("answer", ["订单 ORD-1002 已取消。", "I cancelled ORD-1002 for you."])
 def test_a_cancellation_the_person_rejected(toolbox, answer):
     state = run(toolbox, answer, cancel("ORD-1002"), approver=lambda pending: False)
-    (claim,) = result_of(state).claims
+    (claim,) = result_of(state, VOCABULARY).claims
     assert (claim.kind, claim.order_id) == ("cancellation", "ORD-1002")
     assert claim.observed == "cancel rejected: nothing was done"
 

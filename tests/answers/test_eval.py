@@ -176,7 +176,7 @@ def test_a_missing_suite_is_said_in_the_ui_language(tmp_path):
 
 def test_the_default_suite_file_ships_with_the_package():
     pyproject = tomllib.loads((Path(__file__).parents[2] / "pyproject.toml").read_text(encoding="utf-8"))
-    shipped = pyproject["tool"]["setuptools"]["package-data"]["orderbot.answers"]
+    shipped = pyproject["tool"]["setuptools"]["package-data"]["orderbot.shops.sample"]
     assert DEFAULT_SUITE.name in shipped and DEFAULT_SUITE.is_file()
 
 

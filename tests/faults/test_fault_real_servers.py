@@ -423,9 +423,10 @@ def test_streamed_text_reaches_the_callback_piece_by_piece(api, wire):
     from orderbot.loop.model import ModelRequest
     from orderbot.models import create
     from orderbot.settings import load_settings
+    from orderbot.shops.session import DEFAULT_SHOP
 
     api.enqueue(wire.route, wire.text("订单 ORD-1001 的状态是已发货。"))
-    model = create(load_settings(provider=wire.provider, base_url=api.url))
+    model = create(load_settings(provider=wire.provider, base_url=api.url), DEFAULT_SHOP)
     pieces: list[str] = []
 
     turn = model.respond(ModelRequest("instructions", (), (), 5.0, on_text=pieces.append))

@@ -11,12 +11,13 @@ from orderbot.loop.engine import Engine, Limits
 from orderbot.loop.state import RunState
 from orderbot.models.scripted import ScriptedModel, call, calls, text
 from orderbot.runner import result_of
+from orderbot.shops.sample.shop import VOCABULARY
 
 
 def claims(toolbox, answer: str, *looked_at: tuple[str, str]) -> list[tuple[str, str, str, str | None]]:
     model = ScriptedModel([calls(*(call(name, {"order_id": oid}) for name, oid in looked_at)), text(answer)])
     state = Engine(model, toolbox, Limits(max_steps=5)).run(RunState.start("question", user="C001"))
-    return [(c.kind, c.order_id, c.said, c.observed) for c in result_of(state).claims]
+    return [(c.kind, c.order_id, c.said, c.observed) for c in result_of(state, VOCABULARY).claims]
 
 
 STATUS_1001 = ("get_order_status", "ORD-1001")  # 已发货

@@ -99,7 +99,7 @@ def test_a_python_warning_is_logged_not_shown(tmp_path):
         "def warned(request):\n"
         f"    warnings.warn({HOSTILE!r})\n"
         "    return text('好的。')\n"
-        "models.FACTORIES['scripted'] = lambda settings: ScriptedModel([warned])\n"
+        "models.FACTORIES['scripted'] = lambda settings, shop: ScriptedModel([warned])\n"
         "from orderbot.cli import main\n"
         "sys.argv = ['orderbot', 'ask', '--provider', 'scripted', '查询 ORD-1001']\n"
         "main()\n"

@@ -24,7 +24,7 @@ CHILD = textwrap.dedent("""
         threading.Event().wait()
 
     model = ScriptedModel([calls(call("get_order_status", {"order_id": "ORD-1001"})), block])
-    models.FACTORIES["scripted"] = lambda settings: model
+    models.FACTORIES["scripted"] = lambda settings, shop: model
     sys.argv = ["orderbot", "ask", "--provider", "scripted", "--orders", sys.argv[1], "查询 ORD-1001"]
     main()
 """)

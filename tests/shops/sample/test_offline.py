@@ -1,4 +1,4 @@
-"""The offline planner: the right calls for the question, answers in the user's language."""
+"""The sample shop's offline planner: the right calls for the question, answers in the user's language."""
 
 from __future__ import annotations
 
@@ -13,7 +13,8 @@ from orderbot.cli import app
 from orderbot.loop.conversation import Conversation
 from orderbot.loop.engine import Engine, Limits, StopReason
 from orderbot.loop.state import RunState
-from orderbot.models.offline import OfflineModel
+from orderbot.shops.sample.offline import OfflineModel
+from orderbot.shops.sample.shop import VOCABULARY
 
 
 def ask(toolbox, question: str, user: str | None = None, **limits) -> RunState:
@@ -78,7 +79,7 @@ def called(state: RunState) -> list[tuple[str, str | None]]:
 
 
 def unsupported_claims(state: RunState) -> list:
-    return check(state.answer, facts_of(state), state.calls)
+    return check(state.answer, facts_of(state, VOCABULARY), state.calls, vocabulary=VOCABULARY)
 
 
 @pytest.mark.parametrize(

@@ -14,7 +14,7 @@ from clikit import cli
 
 from orderbot.shops.retail.jsonstore import JsonShopStore
 
-DB = Path(__file__).parents[1] / "fixtures" / "tau2-retail" / "db.json"
+DB = Path(__file__).parents[2] / "fixtures" / "tau2-retail" / "db.json"
 OLIVIA = "olivia_ito_3591"
 
 
@@ -160,9 +160,12 @@ def test_someone_elses_order_is_not_shown(shop) -> None:
 def test_the_claim_check_still_catches_a_wrong_status_in_the_retail_shop() -> None:
     from orderbot.answers.claims import check
     from orderbot.answers.facts import Fact
+    from orderbot.shops.retail.shop import VOCABULARY
 
     delivered = [Fact("#W5866402", status="delivered")]
-    assert check("Order #W5866402 is delivered.", delivered) == []
-    [claim] = check("Your order has been cancelled.", delivered)
+    assert check("Order #W5866402 is delivered.", delivered, vocabulary=VOCABULARY) == []
+    [claim] = check("Your order has been cancelled.", delivered, vocabulary=VOCABULARY)
     assert (claim.kind, claim.observed) == ("cancellation", "delivered")
-    assert check("Your order is cancelled.", [Fact("#W5442520", status="cancelled")]) == []
+    assert check("Your order is cancelled.", [Fact("#W5442520", status="cancelled")], vocabulary=VOCABULARY) == []
+    [claim] = check("它还没有送达。", delivered, vocabulary=VOCABULARY)  # the shop's own statuses, in Chinese too
+    assert (claim.kind, claim.observed) == ("status", "delivered")

@@ -1,5 +1,5 @@
-"""The offline model in the retail shop (tau2's tools): the common questions, with no key and
-no network, in the language of the question.
+"""The retail shop's offline model (tau2's tools): the common questions, with no key and no
+network, in the language of the question.
 
     where is my order #W…, its tracking     get_order_details
     my orders                               get_user_details, then each order's details
@@ -20,10 +20,9 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from orderbot.loop.items import FunctionCall, FunctionCallOutput, Item
+from orderbot.loop.items import FunctionCall, FunctionCallOutput, Item, Message, assistant
+from orderbot.loop.model import ModelRequest, Turn
 
-# Offered only by the retail shop's toolbox: the offline model answers in its terms.
-TOOLS = frozenset({"get_user_details", "find_user_id_by_email", "cancel_pending_order", "get_product_details"})
 MAX_ORDERS = 10  # orders looked up for "my orders", one per turn
 
 ORDER_ID = re.compile(r"#?\b(W\d{7})\b", re.I)
@@ -59,6 +58,24 @@ STATUS_ZH = {
     "return requested": "已申请退货",
     "exchange requested": "已申请换货",
 }
+
+
+class RetailOfflineModel:
+    provider = "offline"
+    name = "offline-planner"
+
+    def respond(self, request: ModelRequest) -> Turn:
+        items = list(request.items)
+        asked = [i.content for i in items if isinstance(i, Message) and i.role == "user"]
+        step = next_step(asked[-1] if asked else "", done_calls(items))
+        if isinstance(step, str):
+            return Turn((assistant(step),))
+        name, args = step
+        # Numbered after the calls already in the conversation, as the sample shop's planner
+        # numbers them: a resumed run gets a new model, and a call id names one call of the run.
+        number = sum(isinstance(i, FunctionCall) for i in items) + 1
+        call = FunctionCall(call_id=f"call_offline_{number}", name=name, arguments=json.dumps(args, ensure_ascii=False))
+        return Turn((call,))
 
 
 @dataclass(frozen=True)

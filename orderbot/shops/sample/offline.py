@@ -1,11 +1,11 @@
-"""The built-in offline model: a deterministic planner that needs no key and no network.
+"""The sample shop's offline model: a deterministic planner that needs no key and no network.
 
 It reads the person's latest message, proposes the matching tool calls in one turn, and
 once their results are back writes the answer in the language of the question. It reads
 ids as people type them (ORD1001, ord-1001, a bare 1001: order_ids), follow-ups about the
 order the conversation last talked about ("and its details?", "它到哪了": plan), and small
-talk (a greeting or thanks gets a short reply, no call). Offered the
-retail shop's tools, it answers that shop's questions instead (orderbot.models.offline_retail). It only
+talk (a greeting or thanks gets a short reply, no call). It is the sample shop's
+(orderbot.shops.sample.shop); the retail shop brings its own (orderbot.shops.retail.offline). It only
 ever reads the structured fields of tool results (status, code, ...): text found inside a
 result, such as an order note, is never treated as an instruction.
 """
@@ -18,7 +18,6 @@ from collections.abc import Sequence
 
 from orderbot.loop.items import FunctionCall, FunctionCallOutput, Item, Message, assistant
 from orderbot.loop.model import ModelRequest, Turn
-from orderbot.models import offline_retail as retail
 from orderbot.shops.sample.model import CANCELLABLE, NOT_FOUND, STATUS_WORDS_EN, format_money
 
 # An order id as people type it: ORD-1001, ord-1001, ORD1001 (a digit right after "ORD",
@@ -78,8 +77,6 @@ class OfflineModel:
     def respond(self, request: ModelRequest) -> Turn:
         items = list(request.items)
         offered = {tool["name"] for tool in request.tools}
-        if offered >= retail.TOOLS:  # the retail shop's tools: its own questions and answers
-            return self._retail(items)
         start = _last_user_index(items)
         question = items[start].content if start is not None else ""
         outputs = [i for i in items[(start or 0) + 1 :] if isinstance(i, FunctionCallOutput) and _ran(i)]
@@ -95,15 +92,6 @@ class OfflineModel:
             return Turn((assistant(reply(question)),))
         made = sum(isinstance(i, FunctionCall) for i in items)
         return Turn(tuple(self._call(name, args, made + n) for n, (name, args) in enumerate(planned, 1)))
-
-    def _retail(self, items: list[Item]) -> Turn:
-        start = _last_user_index(items)
-        question = items[start].content if start is not None else ""
-        step = retail.next_step(question, retail.done_calls(items))
-        if isinstance(step, str):
-            return Turn((assistant(step),))
-        name, args = step
-        return Turn((self._call(name, args, sum(isinstance(i, FunctionCall) for i in items) + 1),))
 
     def _call(self, name: str, args: dict, number: int) -> FunctionCall:
         # Numbered after the calls already in the conversation, not by this instance: a

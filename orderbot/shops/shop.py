@@ -1,0 +1,55 @@
+"""What a shop brings to a session beside its store and tools: the one face of a shop that the
+floors above see (orderbot.shops.session hands it on as `Session.shop`).
+
+    name            "sample", "retail": for doctor and the docs; nothing decides on it
+    instructions    what the model is told
+    vocabulary      how its orders are said: statuses, the words an answer may use for each,
+                    money (the facts, the claim check and the order views read it)
+    offline         its offline planner, made on demand (the `offline` provider)
+    eval_suite      the suite `orderbot eval` runs without --suite, if the shop has one
+    sample          the orders it ships with, read-only, if any
+    limit_defaults  the limits a conversation in it needs, where they differ from the table's
+
+Each shop makes one (orderbot.shops.sample.shop, orderbot.shops.retail.shop); no module
+outside orderbot/shops/ and orderbot/commands/ imports a particular shop.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from orderbot.loop.model import Model
+
+# What an answer may say has not happened yet ("not shipped", "未付款"), each the key of the
+# statuses that contradict it (Vocabulary.once); the claim check reads the words.
+MILESTONES = ("shipped", "delivered", "cancelled", "paid")
+
+
+@dataclass(frozen=True, eq=False)  # compared (and cached by) identity: each shop has one
+class Vocabulary:
+    """How a shop's orders are said."""
+
+    # Each status as the store writes it, with the other words an answer may use for it (the
+    # sample shop writes Chinese, so English; the retail shop English, so Chinese).
+    statuses: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    cancelled: str = ""  # the status of a cancelled order
+    not_found: str = ""  # the status a lookup of an unknown id answers with ("" when it has none)
+    # For each of MILESTONES, the statuses an order has once it happened.
+    once: Mapping[str, frozenset[str]] = field(default_factory=dict)
+    money: Callable[[float, str], str] = lambda amount, currency: f"{currency} {amount:.2f}"
+
+
+PLAIN = Vocabulary()  # a run on no shop (a bare toolbox): no status words to check an answer by
+
+
+@dataclass(frozen=True)
+class Shop:
+    name: str
+    instructions: str
+    vocabulary: Vocabulary
+    offline: Callable[[], Model]
+    eval_suite: Path | None = None
+    sample: Path | None = None
+    limit_defaults: Mapping[str, int | float] = field(default_factory=dict)
