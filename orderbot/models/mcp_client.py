@@ -100,7 +100,7 @@ class ClientModel:
 
     def respond(self, request: ModelRequest) -> Turn:
         ticket, self.in_flight = self.in_flight, None
-        if ticket is not None:
+        if ticket is not None and not ticket.done:  # a run that stopped on it has answered it already
             ticket.answer(_output_of(request.items, ticket.call.call_id))
         ticket = self._next.pop() if self._next else self._take()
         if ticket is None:
