@@ -11,6 +11,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from clikit import cli
 
 from orderbot.commands.common import complete_provider, complete_run_id
@@ -39,6 +40,7 @@ def test_short_version_flag():
     assert result.exit_code == 0 and result.output.startswith("orderbot ")
 
 
+@pytest.mark.slow
 def test_no_color_means_no_escape_codes_in_help_either():
     env = {**os.environ, "FORCE_COLOR": "1", "COLUMNS": "100"}
     env.pop("NO_COLOR", None)
@@ -51,6 +53,7 @@ def test_no_color_means_no_escape_codes_in_help_either():
     assert not ANSI.search(plain.stdout)
 
 
+@pytest.mark.slow
 def test_a_closed_pipe_ends_quietly_with_141_not_1(tmp_path):
     read_end, write_end = os.pipe()
     os.close(read_end)  # the reader is gone before orderbot writes a byte: `| head -0`

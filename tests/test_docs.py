@@ -73,6 +73,8 @@ import warm_orderbot
 
 from orderbot.runs.base import operator_name
 
+pytestmark = pytest.mark.slow  # the docs' console examples, each a process
+
 ROOT = Path(__file__).resolve().parent.parent
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 PROGRAMS = {"orderbot", "cp", "cat", "echo", "printf", "head", "python"}

@@ -14,6 +14,8 @@ import sys
 import tomllib
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "orderbot"
 
@@ -138,6 +140,7 @@ def test_the_private_import_check_sees_one(tmp_path):
     assert private_imports("orderbot.ui.render", sibling) == ["orderbot.ui.render imports orderbot.loop.state._stop"]
 
 
+@pytest.mark.slow
 def test_every_module_imports_on_its_own():
     """Each module in a fresh set of orderbot modules (one process, for speed): a module
     that only works when another was imported first fails here."""

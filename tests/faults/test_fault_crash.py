@@ -38,7 +38,10 @@ ROUNDS = 10 if IN_CI else 4  # each round starts two processes (tests/fuzz.py)
 USER = "C001"
 RUN_ID = re.compile(RUN_ID_FORMAT.pattern.strip("^$"))
 
-pytestmark = pytest.mark.skipif(not hasattr(signal, "SIGKILL"), reason="needs SIGKILL")
+pytestmark = [
+    pytest.mark.slow,  # real processes killed at random points
+    pytest.mark.skipif(not hasattr(signal, "SIGKILL"), reason="needs SIGKILL"),
+]
 
 
 def orders_with_cancellable(path: Path, count: int) -> None:

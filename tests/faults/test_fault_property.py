@@ -163,6 +163,7 @@ class Adversary:
         return drawn
 
 
+@pytest.mark.slow
 @settings(settings.get_profile("orderbot-faults"))
 @given(
     moves=st.lists(move, min_size=1, max_size=6),

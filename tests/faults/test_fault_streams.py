@@ -157,6 +157,7 @@ UNENDING = {
 }
 
 
+@pytest.mark.slow
 @BOTH
 def test_gzip_body_that_inflates_to_800_mb_keeps_memory_bounded(api, orders, wire):
     path, before = orders
@@ -187,6 +188,7 @@ def peak_of_ask(api, wire, path) -> tuple[float, subprocess.CompletedProcess]:
     return peak_mib, done
 
 
+@pytest.mark.slow
 @BOTH
 def test_error_reply_whose_gzip_body_inflates_to_800_mb_keeps_memory_bounded(api, orders, wire):
     path, before = orders

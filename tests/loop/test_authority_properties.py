@@ -12,6 +12,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
+import pytest
 from fuzz import examples
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -104,6 +105,7 @@ sessions = dict(
 )
 
 
+@pytest.mark.slow
 @settings(max_examples=examples(200), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(turns=turns, **sessions)
 def test_no_side_effect_without_approval_and_no_foreign_data(turns, user, can_ask, answers):
@@ -112,6 +114,7 @@ def test_no_side_effect_without_approval_and_no_foreign_data(turns, user, can_as
 
 # The same property where every call is a cancel, mostly of the user's own open orders:
 # approvals, rejections, pauses and repeated call ids are then common, not rare corners.
+@pytest.mark.slow
 @settings(max_examples=examples(100), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     data=st.data(),

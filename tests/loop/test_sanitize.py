@@ -103,6 +103,7 @@ def test_empty_or_only_secret_becomes_error():
     assert sanitize(raised(RuntimeError("x"))) == "error"
 
 
+@pytest.mark.slow
 @settings(max_examples=examples(200), deadline=None)
 @given(st.text(max_size=3000))
 def test_any_text_comes_out_short_and_on_one_line(message):

@@ -472,6 +472,7 @@ def test_chat_tool_calls_from_lenient_servers():
     assert call.call_id == "generated" and json.loads(call.arguments) == {"order_id": "A"}
 
 
+@pytest.mark.slow
 def test_help_offline_runs_and_doctor_never_import_the_sdk(tmp_path):
     """The SDK costs about a second to import: only a provider that needs it may load it."""
     import os

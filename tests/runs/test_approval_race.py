@@ -14,6 +14,8 @@ from clikit import cli
 
 from orderbot.shops.sample.stores.jsonfile import JsonStore
 
+pytestmark = pytest.mark.slow  # approvals raced by real processes
+
 CANCELLABLE = {"ORD-1002": "C001", "ORD-1004": "C002", "ORD-1008": "C002", "ORD-1009": "C003", "ORD-1013": "C001"}
 APPROVERS_PER_RUN = 2
 

@@ -12,6 +12,8 @@ import sys
 import pytest
 from securitykit import runs_dir
 
+pytestmark = pytest.mark.slow  # real processes writing into closed pipes
+
 RECORDS = 10_000
 
 

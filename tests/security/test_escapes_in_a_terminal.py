@@ -11,12 +11,15 @@ import os
 import re
 
 import pexpect
+import pytest
 from forked_terminal import orderbot_in_a_terminal, orderbot_process_in_a_terminal
 from fuzz import IN_CI
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from orderbot.shops.sample.model import SAMPLE_PATH
+
+pytestmark = pytest.mark.slow  # a terminal fed random text
 
 # What orderbot itself writes to a terminal: SGR colours, and Rich's live table redrawing
 # itself (hide/show the cursor, erase the line, move up one line). Nothing else.

@@ -21,6 +21,8 @@ from shopkit import start_postgres
 
 from orderbot.shops.sample.model import SAMPLE_PATH
 
+pytestmark = pytest.mark.slow  # a PostgreSQL server stopped mid-import
+
 COUNT = 100_000
 STOP_AT = "ORD-150000"  # the 50,000th
 

@@ -10,6 +10,8 @@ import json
 import shutil
 from pathlib import Path
 
+import pytest
+
 from orderbot.loop.dispatch import Toolbox
 from orderbot.loop.engine import Limits
 from orderbot.loop.state import RunState
@@ -23,6 +25,7 @@ DB = Path(__file__).parents[1] / "fixtures" / "tau2-retail" / "db.json"
 ADDRESS = {"address1": "1 Main St", "address2": "", "city": "Austin", "state": "TX", "country": "USA", "zip": "73301"}
 
 
+@pytest.mark.slow
 def test_two_writes_with_one_call_id_are_both_carried_out(tmp_path) -> None:
     path = tmp_path / "db.json"
     shutil.copyfile(DB, path)

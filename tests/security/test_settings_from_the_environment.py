@@ -45,6 +45,7 @@ def test_the_escapes_of_orderbot_lang_are_shown_escaped():
     assert "\\x1b]0;pwn\\x07" in line and "\\u202e" in line, line
 
 
+@pytest.mark.slow
 def test_a_bad_lang_flag_stays_a_usage_error_and_a_good_one_wins_over_the_environment():
     done = orderbot("--lang", "fr\x1b[31m", "runs", env={})
     assert done.returncode == 2 and "--lang" in done.stderr and "\x1b[31m" not in done.stderr, done.stderr

@@ -10,8 +10,11 @@ import subprocess
 import sys
 import textwrap
 
+import pytest
 from clikit import cli
 from securitykit import runs_dir
+
+pytestmark = pytest.mark.slow  # real processes sent SIGTERM
 
 CHILD = textwrap.dedent("""
     import sys, threading

@@ -88,6 +88,7 @@ def test_an_index_linked_to_a_device_never_replaces_the_device(tmp_path, orders_
     assert stat.S_ISREG(os.lstat(index).st_mode)
 
 
+@pytest.mark.slow
 def test_an_index_that_is_a_fifo_is_never_waited_on(orders_file):
     state_dir().mkdir(mode=0o700)
     os.mkfifo(state_dir() / "runs.index")
@@ -98,6 +99,7 @@ def test_an_index_that_is_a_fifo_is_never_waited_on(orders_file):
     assert stat.S_ISREG(os.lstat(state_dir() / "runs.index").st_mode)
 
 
+@pytest.mark.slow
 def test_a_record_that_is_a_fifo_is_listed_as_unreadable_not_waited_on(orders_file):
     assert cli("ask", "--orders", str(orders_file), QUESTION).exit_code == 0
     os.mkfifo(state_dir() / "runs" / "261130-050026-1a2b.json")
@@ -107,6 +109,7 @@ def test_a_record_that_is_a_fifo_is_listed_as_unreadable_not_waited_on(orders_fi
     assert shown.returncode == 6 and "not a regular file" in one_sentence(shown.stderr), shown.stderr
 
 
+@pytest.mark.slow
 def test_an_index_in_a_directory_orderbot_cannot_write_does_not_stop_a_run(orders_file):
     """Another user's index in a state directory only they can write: the index is a cache,
     so the run answers and its record is written (runs/ is orderbot's own)."""
@@ -226,6 +229,7 @@ def test_doctor_names_an_unusable_state_directory_in_one_line(tmp_path):
     assert [line for line in result.output.splitlines() if "not a directory" in line] != []
 
 
+@pytest.mark.slow
 def test_an_unreadable_runs_folder_is_one_sentence_and_exit_6(orders_file):
     run_id = paused_run(orders_file)
     (state_dir() / "runs").chmod(0)
@@ -241,6 +245,7 @@ def test_an_unreadable_runs_folder_is_one_sentence_and_exit_6(orders_file):
     assert statuses(orders_file)["ORD-1002"] == "处理中"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("decision", ["--approve", "--reject"])
 def test_resume_in_a_read_only_state_directory_changes_nothing(decision, orders_file):
     run_id = paused_run(orders_file)
@@ -263,6 +268,7 @@ def test_resume_in_a_read_only_state_directory_changes_nothing(decision, orders_
 # ---- the record key, the audit log and the lock files: the same rule ---------------------------
 
 
+@pytest.mark.slow
 def test_a_record_key_that_is_a_fifo_is_one_sentence_not_a_hang(orders_file):
     state_dir().mkdir(mode=0o700)
     os.mkfifo(state_dir() / "record.key")

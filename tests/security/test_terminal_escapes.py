@@ -154,6 +154,7 @@ ANY_TEXT = st.text(
 ).map(lambda s: s + "\x1b]0;T\x07\x9b\u202e\u2028\u2066")
 
 
+@pytest.mark.slow
 @settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(answer=ANY_TEXT, name=ANY_TEXT, question=ANY_TEXT)
 def test_arbitrary_unicode_through_every_renderer(use_model, tmp_path, answer, name, question):

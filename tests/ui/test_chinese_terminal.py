@@ -29,6 +29,8 @@ from orderbot.i18n.catalogue import MESSAGES
 from orderbot.loop.limits import StopReason
 from orderbot.shops.sample.model import SAMPLE_PATH
 
+pytestmark = pytest.mark.slow  # whole sessions in a terminal
+
 VALUE = re.compile(r"[0-9_/:.=@\\{}<>]")
 PIECES = re.compile(r"[\s\u3000-\u303f\uff00-\uffef·→…│╭╮╰╯─├┤┬┴┼+|!?,;()\[\]“”‘’]+")
 CALL = re.compile(r"\b[a-z_]+\([^()]*\)")  # a tool call as shown: its arguments are the model's

@@ -10,7 +10,10 @@ from pathlib import Path
 
 import pexpect
 import pyte
+import pytest
 from forked_terminal import orderbot_in_a_terminal
+
+pytestmark = pytest.mark.slow  # terminal sessions
 
 ORDERBOT = str(Path(sys.executable).with_name("orderbot"))
 COLUMNS = 100

@@ -9,6 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 import typer
 from clikit import cli
 
@@ -78,6 +79,7 @@ def complete(words: str) -> list[str]:
     return result.stdout.split()
 
 
+@pytest.mark.slow
 def test_shell_completion_offers_commands_and_flags():
     assert "repl" in complete("orderbot re")
     assert {"--max-steps", "--max-tool-calls", "--max-calls-per-step"} <= set(complete("orderbot repl --max"))

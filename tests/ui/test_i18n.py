@@ -220,6 +220,7 @@ def _stop_explanation(env: dict) -> str:
     return result.stdout
 
 
+@pytest.mark.slow
 def test_the_locale_chooses_the_language_of_the_stop_explanation():
     chinese = _stop_explanation({"LANG": "zh_CN.UTF-8"})
     assert "已停止：达到了步数上限。模型在第 1 步（共 1 步）请求调用 get_order_status；这个调用没有执行。" in chinese

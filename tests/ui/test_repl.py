@@ -17,6 +17,8 @@ import pytest
 from fakeapi import FakeAPI, completion, hang
 from forked_terminal import orderbot_process_in_a_terminal
 
+pytestmark = pytest.mark.slow  # the REPL in a terminal
+
 PROMPT = "orderbot C001> "
 WAIT = 30  # seconds pexpect waits for text that should come at once; never slept
 

@@ -22,6 +22,8 @@ from clikit import cli
 from fakeapi import FakeAPI, completion, sse, stream_of
 from forked_terminal import orderbot_in_a_terminal
 
+pytestmark = pytest.mark.slow  # a terminal reading a stream on a schedule
+
 WORDS = [f"word{n:02d}" for n in range(1, 13)]
 TEXT = " ".join(WORDS)
 SECONDS = 5.0  # the server sends the 12 words over this long
@@ -93,7 +95,6 @@ def final_screen(pieces: list[tuple[float, str]], columns: int = 80) -> list[str
     return [line.rstrip() for line in screen.display if line.strip()]
 
 
-@pytest.mark.slow
 def test_each_streamed_word_is_on_screen_before_the_server_sends_the_word_after_next(tmp_path):
     sent: list[float] = []
     with FakeAPI() as api:

@@ -8,9 +8,12 @@ import re
 import threading
 
 import pexpect
+import pytest
 from clikit import cli
 from fakeapi import FakeAPI, error, message, response
 from forked_terminal import orderbot_in_a_terminal, orderbot_process_in_a_terminal
+
+pytestmark = pytest.mark.slow  # a terminal watching a model that takes seconds
 
 WAITED = re.compile(r"waiting for the model · (\d+) s · (\d+) s left")
 SPINNER = re.compile(r"([⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏])(?:\x1b\[[0-9;]*m)* (?:\x1b\[[0-9;]*m)*waiting for the model")

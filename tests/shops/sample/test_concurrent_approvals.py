@@ -14,6 +14,8 @@ from clikit import cli
 
 from orderbot.shops.sample.model import SAMPLE_PATH
 
+pytestmark = pytest.mark.slow  # approvals by twenty real processes
+
 RACERS = 20
 
 
