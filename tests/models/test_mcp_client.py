@@ -4,7 +4,7 @@ sends, hands the engine's output for it back, and answers once the session has e
 from __future__ import annotations
 
 from orderbot.loop.items import FunctionCall, FunctionCallOutput
-from orderbot.models.base import ModelRequest
+from orderbot.loop.model import ModelRequest
 from orderbot.models.mcp_client import ClientModel, Ticket
 
 
