@@ -133,9 +133,8 @@ def compose(server_module, settings, store, session, *, queue: bool = False, clo
     # With four eyes, or when the store names others as approvers, every side effect waits in the queue.
     may_ask = store.policy().asks_at_the_prompt(store.operator, four_eyes=settings.four_eyes)
     runner = Runner.for_session(session, ClientModel(), store, provider=ClientModel.provider)
-    # The JSON stores read their file once; a database reads afresh at each query.
-    refresh = getattr(session.store, "refresh", None)
-    mcp_session = McpSession(runner, limits, user=settings.user, refresh=refresh, clock=clock)
+    # Before each call the store sees what another desk wrote (a JSON store reads its file again).
+    mcp_session = McpSession(runner, limits, user=settings.user, refresh=session.store.refresh, clock=clock)
     server = server_module.build_server(
         mcp_session, session.toolbox, instructions=session.shop.instructions, elicit=may_ask and not queue
     )

@@ -23,6 +23,11 @@ class ShopStore(Protocol):
         """How many orders (doctor, import)."""
         ...
 
+    def refresh(self) -> None:
+        """See what another process wrote since the store was opened: a file store reads its
+        file again when it changed; a database, read afresh at every query, has nothing to do."""
+        ...
+
     def close(self) -> None:
         """Release connections and locks; the store is not used after it."""
         ...

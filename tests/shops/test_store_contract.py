@@ -160,6 +160,18 @@ def test_a_write_another_store_overtook_is_refused(case) -> None:
         second.close()
 
 
+def test_a_store_sees_another_stores_write_once_refreshed(case) -> None:
+    _, source, ask = case
+    reader, writer = opened(source), opened(source)
+    try:
+        ask.apply(writer, ask.prepare(writer), "run-1/call-1")
+        reader.refresh()
+        assert ask.written(reader)
+    finally:
+        reader.close()
+        writer.close()
+
+
 def test_a_store_opened_read_only_refuses_to_write(case) -> None:
     _, source, ask = case
     store = opened(source, writable=False)

@@ -222,6 +222,9 @@ class SqlRetailStore:
     def count(self) -> int:
         return self._rows("SELECT count(*) FROM retail_orders")[0][0]
 
+    def refresh(self) -> None:
+        """Nothing to do: every query reads the database as it is now."""
+
     def export(self) -> Iterator[ShopRecord]:
         """Every record in export order, read a batch at a time (never the whole shop)."""
         for kind in (Product, User, Order):

@@ -202,6 +202,9 @@ class SqlStore:
     def count(self) -> int:
         return self._rows("SELECT count(*) FROM orders")[0][0]
 
+    def refresh(self) -> None:
+        """Nothing to do: every query reads the database as it is now."""
+
     def _with_items(self, rows: list[tuple], timeout: float | None) -> list[Order]:
         if not rows:
             return []
