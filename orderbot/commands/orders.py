@@ -5,8 +5,8 @@
     orders list --user C001 [--status 处理中] [--limit N] [--offset N]
     orders show ORD-1001 [--user C001]
 
-list and show follow the order tools' rules: a customer (--user) sees their own orders,
-anyone sees an order's status by its exact id. `--all` lifts the customer filter: it is
+list and show follow the order tools' rules, in either shop: a customer (--user) sees their
+own orders, anyone sees an order's status by its exact id. `--all` lifts the customer filter: it is
 for whoever already holds the store itself (the file, the database's credentials), to
 whom orderbot gives nothing they could not read directly.
 """
@@ -16,6 +16,7 @@ from __future__ import annotations
 import sys
 import time
 import unicodedata
+from itertools import islice
 from pathlib import Path
 from typing import Annotated
 
@@ -31,14 +32,19 @@ from orderbot.i18n import t
 from orderbot.runs.statedir import LOG_FILE
 from orderbot.settings import load_settings
 from orderbot.shops.choice import database_type, is_shop_file, open_retail_store, open_shop_store
+from orderbot.shops.retail.actions import owned_order as retail_owned_order
+from orderbot.shops.retail.data import Order as RetailOrder
+from orderbot.shops.retail.data import dump
+from orderbot.shops.retail.shop import SHOP as RETAIL
+from orderbot.shops.retail.shop import check_customer
 from orderbot.shops.sample.model import NOT_FOUND, order_details, order_summary
-from orderbot.shops.sample.shop import SHOP as SAMPLE  # list and show are the sample shop's
+from orderbot.shops.sample.shop import SHOP as SAMPLE
 from orderbot.shops.sample.stores.jsonfile import parse_orders, read_file
 from orderbot.shops.sample.tools import owned_order
 from orderbot.shops.session import orders_source
 from orderbot.shops.source import parse_source
 from orderbot.ui.escape import json_text  # --json: valid JSON, no raw controls
-from orderbot.ui.orders import print_order, print_order_list
+from orderbot.ui.orders import print_order, print_order_list, print_retail_list, print_retail_order
 from orderbot.ui.render import make_console
 
 HELP = COMMAND_HELP["orders"]
@@ -203,27 +209,28 @@ def list_(
             raise UsageError(t("orders.user_and_all"))
         if settings.user is None and not all_:
             raise UsageError(t("orders.whose"))
-        store = _open(settings)
+        shop, store = _open(settings)
         try:
-            found = store.list_orders(settings.user, status=status, limit=limit + 1, offset=offset)
+            if shop == "retail":
+                found = retail_orders(store, settings.user, status=status, limit=limit + 1, offset=offset)
+                rows = [retail_summary(o, with_customer=all_) for o in found[:limit]]
+            else:
+                found = store.list_orders(settings.user, status=status, limit=limit + 1, offset=offset)
+                rows = [
+                    dict(order_summary(o), **({"customer_id": o.customer_id} if all_ else {})) for o in found[:limit]
+                ]
         except ToolError:
             raise _unreadable(settings) from None
         finally:
             store.close()
-        rows = [dict(order_summary(o), **({"customer_id": o.customer_id} if all_ else {})) for o in found[:limit]]
         more = len(found) > limit
         if json_out:
             doc = {"orders": rows, "more": more, "offset": offset}
             sys.stdout.write(json_text(doc) + "\n")
             return
-        print_order_list(
-            make_console(),
-            rows,
-            more=more,
-            next_offset=offset + limit,
-            with_customer=all_,
-            money=SAMPLE.vocabulary.money,
-        )
+        show_list = print_retail_list if shop == "retail" else print_order_list
+        money = (RETAIL if shop == "retail" else SAMPLE).vocabulary.money
+        show_list(make_console(), rows, more=more, next_offset=offset + limit, with_customer=all_, money=money)
 
 
 @app.command(
@@ -242,9 +249,11 @@ def show(
         settings = _settings(orders, user)
         if settings.user is not None and all_:
             raise UsageError(t("orders.user_and_all"))
-        store = _open(settings)
+        shop, store = _open(settings)
         try:
-            if all_:
+            if shop == "retail":
+                doc = retail_order(store, order_id, settings.user, every=all_)
+            elif all_:
                 order = store.get(order_id)
                 doc = dict(order_details(order), customer_id=order.customer_id) if order else None
             elif settings.user is not None:
@@ -263,13 +272,15 @@ def show(
             raise _unreadable(settings) from None
         finally:
             store.close()
-        if doc is None:
-            doc = {"order_id": order_id, "status": NOT_FOUND}
+        found = doc is not None
+        if not found:  # in the shop's own words: the sample shop's statuses are Chinese, tau2's English
+            doc = {"order_id": order_id, "status": NOT_FOUND if shop == "sample" else RETAIL_NOT_FOUND}
         if json_out:
             sys.stdout.write(json_text(doc) + "\n")
         else:
-            print_order(make_console(), doc, money=SAMPLE.vocabulary.money)
-        raise typer.Exit(ExitCode.DIFFERS if doc.get("status") == NOT_FOUND else 0)
+            view = print_retail_order if shop == "retail" and "items" in doc else print_order
+            view(make_console(), doc, money=(RETAIL if shop == "retail" else SAMPLE).vocabulary.money)
+        raise typer.Exit(0 if found else ExitCode.DIFFERS)
 
 
 def _settings(orders, user):
@@ -292,16 +303,61 @@ def _unreadable(settings, source=None, *, target: str | None = None) -> ConfigEr
     return ConfigError(t("orders.export_unreadable", source=source.shown, target=target, log=log))
 
 
+RETAIL_NOT_FOUND = "not found"  # a status word of no retail order, as tau2's are English
+
+
 def _open(settings):
-    """The sample shop's store: list and show answer with its model (orders with a
-    customer id, a status and a total); the retail shop's orders are looked at through
-    `ask` or written out with `orders export`, and a retail source says so before its
-    store is opened (a shop file is not read for it)."""
-    source, writable = orders_source(settings)
-    shop, store = open_shop_store(source, writable=writable, wanted="sample")
-    if shop != "sample":
-        raise ConfigError(t("orders.retail_not_listed", source=source.shown))
-    return store
+    """(which shop, its store), opened read-only: list and show change nothing. A --user
+    that names nobody in a retail shop is said before anything is read for it."""
+    source, _writable = orders_source(settings)
+    shop, store = open_shop_store(source, writable=False)
+    if shop == "retail":
+        try:
+            check_customer(store, settings.user)
+        except (ConfigError, ToolError):
+            store.close()
+            raise
+    return shop, store
+
+
+def retail_orders(store, user: str | None, *, status: str | None, limit: int, offset: int) -> list:
+    """A retail customer's orders in the shop's order (tau2's orders have no date), or every
+    customer's (None: --all, read through the store's export, which stops once enough are found)."""
+    if user is not None:
+        customer = store.user(user)
+        orders = (store.order(order_id) for order_id in (customer.orders if customer else ()))
+    else:
+        orders = (record for record in store.export() if isinstance(record, RetailOrder))
+    matching = (o for o in orders if o is not None and (status is None or o.status == status))
+    return list(islice(matching, offset, offset + limit))
+
+
+def retail_summary(order, *, with_customer: bool) -> dict:
+    """One row of a retail listing: its id, status, item count and what was paid."""
+    row = {"order_id": order.order_id, "status": order.status, "items": len(order.items), "paid": paid(order)}
+    return {"order_id": order.order_id, "customer_id": order.user_id, **row} if with_customer else row
+
+
+def paid(order) -> float:
+    """What the order's payment history comes to: payments less refunds."""
+    total = sum(p.amount if p.transaction_type == "payment" else -p.amount for p in order.payment_history)
+    return round(total, 2)
+
+
+def retail_order(store, order_id: str, user: str | None, *, every: bool) -> dict | None:
+    """One retail order: in full for its customer (or --all), its status for anyone, None
+    when there is none; someone else's order is refused as the tools refuse it."""
+    order = store.order(order_id)
+    if every:
+        return dump(order) if order else None
+    if user is not None:
+        try:
+            return dump(retail_owned_order(order, user))
+        except ToolError:
+            message = t("orders.no_access", order_id=text(order_id[:40]), user=user)
+            print(t("error.prefix", error=message), file=sys.stderr)
+            raise typer.Exit(ExitCode.DIFFERS) from None
+    return {"order_id": order_id, "status": order.status} if order else None
 
 
 def text(value: object) -> str:

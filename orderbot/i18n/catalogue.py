@@ -743,14 +743,6 @@ MESSAGES: dict[str, dict[str, str]] = {
         "{log} says which)",
         "zh": "{source}：无法读取订单（有一行不是 orderbot 写入的，或数据库出错：详见 {log}）",
     },
-    "orders.retail_not_listed": {
-        "en": "{source} holds the retail shop (tau2's shape), and orders list and orders show serve the sample "
-        "shop only: ask about a retail order with orderbot ask --orders {source} --user ID, or write the whole "
-        "shop out with orderbot orders export --orders {source} FILE",
-        "zh": "{source} 存放的是零售商店（tau2 格式），orders list 和 orders show 只用于示例商店："
-        "零售订单请用 orderbot ask --orders {source} --user ID 查询，或用 "
-        "orderbot orders export --orders {source} 文件名 导出整个商店",
-    },
     "orders.exported": {
         "en": "Exported {products:,} products, {users:,} customers and {orders:,} orders from {source} to {target}.",
         "zh": "已把 {source} 中的 {products:,} 个商品、{users:,} 位顾客和 {orders:,} 个订单导出到 {target}。",
@@ -781,6 +773,35 @@ MESSAGES: dict[str, dict[str, str]] = {
         "orderbot orders list --all --orders {target}",
     },
     # orders list's headings and orders show's field names (orderbot/ui/orders.py); the data stays as it is
+    # ---- orders list and orders show on the retail shop (orderbot.ui.orders) --------------------
+    "retail_orders.heading.order": {"en": "order", "zh": "订单"},
+    "retail_orders.heading.customer": {"en": "customer", "zh": "客户"},
+    "retail_orders.heading.status": {"en": "status", "zh": "状态"},
+    "retail_orders.heading.items": {"en": "items", "zh": "商品数"},
+    "retail_orders.heading.paid": {"en": "paid", "zh": "已付"},
+    "retail_orders.field.order_id": {"en": "order", "zh": "订单号"},
+    "retail_orders.field.customer": {"en": "customer", "zh": "客户"},
+    "retail_orders.field.status": {"en": "status", "zh": "状态"},
+    "retail_orders.field.address": {"en": "address", "zh": "地址"},
+    "retail_orders.field.cancel_reason": {"en": "cancel reason", "zh": "取消原因"},
+    "retail_orders.field.exchange_items": {"en": "items to exchange", "zh": "要换的商品"},
+    "retail_orders.field.exchange_new_items": {"en": "exchanged for", "zh": "换成"},
+    "retail_orders.field.exchange_payment_method_id": {"en": "exchange paid with", "zh": "换货付款方式"},
+    "retail_orders.field.exchange_price_difference": {"en": "exchange price difference", "zh": "换货差价"},
+    "retail_orders.field.return_items": {"en": "items to return", "zh": "要退的商品"},
+    "retail_orders.field.return_payment_method_id": {"en": "refund to", "zh": "退款到"},
+    "retail_orders.item": {
+        "en": "item: {name} ({item_id}) · {options} · {price}",
+        "zh": "商品：{name}（{item_id}）· {options} · {price}",
+    },
+    "retail_orders.fulfilment": {
+        "en": "fulfilment: tracking {tracking} · items {items}",
+        "zh": "发货：运单 {tracking} · 商品 {items}",
+    },
+    "retail_orders.payment": {"en": "{kind}: {amount} · {method}", "zh": "{kind}：{amount} · {method}"},
+    # the `{kind}` of a payment line: tau2's transaction_type
+    "retail_orders.payment_kind": {"en": "payment", "zh": "付款"},
+    "retail_orders.refund": {"en": "refund", "zh": "退款"},
     "orders.heading.order": {"en": "order", "zh": "订单"},
     "orders.heading.customer": {"en": "customer", "zh": "客户"},
     "orders.heading.status": {"en": "status", "zh": "状态"},

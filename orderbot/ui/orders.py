@@ -68,3 +68,80 @@ def _field(key: str, value: object) -> str:
     (a store with more) under its own name."""
     label = t(f"orders.field.{key}") if f"orders.field.{key}" in MESSAGES else key
     return t("orders.field", label=label, value=value)
+
+
+# ---- the retail shop (tau2's shape): no dates, no currency field (its amounts are dollars) ---
+
+
+def print_retail_list(
+    console: Console, rows: list[dict], *, more: bool, next_offset: int, with_customer: bool, money: Money
+) -> None:
+    """Retail order summaries (orderbot.commands.orders.retail_summary), one a row."""
+    if not rows:
+        console.print(t("orders.none"), markup=False)
+        return
+    table = Table(box=None, pad_edge=False)
+    for heading in ("order", *(["customer"] if with_customer else []), "status", "items", "paid"):
+        table.add_column(t(f"retail_orders.heading.{heading}"), no_wrap=True)
+    for row in rows:
+        cells = [row["order_id"], *([row["customer_id"]] if with_customer else []), row["status"]]
+        cells += [str(row["items"]), money(row["paid"], "USD")]
+        table.add_row(*(Text(visible(cell, one_line=True)) for cell in cells))  # data: never Rich markup
+    console.print(table)
+    if more:
+        console.print(t("orders.more", offset=next_offset), markup=False)
+
+
+def print_retail_order(console: Console, doc: dict, *, money: Money) -> None:
+    """One retail order as tau2 keeps it (orderbot.shops.retail.data.dump): its customer,
+    status and address, then each item, each fulfilment and each payment on a line."""
+    address = doc["address"]
+    where = ", ".join(
+        str(address[k]) for k in ("address1", "address2", "city", "state", "zip", "country") if address.get(k)
+    )
+    lines = [
+        _retail_field("order_id", doc["order_id"]),
+        _retail_field("customer", doc["user_id"]),
+        _retail_field("status", doc["status"]),
+        _retail_field("address", where),
+    ]
+    for item in doc["items"]:
+        options = ", ".join(f"{k}: {v}" for k, v in item["options"].items())
+        lines.append(
+            t(
+                "retail_orders.item",
+                name=item["name"],
+                item_id=item["item_id"],
+                options=options,
+                price=money(item["price"], "USD"),
+            )
+        )
+    for fulfilment in doc["fulfillments"]:
+        lines.append(
+            t(
+                "retail_orders.fulfilment",
+                tracking=", ".join(fulfilment["tracking_id"]),
+                items=", ".join(fulfilment["item_ids"]),
+            )
+        )
+    for payment in doc["payment_history"]:
+        kind = t("retail_orders.refund" if payment["transaction_type"] == "refund" else "retail_orders.payment_kind")
+        lines.append(
+            t(
+                "retail_orders.payment",
+                kind=kind,
+                amount=money(payment["amount"], "USD"),
+                method=payment["payment_method_id"],
+            )
+        )
+    shown = {"order_id", "user_id", "status", "address", "items", "fulfillments", "payment_history"}
+    lines += [_retail_field(key, value) for key, value in doc.items() if key not in shown]  # cancel, return, exchange
+    for line in lines:
+        console.print(visible(line, one_line=True), markup=False, soft_wrap=True)
+
+
+def _retail_field(key: str, value: object) -> str:
+    label = t(f"retail_orders.field.{key}") if f"retail_orders.field.{key}" in MESSAGES else key
+    if isinstance(value, list):
+        value = ", ".join(str(v) for v in value)
+    return t("orders.field", label=label, value=value)

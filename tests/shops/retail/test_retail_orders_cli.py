@@ -125,43 +125,59 @@ def test_an_export_never_replaces_the_database_it_reads(tmp_path):
     assert database.read_bytes() == before
 
 
-@pytest.mark.parametrize("args", [("list", "--all"), ("list", "--user", "olivia_ito_3591"), ("show", "#W5866402")])
-def test_list_and_show_say_they_serve_the_sample_shop_on_each_retail_store(database, args):
-    """`orders list` and `orders show` answer with the sample shop's orders; on a retail shop
-    they say which shop the store holds and which commands serve it, not "no orderbot orders"."""
+OLIVIA = "olivia_ito_3591"
+SHOP = json.loads(DB.read_text(encoding="utf-8"))
+
+
+def test_list_and_show_serve_the_retail_shop_on_each_store(database):
+    """A customer's orders, and one order with its items, fulfilments and payments, the
+    same from the JSON file and from a database."""
     assert cli("orders", "import", str(DB), "--to", database).exit_code == 0
     for source in (database, str(DB)):
-        result = cli("orders", *args, "--orders", source)
-        assert result.exit_code == 6, result.output
-        assert "holds the retail shop" in result.stderr and "serve the sample shop only" in result.stderr
-        assert "orderbot ask --orders" in result.stderr and "orderbot orders export --orders" in result.stderr
-        assert len(result.stderr.strip().splitlines()) == 1 and result.stdout == ""
+        listed = cli("orders", "list", "--user", OLIVIA, "--orders", source, "--json")
+        assert listed.exit_code == 0, listed.output
+        rows = json.loads(listed.stdout)["orders"]
+        assert [row["order_id"] for row in rows] == SHOP["users"][OLIVIA]["orders"]
+        assert rows[0] == {"order_id": "#W5866402", "status": "delivered", "items": 2, "paid": 3203.78}
+        shown = cli("orders", "show", "#W5866402", "--user", OLIVIA, "--orders", source, "--json")
+        assert shown.exit_code == 0 and json.loads(shown.stdout) == SHOP["orders"]["#W5866402"]
+        text = cli("orders", "show", "#W5866402", "--user", OLIVIA, "--orders", source).stdout.splitlines()
+        assert "item: Sneakers (9727387530) · size: 11, color: black, material: synthetic · $207.75" in text
+        assert "fulfilment: tracking 203283266934 · items 6242772310, 9727387530" in text
+        assert "payment: $3,203.78 · paypal_8049766" in text
 
 
-@pytest.mark.parametrize("args", [("list", "--all"), ("show", "#W5866402")])
-def test_list_and_show_refuse_a_retail_file_before_reading_it(tmp_path, args):
-    """The refusal is told from the file's first bytes: a shop file broken past them is
-    refused in the same words, where a command that reads the file (export) finds the break."""
-    raw = DB.read_bytes()
-    broken = tmp_path / "db.json"
-    broken.write_bytes(raw[: len(raw) // 2])  # tau2's opening, then the file ends mid-record
-    read = cli("orders", "export", "--orders", str(broken), str(tmp_path / "out.json"))
-    assert read.exit_code == 6 and "serve the sample shop only" not in read.stderr
-    result = cli("orders", *args, "--orders", str(broken))
-    assert result.exit_code == 6, result.output
-    assert "holds the retail shop" in result.stderr and "serve the sample shop only" in result.stderr
-    assert len(result.stderr.strip().splitlines()) == 1 and result.stdout == ""
+def test_show_follows_the_tools_rules_on_the_retail_shop():
+    other = next(user for user in SHOP["users"] if user != OLIVIA)
+    refused = cli("orders", "show", "#W5866402", "--user", other, "--orders", str(DB))
+    assert refused.exit_code == 1 and refused.stdout == ""
+    assert refused.stderr.strip() == f"orderbot: #W5866402: no order with this id belongs to {other}"
+    anyone = cli("orders", "show", "#W5866402", "--orders", str(DB), "--json")  # a status by its exact id
+    assert anyone.exit_code == 0 and json.loads(anyone.stdout) == {"order_id": "#W5866402", "status": "delivered"}
+    missing = cli("orders", "show", "#W0000000", "--orders", str(DB), "--json")
+    assert missing.exit_code == 1 and json.loads(missing.stdout)["status"] == "not found"
+    nobody = cli("orders", "list", "--user", "nobody_0", "--orders", str(DB))
+    assert nobody.exit_code == 6 and "no customer 'nobody_0' in this shop" in nobody.stderr
 
 
-def test_list_refuses_a_retail_database_before_opening_its_store(tmp_path):
-    """On a database too the shop is told from its tables: the retail store, which would
-    refuse another schema version, is not opened to be refused."""
+def test_list_all_pages_through_every_customers_orders():
+    first = json.loads(cli("orders", "list", "--all", "--limit", "2", "--orders", str(DB), "--json").stdout)
+    second = json.loads(
+        cli("orders", "list", "--all", "--limit", "2", "--offset", "2", "--orders", str(DB), "--json").stdout
+    )
+    assert [r["order_id"] for r in first["orders"] + second["orders"]] == list(SHOP["orders"])[:4]
+    assert (
+        first["more"] and first["orders"][0]["customer_id"] == SHOP["orders"][first["orders"][0]["order_id"]]["user_id"]
+    )
+    pending = json.loads(cli("orders", "list", "--all", "--status", "pending", "--orders", str(DB), "--json").stdout)
+    assert {r["status"] for r in pending["orders"]} == {"pending"}
+
+
+def test_list_on_a_retail_database_of_another_schema_version_says_so(tmp_path):
     database = tmp_path / "shop.db"
     assert cli("orders", "import", str(DB), "--to", f"sqlite:///{database}").exit_code == 0
     with sqlite3.connect(database) as connection:
         connection.execute("UPDATE retail_schema SET version = 999")
     connection.close()
-    opened = cli("orders", "export", "--orders", f"sqlite:///{database}", str(tmp_path / "out.json"))
-    assert opened.exit_code == 6 and "retail shop schema version 999" in opened.stderr
     result = cli("orders", "list", "--all", "--orders", f"sqlite:///{database}")
-    assert result.exit_code == 6 and "serve the sample shop only" in result.stderr, result.output
+    assert result.exit_code == 6 and "retail shop schema version 999" in result.stderr, result.output
