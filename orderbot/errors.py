@@ -1,10 +1,13 @@
 """The one exception family of orderbot.
 
     OrderbotError                 anything orderbot raises on purpose
-    ├── ConfigError               bad settings, flags or input files; exit 6 before a run
-    │   ├── UsageError            a flag given a value it may not take; exit 2, as for Typer's own
-    │   ├── OrdersFileError       orders.json missing, not JSON, wrong shape, bad field
-    │   └── RecordError           a run record that is corrupt, foreign or may not be resumed
+    ├── ConfigError               bad settings or input files; exit 6 before a run
+    │   ├── UsageError            a value typed on the command line it may not take; exit 2,
+    │   │                         as for Typer's own
+    │   └── OrdersFileError       orders.json missing, not JSON, wrong shape, bad field
+    ├── RecordError               a run record that is corrupt, foreign or may not be resumed; exit 6
+    │   └── OperatorRefused       not this operator, not now: four eyes, not an approver, settled
+    │                             first by someone else, busy in another shell; exit 9
     ├── ModelError                the model service failed for good; the run stops as model_error
     │   ├── ModelTimeout          the request outlived the run's deadline; the run stops as time_limit
     │   └── ModelResponseError    the service answered with something that is not a valid turn
@@ -14,6 +17,9 @@
     │                             to show the model and comes back as {"ok": false, ...}
     └── LimitExceeded             a limit check failed (orderbot.loop.budget): the engine turns it
                                   into the run's stop; it never leaves the engine
+
+Each class carries its exit code (`exit_code`, an ExitCode), as Click's exceptions do: the
+command line turns any of them into that code at one place (orderbot.commands.common).
 
 Apart from the family, one control signal: `Terminated`, a KeyboardInterrupt raised for
 SIGTERM, so that whatever stops a run on Ctrl-C stops it the same way, and the stop can still
@@ -32,10 +38,12 @@ class ExitCode(IntEnum):
     """Every exit code orderbot ends with, defined once (README.md's table lists them).
 
     One rule: a bad flag, a missing argument or an empty question is a usage error (2); a bad
-    value from the environment, .env or a file is a configuration error (6)."""
+    value from the environment, .env or a file is a configuration error (6); a refusal for
+    who asks, or because someone else got there first, is 9. tests/test_docs.py walks the
+    README's table against this enum."""
 
     OK = 0
-    DIFFERS = 1  # `replay` found a step that differs; `orders show` found no such order
+    DIFFERS = 1  # `replay` found a step that differs; `orders show` found no such order; any other failure
     USAGE = 2  # what Click uses for a bad flag; orderbot's own flag checks use it too
     LIMIT = 3  # a step, time, tool-call or response limit stopped the run
     AWAITING_APPROVAL = 4
@@ -43,6 +51,7 @@ class ExitCode(IntEnum):
     CONFIG = 6
     STRICT_CLAIMS = 7  # --strict-claims: the answer made a claim the tools did not support
     TRANSFERRED = 8  # handed to a person
+    REFUSED = 9  # not this operator (four eyes, not an approver) or not now (settled first, busy)
     CANCELLED = 130  # Ctrl-C: 128 + SIGINT
     PIPE_CLOSED = 141  # 128 + SIGPIPE: what a shell reports for a program whose reader went away
     TERMINATED = 143  # 128 + SIGTERM
@@ -55,22 +64,41 @@ class Terminated(KeyboardInterrupt):  # noqa: N818 - a signal, named for what ha
 class OrderbotError(Exception):
     """Base of every error orderbot raises on purpose."""
 
+    exit_code: ExitCode = ExitCode.DIFFERS
+
 
 class ConfigError(OrderbotError):
-    """Settings, flags or input files are unusable; nothing has run yet."""
+    """Settings or input files are unusable; nothing has run yet."""
+
+    exit_code = ExitCode.CONFIG
 
 
 class UsageError(ConfigError):
     """A flag or argument on the command line has a value it may not take (exit 2, the
-    code Typer uses for the usage errors it finds itself)."""
+    code Typer uses for the usage errors it finds itself): wherever the check is made, a
+    value that was typed is a usage error, and the same value from the environment or
+    .env a configuration error."""
+
+    exit_code = ExitCode.USAGE
 
 
 class OrdersFileError(ConfigError):
     """The orders file cannot be read or does not hold valid orders."""
 
 
-class RecordError(ConfigError):
+class RecordError(OrderbotError):
     """A run record is corrupt, foreign, or fails a re-check before resuming."""
+
+    exit_code = ExitCode.CONFIG
+
+
+class OperatorRefused(RecordError):
+    """The run may be settled, but not by this operator or not now: four eyes (the operator
+    whose run asked may not approve it), the store's approvers leave this operator out,
+    another operator settled it first, or another shell holds it. Nothing was changed;
+    another person, or the same one later, can still act."""
+
+    exit_code = ExitCode.REFUSED
 
 
 class ModelError(OrderbotError):

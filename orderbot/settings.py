@@ -56,6 +56,16 @@ class Settings(LimitSettings):
     # Which settings came from flags: a bad one is a usage error (exit 2), not a config error.
     _flags: frozenset[str] = PrivateAttr(default_factory=frozenset)
 
+    def typed(self, name: str) -> bool:
+        """Whether setting `name` was typed on the command line: a value of it that a later
+        check refuses is then a usage error (exit 2), and the same value from the
+        environment or .env a configuration error (exit 6)."""
+        return name in self._flags
+
+    def error_for(self, name: str) -> type[ConfigError]:
+        """The error a refused value of setting `name` raises: UsageError when it was typed."""
+        return UsageError if self.typed(name) else ConfigError
+
     # An empty value (ORDERBOT_ORDERS= in a .env copied from .env.example) means unset, for
     # every setting and every source; no float setting may be inf or nan.
     model_config = SettingsConfigDict(
@@ -282,12 +292,9 @@ def describe_settings_error(exc: ValidationError, flags: Collection[str] = ()) -
     where, why = first_error(exc)
     field = where.split(".")[0] or "settings"
     field = next((name for name, names in ENV_NAMES.items() if field in names), field)  # pydantic names the alias
-    # A URL naming a server is a configuration error wherever it came from (exit 6), as a bad
-    # --orders database URL is: the flag parsed, the place it points to is what is wrong.
     if field == "base_url":
-        return ConfigError(
-            t("settings.bad_base_url", source="--base-url" if field in flags else _source(field), why=why)
-        )
+        error = UsageError if field in flags else ConfigError
+        return error(t("settings.bad_base_url", source="--base-url" if field in flags else _source(field), why=why))
     if field in flags:
         flag = SPEC_OF[field].flag if field in SPEC_OF and SPEC_OF[field].flag else "--" + field.replace("_", "-")
         return UsageError(t("settings.bad_value", source=flag, why=why))

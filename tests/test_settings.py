@@ -106,11 +106,13 @@ def test_openai_without_key_or_base_url_says_what_to_set():
     ]
 
 
-def test_a_base_url_that_is_not_http_is_a_config_error():
-    result = cli("ask", "--provider", "chat", "--base-url", "localhost:11434", "查询 ORD-1001")
+def test_a_base_url_that_is_not_http_is_a_usage_error_as_typed_and_a_config_error_from_the_environment():
+    typed = cli("ask", "--provider", "chat", "--base-url", "localhost:11434", "查询 ORD-1001")
+    assert typed.exit_code == 2
+    assert "invalid base URL from --base-url" in typed.stderr and "Traceback" not in typed.output
 
-    assert result.exit_code == 6
-    assert "invalid base URL" in result.stderr and "Traceback" not in result.output
+    from_env = cli("ask", "--provider", "chat", "查询 ORD-1001", env={"OPENAI_BASE_URL": "localhost:11434"})
+    assert from_env.exit_code == 6 and "invalid base URL from OPENAI_BASE_URL" in from_env.stderr
 
 
 def test_ask_help_and_env_example_say_what_auto_chooses():

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from orderbot.errors import ConfigError, ExitCode, OrderbotError, Terminated, UsageError
+from orderbot.errors import ExitCode, OrderbotError, Terminated, UsageError
 from orderbot.i18n import t
 from orderbot.loop.limits import SPEC_OF, StopReason
 from orderbot.models import FACTORIES
@@ -212,7 +212,8 @@ def run_settings(flags: Mapping[str, object]) -> Settings:
 
 @contextmanager
 def errors_to_exit_codes() -> Iterator[None]:
-    """OrderbotError -> one sentence on stderr and its exit code; never a traceback."""
+    """OrderbotError -> one sentence on stderr and the exit code its class carries
+    (orderbot.errors); never a traceback."""
 
     previous = _terminate_like_ctrl_c()
     try:
@@ -229,12 +230,9 @@ def errors_to_exit_codes() -> Iterator[None]:
         end_quietly_on_closed_pipe()
     except UsageError:
         raise  # the command line says it in one line, with a hint to the command's help (orderbot.cli)
-    except ConfigError as exc:
-        print(error_line(exc), file=sys.stderr)
-        raise typer.Exit(ExitCode.CONFIG) from None
     except OrderbotError as exc:
         print(error_line(exc), file=sys.stderr)
-        raise typer.Exit(1) from None
+        raise typer.Exit(exc.exit_code) from None
     finally:
         if previous is not None:
             signal.signal(signal.SIGTERM, previous)

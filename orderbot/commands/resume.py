@@ -3,7 +3,8 @@
 A run paused for approval needs --approve or --reject; a run stopped at a limit continues
 with a fresh budget (--max-steps, --timeout, --max-tool-calls). Before anything runs, the
 session user, every tool's version, the pending call's preconditions and the approval's
-age are checked again; any failure is one sentence and exit 6, with nothing executed.
+age are checked again; any failure is one sentence and exit 6 (9 for a refusal because of who
+asks or who came first), with nothing executed.
 """
 
 from __future__ import annotations
@@ -36,7 +37,7 @@ from orderbot.commands.common import (
     run_settings,
 )
 from orderbot.commands.logs import setup_logging
-from orderbot.errors import RecordError, UsageError
+from orderbot.errors import OperatorRefused, UsageError
 from orderbot.i18n import t
 from orderbot.loop.limits import StopReason
 from orderbot.models import FACTORIES, create, endpoint, resolve_provider
@@ -204,7 +205,7 @@ def settle(
                 finally:
                     view.close()
         except LockTimeout:
-            raise RecordError(t("error.resume_busy", run_id=run_id)) from None
+            raise OperatorRefused(t("error.resume_busy", run_id=run_id)) from None
     finally:
         for orders in opened:
             orders.close()
@@ -248,7 +249,7 @@ def _settled_already(record, decision: bool | None) -> None:
     there is nothing to resume."""
     waits = record.state.stop_reason is StopReason.AWAITING_APPROVAL
     if decision is not None and not waits and any(d.approved is not None for d in record.decisions.values()):
-        raise RecordError(settled_first(record))
+        raise OperatorRefused(settled_first(record))
 
 
 def _defaults_from_record(settings, record, factories, *, explicit_orders: bool, base_url_flag: str | None = None):

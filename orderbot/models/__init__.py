@@ -11,7 +11,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from orderbot.errors import ConfigError, UsageError
 from orderbot.i18n import t
 from orderbot.settings import public_base_url
 
@@ -65,6 +64,6 @@ def create(settings: Settings, shop: Shop) -> Model:
     provider = resolve_provider(settings)
     factory = FACTORIES.get(provider)
     if factory is None:
-        error = UsageError if "provider" in settings._flags else ConfigError  # a flag: exit 2, as Typer's own
-        raise error(t("error.unknown_provider", name=repr(provider), choices=", ".join(("auto", *FACTORIES))))
+        choices = ", ".join(("auto", *FACTORIES))
+        raise settings.error_for("provider")(t("error.unknown_provider", name=repr(provider), choices=choices))
     return factory(settings, shop)

@@ -31,13 +31,13 @@ from abc import ABC, abstractmethod
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
-from orderbot.errors import RecordError
+from orderbot.errors import OperatorRefused
 from orderbot.runs.audit import AuditEntry
 from orderbot.runs.index import RunSummary
 from orderbot.runs.record import RunRecord
 
 
-class RunConflict(RecordError):
+class RunConflict(OperatorRefused):
     """Another process settled or changed the run since this one read it: nothing of this
     save was written (its sentence names who settled it, when a store knows)."""
 

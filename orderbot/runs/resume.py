@@ -16,7 +16,7 @@ import math
 
 from pydantic import ValidationError
 
-from orderbot.errors import RecordError
+from orderbot.errors import OperatorRefused, RecordError, UsageError
 from orderbot.i18n import t
 from orderbot.loop.dispatch import Prepared, Refused, Toolbox
 from orderbot.loop.engine import StopReason
@@ -69,7 +69,7 @@ def check_resume(
             raise RecordError(t("resume.not_waiting", run_id=rid, reason=reason))
         return
     if approve is None:
-        raise RecordError(t("resume.waiting", run_id=rid))
+        raise UsageError(t("resume.waiting", run_id=rid))  # --approve or --reject: what to type
     for pending in state.pending:
         _check_pending(rid, record, pending, toolbox, now, ttl_hours, approve)
 
@@ -97,17 +97,17 @@ def check_settle(
             continue
         mine = decision.decided_by == operator and decision.approved and approve
         if not (mine and pending.call_id not in record.side_effects):
-            raise RecordError(settled_first(record, pending.call_id))
+            raise OperatorRefused(settled_first(record, pending.call_id))
     if not approve:
         return
     if approvers is not None and operator not in approvers:
-        raise RecordError(t("approvals.not_an_approver", operator=operator, run_id=rid))
+        raise OperatorRefused(t("approvals.not_an_approver", operator=operator, run_id=rid))
     if four_eyes:
         asked = {record.operator} | {
             (record.decisions.get(p.call_id) or Decision()).requested_by for p in record.state.pending
         }
         if operator in asked:
-            raise RecordError(t("approvals.four_eyes", operator=operator, run_id=rid))
+            raise OperatorRefused(t("approvals.four_eyes", operator=operator, run_id=rid))
 
 
 def settled_first(record: RunRecord, call_id: str | None = None) -> str:

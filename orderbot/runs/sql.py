@@ -31,7 +31,7 @@ import time
 from collections.abc import Iterator, Sequence
 from typing import Any, Self
 
-from orderbot.errors import ConfigError, RecordError
+from orderbot.errors import ConfigError, RecordError, UsageError
 from orderbot.i18n import t
 from orderbot.loop.limits import StopReason
 from orderbot.runs.audit import FIELDS, AuditEntry, QueueRow, Settled, against_queue, from_row, next_link
@@ -393,7 +393,7 @@ class SqlRunStore(BaseRunStore):
                 raise RecordError(t("runs.no_such_run", run_id=run_id, where=self.where))
             return run_id
         if len(run_id) < 6 or not all(c in "0123456789abcdef-" for c in run_id):
-            raise RecordError(t("runs.not_an_id", value=repr(cut(run_id, 40))))
+            raise UsageError(t("runs.not_an_id", value=repr(cut(run_id, 40))))
         found = [
             r[0]
             for r in self._rows(
@@ -404,7 +404,7 @@ class SqlRunStore(BaseRunStore):
         if not found:
             raise RecordError(t("runs.no_prefix", prefix=cut(run_id, 40), where=self.where))
         if len(found) > 1:
-            raise RecordError(t("runs.ambiguous", prefix=cut(run_id, 40), some=", ".join(found[:3])))
+            raise UsageError(t("runs.ambiguous", prefix=cut(run_id, 40), some=", ".join(found[:3])))
         return found[0]
 
     def load(self, run_id: str, *, allow_altered: bool = False) -> RunRecord:

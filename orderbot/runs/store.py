@@ -21,7 +21,7 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from orderbot.atomic import atomic_write
-from orderbot.errors import RecordError
+from orderbot.errors import RecordError, UsageError
 from orderbot.i18n import t
 from orderbot.loop.limits import StopReason
 from orderbot.runs import statedir
@@ -149,12 +149,12 @@ class RunStore(BaseRunStore):
                 raise RecordError(t("runs.no_such_run", run_id=run_id, where=self.dir))
             return run_id
         if len(run_id) < 6 or not re.fullmatch(r"[0-9a-f-]+", run_id):
-            raise RecordError(t("runs.not_an_id", value=repr(cut(run_id, 40))))
+            raise UsageError(t("runs.not_an_id", value=repr(cut(run_id, 40))))
         found = [i for i in self.ids() if i.startswith(run_id)]
         if not found:
             raise RecordError(t("runs.no_prefix", prefix=cut(run_id, 40), where=self.dir))
         if len(found) > 1:
-            raise RecordError(t("runs.ambiguous", prefix=cut(run_id, 40), some=", ".join(found[:3])))
+            raise UsageError(t("runs.ambiguous", prefix=cut(run_id, 40), some=", ".join(found[:3])))
         return found[0]
 
     def _written_at(self, run_id: str) -> int:

@@ -68,7 +68,7 @@ def _open(settings) -> BaseRunStore:
     if scheme == "sqlite":
         rest = url.split("://", 1)[1]
         if not rest.startswith("/") or rest == "/":
-            raise ConfigError(t("runs.bad_sqlite_url", url=public_source(url)))
+            raise settings.error_for("runs")(t("runs.bad_sqlite_url", url=public_source(url)))
         from orderbot.runs.sqlite import SqliteRunStore  # a store when chosen: the file store loads no sqlite3
 
         return SqliteRunStore.open(Path(rest[1:]), where=f"sqlite:///{rest[1:]}", prune_after_days=days)
@@ -76,4 +76,4 @@ def _open(settings) -> BaseRunStore:
         from orderbot.runs.postgres import PostgresRunStore  # psycopg: the postgres extra
 
         return PostgresRunStore.open(url, prune_after_days=days)
-    raise ConfigError(t("runs.bad_url", url=public_source(url)))
+    raise settings.error_for("runs")(t("runs.bad_url", url=public_source(url)))

@@ -38,7 +38,10 @@ def orders_source(settings: Settings) -> tuple[Source, bool]:
     path, sqlite:///... or postgresql://...), else ./orders.json, else the sample packaged
     with orderbot (never written)."""
     if settings.orders is not None:
-        return parse_source(settings.orders), True
+        try:
+            return parse_source(settings.orders), True
+        except ConfigError as exc:  # not a kind of orders orderbot knows: as typed, a usage error
+            raise settings.error_for("orders")(str(exc)) from None
     local = Path("orders.json")
     if local.is_file():
         return parse_source(local), True

@@ -258,7 +258,7 @@ def test_corrupt_and_foreign_records_are_named_and_do_not_hide_the_others(orders
     assert foreign.exit_code == 6 and "not an orderbot run record" in foreign.output
     listed = cli("runs")
     assert listed.exit_code == 0 and listed.output.count("unreadable") == 2 and "查询 ORD-1001" in listed.output
-    assert cli("runs", "show", "../../etc/passwd").exit_code == 6
+    assert cli("runs", "show", "../../etc/passwd").exit_code == 2  # typed, and no run id
 
 
 def test_damaged_and_newer_records_are_refused(tmp_path):

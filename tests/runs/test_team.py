@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 from clikit import cli
 
+from orderbot.errors import ExitCode
 from orderbot.runs.base import operator_name
 from orderbot.shops.sample.stores.jsonfile import JsonStore
 
@@ -77,7 +78,7 @@ def test_approve_from_the_queue_runs_the_call_for_the_runs_customer_and_audits_i
         ("executed", operator_name(), operator_name()),
     ]
     again = cli("approvals", "approve", run_id, "--runs", runs_db)
-    assert again.exit_code == 6
+    assert again.exit_code == ExitCode.REFUSED  # settled first, by someone: not a broken setting
     assert f"cancel_order was already approved by {operator_name()}" in again.output
     assert status(orders_file) == "已取消"
     assert len(audit(runs_db)) == 3
@@ -86,11 +87,11 @@ def test_approve_from_the_queue_runs_the_call_for_the_runs_customer_and_audits_i
 def test_four_eyes_refuses_the_requesters_own_approval_and_nothing_runs(orders_file, runs_db):
     run_id = paused(orders_file, runs_db)
     result = cli("approvals", "approve", run_id, "--runs", runs_db, env={"ORDERBOT_FOUR_EYES": "1"})
-    assert result.exit_code == 6
+    assert result.exit_code == ExitCode.REFUSED
     assert f"four eyes: {operator_name()} asked for the action of run {run_id} and cannot approve it" in result.output
     assert "Traceback" not in result.output
     resumed = cli("resume", run_id, "--approve", "--user", "C001", "--runs", runs_db, env={"ORDERBOT_FOUR_EYES": "1"})
-    assert resumed.exit_code == 6 and "four eyes" in resumed.output
+    assert resumed.exit_code == ExitCode.REFUSED and "four eyes" in resumed.output
     assert status(orders_file) == "处理中"
     assert [e["event"] for e in audit(runs_db)] == ["proposed"]
     assert len(queue(runs_db)) == 1  # still waiting for another operator
@@ -102,12 +103,15 @@ def test_the_stores_own_approver_list_and_four_eyes_policy_hold_without_any_sett
     database.execute("INSERT INTO run_approvers VALUES ('somebody-else')")
     database.commit()
     refused = cli("approvals", "approve", run_id, "--runs", runs_db)
-    assert refused.exit_code == 6 and "is not on the run store's list of operators who may approve" in refused.output
+    assert (
+        refused.exit_code == ExitCode.REFUSED
+        and "is not on the run store's list of operators who may approve" in refused.output
+    )
     database.execute("DELETE FROM run_approvers")
     database.execute("INSERT INTO run_policy VALUES ('four_eyes', 'on')")
     database.commit()
     refused = cli("approvals", "approve", run_id, "--runs", runs_db)
-    assert refused.exit_code == 6 and "four eyes" in refused.output
+    assert refused.exit_code == ExitCode.REFUSED and "four eyes" in refused.output
     assert status(orders_file) == "处理中"
 
 

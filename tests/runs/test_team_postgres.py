@@ -12,6 +12,7 @@ import json
 import pytest
 from teamkit import make_team, run
 
+from orderbot.errors import ExitCode
 from orderbot.runs.sql import SCHEMA_VERSION
 
 
@@ -35,7 +36,7 @@ def test_desk1_asks_desk2_approves_with_four_eyes_and_the_audit_names_both(team)
 
     four_eyes = {"ORDERBOT_FOUR_EYES": "1"}
     own = run("approvals", "approve", run_id, "--runs", desk1, "--orders", desk1, env=four_eyes)
-    assert own.exit_code == 6 and "four eyes: desk1 asked for the action" in own.output, own.output
+    assert own.exit_code == ExitCode.REFUSED and "four eyes: desk1 asked for the action" in own.output, own.output
     approved = run("approvals", "approve", run_id, "--runs", desk2, "--orders", desk2, "--json", env=four_eyes)
     assert approved.exit_code == 0, approved.output
     assert json.loads(approved.stdout)["operator"] == "desk2"

@@ -12,6 +12,8 @@ import psycopg
 import pytest
 from teamkit import make_team, run
 
+from orderbot.errors import ExitCode
+
 GROUP = "orderbot_operators"
 AS_GROUP = "?options=-c%20role%3Dorderbot_operators"  # libpq: SET ROLE at connect
 SWITCHED = "logged in as desk1 but acts as orderbot_operators"
@@ -90,6 +92,6 @@ def test_set_role_in_psql_settles_nothing_and_a_row_settled_by_hand_is_never_car
         superuser.execute(settle, (GROUP,))
     desk2 = url("desk2")
     approved = run("approvals", "approve", run_id, "--runs", desk2, "--orders", desk2)
-    assert approved.exit_code == 6 and f"approved by {GROUP}" in approved.output, approved.output
+    assert approved.exit_code == ExitCode.REFUSED and f"approved by {GROUP}" in approved.output, approved.output
     assert "nothing was done" in approved.output
     assert json.loads(run("orders", "show", "ORD-1002", "--orders", desk2, "--json").stdout)["status"] == "处理中"

@@ -151,7 +151,13 @@ def test_replay_sets_up_the_log_where_its_records_are(tmp_path):
 
 
 def test_a_line_logged_before_any_log_file_is_set_up_goes_nowhere():
-    """The backstop: a command that logs before it sets up its log file prints nothing raw."""
-    code = f"import logging, orderbot.commands.common\nlogging.getLogger('orderbot').error('row: %s', {HOSTILE!r})\n"
+    """The backstop: a command that logs before it sets up its log file prints nothing raw
+    (the command line holds its lines from the start: orderbot.cli.LazyGroup.main)."""
+    code = (
+        "import logging\n"
+        "from orderbot.commands.logs import hold_lines\n"
+        "hold_lines()\n"
+        f"logging.getLogger('orderbot').error('row: %s', {HOSTILE!r})\n"
+    )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert result.returncode == 0 and result.stderr == ""

@@ -21,7 +21,7 @@ import pytest
 from clikit import cli
 from forked_terminal import orderbot_in_a_terminal
 
-from orderbot.errors import RecordError
+from orderbot.errors import ExitCode, RecordError
 from orderbot.loop.engine import Limits
 from orderbot.loop.state import RunState
 from orderbot.models.scripted import ScriptedModel, call, calls, text
@@ -79,7 +79,7 @@ def test_an_approval_row_settled_by_hand_in_another_name_is_never_carried_out(or
     database.execute("UPDATE run_approvals SET status = 'approved', decided_by = 'someone', decided_at = 'x'")
     database.commit()
     approved = cli("approvals", "approve", run_id, "--runs", url)
-    assert approved.exit_code == 6 and "already approved by someone" in approved.output, approved.output
+    assert approved.exit_code == ExitCode.REFUSED and "already approved by someone" in approved.output, approved.output
     assert JsonStore.load(orders_file).get("ORD-1002").status == "处理中"
 
 
