@@ -20,7 +20,7 @@ import pytest
 from clikit import cli
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
-from mcpkit import approving, envelope
+from mcpkit import envelope
 
 from orderbot.shops.sample.model import SAMPLE_PATH
 
@@ -59,17 +59,24 @@ def test_streamable_http_behind_a_bearer_token(orders, tmp_path) -> None:
         ]
         asked: list[str] = []
 
+        async def person(ctx, params) -> types.ElicitResult:  # yes to ORD-1002, no to anything else
+            asked.append(params.message)
+            if "ORD-1002" in params.message:
+                return types.ElicitResult(action="accept", content={"approve": True})
+            return types.ElicitResult(action="decline")
+
         async def main():
             headers = {"Authorization": f"Bearer {TOKEN}"}
             async with httpx2.AsyncClient(headers=headers) as http:
                 transport = streamable_http_client(url, http_client=http)
-                async with Client(transport, mode="legacy", elicitation_callback=approving(asked)) as client:
+                async with Client(transport, mode="legacy", elicitation_callback=person) as client:
                     tools = (await client.list_tools()).tools
                     lookup = await client.call_tool("get_order_status", {"order_id": "ORD-1001"})
                     cancelled = await client.call_tool("cancel_order", {"order_id": "ORD-1002", "reason": "不要了"})
-                    return tools, lookup, cancelled
+                    declined = await client.call_tool("cancel_order", {"order_id": "ORD-1013", "reason": "不要了"})
+                    return tools, lookup, cancelled, declined
 
-        tools, lookup, cancelled = anyio.run(main)
+        tools, lookup, cancelled, declined = anyio.run(main)
     finally:
         watchdog.cancel()
         server.terminate()
@@ -79,7 +86,10 @@ def test_streamable_http_behind_a_bearer_token(orders, tmp_path) -> None:
         read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False
     )
     assert envelope(lookup)["data"]["status"] == "已发货"
-    assert len(asked) == 1 and envelope(cancelled)["data"]["status"] == "已取消"
+    assert len(asked) == 2 and envelope(cancelled)["data"]["status"] == "已取消"
+    assert envelope(declined)["code"] == "rejected"
+    statuses = {o["order_id"]: o["status"] for o in json.loads(orders.read_text(encoding="utf-8"))["orders"]}
+    assert (statuses["ORD-1002"], statuses["ORD-1013"]) == ("已取消", "待付款")
     state = Path(os.environ["ORDERBOT_STATE_DIR"])  # records, the audit log, orderbot.log
     assert (state / "orderbot.log").exists()
     assert not [p for p in state.rglob("*") if p.is_file() and TOKEN.encode() in p.read_bytes()]
