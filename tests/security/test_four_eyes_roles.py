@@ -10,7 +10,7 @@ import json
 
 import psycopg
 import pytest
-from teamkit import make_team, run
+from teamkit import make_team, run, sql_block, statements
 
 from orderbot.errors import ExitCode
 
@@ -21,11 +21,13 @@ SWITCHED = "logged in as desk1 but acts as orderbot_operators"
 
 @pytest.fixture
 def waiting(postgres_server, tmp_path):
-    """The team, four eyes on for every operator, and desk1's run waiting for its cancel."""
+    """The team, four eyes on for every operator and desk2 the one approver (docs/team.md's own
+    SQL), and desk1's run waiting for its cancel."""
     database = f"eyes_{tmp_path.name[-20:].replace('-', '_').lower()}"
     url = make_team(postgres_server, database)
-    with psycopg.connect(url("runs_owner"), autocommit=True) as owner:
-        owner.execute("INSERT INTO run_policy VALUES ('four_eyes', 'on')")
+    with psycopg.connect(url("runs_owner"), autocommit=True) as owner:  # the owner sets the rules
+        for statement in statements(sql_block("as runs_owner: four eyes for everyone")):
+            owner.execute(statement)
     desk1 = url("desk1")
     asked = run("ask", "--json", "--runs", desk1, "--orders", desk1, "--user", "C001", "取消订单 ORD-1002")
     assert asked.exit_code == 4, asked.output
@@ -65,6 +67,9 @@ def test_no_role_switch_lets_desk1_approve_or_ask_as_the_group(waiting, postgres
     started = run("ask", "--runs", switched, "--orders", switched, "--user", "C001", "取消订单 ORD-1003")
     assert started.exit_code == 6 and SWITCHED in started.output
     assert run("runs", "--runs", url("desk2"), "--json").stdout == before
+
+    rejected = run("approvals", "reject", run_id, "--runs", desk1, "--orders", desk1, "--reason", "客户已改主意")
+    assert rejected.exit_code == 0, rejected.output  # saying no is open to every operator, its own run's too
 
 
 def test_set_role_in_psql_settles_nothing_and_a_row_settled_by_hand_is_never_carried_out(waiting, postgres_server):
