@@ -111,12 +111,12 @@ def test_tool_round_trip_through_the_cli(api, wire):
 
 @BOTH
 def test_a_stream_of_many_small_deltas_is_read_no_further_than_the_size_cap(api, wire):
-    """The reader hangs up once the streamed text passes the response-size cap: of 20,000
+    """The reader hangs up once the streamed text passes the response-size cap: of 12,000
     two-character deltas, orderbot reads the events up to the cap and at most one network
     read (64 KiB) past them, never the rest. A later size check would still stop the run
     as response_too_large had reading gone on; the bytes read are what tell."""
     cap, piece = 1000, 2
-    events = sse(wire.route, wire.text("a" * 40_000), piece=piece)
+    events = sse(wire.route, wire.text("a" * 24_000), piece=piece)
     api.enqueue(wire.route, stream_of(events))
     env = {"OPENAI_API_KEY": KEY, "ORDERBOT_MAX_RESPONSE_CHARS": str(cap)}
     result = cli("ask", "--json", "--provider", wire.provider, "--base-url", api.url, QUESTION, env=env)
