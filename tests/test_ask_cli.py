@@ -18,8 +18,8 @@ from orderbot.models.scripted import ScriptedModel, call, calls
 ANSI = re.compile(r"\x1b\[")
 
 
-def ask(*args: str):
-    return cli("ask", *args)
+def ask(*args: str, input: str | None = None):
+    return cli("ask", *args, input=input)
 
 
 def test_chinese_question_prints_table_and_answer():
@@ -80,6 +80,22 @@ def test_each_switch_of_ask_is_a_setting_too(monkeypatch):
     result = ask("查询 ORD-1001")
     assert result.exit_code == 6
     assert result.stderr.startswith("orderbot: invalid value for ORDERBOT_JSON in the environment: ")
+
+
+def test_quiet_prints_the_answer_only_and_a_stop_in_one_line_on_stderr():
+    answered = ask("-q", "查询 ORD-1001")
+    assert (answered.exit_code, answered.stdout, answered.stderr) == (0, "订单 ORD-1001 的状态是：已发货。\n", "")
+    stopped = ask("--quiet", "--max-steps", "1", "查询 ORD-1001")
+    assert stopped.exit_code == 3 and stopped.stdout == ""  # the exit code as without -q
+    [line] = stopped.stderr.splitlines()
+    assert line.startswith("orderbot: Stopped: the step limit was reached.") and "stop reason: step_limit" in line
+
+
+def test_the_question_from_standard_input():
+    assert ask("-q", input="查询 ORD-1002\n").stdout == "订单 ORD-1002 的状态是：处理中。\n"  # no argument, piped
+    assert ask("-q", "-", input="查询 ORD-1001").stdout == "订单 ORD-1001 的状态是：已发货。\n"
+    empty = ask(input="")
+    assert empty.exit_code == 2 and "the question is empty" in empty.stderr
 
 
 def test_model_error_exits_5(use_model):

@@ -40,7 +40,14 @@ from orderbot.runs.stores import open_run_store
 from orderbot.shops.session import open_session
 from orderbot.ui.escape import json_text  # --json: valid JSON, no raw controls
 from orderbot.ui.presentation import provider_text, resume_command, resume_hint, terminal_approver
-from orderbot.ui.render import TransitionView, json_document, make_console, print_header, print_outcome
+from orderbot.ui.render import (
+    TransitionView,
+    json_document,
+    make_console,
+    print_answer_only,
+    print_header,
+    print_outcome,
+)
 from orderbot.ui.trace import TraceView
 
 HELP = COMMAND_HELP["ask"]
@@ -51,9 +58,13 @@ MAX_QUESTION_CHARS = 4000
 def ask(
     ctx: typer.Context,
     question: Annotated[
-        str,
-        typer.Argument(help="The question, in Chinese or English; - reads it from standard input.", show_default=False),
-    ],
+        str | None,
+        typer.Argument(
+            help="The question, in Chinese or English; - (or none, when standard input is not a terminal) reads "
+            "it from standard input.",
+            show_default=False,
+        ),
+    ] = None,
     max_steps: MaxSteps = None,
     timeout: Timeout = None,
     max_tool_calls: MaxToolCalls = None,
@@ -67,7 +78,13 @@ def ask(
     runs: Runs = None,
     json_out: Json = False,
     quiet: Annotated[
-        bool, typer.Option("--quiet", "-q", help="No live waiting line while the model is asked (a terminal only).")
+        bool,
+        typer.Option(
+            "--quiet",
+            "-q",
+            help="Print the answer only; a run that did not answer says why on stderr, in one line "
+            "(the exit code is the same).",
+        ),
     ] = False,
     trace: Trace = False,
     no_facts: NoFacts = False,
@@ -84,7 +101,9 @@ def ask(
     ] = False,
 ) -> None:
     with errors_to_exit_codes():
-        if question == "-":  # the question from standard input: `echo 查询 ORD-1001 | orderbot ask -`
+        if question is None and sys.stdin.isatty():
+            raise UsageError(t("error.question_missing"))
+        if question in (None, "-"):  # the question from standard input: `echo 查询 ORD-1001 | orderbot ask`
             question = sys.stdin.read(MAX_QUESTION_CHARS + 1)
         if not question.strip():
             raise UsageError(t("error.question_empty"))
@@ -129,7 +148,8 @@ def _run(
     chosen = resolve_provider(settings)
 
     console = make_console()
-    view = TransitionView(console, limits, enabled=not json_out and not trace)
+    quiet = quiet and not json_out  # --json is one document whatever else was asked
+    view = TransitionView(console, limits, enabled=not json_out and not trace and not quiet)
     views = [view]
     if trace and not json_out:
         views.append(TraceView(console, limits))
@@ -142,7 +162,7 @@ def _run(
     watched = llm if quiet else view.watch(llm)  # the waiting line: only when the table is drawn live
     runner = Runner.for_session(session, watched, store, provider=chosen, base_url=where, otel=otel)
 
-    if not json_out:
+    if not json_out and not quiet:
         print_header(console, state, provider_text(settings.provider, chosen, llm.name, where))
     try:
         result = runner.start(state, limits, views=views, approver=approver)
@@ -163,6 +183,8 @@ def _run(
         doc["base_url"] = where
         doc["resume_command"] = resume_command(state, where, limits=limits, runs=shown, shared=store.shared)
         sys.stdout.write(json_text(doc) + "\n")
+    elif quiet:
+        print_answer_only(result)
     else:
         hint = resume_hint(state, where, limits=limits, runs=shown, shared=store.shared)
         print_outcome(console, result, resume_hint=hint, facts=not no_facts)

@@ -1545,6 +1545,10 @@ MESSAGES: dict[str, dict[str, str]] = {
     "error.prefix": {"en": "orderbot: {error}", "zh": "orderbot：{error}"},
     # a file (orders, a shop, an eval suite) that does not parse; the error is the parser's (json.*)
     "error.not_json": {"en": "{path}: not valid JSON: {error}", "zh": "{path}：不是有效的 JSON：{error}"},
+    "error.question_missing": {
+        "en": "missing the question: give it as an argument, or on standard input (echo … | orderbot ask)",
+        "zh": "缺少问题：请把它作为参数给出，或从标准输入传入（echo … | orderbot ask）",
+    },
     "error.question_empty": {
         "en": 'the question is empty: say what you want to know, e.g. "查询 ORD-1001"',
         "zh": "问题是空的：请说明你想知道什么，例如 “查询 ORD-1001”",

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import re
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import asdict
@@ -403,6 +404,17 @@ def print_tokens(console: Console, state: RunState) -> None:
     """The footer's token count, when the provider reported one (the offline model does not)."""
     if state.input_tokens is not None:
         console.print(Text(_t("outcome.tokens", input=state.input_tokens, output=state.output_tokens), style=STYLE_DIM))
+
+
+def print_answer_only(result: RunResult) -> None:
+    """`ask -q`: the answer alone on stdout, as a script reads it; a run that did not answer
+    says why in one line on stderr (its sentence, stop reason and run id), nothing on stdout."""
+    state = result.state
+    if state.stop_reason is StopReason.ANSWERED:
+        sys.stdout.write(visible(state.answer or "") + "\n")
+        return
+    said = f"{format_stop(state)} · {_t('outcome.stop_line', reason=state.stop_reason, run_id=state.run_id)}"
+    print(_t("error.prefix", error=visible(said, one_line=True)), file=sys.stderr)
 
 
 def print_outcome(console: Console, result: RunResult, *, resume_hint: str | None = None, facts: bool = True) -> None:

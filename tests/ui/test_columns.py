@@ -118,7 +118,7 @@ def shop(tmp_path: Path, orders_file: Path, monkeypatch) -> dict:
 
 
 COMMANDS = {
-    "ask": ("ask", "--quiet", "查询 ORD-1001 和 ORD-1002 的详情"),
+    "ask": ("ask", "查询 ORD-1001 和 ORD-1002 的详情"),
     "ask --trace": ("ask", "--trace", "查询 ORD-1001 和 ORD-9999"),
     "runs": ("runs",),
     "runs show": ("runs", "show", "last"),
@@ -159,7 +159,7 @@ def test_every_command_at_80_columns(shop, name, lang):
 def test_an_approval_asked_in_the_terminal_at_80_columns(shop, lang):
     question = "please cancel order ORD-1002 because I changed my mind about buying it"
     whole = wide("ask", question, state=shop["state"], lang=lang)
-    check(terminal("ask", "--quiet", question, state=shop["state"], lang=lang, answers=("n",)), whole)
+    check(terminal("ask", question, state=shop["state"], lang=lang, answers=("n",)), whole)
 
 
 @pytest.mark.parametrize("lang", LANGS)
