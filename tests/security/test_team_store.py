@@ -27,6 +27,7 @@ from orderbot.loop.state import RunState
 from orderbot.models.scripted import ScriptedModel, call, calls, text
 from orderbot.runner import Runner
 from orderbot.runs.base import Policy
+from orderbot.runs.sqlite import SqliteRunStore
 from orderbot.runs.stores import open_run_store
 from orderbot.settings import load_settings
 from orderbot.shops.sample.stores.jsonfile import JsonStore
@@ -120,3 +121,24 @@ def test_an_operator_the_store_does_not_list_as_an_approver_is_not_asked_at_the_
     assert JsonStore.load(orders_file).get("ORD-1002").status == "处理中"
     assert Policy(approvers=frozenset({"desk9"})).asks_at_the_prompt("desk9")
     assert not Policy(four_eyes=True).asks_at_the_prompt("desk9")
+
+
+def test_an_approval_whose_decision_left_the_log_before_the_call_ran_is_not_carried_out(toolbox, orders_file, tmp_path):
+    """Between the claim and the `executing` mark the decision's audit entry is taken out (by
+    hand, in SQLite): the last gate finds the log no longer bears the approval out."""
+
+    class Tampered(SqliteRunStore):
+        def save(self, record, audit=()):
+            super().save(record, audit)
+            if any(entry.event == "approved" for entry in audit):
+                self.connection.execute("DELETE FROM run_audit WHERE event = 'approved'")
+
+    store = Tampered.open(tmp_path / "runs.db", where="sqlite:///runs.db")
+    model = ScriptedModel([calls(call("cancel_order", {"order_id": "ORD-1002", "reason": "不要了"}, call_id="c1"))])
+    state = RunState.start("取消 ORD-1002", user="C001")
+    Runner(toolbox, model, store, provider="scripted").start(state, Limits())
+    runner = Runner(toolbox, ScriptedModel([text("已取消")]), store, provider="scripted")
+    with pytest.raises(RecordError, match="whom the audit log or the store's rules do not bear out"):
+        runner.resume(store.load(state.run_id), Limits(), approve=True)
+    assert JsonStore.load(orders_file).get("ORD-1002").status == "处理中"
+    store.close()
