@@ -29,7 +29,7 @@ import contextlib
 from collections.abc import Iterator
 from typing import Any
 
-from orderbot.errors import ConfigError, RecordError
+from orderbot.errors import ConfigError, OperatorRefused, RecordError
 from orderbot.i18n import t
 from orderbot.runs.sql import SqlRunStore
 from orderbot.shops.postgres_access import INSTALL_COMMAND, connect, native_sql
@@ -196,7 +196,7 @@ class PostgresRunStore(SqlRunStore):
         """The role that logged in; refused when the session acts as another role."""
         logged_in, acting = self._rows("SELECT session_user, current_user")[0]
         if logged_in != acting:
-            raise RecordError(t("runs.role_switched", where=self.where, login=logged_in, role=acting))
+            raise OperatorRefused(t("runs.role_switched", where=self.where, login=logged_in, role=acting))
         return logged_in
 
     def _extra_schema(self) -> list[str]:

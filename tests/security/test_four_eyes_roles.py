@@ -48,15 +48,15 @@ def test_no_role_switch_lets_desk1_approve_or_ask_as_the_group(waiting, postgres
     desk1 = url("desk1")
     switched = desk1 + AS_GROUP
     by_url = run("approvals", "approve", run_id, "--runs", switched, "--orders", switched)
-    assert by_url.exit_code == 6 and SWITCHED in by_url.output and "nothing was done" in by_url.output
+    assert by_url.exit_code == ExitCode.REFUSED and SWITCHED in by_url.output and "nothing was done" in by_url.output
     pgoptions = {"PGOPTIONS": f"-c role={GROUP}"}
     by_env = run("approvals", "approve", run_id, "--runs", desk1, "--orders", desk1, env=pgoptions)
-    assert by_env.exit_code == 6 and SWITCHED in by_env.output
+    assert by_env.exit_code == ExitCode.REFUSED and SWITCHED in by_env.output
     with psycopg.connect(desk1, autocommit=True) as connection:  # a role may set its own defaults
         connection.execute(f"ALTER ROLE desk1 SET role = '{GROUP}'")
     try:
         by_default = run("approvals", "approve", run_id, "--runs", desk1, "--orders", desk1)
-        assert by_default.exit_code == 6 and SWITCHED in by_default.output
+        assert by_default.exit_code == ExitCode.REFUSED and SWITCHED in by_default.output
     finally:
         with postgres_server.admin() as admin:
             admin.execute("ALTER ROLE desk1 RESET role")
@@ -65,7 +65,7 @@ def test_no_role_switch_lets_desk1_approve_or_ask_as_the_group(waiting, postgres
     # A run cannot be started under the group role either, so none is requested in its name.
     before = run("runs", "--runs", url("desk2"), "--json").stdout
     started = run("ask", "--runs", switched, "--orders", switched, "--user", "C001", "取消订单 ORD-1003")
-    assert started.exit_code == 6 and SWITCHED in started.output
+    assert started.exit_code == ExitCode.REFUSED and SWITCHED in started.output
     assert run("runs", "--runs", url("desk2"), "--json").stdout == before
 
     rejected = run("approvals", "reject", run_id, "--runs", desk1, "--orders", desk1, "--reason", "客户已改主意")
