@@ -13,7 +13,7 @@ from rich.text import Text
 
 from orderbot.commands import COMMAND_HELP
 from orderbot.commands.common import Json, RunId, Runs, StateDir, Trace, errors_to_exit_codes
-from orderbot.errors import UsageError
+from orderbot.errors import OrderbotError, UsageError
 from orderbot.i18n import t
 from orderbot.loop.engine import Limits
 from orderbot.loop.limits import StopReason
@@ -31,7 +31,8 @@ from orderbot.ui.trace import print_trace
 
 HELP = COMMAND_HELP["runs"]
 EPILOG = (
-    "Examples: orderbot runs --user C001 --stop-reason awaiting_approval · orderbot runs show 261130-050026-1a2b · "
+    "Examples: orderbot runs --user C001 --stop-reason awaiting_approval · orderbot runs --search ORD-1002 -n 5 · "
+    "orderbot runs show 261130-050026-1a2b · "
     "orderbot runs prune --older-than 30"
 )
 SHOW_HELP = "Show one run from its record: the transitions table and the answer (or why it stopped)."
@@ -58,7 +59,13 @@ def list_runs(
             show_default=False,
         ),
     ] = None,
-    limit: Annotated[int, typer.Option("--limit", min=1, help="Show at most this many runs.")] = 20,
+    search: Annotated[
+        str | None,
+        typer.Option(
+            "--search", help="Only runs whose question or answer holds this text (in any case).", show_default=False
+        ),
+    ] = None,
+    limit: Annotated[int, typer.Option("--limit", "-n", min=1, help="Show at most this many runs.")] = 20,
     json_out: Json = False,
     runs: Runs = None,
     state_dir: StateDir = None,
@@ -69,9 +76,14 @@ def list_runs(
         if stop_reason is not None and stop_reason not in STOP_REASONS:
             valid = ", ".join(STOP_REASONS)
             raise UsageError(t("error.bad_stop_reason", value=stop_reason, valid=valid))
+        if search is not None and not search.strip():
+            raise UsageError(t("error.search_empty"))
         store = _store(state_dir, runs)
         try:
-            rows = list(islice(store.summaries(user=user, status=stop_reason), limit))
+            rows = store.summaries(user=user, status=stop_reason)
+            if search is not None:
+                rows = (row for row in rows if mentions(store, row, search.strip().casefold()))
+            rows = list(islice(rows, limit))
         finally:
             store.close()
         if json_out:
@@ -80,11 +92,28 @@ def list_runs(
         console = make_console()
         if not rows:
             console.print(
-                t("runs.none", dir=store.where) if user is None and stop_reason is None else t("runs.no_match"),
+                t("runs.none", dir=store.where)
+                if user is None and stop_reason is None and search is None
+                else t("runs.no_match"),
                 markup=False,
             )
             return
         console.print(format_runs(rows, plain=not console.is_terminal, width=console.width, operators=store.shared))
+
+
+def mentions(store, row, needle: str) -> bool:
+    """Whether a run's question or answer holds `needle` (casefolded). The question is in
+    the listing's summary; the answer only in the record, read for the runs whose question
+    does not match (a record that cannot be read matches nothing)."""
+    if row.error is not None:
+        return False
+    if needle in row.question.casefold():
+        return True
+    try:
+        answer = store.load(row.run_id, allow_altered=True).state.answer
+    except OrderbotError:
+        return False
+    return needle in (answer or "").casefold()
 
 
 @app.command("show", help=SHOW_HELP, epilog=SHOW_EPILOG)

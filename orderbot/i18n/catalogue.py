@@ -1549,6 +1549,10 @@ MESSAGES: dict[str, dict[str, str]] = {
         "en": "missing the question: give it as an argument, or on standard input (echo … | orderbot ask)",
         "zh": "缺少问题：请把它作为参数给出，或从标准输入传入（echo … | orderbot ask）",
     },
+    "error.search_empty": {
+        "en": "--search needs some text to look for in the questions and answers",
+        "zh": "--search 需要一段要在问题和回答中查找的文字",
+    },
     "error.question_empty": {
         "en": 'the question is empty: say what you want to know, e.g. "查询 ORD-1001"',
         "zh": "问题是空的：请说明你想知道什么，例如 “查询 ORD-1001”",

@@ -269,3 +269,16 @@ def test_damaged_and_newer_records_are_refused(tmp_path):
     bad.write_text(json.dumps({"format": FORMAT, "version": 1, "run_id": "x"}))
     with pytest.raises(RecordError, match="damaged"):
         read_record(bad)
+
+
+def test_runs_search_finds_runs_by_question_or_answer_and_n_limits_them():
+    for question in ("查询 ORD-1001", "查询 ORD-1002", "What is the status of ORD-1003?"):
+        assert cli("ask", question).exit_code == 0
+    by_question = json.loads(cli("runs", "--search", "ord-1002", "--json").stdout)
+    assert [r["question"] for r in by_question] == ["查询 ORD-1002"]  # in any case
+    by_answer = json.loads(cli("runs", "--search", "已发货", "--json").stdout)  # only ORD-1001's answer says it
+    assert [r["question"] for r in by_answer] == ["查询 ORD-1001"]
+    assert len(json.loads(cli("runs", "-n", "2", "--json").stdout)) == 2
+    none = cli("runs", "--search", "nothing like this")
+    assert none.exit_code == 0 and none.stdout.strip() == "No runs match."
+    assert cli("runs", "--search", " ").exit_code == 2
