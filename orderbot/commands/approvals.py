@@ -40,7 +40,7 @@ from orderbot.i18n import t
 from orderbot.runs.record import utc_iso
 from orderbot.runs.stores import open_run_store
 from orderbot.settings import load_settings
-from orderbot.ui.escape import json_text  # --json: valid JSON, no raw controls
+from orderbot.ui.escape import arguments_value, json_text  # --json: valid JSON, no raw controls
 from orderbot.ui.render import make_console
 from orderbot.ui.team import format_waiting
 
@@ -77,7 +77,11 @@ def list_waiting(
             store.close()
         expired_before = utc_iso(time.time() - settings.approval_ttl_hours * 3600)
         if json_out:
-            docs = [row.as_dict() | {"expired": row.requested_at < expired_before} for row in rows]
+            docs = [
+                row.as_dict()
+                | {"arguments": arguments_value(row.arguments), "expired": row.requested_at < expired_before}
+                for row in rows
+            ]
             sys.stdout.write(json_text(docs) + "\n")
             return
         console = make_console()

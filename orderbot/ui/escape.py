@@ -81,6 +81,15 @@ def json_text(value: Any, *, indent: int | None = 2) -> str:
     return _NOT_ASCII_TEXT.sub(_json_escape, text)
 
 
+def arguments_value(text: str) -> Any:
+    """A call's arguments (canonical JSON text, as an approval is bound to it) as the object
+    a --json document gives a program; text a store holds that is not JSON stays the text."""
+    try:
+        return json.loads(text)
+    except (TypeError, ValueError):
+        return text
+
+
 def _json_escape(match: re.Match) -> str:
     char = match.group()
     if not _unsafe(char):

@@ -30,8 +30,9 @@ from orderbot.i18n import language
 from orderbot.i18n import t as _t
 from orderbot.i18n.catalogue import MESSAGES
 from orderbot.loop.engine import Limits, StopReason
-from orderbot.loop.state import PHASES, Event, RunState, Transition, describe_call, summarize_result
-from orderbot.ui.escape import visible
+from orderbot.loop.state import PHASES, Event, PendingCall, RunState, Transition, describe_call, summarize_result
+from orderbot.runs.record import utc_iso
+from orderbot.ui.escape import arguments_value, visible
 from orderbot.ui.layout import flow, flow_dots, hanging
 from orderbot.ui.presentation import RESUME_ASIDE
 from orderbot.ui.styles import STYLE_DIM, STYLE_ERROR, STYLE_OK, STYLE_PHASE, STYLE_WARN
@@ -276,7 +277,7 @@ def json_document(
         if state.input_tokens is None
         else {"input_tokens": state.input_tokens, "output_tokens": state.output_tokens},
         "calls": [asdict(c) for c in state.calls],
-        "pending": [p.model_dump() for p in state.pending],
+        "pending": [pending_document(p) for p in state.pending],
         "transitions": [t.as_dict() for t in transitions],
         "claims": [claim.as_dict() for claim in result.claims],
     }
@@ -285,6 +286,15 @@ def json_document(
     if trace:  # the --trace panels' content, one record per step
         doc["trace"] = trace_steps(transitions)
     return doc
+
+
+def pending_document(pending: PendingCall) -> dict:
+    """A call waiting for a person as --json gives it: its arguments an object, its time ISO
+    8601 UTC as in every --json document (the record keeps the clock's float for expiry)."""
+    return pending.model_dump() | {
+        "arguments": arguments_value(pending.arguments),
+        "requested_at": utc_iso(pending.requested_at),
+    }
 
 
 # ---- printing -------------------------------------------------------------------------

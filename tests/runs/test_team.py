@@ -57,6 +57,7 @@ def test_the_queue_lists_a_paused_run_with_its_customer_action_and_requester(ord
     assert waiting["run_id"] == run_id and waiting["customer"] == "C001" and waiting["tool"] == "cancel_order"
     assert waiting["requested_by"] == operator_name() and waiting["expired"] is False
     assert waiting["description"].startswith("Cancel ORD-1002")
+    assert waiting["arguments"] == {"order_id": "ORD-1002", "reason": "用户要求取消"}  # an object, not JSON text
     table = cli("approvals", "--runs", runs_db).output
     assert run_id in table and "Cancel ORD-1002" in table and operator_name() in table
     listed = cli("runs", "--runs", runs_db).output

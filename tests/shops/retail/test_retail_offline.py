@@ -104,7 +104,7 @@ def test_cancel_with_a_stated_reason_waits_for_approval_then_says_what_happened(
     result, document = ask(shop, question, "--user", OLIVIA)
     assert result.exit_code == 4, result.output
     [pending] = document["pending"]
-    assert json.loads(pending["arguments"]) == {"order_id": f"#{order_id}", "reason": reason}
+    assert pending["arguments"] == {"order_id": f"#{order_id}", "reason": reason}
     assert JsonShopStore.load(shop).order(f"#{order_id}").status == "pending"
     resumed = cli("resume", document["run_id"], "--approve", "--user", OLIVIA, "--json")
     assert resumed.exit_code == 0, resumed.output
