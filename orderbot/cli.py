@@ -232,6 +232,10 @@ def _message(exc: typer.TyperException) -> str | None:
     command = re.fullmatch(r"No such command '(.*)'\.", exc.message)
     if command:
         return i18n.t("usage.no_such_command", name=repr(command.group(1)))
+    option = re.fullmatch(r"Option '(.*)' (requires an argument|does not take a value)\.", exc.message)
+    if option:
+        which = "usage.needs_value" if option.group(2).startswith("requires") else "usage.takes_no_value"
+        return i18n.t(which, name=option.group(1))
     extra = re.fullmatch(r"Got unexpected extra argument\(s\) \((.*)\)", exc.message)
     if extra:
         return i18n.t("usage.extra_arguments", arguments=extra.group(1))

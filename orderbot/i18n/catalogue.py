@@ -1104,6 +1104,8 @@ MESSAGES: dict[str, dict[str, str]] = {
     "usage.kind_parameter": {"en": "parameter", "zh": "参数"},
     "usage.bad_value": {"en": "invalid value for {name}: {why}", "zh": "{name} 的值无效：{why}"},
     "usage.no_such_command": {"en": "no such command {name}", "zh": "没有 {name} 这个命令"},
+    "usage.needs_value": {"en": "{name} needs a value", "zh": "{name} 需要一个值"},
+    "usage.takes_no_value": {"en": "{name} takes no value", "zh": "{name} 不带值"},
     "usage.extra_arguments": {
         "en": "unexpected extra arguments ({arguments})",
         "zh": "多出了不需要的参数（{arguments}）",

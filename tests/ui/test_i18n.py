@@ -245,7 +245,9 @@ def test_every_stop_reason_has_its_sentence():
     [
         (["ask", "--bogus", "x"], "no such option: --bogus", "没有 --bogus 这个选项"),
         (["ask", "--max-steps", "x", "y"], "invalid value for '--max-steps'", "'--max-steps' 的值无效：应为整数"),
-        (["ask"], "missing argument 'question'", "缺少参数 'question'"),
+        (["runs", "show"], "missing argument 'run_id'", "缺少参数 'run_id'"),
+        (["ask", "--max-steps"], "--max-steps needs a value", "--max-steps 需要一个值"),
+        (["ask", "--json=1", "x"], "--json takes no value", "--json 不带值"),
         (["nosuch"], "no such command 'nosuch'", "没有 'nosuch' 这个命令"),
         (["--bogus"], "no such option: --bogus", "没有 --bogus 这个选项"),
         (["runs", "show", "a", "b"], "unexpected extra arguments (b)", "多出了不需要的参数（b）"),
