@@ -25,16 +25,29 @@ def print_order_list(
 ) -> None:
     """Order summaries (orderbot.shops.sample.model.order_summary, with `customer_id` under
     --all), one a row, and how to see the next page when there is one."""
+    headings = [t(f"orders.heading.{h}") for h in ("order", *(["customer"] if with_customer else []), "status")]
+    headings += [t("orders.heading.total"), t("orders.heading.created")]
+    cells = [
+        [row["order_id"], *([row["customer_id"]] if with_customer else []), row["status"]]
+        + [money(row["total"], row["currency"]), row["created_at"]]
+        for row in rows
+    ]
+    _print_listing(console, headings, cells, more=more, next_offset=next_offset)
+
+
+def _print_listing(
+    console: Console, headings: list[str], rows: list[list[str]], *, more: bool, next_offset: int
+) -> None:
+    """A listing of orders, one a row (the cells are data: never Rich markup), and how to
+    see the next page when there is one."""
     if not rows:
         console.print(t("orders.none"), markup=False)
         return
     table = Table(box=None, pad_edge=False)
-    for heading in ("order", *(["customer"] if with_customer else []), "status", "total", "created"):
-        table.add_column(t(f"orders.heading.{heading}"), no_wrap=True)
-    for row in rows:
-        cells = [row["order_id"], *([row["customer_id"]] if with_customer else []), row["status"]]
-        cells += [money(row["total"], row["currency"]), row["created_at"]]
-        table.add_row(*(Text(visible(cell, one_line=True)) for cell in cells))  # data: never Rich markup
+    for heading in headings:
+        table.add_column(heading, no_wrap=True)
+    for cells in rows:
+        table.add_row(*(Text(visible(cell, one_line=True)) for cell in cells))
     console.print(table)
     if more:
         console.print(t("orders.more", offset=next_offset), markup=False)
@@ -77,19 +90,14 @@ def print_retail_list(
     console: Console, rows: list[dict], *, more: bool, next_offset: int, with_customer: bool, money: Money
 ) -> None:
     """Retail order summaries (orderbot.commands.orders.retail_summary), one a row."""
-    if not rows:
-        console.print(t("orders.none"), markup=False)
-        return
-    table = Table(box=None, pad_edge=False)
-    for heading in ("order", *(["customer"] if with_customer else []), "status", "items", "paid"):
-        table.add_column(t(f"retail_orders.heading.{heading}"), no_wrap=True)
-    for row in rows:
-        cells = [row["order_id"], *([row["customer_id"]] if with_customer else []), row["status"]]
-        cells += [str(row["items"]), money(row["paid"], "USD")]
-        table.add_row(*(Text(visible(cell, one_line=True)) for cell in cells))  # data: never Rich markup
-    console.print(table)
-    if more:
-        console.print(t("orders.more", offset=next_offset), markup=False)
+    names = ("order", *(["customer"] if with_customer else []), "status", "items", "paid")
+    cells = [
+        [row["order_id"], *([row["customer_id"]] if with_customer else []), row["status"]]
+        + [str(row["items"]), money(row["paid"], "USD")]
+        for row in rows
+    ]
+    headings = [t(f"retail_orders.heading.{name}") for name in names]
+    _print_listing(console, headings, cells, more=more, next_offset=next_offset)
 
 
 def print_retail_order(console: Console, doc: dict, *, money: Money) -> None:
