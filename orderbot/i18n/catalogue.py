@@ -1766,6 +1766,74 @@ MESSAGES: dict[str, dict[str, str]] = {
         "en": " · THE ORDERS SOURCE CHANGED DURING THE EVAL",
         "zh": " · 评测期间订单数据被改动了",
     },
+    # ---- the retail shop's offline planner: its questions and answers (orderbot/shops/retail/offline.py);
+    # in the language of the question, whatever the UI language is
+    "offline.which_order": {
+        "en": "Which order is it about? Please give me its id (it starts with #W).",
+        "zh": "是哪个订单？请告诉我订单号（以 #W 开头）。",
+    },
+    "offline.which_items": {
+        "en": "Which items of order {order_id} do you mean: {items}?",
+        "zh": "你指的是订单 {order_id} 里的哪件商品：{items}？",
+    },
+    "offline.which_variant": {
+        "en": "Which {name} would you like instead? Available now: {variants}.",
+        "zh": "你想换成哪一款 {name}？目前有货：{variants}。",
+    },
+    "offline.no_variant": {
+        "en": "No available {name} matches that; available now: {variants}.",
+        "zh": "没有符合要求且有货的 {name}；目前有货：{variants}。",
+    },
+    "offline.no_other_variant": {
+        "en": "No other {name} is available right now, so it cannot be exchanged.",
+        "zh": "目前没有其他有货的 {name}，所以不能换货。",
+    },
+    "offline.which_method": {
+        "en": "Which of your payment methods do you mean: {methods}?",
+        "zh": "你指的是哪一种支付方式：{methods}？",
+    },
+    "offline.which_address": {
+        "en": "What is the new address? Please write it as: street, apartment (or none), city, state, "
+        "country, zip code.",
+        "zh": "新地址是什么？请按这个格式写：街道，门牌或公寓（没有就写 none），城市，州，国家，邮编。",
+    },
+    "offline.not_delivered": {
+        "en": "Order {order_id} is {status}: only a delivered order can be returned or exchanged.",
+        "zh": "订单 {order_id} 的状态是“{status}”：只有已送达的订单才能退货或换货。",
+    },
+    "offline.not_changeable": {
+        "en": "Order {order_id} is {status}: only a pending order can be changed, and only a delivered "
+        "one returned or exchanged.",
+        "zh": "订单 {order_id} 的状态是“{status}”：只有待处理的订单才能修改，只有已送达的订单才能退货或换货。",
+    },
+    "offline.returned": {
+        "en": "The return of {items} from order {order_id} is requested; the refund goes to {method}.",
+        "zh": "订单 {order_id} 中 {items} 的退货申请已提交，退款将退回 {method}。",
+    },
+    "offline.exchanged": {
+        "en": "The exchange for order {order_id} is requested: {swaps}; the price difference is settled with {method}.",
+        "zh": "订单 {order_id} 的换货申请已提交：{swaps}；差价通过 {method} 结算。",
+    },
+    "offline.modified": {
+        "en": "Order {order_id} is changed: {swaps}; the price difference is settled with {method}.",
+        "zh": "订单 {order_id} 已修改：{swaps}；差价通过 {method} 结算。",
+    },
+    "offline.order_address": {
+        "en": "Order {order_id} now ships to {address}.",
+        "zh": "订单 {order_id} 的收货地址已改为 {address}。",
+    },
+    "offline.user_address": {"en": "Your address is now {address}.", "zh": "你的地址已改为 {address}。"},
+    "offline.payment_changed": {
+        "en": "Order {order_id} is now paid with {method}.",
+        "zh": "订单 {order_id} 现在用 {method} 支付。",
+    },
+    "offline.cannot": {
+        "en": "The built-in planner cannot do that: it looks up orders and products, and proposes returns, "
+        "exchanges, cancellations, changes of a pending order, address changes and a hand-off to a person. "
+        "A model can: --provider openai with an API key, or a local server (see docs/providers.md).",
+        "zh": "内置规划器做不到这一点：它只能查询订单和商品，并提出退货、换货、取消、修改待处理订单、修改地址和转人工。"
+        "模型可以做到：使用 --provider openai 并提供 API key，或者使用本地服务器（见 docs/providers.md）。",
+    },
     # ---- the retail shop's approvals: what a write will do (orderbot/shops/retail/describe.py) -----
     "retail.gift_card": {"en": "gift card {id} (balance {balance})", "zh": "礼品卡 {id}（余额 {balance}）"},
     "retail.credit_card": {

@@ -5,6 +5,19 @@ network, in the language of the question.
     my orders                               get_user_details, then each order's details
     a product's available variants          list_all_product_types (or a product id), get_product_details
     cancel #W… with a stated reason          cancel_pending_order (a person approves it)
+    return items of a delivered #W…          return_delivered_order_items, to the payment method
+                                             named, or the order's own
+    exchange, or change items of a pending   exchange_delivered_order_items or
+    #W…, for a named variant                 modify_pending_order_items (the variant named by its
+                                             options or item id; asked for when not named)
+    pay #W… with another payment method      modify_pending_order_payment
+    change my address (of #W…) to …          modify_user_address (modify_pending_order_address)
+    a person, about #W…                      transfer_to_human_agents
+
+Every write goes through the same approval as any model's. What is missing (the order, the
+items, the new variant, the payment method, the address) is asked for in one plain
+question; a request it cannot serve is said so, naming a provider that can. Its sentences
+come from the catalogue (`offline.*`), in the language of the question.
 
 An e-mail address, or a name with a zip code, in the question signs the customer in first
 (find_user_id_by_email, find_user_id_by_name_zip). One call per turn, as the shop's policy
@@ -20,6 +33,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from orderbot.i18n import t
 from orderbot.loop.items import FunctionCall, FunctionCallOutput, Item, Message, assistant
 from orderbot.loop.model import ModelRequest, Turn
 
@@ -34,6 +48,42 @@ NAME_ZIP = re.compile(
     re.I | re.S,
 )
 CANCEL = re.compile(r"取消|退掉订单|\bcancel", re.I)
+TRANSFER = re.compile(r"人工|真人|转接|\bhuman\b|\b(?:real|live) (?:person|agent)\b|\brepresentative\b", re.I)
+ADDRESS = re.compile(r"地址|\baddress\b", re.I)
+PAYMENT = re.compile(r"支付方式|付款方式|改用|\bpayment method\b|\bpay\b.*\b(?:with|by)\b", re.I)
+RETURN = re.compile(r"退货|退回|\breturn", re.I)
+EXCHANGE = re.compile(r"换货|换成|换一|换个|调换|改成|改为|\bexchange|\bswap|\bchange\b|\bmodify\b|\bswitch\b", re.I)
+# A question about an order's whereabouts or contents: the only thing an order id alone asks.
+STATUS = re.compile(
+    r"到哪|在哪|状态|发货|物流|送达|到了|进度|详情|什么时候|\bwhere\b|\bstatus\b|\bship|\btrack|\bdeliver|\barriv|"
+    r"查询|查一下|看看|\bdetails?\b|\bitems?\b|\bwhat\b|\bcheck\b|\bshow\b|\blook up\b",
+    re.I,
+)
+FILLER = re.compile(r"我的|订单|请|\b(?:my|the|order|please)\b", re.I)
+METHOD_ID = re.compile(r"\b(?:gift_card|paypal|credit_card)_\d+\b")
+METHOD_KINDS = (
+    ("gift_card", re.compile(r"礼品卡|gift ?card", re.I)),
+    ("paypal", re.compile(r"paypal", re.I)),
+    ("credit_card", re.compile(r"信用卡|credit ?card|\bvisa\b|mastercard", re.I)),
+)
+ZIP = re.compile(r"\d{5}")
+# The products as a Chinese question names them (the shop's names are English).
+NAMES_ZH = {
+    "运动相机": "Action Camera", "空气净化器": "Air Purifier", "背包": "Backpack", "自行车": "Bicycle",
+    "蓝牙音箱": "Bluetooth Speaker", "书架": "Bookshelf", "咖啡机": "Coffee Maker", "骑行头盔": "Cycling Helmet",
+    "台灯": "Desk Lamp", "数码相机": "Digital Camera", "哑铃": "Dumbbell Set", "电子阅读器": "E-Reader",
+    "电热水壶": "Electric Kettle", "电动牙刷": "Electric Toothbrush", "意式咖啡机": "Espresso Machine",
+    "浓缩咖啡机": "Espresso Machine", "抓绒夹克": "Fleece Jacket", "游戏鼠标": "Gaming Mouse", "鼠标": "Gaming Mouse",
+    "水管": "Garden Hose", "烤架": "Grill", "耳机": "Headphones", "登山靴": "Hiking Boots", "徒步靴": "Hiking Boots",
+    "监控摄像头": "Indoor Security Camera", "拼图": "Jigsaw Puzzle", "灯泡": "LED Light Bulb", "笔记本电脑": "Laptop",
+    "行李箱": "Luggage Set", "化妆": "Makeup Kit", "机械键盘": "Mechanical Keyboard", "笔记本": "Notebook",
+    "办公椅": "Office Chair", "遮阳伞": "Patio Umbrella", "香水": "Perfume", "宠物床": "Pet Bed",
+    "充电宝": "Portable Charger", "跑鞋": "Running Shoes", "滑板": "Skateboard", "温控器": "Smart Thermostat",
+    "智能手表": "Smart Watch", "手机": "Smartphone", "运动鞋": "Sneakers", "太阳镜": "Sunglasses", "墨镜": "Sunglasses",
+    "T恤": "T-Shirt", "平板": "Tablet", "茶壶": "Tea Kettle", "吸尘器": "Vacuum Cleaner", "挂钟": "Wall Clock",
+    "水杯": "Water Bottle", "水瓶": "Water Bottle", "无线耳机": "Wireless Earbuds", "腕表": "Wristwatch",
+    "瑜伽垫": "Yoga Mat",
+}  # fmt: skip
 VARIANTS = re.compile(
     r"规格|款式|颜色|尺寸|尺码|型号|选项|有货|可选|有哪些|\bvariants?\b|\boptions?\b|in stock|\bavailable\b|"
     r"\bcolou?rs?\b|\bsizes?\b",
@@ -135,8 +185,14 @@ def next_step(question: str, done: list[Done]) -> tuple[str, dict] | str:
     if signed is not None:
         return signed
     order_id = _order_id(question)
+    if TRANSFER.search(question):
+        return _transfer(question, order_id, words)
+    if ADDRESS.search(question):
+        return _address(question, order_id, done, words)
     if CANCEL.search(question) and order_id:
         return _cancel(question, order_id, done, words)
+    if PAYMENT.search(question) or RETURN.search(question) or EXCHANGE.search(question):
+        return _change(question, order_id, done, words) if order_id else words.say("offline.which_order")
     if MY_ORDERS.search(question) and not order_id:
         return _my_orders(done, words)
     if VARIANTS.search(question) and not order_id:
@@ -145,8 +201,16 @@ def next_step(question: str, done: list[Done]) -> tuple[str, dict] | str:
         found = _find(done, "get_order_details", order_id=order_id)
         if found is None:
             return ("get_order_details", {"order_id": order_id})
-        return words.order(found.data) if found.ok else words.failure(found, order_id)
+        if not found.ok:
+            return words.failure(found, order_id)
+        return words.order(found.data) if _asks_status(question) else words.say("offline.cannot")
     return words.what_do_you_need()
+
+
+def _asks_status(question: str) -> bool:
+    """Where an order is, what it holds, or nothing but its id ("#W5866402", "my order W…")."""
+    rest = FILLER.sub(" ", ORDER_ID.sub(" ", question))
+    return bool(STATUS.search(question)) or not re.sub(r"[\W_]+", "", rest)
 
 
 def _sign_in(question: str, done: list[Done]) -> tuple[str, dict] | None:
@@ -179,6 +243,229 @@ def _cancel(question: str, order_id: str, done: list[Done], words: Words) -> tup
     if found is None:
         return ("cancel_pending_order", {"order_id": order_id, "reason": reason})
     return words.cancelled(found.data) if found.ok else words.failure(found, order_id)
+
+
+def _transfer(question: str, order_id: str | None, words: Words) -> tuple[str, dict] | str:
+    if order_id is None:
+        return words.say("offline.which_order")
+    # For the person who takes over, in the shop's language; the question is the customer's own.
+    return (
+        "transfer_to_human_agents",
+        {"summary": f"The customer asks for a person about order {order_id}: {question.strip()[:1500]}"},
+    )
+
+
+def _address(question: str, order_id: str | None, done: list[Done], words: Words) -> tuple[str, dict] | str:
+    address = _parse_address(question)
+    if address is None:
+        return words.say("offline.which_address")
+    name, args = (
+        ("modify_pending_order_address", {"order_id": order_id, **address})
+        if order_id
+        else ("modify_user_address", address)
+    )
+    found = _find(done, name)
+    if found is None:
+        return (name, args)
+    if not found.ok:
+        return words.failure(found, order_id)
+    shown = words.address(address)
+    if order_id:
+        return words.say("offline.order_address", order_id=order_id, address=shown)
+    return words.say("offline.user_address", address=shown)
+
+
+def _parse_address(question: str) -> dict | None:
+    """`… to 123 Main St, Apt 1, Springfield, IL, USA, 62701`: the parts after the last "to"
+    (or 改成, 改为, 为, a colon), six of them, or five without the apartment, or four without
+    the country (USA); the zip code is five digits."""
+    found = re.search(r"(?:\bto\b|改成|改为|换成|为|[:：])\s*(.+)$", question, re.I | re.S)
+    if found is None:
+        return None
+    parts = [p.strip() for p in re.split(r"[,，、]", found.group(1).strip().rstrip(".。"))]
+    parts = [p for p in parts if p]
+    if not parts or not ZIP.fullmatch(parts[-1]):
+        return None
+    if len(parts) == 4:
+        a1, city, state, zip_code = parts
+        a2, country = "", "USA"
+    elif len(parts) == 5:
+        a1, city, state, country, zip_code = parts
+        a2 = ""
+    elif len(parts) == 6:
+        a1, a2, city, state, country, zip_code = parts
+        a2 = "" if a2.lower() in ("none", "无", "没有", "-") else a2
+    else:
+        return None
+    return {"address1": a1, "address2": a2, "city": city, "state": state, "country": country, "zip": zip_code}
+
+
+def _change(question: str, order_id: str, done: list[Done], words: Words) -> tuple[str, dict] | str:
+    """A return, an exchange, a change of items or of the payment of one order."""
+    found = _find(done, "get_order_details", order_id=order_id)
+    if found is None:
+        return ("get_order_details", {"order_id": order_id})
+    if not found.ok:
+        return words.failure(found, order_id)
+    order = found.data if isinstance(found.data, dict) else {}
+    status = str(order.get("status"))
+    wants_return = bool(RETURN.search(question)) and not EXCHANGE.search(question)
+    if PAYMENT.search(question) and not RETURN.search(question) and status == "pending":
+        return _new_payment(question, order_id, order, done, words)
+    if wants_return and status != "delivered":
+        return words.say("offline.not_delivered", order_id=order_id, status=words.status(status))
+    if status not in ("delivered", "pending"):
+        return words.say("offline.not_changeable", order_id=order_id, status=words.status(status))
+    items = [i for i in order.get("items") or [] if isinstance(i, dict)]
+    chosen = _items_named(question, items)
+    if not chosen:
+        names = (words.sep).join(dict.fromkeys(str(i.get("name")) for i in items))
+        return words.say("offline.which_items", order_id=order_id, items=names)
+    method = _method(question, done, words, default=_paid_with(order))
+    if not isinstance(method, str) or isinstance(method, Said):
+        return method or words.say("offline.which_method", methods="gift_card_…, paypal_…, credit_card_…")
+    if wants_return:
+        return _write(
+            done,
+            "return_delivered_order_items",
+            words,
+            order_id,
+            {"order_id": order_id, "item_ids": [i["item_id"] for i in chosen], "payment_method_id": method},
+            lambda data: words.say(
+                "offline.returned",
+                order_id=order_id,
+                method=method,
+                items=words.sep.join(str(i.get("name")) for i in chosen),
+            ),
+        )
+    return _swap(question, order_id, status, chosen, method, done, words)
+
+
+def _swap(
+    question: str, order_id: str, status: str, chosen: list[dict], method: str, done: list[Done], words: Words
+) -> tuple[str, dict] | str:
+    """The exchange (delivered) or change (pending) of one item for a variant of its product."""
+    old = chosen[0]
+    product = _find(done, "get_product_details", product_id=old.get("product_id"))
+    if product is None:
+        return ("get_product_details", {"product_id": old.get("product_id")})
+    if not product.ok:
+        return words.failure(product)
+    data = product.data if isinstance(product.data, dict) else {}
+    variants = [v for v in (data.get("variants") or {}).values() if isinstance(v, dict)]
+    others = [v for v in variants if v.get("available") and v.get("item_id") != old.get("item_id")]
+    name = str(data.get("name", old.get("name")))
+    if not others:
+        return words.say("offline.no_other_variant", name=name)
+    listed = words.sep.join(words.variant(v) for v in others)
+    new = _variant_named(question, old, variants, others)
+    if new is None:
+        return words.say("offline.which_variant", name=name, variants=listed)
+    if new is False:
+        return words.say("offline.no_variant", name=name, variants=listed)
+    tool = "exchange_delivered_order_items" if status == "delivered" else "modify_pending_order_items"
+    args = {
+        "order_id": order_id,
+        "item_ids": [old["item_id"]],
+        "new_item_ids": [new["item_id"]],
+        "payment_method_id": method,
+    }
+    swaps = f"{name} ({words.options(old.get('options'))} → {words.options(new.get('options'))})"
+    key = "offline.exchanged" if status == "delivered" else "offline.modified"
+    return _write(
+        done, tool, words, order_id, args, lambda data: words.say(key, order_id=order_id, swaps=swaps, method=method)
+    )
+
+
+def _variant_named(question: str, old: dict, variants: list[dict], others: list[dict]) -> dict | bool | None:
+    """The variant the question names: by its item id, or by option values the old item lacks
+    (the one keeping most of the old item's options). None when it names none, False when no
+    available variant has them."""
+    ids = {v.get("item_id"): v for v in variants}
+    for number in PRODUCT_ID.findall(question):
+        if number in ids and number != old.get("item_id"):
+            return ids[number] if ids[number] in others else False
+    kept = {str(v).lower() for v in (old.get("options") or {}).values()}
+    values = {str(value).lower() for v in variants for value in (v.get("options") or {}).values()} - kept
+    low = question.lower()
+    named = {v for v in values if re.search(rf"(?<![\w.]){re.escape(v)}(?![\w.])", low)}
+    if not named:
+        return None
+    fits = [v for v in others if named <= {str(x).lower() for x in (v.get("options") or {}).values()}]
+    if not fits:
+        return False
+    return max(fits, key=lambda v: len(kept & {str(x).lower() for x in (v.get("options") or {}).values()}))
+
+
+def _new_payment(question: str, order_id: str, order: dict, done: list[Done], words: Words) -> tuple[str, dict] | str:
+    method = _method(question, done, words, default=None)
+    if method is None:
+        if _find(done, "get_user_details") is None:
+            return ("get_user_details", {})
+        return words.say("offline.which_method", methods=words.sep.join(_methods(done)))
+    if not isinstance(method, str) or isinstance(method, Said):
+        return method
+    return _write(
+        done,
+        "modify_pending_order_payment",
+        words,
+        order_id,
+        {"order_id": order_id, "payment_method_id": method},
+        lambda data: words.say("offline.payment_changed", order_id=order_id, method=method),
+    )
+
+
+def _write(done: list[Done], tool: str, words: Words, order_id: str, args: dict, said) -> tuple[str, dict] | str:
+    found = _find(done, tool, order_id=order_id)
+    if found is None:
+        return (tool, args)
+    return said(found.data) if found.ok else words.failure(found, order_id)
+
+
+def _items_named(question: str, items: list[dict]) -> list[dict]:
+    """The order's items the question names (English or Chinese); the only one when it has one."""
+    flat = re.sub(r"[^a-z0-9]", "", question.lower())
+    named = {en for zh, en in NAMES_ZH.items() if zh.lower() in question.lower()}
+    chosen = [
+        i
+        for i in items
+        if str(i.get("name")) in named
+        or (key := re.sub(r"[^a-z0-9]", "", str(i.get("name")).lower()))
+        and (key in flat or key.rstrip("s") in flat)
+    ]
+    return chosen or (items if len(items) == 1 else [])
+
+
+def _paid_with(order: dict) -> str | None:
+    history = [p for p in order.get("payment_history") or [] if isinstance(p, dict)]
+    return str(history[0].get("payment_method_id")) if history else None
+
+
+def _methods(done: list[Done]) -> list[str]:
+    profile = _find(done, "get_user_details")
+    methods = (profile.data or {}).get("payment_methods") if profile is not None and profile.ok else None
+    return [str(m) for m in methods] if isinstance(methods, dict) else []
+
+
+def _method(question: str, done: list[Done], words: Words, default: str | None) -> tuple[str, dict] | str | None:
+    """The payment method the question names (by id, or by kind among the customer's own),
+    else `default`; a call to make first, or a question back (Said) when the kind fits several."""
+    named = METHOD_ID.search(question)
+    if named:
+        return named.group(0)
+    kind = next((k for k, pattern in METHOD_KINDS if pattern.search(question)), None)
+    if kind is None:
+        return default
+    if _find(done, "get_user_details") is None:
+        return ("get_user_details", {})
+    mine = [m for m in _methods(done) if m.startswith(kind)]
+    if len(mine) == 1:
+        return mine[0]
+    return Said(words.say("offline.which_method", methods=words.sep.join(_methods(done))))
+
+
+class Said(str):
+    """A sentence for the customer where a value was looked for (a question back)."""
 
 
 def _my_orders(done: list[Done], words: Words) -> tuple[str, dict] | str:
@@ -233,6 +520,23 @@ class Words:
 
     def __init__(self, zh: bool) -> None:
         self.zh = zh
+        self.lang = "zh" if zh else "en"
+        self.sep = "、" if zh else ", "
+
+    def say(self, message_id: str, /, **params: object) -> str:
+        return t(message_id, self.lang, **params)
+
+    def options(self, options: object) -> str:
+        pairs = options.items() if isinstance(options, dict) else ()
+        return ", ".join(f"{k} {v}" for k, v in pairs)
+
+    def variant(self, variant: dict) -> str:
+        shown = f"{self.options(variant.get('options'))} ${variant.get('price')}"
+        return f"{shown}（{variant.get('item_id')}）" if self.zh else f"{shown} ({variant.get('item_id')})"
+
+    def address(self, address: dict) -> str:
+        return ", ".join(str(address[k]) for k in ("address1", "address2", "city", "state", "country", "zip")
+                         if address.get(k))  # fmt: skip
 
     def status(self, status: object) -> str:
         text = str(status)

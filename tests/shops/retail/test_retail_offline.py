@@ -169,3 +169,109 @@ def test_the_claim_check_still_catches_a_wrong_status_in_the_retail_shop() -> No
     assert check("Your order is cancelled.", [Fact("#W5442520", status="cancelled")], vocabulary=VOCABULARY) == []
     [claim] = check("它还没有送达。", delivered, vocabulary=VOCABULARY)  # the shop's own statuses, in Chinese too
     assert (claim.kind, claim.observed) == ("status", "delivered")
+
+
+# What the offline planner does with a request, in both shops: the call it proposes (a write
+# waits for approval, a hand-off ends the run) or the one sentence it says. The sample shop's
+# rows are its behaviour as it was; the retail rows are the requests its policy allows.
+SNEAKERS, BOOTS = "9727387530", "2648909398"
+NEW_ADDRESS = {"address1": "123 Main St", "address2": "Apt 1", "city": "Springfield", "state": "IL",
+               "country": "USA", "zip": "62701"}  # fmt: skip
+CANNOT = "The built-in planner cannot do that: "
+CANNOT_ZH = "内置规划器做不到这一点："
+REQUESTS = [
+    ("retail", "I want to return the sneakers from order #W5866402", "return_delivered_order_items",
+     {"order_id": "#W5866402", "item_ids": [SNEAKERS], "payment_method_id": "paypal_8049766"}),
+    ("retail", "请把订单 #W5866402 的运动鞋退货", "return_delivered_order_items",
+     {"order_id": "#W5866402", "item_ids": [SNEAKERS], "payment_method_id": "paypal_8049766"}),
+    ("retail", "Return the sneakers from #W5866402 to my gift card", "return_delivered_order_items",
+     {"order_id": "#W5866402", "item_ids": [SNEAKERS], "payment_method_id": "gift_card_7794233"}),
+    ("retail", "exchange the sneakers from #W5866402 for size 10", "exchange_delivered_order_items",
+     {"order_id": "#W5866402", "item_ids": [SNEAKERS], "new_item_ids": ["2509076505"],
+      "payment_method_id": "paypal_8049766"}),
+    ("retail", "请把订单 #W5866402 的运动鞋换成 size 6", "exchange_delivered_order_items",
+     {"order_id": "#W5866402", "item_ids": [SNEAKERS], "new_item_ids": ["6477915553"],
+      "payment_method_id": "paypal_8049766"}),
+    ("retail", "change the hiking boots in #W5442520 to size 10", "modify_pending_order_items",
+     {"order_id": "#W5442520", "item_ids": [BOOTS], "new_item_ids": ["1615379700"],
+      "payment_method_id": "credit_card_9753331"}),
+    ("retail", "please pay #W7941031 with my paypal", "modify_pending_order_payment",
+     {"order_id": "#W7941031", "payment_method_id": "paypal_8049766"}),
+    ("retail", "change my address to 123 Main St, Apt 1, Springfield, IL, USA, 62701", "modify_user_address",
+     NEW_ADDRESS),
+    ("retail", "把订单 #W5442520 的地址改为 123 Main St, Apt 1, Springfield, IL, USA, 62701",
+     "modify_pending_order_address", {"order_id": "#W5442520", **NEW_ADDRESS}),
+    ("retail", "transfer me to a human about #W5866402", "transfer_to_human_agents",
+     {"summary": "The customer asks for a person about order #W5866402: transfer me to a human about #W5866402"}),
+    ("retail", "exchange the sneakers from #W5866402", None,
+     "Which Sneakers would you like instead? Available now: size 10, color gray, material leather $189.5 "
+     "(2509076505), size 6, color black, material synthetic $186.45 (6477915553)."),
+    ("retail", "我想换货：订单 #W5866402 的运动鞋", None,
+     "你想换成哪一款 Sneakers？目前有货：size 10, color gray, material leather $189.5（2509076505）、"
+     "size 6, color black, material synthetic $186.45（6477915553）。"),
+    ("retail", "I want to return something from #W5866402", None,
+     "Which items of order #W5866402 do you mean: Espresso Machine, Sneakers?"),
+    ("retail", "return #W5442520", None,
+     "Order #W5442520 is pending: only a delivered order can be returned or exchanged."),
+    ("retail", "我要退货 #W5353646", None, "订单 #W5353646 的状态是“已处理，待发货”：只有已送达的订单才能退货或换货。"),
+    ("retail", "exchange #W5353646", None,
+     "Order #W5353646 is processed: only a pending order can be changed, and only a delivered one returned or "
+     "exchanged."),
+    ("retail", "change my address", None,
+     "What is the new address? Please write it as: street, apartment (or none), city, state, country, zip code."),
+    ("retail", "我想改一下我的地址", None,
+     "新地址是什么？请按这个格式写：街道，门牌或公寓（没有就写 none），城市，州，国家，邮编。"),
+    ("retail", "transfer me to a human", None, "Which order is it about? Please give me its id (it starts with #W)."),
+    ("retail", "转人工", None, "是哪个订单？请告诉我订单号（以 #W 开头）。"),
+    ("retail", "I want to exchange my sneakers", None,
+     "Which order is it about? Please give me its id (it starts with #W)."),
+    ("retail", "can you give me a discount on #W5866402", None, CANNOT),
+    ("retail", "#W5866402 能打折吗", None, CANNOT_ZH),
+    ("sample", "查询 ORD-1001", "get_order_status", {"order_id": "ORD-1001"}),
+    ("sample", "What is the status of ORD-1001?", None, "Order ORD-1001 is shipped (已发货)."),
+    ("sample", "transfer me to a human", None,
+     "Which order do you mean? Please give the order id (it starts with ORD-)."),
+    ("sample", "转人工", None, "请提供要查询的订单号（以 ORD- 开头）。"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("shop_name", "question", "tool", "expected"), REQUESTS)
+def test_a_request_gets_the_call_the_policy_allows_or_one_plain_sentence(shop, shop_name, question, tool, expected):
+    flags = ("--orders", str(shop), "--user", OLIVIA) if shop_name == "retail" else ()
+    result = cli("ask", "--json", *flags, question)
+    document = json.loads(result.stdout)
+    assert document["provider"] == "offline"
+    if tool is None:
+        assert result.exit_code == 0 and document["pending"] == [], result.output
+        assert document["answer"].startswith(expected), document["answer"]
+        assert not any(c["name"] in WRITES for c in document["calls"])
+        return
+    proposed = document["pending"] or document["calls"][-1:]
+    assert [(c["name"], json.loads(c["arguments"])) for c in proposed] == [(tool, expected)]
+    if tool in WRITES:  # through the same approval as any model's
+        assert result.exit_code == 4 and document["stop_reason"] == "awaiting_approval"
+    if tool == "transfer_to_human_agents":
+        assert result.exit_code == 8 and document["stop_reason"] == "transferred"
+
+
+WRITES = {"return_delivered_order_items", "exchange_delivered_order_items", "modify_pending_order_items",
+          "modify_pending_order_payment", "modify_user_address", "modify_pending_order_address",
+          "cancel_pending_order"}  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("question", "answer", "status"),
+    [("I want to return the sneakers from order #W5866402",
+      "The return of Sneakers from order #W5866402 is requested; the refund goes to paypal_8049766.",
+      "return requested"),
+     ("请把订单 #W5866402 的运动鞋换成 size 6",
+      "订单 #W5866402 的换货申请已提交：Sneakers (size 11, color black, material synthetic → size 6, color black, "
+      "material synthetic)；差价通过 paypal_8049766 结算。", "exchange requested")],
+)  # fmt: skip
+def test_an_approved_return_or_exchange_is_carried_out_and_said(shop, question, answer, status) -> None:
+    result, document = ask(shop, question, "--user", OLIVIA)
+    assert result.exit_code == 4, result.output
+    resumed = cli("resume", document["run_id"], "--approve", "--user", OLIVIA, "--json")
+    assert resumed.exit_code == 0, resumed.output
+    assert json.loads(resumed.stdout)["answer"] == answer and json.loads(resumed.stdout)["claims"] == []
+    assert JsonShopStore.load(shop).order("#W5866402").status == status
