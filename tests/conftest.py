@@ -48,6 +48,17 @@ def pytest_configure(config: pytest.Config) -> None:
     config.add_cleanup(lambda: shutil.rmtree(cache, ignore_errors=True))
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """A test that needs the PostgreSQL server is slow: the server is a cluster of processes
+    started for the session (seconds), so the quick loop (`-m "not slow"`) leaves every such
+    test, and the cluster's start, to the full suite. Told by the fixture it asks for, or by
+    a store parameter named "postgres" (a fixture that asks for the server on that value)."""
+    for item in items:
+        params = getattr(getattr(item, "callspec", None), "params", {})
+        if "postgres_server" in getattr(item, "fixturenames", ()) or any(v == "postgres" for v in params.values()):
+            item.add_marker(pytest.mark.slow)
+
+
 @pytest.fixture(autouse=True)
 def isolated(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
     """Every test runs in its own folder, with its own state dir and no real settings."""

@@ -23,6 +23,8 @@ from rich.cells import cell_len
 
 from orderbot.i18n import t
 
+pytestmark = pytest.mark.slow  # every command in a terminal at 80 columns
+
 LANGS = {"en": "C.UTF-8", "zh": "zh_CN.UTF-8"}
 WORD = re.compile(r"[A-Za-z0-9_]+")
 LEFT, RIGHT = "│╭├╰", "│╮┤╯"

@@ -18,6 +18,8 @@ from orderbot.loop.engine import Limits
 from orderbot.loop.state import Event, Phase, Transition
 from orderbot.ui.render import format_transitions
 
+pytestmark = pytest.mark.slow  # real processes, piped and in a terminal
+
 ESC = "\x1b"
 SGR = re.compile(r"\x1b\[[0-9;]*m")  # colour, bold, dim: what NO_COLOR is about
 
