@@ -1089,7 +1089,7 @@ MESSAGES: dict[str, dict[str, str]] = {
         "zh": "{path}：运行记录已损坏（{where}：{what}）",
     },
     "runs.the_record": {"en": "record", "zh": "记录"},
-    # ---- usage errors (a flag, an argument, a command; orderbot.cli, in Typer's error box) -------
+    # ---- usage errors (a flag, an argument, a command; orderbot.cli says each in one line) --------
     # One line for every usage error (orderbot.cli.usage_error), after "orderbot: ".
     "usage.line": {"en": "{error} (see '{command} --help')", "zh": "{error}（见 {command} --help）"},
     "usage.prefix": {"en": "Usage: ", "zh": "用法："},
