@@ -3,6 +3,7 @@ closed pipes, stdin, `last`, doctor --json, completion, tokens, a private log.""
 
 from __future__ import annotations
 
+import ast
 import json
 import os
 import re
@@ -276,3 +277,60 @@ def test_the_one_exit_code_rule():
 
 def test_otel_help_shows_the_extra_with_its_brackets():
     assert "orderbot[otel]" in cli("ask", "--help", env={"COLUMNS": "250"}).output
+
+
+# ---- one path from flags to exit code ---------------------------------------------------------
+
+RUN_COMMANDS = ("ask", "resume", "approvals", "repl")
+# What wiring a run means: who may decide, whether a person is asked, the runner, the views,
+# the outcome. orderbot.commands.run does it for every run command.
+WIRING = {
+    "asks_at_the_prompt",
+    "check_decider",
+    "check_resume",
+    "Runner",
+    "TransitionView",
+    "TraceView",
+    "StepLines",
+    "terminal_approver",
+    "json_document",
+    "print_header",
+    "print_outcome",
+    "run_exit_code",
+    "open_session",
+    "four_eyes",
+}
+
+
+def names_used(source: str) -> set[str]:
+    tree = ast.parse(source)
+    found = {node.id for node in ast.walk(tree) if isinstance(node, ast.Name)}
+    found |= {node.attr for node in ast.walk(tree) if isinstance(node, ast.Attribute)}
+    found |= {
+        alias.asname or alias.name
+        for node in ast.walk(tree)
+        if isinstance(node, ast.ImportFrom)
+        for alias in node.names
+    }
+    return found
+
+
+def test_run_commands_leave_the_wiring_to_the_one_path():
+    """ask, resume, approvals and repl parse their flags and call orderbot.commands.run; none
+    of them holds the four-eyes rule, builds the runner or a view, or words the outcome."""
+    commands = Path(__file__).resolve().parents[1] / "orderbot" / "commands"
+    wired = {
+        name: sorted(names_used((commands / f"{name}.py").read_text(encoding="utf-8")) & WIRING)
+        for name in RUN_COMMANDS
+    }
+    assert wired == {name: [] for name in RUN_COMMANDS}
+    assert names_used((commands / "run.py").read_text(encoding="utf-8")) >= WIRING  # where it went
+
+
+def test_the_wiring_check_sees_a_command_that_wires_a_run_itself():
+    assert names_used(
+        "from orderbot.runner import Runner\nRunner.for_session(s)\nx = settings.four_eyes\n"
+    ) & WIRING == {
+        "Runner",
+        "four_eyes",
+    }

@@ -1,11 +1,11 @@
 """`orderbot approvals`: the team's queue of side effects waiting for a person, and
-`orderbot approvals approve RUN` / `reject RUN --reason TEXT` to settle one from any desk.
+`orderbot approvals approve RUN` / `reject RUN --reason TEXT` to decide one from any desk.
 
-Settling is `orderbot resume --approve/--reject` for the run's own customer, as the operator
-of this session (orderbot.commands.resume.settle): the same re-checks, the same flags, the
-same exit codes; with four eyes (ORDERBOT_FOUR_EYES=1, or the store's policy) the operator
-whose run asked cannot approve it (exit 6, nothing executed). Of two operators settling one
-run at the same moment, one does; the other is told who did.
+Deciding is `orderbot resume --approve/--reject` for the run's own customer, as the operator
+of this session, on the one path of every run command (orderbot.commands.run): the same
+re-checks, the same flags, the same exit codes; with four eyes (ORDERBOT_FOUR_EYES=1, or the
+store's policy) the operator whose run asked cannot approve it (exit 9, nothing executed). Of
+two operators deciding one run at the same moment, one does; the other is told who did (exit 9).
 """
 
 from __future__ import annotations
@@ -34,7 +34,8 @@ from orderbot.commands.common import (
     Timeout,
     errors_to_exit_codes,
 )
-from orderbot.commands.resume import Orders, Provider, settle_with_flags
+from orderbot.commands.resume import Orders, Provider
+from orderbot.commands.run import Resume, run
 from orderbot.errors import UsageError
 from orderbot.i18n import t
 from orderbot.runs.record import utc_iso
@@ -112,7 +113,7 @@ def approve(
     strict_claims: StrictClaims = False,
     otel: Otel = False,
 ) -> None:
-    settle_with_flags(run_id, True, ctx.params, for_customer=True)
+    run(ctx.params, Resume(run_id, decision=True, for_customer=True))
 
 
 @app.command("reject", help=REJECT_HELP, epilog=REJECT_EPILOG)
@@ -140,4 +141,5 @@ def reject(
     with errors_to_exit_codes():
         if not reason.strip():
             raise UsageError(t("approvals.reason_needed"))
-    settle_with_flags(run_id, False, ctx.params, reason=" ".join(reason.split())[:MAX_REASON], for_customer=True)
+    why = " ".join(reason.split())[:MAX_REASON]
+    run(ctx.params, Resume(run_id, decision=False, reason=why, for_customer=True))

@@ -33,25 +33,21 @@ from orderbot.commands.common import (
     Timeout,
     Trace,
     User,
-    errors_to_exit_codes,
-    run_settings,
 )
-from orderbot.commands.logs import setup_logging
+from orderbot.commands.run import converse, may_ask, message_run, runner_for
 from orderbot.errors import ConfigError, OrderbotError
 from orderbot.i18n import language, t
 from orderbot.loop.conversation import Conversation, bigger_limits, format_limits_short, parse_limits
 from orderbot.loop.limits import LIMIT_STOPS, StopReason
 from orderbot.loop.state import RunState
-from orderbot.models import create, endpoint, resolve_provider
-from orderbot.runner import Runner
+from orderbot.models import endpoint, resolve_provider
 from orderbot.runs.stores import open_run_store
 from orderbot.settings import USER_ID
-from orderbot.shops.session import open_session
 from orderbot.ui.layout import flow_dots
-from orderbot.ui.presentation import format_runs, provider_text, resume_hint, terminal_approver
-from orderbot.ui.render import make_console, print_outcome
+from orderbot.ui.presentation import format_runs, provider_text
+from orderbot.ui.render import make_console
 from orderbot.ui.terminal import line_history, read_key, read_line
-from orderbot.ui.trace import StepLines, TraceView, format_limits
+from orderbot.ui.trace import format_limits
 from orderbot.ui.waiting import WaitingLine, watch
 
 HELP = COMMAND_HELP["repl"]
@@ -79,19 +75,10 @@ def repl(
     no_facts: NoFacts = False,
     otel: Otel = False,
 ) -> None:
-    with errors_to_exit_codes():
-        settings = run_settings(ctx.params)
-        setup_logging(settings.resolved_state_dir())
-        session = open_session(settings)
-        code = Repl(
-            settings,
-            session,
-            create(settings, session.shop),
-            trace=settings.trace,
-            facts=not settings.no_facts,
-            otel=otel,
-        ).loop()
-    raise typer.Exit(code)
+    def talk(settings, session, llm) -> int:
+        return Repl(settings, session, llm, trace=settings.trace, facts=not settings.no_facts, otel=otel).loop()
+
+    converse(ctx.params, talk)
 
 
 class Repl:
@@ -107,8 +94,7 @@ class Repl:
         self.provider = resolve_provider(settings)
         self.store = open_run_store(settings)  # each run is recorded
         self.store.prepare()
-        # With four eyes, or when the store names others as approvers, the run waits instead.
-        self.may_ask = self.store.policy().asks_at_the_prompt(self.store.operator, four_eyes=settings.four_eyes)
+        self.may_ask = may_ask(settings, self.store)
 
         self.base_url = endpoint(settings)
         self.console = make_console()
@@ -116,9 +102,7 @@ class Repl:
         # In a terminal, the same waiting line as ask's while the model works, and the answer
         # as it streams in; piped, the model as it is.
         shown = watch(llm, WaitingLine(self.console)) if self.interactive else llm
-        self.runner = Runner.for_session(
-            session, shown, self.store, provider=self.provider, base_url=self.base_url, otel=otel
-        )
+        self.runner = runner_for(session, shown, self.store, settings, provider=self.provider, otel=otel)
         self.last_stop = None  # how the latest message's run ended
         self.run_ids: set[str] = set()  # the runs of this session, for /runs
 
@@ -175,14 +159,9 @@ class Repl:
     def run(self, state, limits, record=None):
         """One recorded run over `state`; `record` continues an earlier one."""
 
-        view = (TraceView if self.trace else StepLines)(self.console, limits)
-        approver = terminal_approver(view, self.console) if self.interactive and self.may_ask else None
-        if record is None:
-            result = self.runner.start(state, limits, kind="repl", views=[view], approver=approver)
-        else:
-            result = self.runner.resume(record, limits, views=[view], approver=approver)
-        print_outcome(self.console, result, resume_hint=resume_hint(state, self.base_url), facts=self.facts)
-        return result.record
+        ask_person = self.interactive and self.may_ask
+        return message_run(self.runner, state, limits, console=self.console, trace=self.trace,
+                           ask_person=ask_person, facts=self.facts, base_url=self.base_url, record=record)  # fmt: skip
 
     def offer_more(self) -> bool:
         """One keypress: c continues the stopped run with a larger budget."""

@@ -74,7 +74,7 @@ def check_resume(
         _check_pending(rid, record, pending, toolbox, now, ttl_hours, approve)
 
 
-def check_settle(
+def check_decider(
     record: RunRecord,
     *,
     operator: str,

@@ -1,0 +1,310 @@
+"""One path from what a run command parsed to its exit code, for ask, resume, `approvals
+approve|reject` and the REPL: the settings, the run store, who decides (four eyes, the
+store's approvers), whether a person is asked at the prompt, the runner, the view, the
+outcome and the exit code. A command parses its flags and says what it wants (`Start` a new
+run, or `Resume` a stored one with a decision); nothing else of a run is wired in a command.
+
+Names, one per idea: a person *decides* a waiting call (approve, reject: `decision`); the run
+store *claims* a decision, once, for the operator who made it (orderbot.runs); a run that
+waits no longer was *settled*, by whoever decided first.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+
+import typer
+from filelock import Timeout as LockTimeout
+
+from orderbot.commands.common import errors_to_exit_codes, run_exit_code, run_settings
+from orderbot.commands.logs import setup_logging
+from orderbot.errors import OperatorRefused, UsageError
+from orderbot.i18n import t
+from orderbot.loop.conversation import Conversation
+from orderbot.loop.limits import StopReason
+from orderbot.loop.model import Model
+from orderbot.loop.state import RunState
+from orderbot.models import FACTORIES, create, endpoint, resolve_provider
+from orderbot.models.mcp_client import ClientModel
+from orderbot.runner import Runner
+from orderbot.runs.base import BaseRunStore
+from orderbot.runs.resume import check_decider, check_resume, recorded_orders, settled_first
+from orderbot.runs.stores import open_run_store
+from orderbot.settings import Settings, public_base_url
+from orderbot.shops.session import Session, open_session
+from orderbot.shops.source import source_identity
+from orderbot.ui.escape import json_text  # --json: valid JSON, no raw controls
+from orderbot.ui.presentation import provider_text, resume_command, resume_hint, terminal_approver
+from orderbot.ui.render import (
+    TransitionView,
+    json_document,
+    make_console,
+    print_answer_only,
+    print_header,
+    print_outcome,
+)
+from orderbot.ui.trace import StepLines, TraceView
+
+
+@dataclass(frozen=True)
+class Start:
+    """A new run of `question`; `continue_` carries the latest conversation of the same user."""
+
+    question: str
+    continue_: bool = False
+
+
+@dataclass(frozen=True)
+class Resume:
+    """A stored run continued: `decision` approves (True) or rejects (False, with `reason`)
+    the call it waits for; None continues a run stopped at a limit. `for_customer`: the
+    session acts for the run's own customer (the approval queue), and a run settled
+    already names who settled it."""
+
+    run_id: str
+    decision: bool | None = None
+    reason: str | None = None
+    for_customer: bool = False
+
+
+@dataclass(frozen=True)
+class Shown:
+    """How the run is shown: what the command's flags said beyond the settings."""
+
+    watch: bool = True  # the waiting line while the model works, when the table is drawn live
+    answer_only: bool = False  # ask --quiet: the answer, or why there is none on stderr
+    otel: bool = False
+    runs_flag: str | None = None  # --runs as typed: the queue's hint names it (without a password)
+    extra: dict = field(default_factory=dict)  # what --json adds for this command
+
+
+def run(flags: Mapping[str, object], wanted: Start | Resume) -> None:
+    """Everything after the flags: exits with the run's code (or an error's, in one sentence)."""
+    with errors_to_exit_codes():
+        settings = run_settings(flags)
+        setup_logging(settings.resolved_state_dir())
+        quiet = bool(flags.get("quiet")) and not settings.json_output  # --json is one document whatever else
+        shown = Shown(watch=not quiet, answer_only=quiet, otel=bool(flags.get("otel")), runs_flag=flags.get("runs"))
+        store = open_run_store(settings)  # first: a run store that cannot be reached is one sentence, no run
+        try:
+            if isinstance(wanted, Start):
+                code = _start(wanted, settings, store, shown)
+            else:
+                code = _resume(wanted, settings, store, shown, flags)
+        finally:
+            store.close()
+    raise typer.Exit(code)
+
+
+def converse(flags: Mapping[str, object], talk: Callable[[Settings, Session, Model], int]) -> None:
+    """The REPL's path: its settings, its session and model, then the conversation (`talk`,
+    each message one run through message_run); exits with the conversation's code."""
+    with errors_to_exit_codes():
+        settings = run_settings(flags)
+        setup_logging(settings.resolved_state_dir())
+        session = open_session(settings)
+        try:
+            code = talk(settings, session, create(settings, session.shop))
+        finally:
+            session.store.close()
+    raise typer.Exit(code)
+
+
+def may_ask(settings: Settings, store: BaseRunStore) -> bool:
+    """Whether this operator may be asked at the prompt: not with four eyes, nor when the
+    store names others as approvers (the run waits in the queue instead)."""
+    return store.policy().asks_at_the_prompt(store.operator, four_eyes=settings.four_eyes)
+
+
+def runner_for(session, llm, store: BaseRunStore, settings: Settings, *, provider: str, otel: bool) -> Runner:
+    """The runner of a command's session, recorded in `store`, sending to the settings' server."""
+    return Runner.for_session(session, llm, store, provider=provider, base_url=endpoint(settings), otel=otel)
+
+
+def _start(wanted: Start, settings: Settings, store: BaseRunStore, shown: Shown) -> int:
+    store.prepare()  # a state directory that cannot take the record: one sentence, before anything is shown
+    session = open_session(settings)
+    try:
+        history = earlier_turns(store, settings.user) if wanted.continue_ else []
+        state = RunState.start(wanted.question.strip(), user=settings.user, history=history)
+        llm, chosen = create(settings, session.shop), resolve_provider(settings)
+        note = provider_text(settings.provider, chosen, llm.name, endpoint(settings))
+
+        def begin(runner, limits, views, approver):
+            return runner.start(state, limits, views=views, approver=approver)
+
+        return _go(settings, store, session, llm, chosen, state, note, shown, begin)
+    finally:
+        session.store.close()  # an in-process caller (a test, a benchmark) runs many
+
+
+def _resume(wanted: Resume, settings: Settings, store: BaseRunStore, shown: Shown, flags: Mapping) -> int:
+    run_id = store.resolve(wanted.run_id)
+    decision = wanted.decision
+    try:
+        with store.lock(run_id):
+            record = store.load(run_id)
+            if wanted.for_customer:
+                _settled_already(record, decision)
+                customer = None if record.state.signed_in else record.state.user
+                settings = settings.model_copy(update={"user": customer})
+            settings, was = _defaults_from_record(
+                settings, record, explicit_orders=flags.get("orders") is not None, base_url_flag=flags.get("base_url")
+            )
+            policy = store.policy()
+            four_eyes = settings.four_eyes or policy.four_eyes
+            check_decider(
+                record, operator=store.operator, approve=decision, four_eyes=four_eyes, approvers=policy.approvers
+            )
+            session = open_session(settings)
+            try:
+                check_resume(
+                    record,
+                    session.toolbox,
+                    user=settings.user,
+                    approve=decision,
+                    now=time.time(),
+                    ttl_hours=settings.approval_ttl_hours,
+                )
+                llm, chosen = _model_for(record, settings, session.shop)
+                note = (
+                    t("header.resumed")
+                    + " · "
+                    + provider_text(settings.provider, chosen, llm.name, endpoint(settings), was=was)
+                )
+                extra = {"resumed": True} | ({"operator": store.operator} if store.shared else {})
+
+                def begin(runner, limits, views, approver):
+                    return runner.resume(
+                        record, limits, approve=decision, reason=wanted.reason, views=views, approver=approver
+                    )
+
+                resumed = Shown(watch=False, otel=shown.otel, runs_flag=shown.runs_flag, extra=extra)
+                return _go(settings, store, session, llm, chosen, record.state, note, resumed, begin)
+            finally:
+                session.store.close()
+    except LockTimeout:
+        raise OperatorRefused(t("error.resume_busy", run_id=run_id)) from None
+
+
+def _go(settings, store, session, llm, chosen, state, note, shown: Shown, begin) -> int:
+    """The run itself (`begin` starts or resumes it on the runner), shown as the settings ask
+    (tables, the trace or one JSON document), a person asked at the prompt only where that
+    is allowed; the run's exit code."""
+    json_out, trace, facts = settings.json_output, settings.trace, not settings.no_facts
+    limits = session.limits(settings)
+    console = make_console()
+    view = TransitionView(console, limits, enabled=not json_out and not trace and not shown.answer_only)
+    views = [view, *([TraceView(console, limits)] if trace and not json_out else [])]
+    interactive = not json_out and console.is_terminal and sys.stdin.isatty() and may_ask(settings, store)
+    approver = terminal_approver(view, console) if interactive else None
+    watched = view.watch(llm) if shown.watch else llm  # the waiting line: only when the table is drawn live
+    runner = runner_for(session, watched, store, settings, provider=chosen, otel=shown.otel)
+    if not json_out and not shown.answer_only:
+        print_header(console, state, note)
+    try:
+        result = begin(runner, limits, views, approver)
+    finally:
+        view.close()
+    code = run_exit_code(result, strict_claims=settings.strict_claims)
+    where = endpoint(settings)
+    queue = store.where if shown.runs_flag else None  # --runs in the queue's hint, without a password
+    if json_out:
+        doc = json_document(
+            result,
+            view.transitions,
+            provider=chosen,
+            model=llm.name,
+            limits=limits,
+            exit_code=code,
+            trace=trace,
+            facts=facts,
+        )
+        doc |= shown.extra
+        doc["base_url"] = where
+        doc["resume_command"] = resume_command(result.state, where, limits=limits, runs=queue, shared=store.shared)
+        sys.stdout.write(json_text(doc) + "\n")
+    elif shown.answer_only:
+        print_answer_only(result)
+    else:
+        hint = resume_hint(result.state, where, limits=limits, runs=queue, shared=store.shared)
+        print_outcome(console, result, resume_hint=hint, facts=facts)
+    return code
+
+
+def message_run(runner, state, limits, *, console, trace, ask_person, facts, base_url, record=None):
+    """One message of the REPL: its run (a new one, or `record` continued), shown as one
+    line per step or as the trace, a person asked at the prompt when `ask_person` (see
+    may_ask); the run's record."""
+    view = (TraceView if trace else StepLines)(console, limits)
+    approver = terminal_approver(view, console) if ask_person else None
+    if record is None:
+        result = runner.start(state, limits, kind="repl", views=[view], approver=approver)
+    else:
+        result = runner.resume(record, limits, views=[view], approver=approver)
+    print_outcome(console, result, resume_hint=resume_hint(state, base_url), facts=facts)
+    return result.record
+
+
+def earlier_turns(store: BaseRunStore, user: str | None) -> list:
+    """The latest recorded conversation, as the REPL would carry it into the next message
+    (orderbot.loop.conversation): only one of the same user, so that one customer's answers
+    never become context for another, and only from a record that verifies."""
+    record = store.load(store.resolve("last"))
+    if record.state.user != user:
+        who = record.state.user or t("header.anonymous")
+        raise UsageError(t("error.continue_other_user", run_id=record.run_id, user=who))
+    return Conversation.of(record.state.items).history()
+
+
+def _model_for(record, settings, shop):
+    """The model a resumed run continues with, and its provider's name. A recorded MCP
+    session's client has gone: its model answers at once, so deciding one of its calls
+    runs that call and nothing else (orderbot.models.mcp_client)."""
+    if record.provider == ClientModel.provider:
+        return ClientModel.ended(), ClientModel.provider
+    return create(settings, shop), resolve_provider(settings)
+
+
+def _settled_already(record, decision: bool | None) -> None:
+    """A run the queue no longer waits for was settled by someone: say who, not only that
+    there is nothing to resume."""
+    waits = record.state.stop_reason is StopReason.AWAITING_APPROVAL
+    if decision is not None and not waits and any(d.approved is not None for d in record.decisions.values()):
+        raise OperatorRefused(settled_first(record))
+
+
+def _defaults_from_record(settings, record, *, explicit_orders: bool, base_url_flag: str | None = None):
+    """Unless told otherwise, a run continues with the orders, the model and the server it
+    used. The orders are the ones the run recorded, checked to be the same ones
+    (orderbot.runs.resume.recorded_orders); only --orders on this command line names others, and
+    ORDERBOT_ORDERS counts only when it names those same orders (a database URL was
+    recorded without its password: libpq finds it in PGPASSWORD or ~/.pgpass, or give the
+    whole URL again with --orders / ORDERBOT_ORDERS). The server only changes with
+    --base-url on this command line (an environment variable is not enough: order data
+    must not go elsewhere by accident). Returns the settings and, when --base-url sends
+    the run somewhere new, where it went before."""
+
+    update: dict = {}
+    recorded = None if explicit_orders else recorded_orders(record)
+    if recorded is not None:
+        same = settings.orders is not None and source_identity(settings.orders) == recorded
+        update["orders"] = settings.orders if same else recorded
+    # A recorded MCP session goes on with its own model (see _model_for), not with one of the factories'.
+    own = record.provider in FACTORIES or record.provider == ClientModel.provider
+    if "provider" not in settings.model_fields_set and own:
+        update["provider"] = record.provider
+        if "model" not in settings.model_fields_set and record.provider not in ("offline", "scripted", "mcp"):
+            update["model"] = record.model
+    was = None
+    same_provider = update.get("provider", settings.provider) == record.provider
+    if same_provider and record.base_url_known and record.provider not in ("offline", "scripted"):
+        if base_url_flag is None:
+            update["base_url"] = record.base_url  # None: the provider's own service, as recorded
+        elif public_base_url(base_url_flag) != record.base_url:
+            was = record.base_url or t("header.default_service")
+    settings = settings.model_copy(update=update) if update else settings
+    return settings, was
