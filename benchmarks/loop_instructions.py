@@ -31,9 +31,9 @@ def runs(count: int) -> None:
     import plain_loop
     from rich.console import Console
 
+    from orderbot.loop.dispatch import Toolbox
     from orderbot.loop.engine import Engine, Limits, StopReason
     from orderbot.loop.state import RunState
-    from orderbot.loop.tools import Toolbox
     from orderbot.models.scripted import ScriptedModel, call, calls, text
     from orderbot.shops.sample.model import SAMPLE_PATH
     from orderbot.shops.sample.stores.jsonfile import JsonStore as OrderStore

@@ -13,6 +13,7 @@ import orderbot.runner as runner_module
 from orderbot.loop.dispatch import Toolbox
 from orderbot.loop.engine import Limits, StopReason
 from orderbot.loop.state import RunState
+from orderbot.loop.transitions import describe
 from orderbot.models.scripted import ScriptedModel, call, calls, text
 from orderbot.runner import Runner
 from orderbot.runs.record import COMMITTED, EXECUTING
@@ -30,7 +31,7 @@ def test_the_record_is_on_disk_before_any_view_sees_a_transition(toolbox, tmp_pa
     shown, on_disk_when_shown = [], []
 
     def view(transition, state):
-        shown.append(transition.event)
+        shown.append(describe(transition, "en").event)
         on_disk_when_shown.append(read_record(runs.path(state.run_id)).run_id == state.run_id)
 
     Runner(toolbox, model, runs, provider="scripted").start(state, Limits(), views=[view])

@@ -18,7 +18,6 @@ from orderbot.i18n import t
 from orderbot.loop.engine import Limits
 from orderbot.loop.limits import StopReason
 from orderbot.runner import result_of
-from orderbot.runs.record import transition_from_dict
 from orderbot.runs.stores import open_run_store
 from orderbot.settings import load_settings
 from orderbot.shops.session import shop_named
@@ -191,8 +190,8 @@ def print_record(console, record, *, trace: bool = False, runs: str | None = Non
         console.print(Text(t("runs.pruned_note", at=record.pruned_at, status=record.status), style=STYLE_DIM))
         return
     by_segment: dict[int, list] = {}
-    for doc in record.transitions:
-        by_segment.setdefault(doc.get("segment", 0), []).append(transition_from_dict(doc))
+    for segment_index, transition in record.transition_values():
+        by_segment.setdefault(segment_index, []).append(transition)
     for index, segment in enumerate(record.segments):
         limits = Limits(**segment.limits)
         if index:

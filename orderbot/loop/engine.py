@@ -25,9 +25,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterable
-from typing import Any, NamedTuple
-
-from pydantic_core import from_json
+from typing import NamedTuple
 
 from orderbot.errors import ModelError, ModelTimeout, Terminated
 from orderbot.i18n import t
@@ -37,22 +35,24 @@ from orderbot.loop.envelope import capped, envelope_text, fail
 from orderbot.loop.items import FunctionCall, FunctionCallOutput, text_chars
 from orderbot.loop.limits import StopReason
 from orderbot.loop.model import Model, ModelRequest, Turn
-from orderbot.loop.state import (
-    CALL_LABELS,
-    PHASES,
-    Approver,
-    CallRecord,
-    Event,
+from orderbot.loop.state import PHASES, Approver, CallRecord, Event, PendingCall, Phase, RunState
+from orderbot.loop.tools import ToolContext
+from orderbot.loop.transitions import (
+    MAX_TEXT,
+    Awaiting,
+    Call,
+    Called,
+    Finished,
     Observer,
-    PendingCall,
-    Phase,
-    RunState,
+    Payload,
+    Proposed,
+    Request,
+    Returned,
+    SignIn,
+    Started,
     Stop,
     Transition,
-    describe_call,
-    summarize_result,
 )
-from orderbot.loop.tools import ToolContext
 from orderbot.text import one_line
 
 MAX_SUMMARY_CHARS = 2000  # of a hand-off's summary: the stop detail a person reads
@@ -119,12 +119,8 @@ class _Run:
         state = self._state
         if state.stop_reason is not None:  # a stopped run continues: it has not stopped yet
             state.stop_reason, state.stop_detail, state.stop_message = None, "", None
-        self._emit(
-            state.steps,
-            Event.RESUMED if state.steps > 0 else Event.STARTED,
-            one_line(state.question, 80),
-            {"limits": self.limits.model_dump(), "question": state.question[:500]},
-        )
+        kind = Event.RESUMED if state.steps > 0 else Event.STARTED
+        self._emit(state.steps, kind, Started(state.question, self.limits))
         try:
             stop = self._settle_pending(approve_pending)
             if stop is None:
@@ -151,9 +147,11 @@ class _Run:
         decided = self._plan(step)
         return decided if isinstance(decided, Stop) else self._act(step, decided)
 
-    def _limit_stop(self, exceeded: LimitExceeded, unrun: Iterable[FunctionCall] = (), data=None) -> Stop:
+    def _limit_stop(
+        self, exceeded: LimitExceeded, unrun: Iterable[FunctionCall] = (), request: Request | None = None
+    ) -> Stop:
         self._not_executed(self._state.steps, unrun)
-        return Stop(exceeded.reason, str(exceeded), data, exceeded.message)
+        return Stop(exceeded.reason, str(exceeded), request, exceeded.message)
 
     def _plan(self, step: int) -> Stop | Proposal:
         """Ask the model: a Stop (an answer, an error, a limit), or the calls it proposes."""
@@ -179,8 +177,8 @@ class _Run:
             state.output_tokens = (state.output_tokens or 0) + turn.usage.output_tokens
         if turn.server_model:
             state.server_model, state.system_fingerprint = turn.server_model, turn.fingerprint
-        shown = tuple(map(Shown.of, turn.calls))
-        data = self._turn_data(request, turn, self.clock() - began, shown)
+        shown = tuple(map(Call.of, turn.calls))
+        sent = self._request(request, turn, self.clock() - began, shown)
         try:
             budget.check_response(turn.size, turn.oversize)
             if turn.truncated:  # cut off at the output-token cap: the text is partial, a call may be cut mid-argument
@@ -194,34 +192,28 @@ class _Run:
             state.items.extend(turn.items)
             if not turn.calls:
                 state.answer = turn.text.rstrip()  # trailing newlines would show as blank lines
-                return Stop(StopReason.ANSWERED, one_line(turn.text), data)
+                return Stop(StopReason.ANSWERED, one_line(turn.text), sent)
             budget.check_before_tool_calls([c.name for c in turn.calls])
         except LimitExceeded as exceeded:
-            return self._limit_stop(exceeded, turn.calls, data)
-        count = len(turn.calls)
-        label = _english("event.proposed_one" if count == 1 else "event.proposed", count=count)
-        self._emit(step, Event.PROPOSED, "; ".join(s.line for s in shown), data, label)
-        budget.calls += len(turn.calls)
-        state.tool_calls += len(turn.calls)
-        return Proposal(shown)
+            return self._limit_stop(exceeded, turn.calls, sent)
+        self._emit(step, Event.PROPOSED, Proposed(sent))
+        budget.calls += len(shown)
+        state.tool_calls += len(shown)
+        return Proposal(turn.calls, shown)
 
-    def _turn_data(self, request: ModelRequest, turn: Turn, seconds: float, shown: tuple[Shown, ...]) -> dict:
-        """What was sent and what came back, for --json, --trace and the record."""
-        return {
-            "sent": {
-                "items": len(request.items),
-                "chars": sum(map(text_chars, request.items)),
-                "tools": [t["name"] for t in request.tools],
-            },
-            "request_ms": round(seconds * 1000, 1),
-            "usage": None
-            if turn.usage is None
-            else {"input_tokens": turn.usage.input_tokens, "output_tokens": turn.usage.output_tokens},
-            "proposed": [s.data for s in shown],
-            "text": turn.text[:2000] or None,
-            # a streamed response: the bytes read before it ended, or before it was cut
-            **({"received_bytes": turn.received_bytes} if turn.received_bytes is not None else {}),
-        }
+    def _request(self, request: ModelRequest, turn: Turn, seconds: float, calls: tuple[Call, ...]) -> Request:
+        """What was sent and what came back, as the transitions of this step carry it."""
+        usage = turn.usage
+        return Request(
+            len(request.items),
+            sum(map(text_chars, request.items)),
+            tuple(t["name"] for t in request.tools),
+            round(seconds * 1000, 1),
+            None if usage is None else (usage.input_tokens, usage.output_tokens),
+            calls,
+            turn.text[:MAX_TEXT] or None,
+            turn.received_bytes,
+        )
 
     def _count_request(self, step: int) -> None:
         self._state.steps = step
@@ -235,12 +227,11 @@ class _Run:
         outputs: list[FunctionCallOutput] = []
         waiting: list[tuple[PendingCall, FunctionCall]] = []
         self._handed_off = None
-        for index, shown in enumerate(proposal.shown):
-            call = shown.call
+        for index, (call, shown) in enumerate(zip(proposal.calls, proposal.shown, strict=True)):
             try:
                 self._budget.check_before_tool_call()
             except LimitExceeded as exceeded:
-                return self._limit_stop(exceeded, proposal.calls(index))
+                return self._limit_stop(exceeded, proposal.calls[index:])
             ctx = self._context(step)  # made per call: a sign-in earlier in this round names the customer
             prepared = self.toolbox.prepare(call, ctx)
             if isinstance(prepared, Refused):
@@ -257,24 +248,19 @@ class _Run:
             state.items.append(output)  # now, so a stop later in this round keeps it
             if self._handed_off is not None:
                 # The conversation is a person's now: nothing else this round proposed runs.
-                self._not_executed(step, [*(c for _, c in waiting), *proposal.calls(index + 1)])
+                self._not_executed(step, [*(c for _, c in waiting), *proposal.calls[index + 1 :]])
                 return Stop(StopReason.TRANSFERRED, self._handed_off)
         if waiting:
             state.pending = [p for p, _ in waiting]
-            names = "; ".join(describe_call(p.name, p.arguments) for p in state.pending)  # as the proposal showed them
-            pending = {"pending": [p.model_dump() for p in state.pending]}
-            self._emit(step, Event.AWAITING_APPROVAL, names, pending, _english("event.awaiting_approval"))
+            self._emit(step, Event.AWAITING_APPROVAL, Awaiting(tuple(state.pending)))
             return Stop(StopReason.AWAITING_APPROVAL, "; ".join(p.description for p in state.pending))
         self._returned(step, outputs)
         return None
 
     def _returned(self, step: int, outputs: list[FunctionCallOutput]) -> None:
         """The results went back to the model: how many, and how many of them were ok."""
-        count, ok = len(outputs), sum(1 for o in outputs if o.output.startswith('{"ok":true'))
-        detail = _english(
-            "detail.returned_one" if count == 1 else "detail.returned", count=count, ok=ok, failed=count - ok
-        )
-        self._emit(step, Event.RETURNED, detail, {"results": count, "ok": ok})
+        ok = sum(1 for o in outputs if o.output.startswith('{"ok":true'))
+        self._emit(step, Event.RETURNED, Returned(len(outputs), ok))
 
     def _context(self, step: int | None = None) -> ToolContext:
         state = self._state
@@ -302,7 +288,7 @@ class _Run:
         for pending in state.pending:
             ctx = self._context(pending.step)
             call = FunctionCall(call_id=pending.call_id, name=pending.name, arguments=pending.arguments)
-            prepared, shown = self.toolbox.prepare(call, ctx), Shown.of(call)
+            prepared, shown = self.toolbox.prepare(call, ctx), Call.of(call)
             if isinstance(prepared, Refused):
                 outputs.append(self._observe(pending.step, shown, prepared.decision, prepared.envelope, Event.REFUSED))
             else:
@@ -329,7 +315,7 @@ class _Run:
         state.items.extend(FunctionCallOutput(call_id=c.call_id, output=envelope_text(envelope)) for c in missing)
 
     def _decide(
-        self, step: int, prepared: Prepared, shown: Shown, ctx: ToolContext, approved: bool
+        self, step: int, prepared: Prepared, shown: Call, ctx: ToolContext, approved: bool
     ) -> FunctionCallOutput:
         if approved:
             return self._run_call(step, prepared, shown, ctx, Event.APPROVED)
@@ -337,7 +323,7 @@ class _Run:
         return self._observe(step, shown, "rejected", envelope, Event.REJECTED)
 
     def _run_call(
-        self, step: int, prepared: Prepared, shown: Shown, ctx: ToolContext, kind: Event = Event.EXECUTED
+        self, step: int, prepared: Prepared, shown: Call, ctx: ToolContext, kind: Event = Event.EXECUTED
     ) -> FunctionCallOutput:
         began = self.clock()
         outcome = self.toolbox.run(prepared, ctx)
@@ -354,25 +340,16 @@ class _Run:
         one that names someone other than a customer the run already has)."""
         state = self._state
         state.user, state.signed_in = customer, True
-        data = {"customer": customer, "tool": tool}
-        detail = _english("detail.signed_in", customer=customer, tool=tool)
-        self._emit(step, Event.SIGNED_IN, detail, data, _english("event.signed_in"))
+        self._emit(step, Event.SIGNED_IN, SignIn(customer, tool))
 
     def _observe(
-        self, step: int, shown: Shown, decision: str, envelope: dict, kind: Event, ms: float | None = None
+        self, step: int, call: Call, decision: str, envelope: dict, kind: Event, ms: float | None = None
     ) -> FunctionCallOutput:
         # Cut once, here: the model, the record, transitions and --json all see the same
         # bounded result, and the record still matches what the model was sent.
         envelope, text = capped(envelope)
-        call = shown.call
         self._state.calls.append(_call_record(step, call, decision, envelope))
-        self._emit(
-            step,
-            kind,
-            f"{shown.line} → {summarize_result(envelope)}",
-            {"call": shown.data, "decision": decision, "result": envelope, "ms": ms},
-            label=CALL_LABELS.get(kind, decision),
-        )
+        self._emit(step, kind, Called(call, decision, envelope, ms))
         return FunctionCallOutput(call_id=call.call_id, output=text)
 
     def _pending(self, step: int, prepared: Prepared, ctx: ToolContext) -> PendingCall:
@@ -401,83 +378,30 @@ class _Run:
         if stop.reason is StopReason.AWAITING_APPROVAL:
             return  # the approval-needed transition is the last one: the run is paused
         source = self._phase if stop.reason is StopReason.CANCELLED else Phase.PLAN
-        # The detail as a catalogue id and its values too: the record's text is English, a
-        # person's screen is in the UI language.
-        data = {**(stop.data or {}), "message": stop.message} if stop.message else stop.data
-        self._emit(state.steps, Event.FINISHED, stop.detail, data, str(stop.reason), source=source)
+        finished = Finished(stop.reason, stop.detail, stop.message, stop.request)
+        self._emit(state.steps, Event.FINISHED, finished, source=source)
 
     # ---- helpers --------------------------------------------------------------------
 
-    def _emit(
-        self,
-        step: int,
-        kind: Event,
-        detail: str,
-        data: dict | None = None,
-        label: str | None = None,
-        *,
-        source: Phase | None = None,
-    ) -> None:
+    def _emit(self, step: int, kind: Event, payload: Payload, *, source: Phase | None = None) -> None:
         budget = self._budget
-        elapsed = budget.elapsed()  # one reading: the time shown and the time left agree
-        if data is not None:
-            data = {**data, "budget_left": budget.left(elapsed)}
         from_, to = PHASES[kind]
         transition = Transition(
-            step,
-            source or from_,
-            to,
-            label or str(kind),
-            detail,
-            elapsed,
-            budget.steps,
-            budget.calls,
-            kind,
-            data,
+            step, source or from_, to, kind, payload, budget.elapsed(), budget.steps, budget.calls, self.limits
         )
         for observer in self.observers:
             observer(transition, self._state)
 
 
-class Shown(NamedTuple):
-    """One call as transitions show it: `data` for --json, --trace and the record, `line`
-    for tables and stop messages (describe_call)."""
-
-    call: FunctionCall
-    data: dict[str, Any]
-    line: str
-
-    @classmethod
-    def of(cls, call: FunctionCall) -> Shown:
-        # A model that sends megabytes of arguments must not have them echoed (nor parsed) whole.
-        raw = call.arguments
-        if len(raw) > 2000:
-            return cls(
-                call,
-                {"call_id": call.call_id, "name": call.name[:100], "arguments": raw[:500] + "…"},
-                describe_call(call.name, raw),
-            )
-        try:
-            # The parser dispatch validates with (pydantic's): both read the same arguments.
-            arguments: Any = from_json(raw)
-        except ValueError:
-            arguments = raw[:500]
-        data = {"call_id": call.call_id, "name": call.name[:100], "arguments": arguments}
-        return cls(call, data, describe_call(call.name, arguments if isinstance(arguments, dict) else raw))
-
-
 class Proposal(NamedTuple):
-    """What a plan decided when it did not stop the run: the calls to act on, each as shown
-    (parsed once, for the proposal's transition and for each call's)."""
+    """What a plan decided when it did not stop the run: the calls to act on, each also as
+    the transitions show it."""
 
-    shown: tuple[Shown, ...]
-
-    def calls(self, start: int = 0) -> list[FunctionCall]:
-        """The calls from `start` on: those a stop in the middle of a round leaves unrun."""
-        return [s.call for s in self.shown[start:]]
+    calls: tuple[FunctionCall, ...]
+    shown: tuple[Call, ...]
 
 
-def _call_record(step: int, call: FunctionCall, decision: str, result: dict | None = None) -> CallRecord:
+def _call_record(step: int, call: FunctionCall | Call, decision: str, result: dict | None = None) -> CallRecord:
     """The record of one call (only executed, refused and rejected calls have a result)."""
     return CallRecord(
         step=step,
@@ -487,9 +411,3 @@ def _call_record(step: int, call: FunctionCall, decision: str, result: dict | No
         decision=decision,
         result=result,
     )
-
-
-def _english(message_id: str, /, **params: object) -> str:
-    """A label or detail in the catalogue's English, as records and --json keep them; a
-    person's table says the same in the UI language, from the transition's kind and data."""
-    return t(message_id, lang="en", **params)

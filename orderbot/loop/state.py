@@ -1,6 +1,6 @@
-"""The values of a run: its phases and events, each transition, each call, the state that is
-saved and resumed, and how a run stops. Plain data, no I/O; the engine (orderbot.loop.engine)
-moves a `RunState` through them."""
+"""The values of a run: its phases and events, each call, the state that is saved and
+resumed. Plain data, no I/O; the engine (orderbot.loop.engine) moves a `RunState` through
+them, and tells each move as a transition (orderbot.loop.transitions)."""
 
 from __future__ import annotations
 
@@ -10,12 +10,11 @@ import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any, NamedTuple
+from typing import Any
 
 from pydantic import BaseModel, Field
 from pydantic_core import from_json
 
-from orderbot.i18n import t
 from orderbot.loop.envelope import compact_json
 from orderbot.loop.items import Item, user
 from orderbot.loop.limits import StopReason
@@ -61,47 +60,6 @@ PHASES: dict[Event, tuple[Phase, Phase]] = {
     Event.RETURNED: (Phase.OBSERVE, Phase.PLAN),
     Event.FINISHED: (Phase.PLAN, Phase.FINISH),
 }
-
-
-# The labels of call outcomes, as records show them (the catalogue's English); a refusal
-# shows its decision.
-CALL_LABELS = {kind: t(f"event.{kind}", lang="en") for kind in (Event.EXECUTED, Event.APPROVED, Event.REJECTED)}
-
-
-class Transition(NamedTuple):
-    """One move of the run from phase to phase, as observers see it. A named tuple: a
-    value nobody changes, made several times per step at a tuple's cost."""
-
-    step: int
-    from_: Phase
-    to: Phase
-    event: str  # the label a person reads ("proposed 2 calls", "approved and executed", ...)
-    detail: str
-    elapsed: float  # seconds since this run (or this resumption) started
-    steps_used: int  # budget used so far in this run or resumption
-    calls_used: int
-    kind: Event  # what the transition is
-    data: dict | None = None  # the full detail, for --trace and --json
-
-    @property
-    def stop_reason(self) -> StopReason | None:
-        return StopReason(self.event) if self.kind is Event.FINISHED else None
-
-    def as_dict(self) -> dict:
-        out = {
-            "step": self.step,
-            "from": str(self.from_),
-            "to": str(self.to),
-            "kind": str(self.kind),
-            "event": self.event,
-            "detail": self.detail,
-            "elapsed_ms": round(self.elapsed * 1000, 1),
-            "steps_used": self.steps_used,
-            "calls_used": self.calls_used,
-        }
-        if self.data:
-            out["data"] = self.data
-        return out
 
 
 @dataclass(frozen=True, slots=True)
@@ -201,7 +159,6 @@ def new_run_id(now: float | None = None) -> str:
     return time.strftime("%y%m%d-%H%M%S-", time.gmtime(now)) + os.urandom(2).hex()
 
 
-Observer = Callable[[Transition, RunState], None]
 # Returns True to run the call, False to reject it. None as the approver means nobody can
 # be asked (no terminal): the run then pauses in awaiting_approval.
 Approver = Callable[[PendingCall], bool]
@@ -233,18 +190,3 @@ def summarize_result(envelope: dict, limit: int = 120) -> str:
     else:
         text = f"error {envelope.get('code')}: {envelope.get('error')}"
     return cut(text, limit)
-
-
-class Stop(NamedTuple):
-    """A round's outcome when the run ends (or pauses) there."""
-
-    reason: StopReason
-    detail: str
-    data: dict | None = None
-    message: dict | None = None  # the detail as a catalogue id and its values, for the terminal
-
-    @classmethod
-    def saying(cls, reason: StopReason, message_id: str, /, **params: object) -> Stop:
-        """A stop whose detail is one of orderbot's sentences: English in the record, any
-        language on the terminal."""
-        return cls(reason, t(message_id, lang="en", **params), message={"id": message_id, "params": params})

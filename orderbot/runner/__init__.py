@@ -37,7 +37,8 @@ from orderbot.answers.facts import Fact, facts_of
 from orderbot.loop.dispatch import Toolbox
 from orderbot.loop.engine import Engine, Limits
 from orderbot.loop.model import Model
-from orderbot.loop.state import Approver, Observer, RunState
+from orderbot.loop.state import Approver, RunState
+from orderbot.loop.transitions import Observer
 from orderbot.runs.base import BaseRunStore
 from orderbot.runs.record import RunRecord
 from orderbot.runs.recorder import Recorder

@@ -24,7 +24,8 @@ from orderbot.loop.dispatch import Toolbox
 from orderbot.loop.engine import Limits, StopReason
 from orderbot.loop.items import ITEMS, Message
 from orderbot.loop.model import Turn, Usage
-from orderbot.loop.state import RunState, Transition, summarize_result
+from orderbot.loop.state import RunState, summarize_result
+from orderbot.loop.transitions import Transition, describe, key
 from orderbot.models.scripted import ScriptedModel
 from orderbot.runner import Runner
 from orderbot.runs.record import RunRecord, bound_call
@@ -147,16 +148,14 @@ def compare(record: RunRecord, state: RunState, seen: list[tuple[int, Transition
             diffs.append(Difference(old.step, f"{_call(old)} no longer happens (was {_outcome(old)})"))
         elif (old.decision, old.result) != (new.decision, new.result):
             diffs.append(Difference(old.step, f"{_call(old)} was {_outcome(old)}; now {_outcome(new)}"))
-    # The transitions in order: only the first that differs, the rest follow from it; and
-    # only when no call difference already explains it.
+    # The transitions in order, by their values (kind, call, arguments, decision, stop),
+    # never by their words: only the first that differs, the rest follow from it; and only
+    # when no call difference already explains it.
     if not record.dropped.get("transitions"):
-        old_rows = [
-            (t.get("segment", 0), t["step"], t["from"], t["to"], t["event"], t["detail"]) for t in record.transitions
-        ]
-        new_rows = [(i, t.step, str(t.from_), str(t.to), t.event, t.detail) for i, t in seen]
-        for old_row, new_row in zip_longest(old_rows, new_rows):
-            if old_row != new_row:
-                step = (old_row or new_row)[1]
+        old_rows = record.transition_values()
+        for old_row, new_row in zip_longest(old_rows, seen):
+            if _key(old_row) != _key(new_row):
+                step = (old_row or new_row)[1].step
                 if not any(d.step <= step for d in diffs):
                     diffs.append(Difference(step, f"was {_row(old_row)}; now {_row(new_row)}"))
                 break
@@ -175,10 +174,16 @@ def _outcome(call) -> str:
     return call.decision if call.result is None else f"{call.decision} → {summarize_result(call.result, 160)}"
 
 
-def _row(row) -> str:
+def _key(row: tuple[int, Transition] | None) -> tuple | None:
+    return None if row is None else (row[0], *key(row[1]))
+
+
+def _row(row: tuple[int, Transition] | None) -> str:
     if row is None:
         return "nothing"
-    return f"'{row[2]} → {row[3]} {row[4]}: {cut(row[5], 100)}'"
+    transition = row[1]
+    said = describe(transition, "en")
+    return f"'{transition.from_} → {transition.to} {said.event}: {cut(said.detail, 100)}'"
 
 
 def scratch_session(orders: Path, workdir: Path) -> Session:

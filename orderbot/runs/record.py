@@ -47,14 +47,19 @@ from orderbot.loop.dispatch import Toolbox
 from orderbot.loop.engine import Limits
 from orderbot.loop.items import FunctionCallOutput, Item, ProviderItem
 from orderbot.loop.model import Turn
-from orderbot.loop.state import CALL_LABELS, Event, Phase, RunState, Transition
+from orderbot.loop.state import Event, Phase, RunState
+from orderbot.loop.transitions import Transition
 from orderbot.runs.index import QUESTION_HEAD, RunSummary
 from orderbot.settings import public_base_url
 from orderbot.shops.source import source_fingerprint, source_identity
 from orderbot.text import cut
 
 FORMAT = "orderbot-run"
-VERSION = 1
+# 2: every transition names its kind, and its data is its kind's payload
+# (orderbot.loop.transitions), a finish's stop reason and detail included; version 1 records
+# are read through `upgrade`.
+VERSION = 2
+READS = (1, 2)
 RUN_ID_LENGTH = 18
 KEY_FILE = "record.key"  # in the state directory, next to runs/
 KEY_BYTES = 32
@@ -252,6 +257,19 @@ class RunRecord:
     @property
     def transitions(self) -> list[dict]:
         return [json.loads(t) for t in self.transition_texts]
+
+    def transition_values(self) -> list[tuple[int, Transition]]:
+        """Each recorded transition as the engine's value, with the index of its segment (whose
+        limits it was made under). One a damaged record no longer holds whole is left out."""
+        limits = [_limits(s.limits) for s in self.segments] or [Limits()]
+        out = []
+        for doc in self.transitions:
+            segment = doc.get("segment", 0)
+            try:
+                out.append((segment, Transition.from_json(doc, limits[min(segment, len(limits) - 1)])))
+            except (KeyError, TypeError, ValueError):
+                continue
+        return out
 
     @property
     def status(self) -> str:
@@ -464,38 +482,70 @@ def _append_bounded(texts: list[str], text: str, cap: int, dropped: dict[str, in
         dropped[key] = dropped.get(key, 0) + 1
 
 
-def transition_from_dict(doc: dict) -> Transition:
-    """A recorded transition back as the engine's value, for the renderers."""
-    return Transition(
-        doc["step"],
-        Phase(doc["from"]),
-        Phase(doc["to"]),
-        doc["event"],
-        doc["detail"],
-        doc.get("elapsed", doc.get("elapsed_ms", 0.0) / 1000),
-        doc.get("steps_used", 0),
-        doc.get("calls_used", 0),
-        kind=Event(doc["kind"]) if "kind" in doc else _older_kind(doc),
-        data=doc.get("data"),
-    )
+def _limits(values: dict) -> Limits:
+    try:
+        return Limits(**values)
+    except (TypeError, ValueError):  # a damaged segment: its transitions still show
+        return Limits()
 
 
-def _older_kind(doc: dict) -> Event:
+def upgrade(doc: dict) -> dict:
+    """A record of an older version as this version writes it; the rest of this module
+    reads only the current version."""
+    if doc.get("version") == 1 and isinstance(doc.get("transitions"), list):
+        doc = {**doc, "version": 2, "transitions": [_transition_v2(t) for t in doc["transitions"]]}
+    return doc
+
+
+def _transition_v2(doc: Any) -> Any:
+    """A version 1 transition: its kind (absent in the oldest records) worked out, and a
+    finish's reason and detail, which version 1 kept only as the words of the row, put
+    into its data."""
+    if not isinstance(doc, dict) or not isinstance(doc.get("event"), str) or not isinstance(doc.get("detail"), str):
+        return doc
+    doc = dict(doc)
+    if "kind" not in doc:
+        kind = _older_kind(doc)
+        if kind is None:
+            return doc
+        doc["kind"] = str(kind)
+    data = doc.get("data")
+    if doc["kind"] == Event.FINISHED and (data is None or (isinstance(data, dict) and not data.get("dropped"))):
+        doc["data"] = {**(data or {}), "reason": doc["event"], "detail": doc["detail"]}
+    elif doc["kind"] == Event.RETURNED and data is None:  # the oldest records kept only the words
+        counted = V1_RETURNED.fullmatch(doc["detail"])
+        if counted:
+            doc["data"] = {"results": int(counted["results"]), "ok": int(counted["ok"])}
+    return doc
+
+
+def _older_kind(doc: dict) -> Event | None:
     """The kind of a transition recorded before transitions carried it: from its phases,
-    and for a call's outcome from its label (the only place a label is read)."""
-    to, label = doc["to"], doc["event"]
+    and for a call's outcome from its label (version 1's English, read only here)."""
+    to, source, label = doc.get("to"), doc.get("from"), doc["event"]
     if to == Phase.FINISH:
         return Event.FINISHED
     if to == Phase.AWAITING:
         return Event.AWAITING_APPROVAL
-    if doc["from"] == Phase.START:
+    if source == Phase.START:
         return Event.RESUMED if label == "resumed" else Event.STARTED
     if to == Phase.ACT:
         return Event.PROPOSED
     if to == Phase.PLAN:
         return Event.RETURNED
-    labels = {label: kind for kind, label in CALL_LABELS.items()}
-    return labels.get(label, Event.REFUSED)
+    if to != Phase.OBSERVE:
+        return None
+    return V1_CALL_LABELS.get(label, Event.REFUSED)
+
+
+# How version 1 said a "returned" transition, for records that kept no data for it.
+V1_RETURNED = re.compile(r"(?P<results>\d+) results? to the model: (?P<ok>\d+) ok, \d+ failed")
+# The labels of call outcomes in version 1 records (a refusal's label was its code).
+V1_CALL_LABELS = {
+    "executed": Event.EXECUTED,
+    "approved and executed": Event.APPROVED,
+    "rejected by the person": Event.REJECTED,
+}
 
 
 def _dumps(value: Any) -> str:

@@ -18,7 +18,8 @@ from orderbot.i18n import t
 from orderbot.loop.dispatch import Toolbox
 from orderbot.loop.engine import Limits
 from orderbot.loop.model import Model, ModelRequest, Turn
-from orderbot.loop.state import Approver, Event, PendingCall, RunState, Transition
+from orderbot.loop.state import Approver, Event, PendingCall, RunState
+from orderbot.loop.transitions import Transition
 from orderbot.runs.audit import AuditEntry
 from orderbot.runs.base import BaseRunStore, RunConflict
 from orderbot.runs.record import COMMITTED, EXECUTING, FAILED, Decision, RunRecord, utc_iso

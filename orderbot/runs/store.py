@@ -32,13 +32,14 @@ from orderbot.runs.record import (
     FORMAT,
     KEY_BYTES,
     KEY_FILE,
+    READS,
     RUN_ID_LENGTH,
     TAG,
     TAG_PREFIX,
-    VERSION,
     RecordFile,
     RunRecord,
     decisions_in,
+    upgrade,
     utc_iso,
 )
 from orderbot.text import cut, decode_error, first_error, json_error
@@ -443,11 +444,11 @@ def parse_record(path: Path, raw: bytes) -> RunRecord:
         raise RecordError(t("runs.record_not_json", path=path, error=json_error(str(exc)))) from None
     if not isinstance(doc, dict) or doc.get("format") != FORMAT:
         raise RecordError(t("runs.not_a_record", path=path))
-    if doc.get("version") != VERSION:
+    if doc.get("version") not in READS:
         version = cut(repr(doc.get("version")), 20)
-        raise RecordError(t("runs.version_unsupported", path=path, version=version, reads=VERSION))
+        raise RecordError(t("runs.version_unsupported", path=path, version=version, reads=", ".join(map(str, READS))))
     try:
-        checked = RecordFile.model_validate(doc)
+        checked = RecordFile.model_validate(upgrade(doc))
     except ValidationError as exc:
         where, what = first_error(exc)
         where = cut(where or t("runs.the_record"), 80)

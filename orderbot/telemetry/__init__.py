@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 from orderbot.errors import ConfigError
 
 if TYPE_CHECKING:
-    from orderbot.loop.state import Observer
+    from orderbot.loop.transitions import Observer
 
 ENDPOINT_VARIABLES = ("OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")
 EXTRA_MISSING = "--otel needs the otel extra: pip install 'orderbot[otel]'"

@@ -40,7 +40,8 @@ from opentelemetry.trace import SpanKind, Status, StatusCode
 
 from orderbot import __version__
 from orderbot.loop.engine import StopReason
-from orderbot.loop.state import Event, RunState, Transition
+from orderbot.loop.state import Event, RunState
+from orderbot.loop.transitions import Called, Request, Started, Transition
 
 SCOPE = "orderbot"
 CONTENT_CHARS = 4000  # of arguments or a result, when content is on
@@ -131,22 +132,23 @@ class RunTracer:
 
     def __call__(self, t: Transition, state: RunState) -> None:
         now = self.clock()
-        data = t.data or {}
-        if t.kind in (Event.STARTED, Event.RESUMED):
-            self._start(state, data, now)
+        payload = t.payload
+        if isinstance(payload, Started):
+            self._start(state, payload, now)
         if self.run is None:
             return
-        if "request_ms" in data:
-            self._model_span(t, data, now)
-        if "call" in data:  # a call that ran, or was refused or rejected
-            self._tool_span(t, data, now)
+        request = getattr(payload, "request", None)  # a proposal's, or that of the request a run stopped after
+        if request is not None:
+            self._model_span(t, request, now)
+        if isinstance(payload, Called):  # a call that ran, or was refused or rejected
+            self._tool_span(t, payload, now)
         if t.kind is Event.AWAITING_APPROVAL:
-            self.run.add_event("approval needed", {"orderbot.pending": [p["name"] for p in data.get("pending", [])]})
+            self.run.add_event("approval needed", {"orderbot.pending": [p.name for p in payload.pending]})
             self._end(state, now, StopReason.AWAITING_APPROVAL)  # the engine sets it just after this transition
         elif t.kind is Event.FINISHED:
             self._end(state, now)
 
-    def _start(self, state: RunState, data: dict, now: int) -> None:
+    def _start(self, state: RunState, started: Started, now: int) -> None:
         attributes = {
             "gen_ai.operation.name": "invoke_agent",
             "gen_ai.agent.name": "orderbot",
@@ -154,39 +156,37 @@ class RunTracer:
             "gen_ai.request.model": self.model,
             "orderbot.run_id": state.run_id,
         }
-        for name, value in (data.get("limits") or {}).items():
+        for name, value in started.limits.model_dump().items():
             attributes[f"orderbot.limits.{name}"] = value
         self.run = self.tracer.start_span(
             "invoke_agent orderbot", kind=SpanKind.INTERNAL, attributes=attributes, start_time=now
         )
 
-    def _model_span(self, t: Transition, data: dict, now: int) -> None:
-        usage = data.get("usage") or {}
+    def _model_span(self, t: Transition, request: Request, now: int) -> None:
+        usage = request.usage
         attributes = {
             "gen_ai.operation.name": "chat",
             "gen_ai.provider.name": self.provider,
             "gen_ai.request.model": self.model,
-            "gen_ai.response.finish_reasons": ["tool_calls" if data.get("proposed") else "stop"],
+            "gen_ai.response.finish_reasons": ["tool_calls" if request.calls else "stop"],
             "orderbot.step": t.step,
         }
-        if usage:
-            attributes["gen_ai.usage.input_tokens"] = usage.get("input_tokens", 0)
-            attributes["gen_ai.usage.output_tokens"] = usage.get("output_tokens", 0)
-        start = now - int(float(data["request_ms"]) * 1e6)
+        if usage is not None:
+            attributes["gen_ai.usage.input_tokens"], attributes["gen_ai.usage.output_tokens"] = usage
+        start = now - int(request.ms * 1e6)
         span = self.tracer.start_span(
             f"chat {self.model}", context=self._inside(), kind=SpanKind.CLIENT, attributes=attributes, start_time=start
         )
         span.end(end_time=now)
 
-    def _tool_span(self, t: Transition, data: dict, now: int) -> None:
-        call, result = data["call"], data.get("result") or {}
-        decision = str(data.get("decision", ""))
+    def _tool_span(self, t: Transition, called: Called, now: int) -> None:
+        call, result, decision = called.call, called.result, called.decision
         # A name not in the whitelist is the model's text, and may be anything it read.
-        name = str(call.get("name", "")) if self.content or decision != "unknown_tool" else "(unknown)"
+        name = call.name[:100] if self.content or decision != "unknown_tool" else "(unknown)"
         attributes = {
             "gen_ai.operation.name": "execute_tool",
             "gen_ai.tool.name": name,
-            "gen_ai.tool.call.id": _call_id(str(call.get("call_id", ""))),
+            "gen_ai.tool.call.id": _call_id(call.call_id),
             "gen_ai.tool.type": "function",
             "orderbot.tool.decision": decision,
             "orderbot.tool.ok": bool(result.get("ok")),
@@ -195,9 +195,9 @@ class RunTracer:
         if not result.get("ok") and result.get("code"):
             attributes["error.type"] = str(result["code"])
         if self.content:
-            attributes["gen_ai.tool.call.arguments"] = _text(call.get("arguments"))
+            attributes["gen_ai.tool.call.arguments"] = _text(call.parsed())
             attributes["gen_ai.tool.call.result"] = _text(result)
-        start = now - int(float(data.get("ms") or 0) * 1e6)
+        start = now - int((called.ms or 0) * 1e6)
         span = self.tracer.start_span(
             f"execute_tool {attributes['gen_ai.tool.name']}",
             context=self._inside(),

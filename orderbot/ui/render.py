@@ -28,9 +28,9 @@ from orderbot.answers.claims import Claim
 from orderbot.answers.facts import Fact
 from orderbot.i18n import language
 from orderbot.i18n import t as _t
-from orderbot.i18n.catalogue import MESSAGES
 from orderbot.loop.engine import Limits, StopReason
-from orderbot.loop.state import PHASES, Event, PendingCall, RunState, Transition, describe_call, summarize_result
+from orderbot.loop.state import PHASES, Event, PendingCall, RunState, describe_call, summarize_result
+from orderbot.loop.transitions import Transition, describe
 from orderbot.runs.record import utc_iso
 from orderbot.ui.escape import arguments_value, visible
 from orderbot.ui.layout import flow, flow_dots, hanging
@@ -125,8 +125,9 @@ def format_transitions(
         column("table.ms", justify="right", no_wrap=True)
         column("table.budget", no_wrap=True)
     for t in transitions:
-        event = Text(visible(event_label(t), one_line=True), style=event_style(t))
-        detail = Text(visible(detail_text(t), one_line=True))  # outside text: never Rich markup, never raw controls
+        said = describe(t)  # in the UI language
+        event = Text(visible(said.event, one_line=True), style=event_style(t))
+        detail = Text(visible(said.detail, one_line=True))  # outside text: never Rich markup, never raw controls
         if narrow:
             table.add_row(str(t.step), event, detail)
         else:
@@ -140,7 +141,6 @@ def steady_widths(limits: Limits) -> dict[str, int]:
     have: the widest event and phase pair in the UI language, the largest counts and times
     (a digit more than the limits, for a step number past them after a resumption or a time
     just past its limit). A refusal's code, a value from outside, may still be wider."""
-    # The engine's labels are the catalogue's English texts: one list for either language.
     events = [_t(f"event.{kind}") for kind in (*FIXED_EVENTS, *CALL_EVENTS[:3])]
     events += [_t("event.proposed", count=limits.max_calls_per_step), *map(str, StopReason)]
     phases = [f"{_t(f'phase.{a}')} → {_t(f'phase.{b}')}" for a, b in PHASES.values()]
@@ -161,60 +161,6 @@ def steady_widths(limits: Limits) -> dict[str, int]:
 
 CALL_EVENTS = (Event.EXECUTED, Event.APPROVED, Event.REJECTED, Event.REFUSED)
 FIXED_EVENTS = (Event.STARTED, Event.RESUMED, Event.AWAITING_APPROVAL, Event.SIGNED_IN, Event.RETURNED)
-
-
-def event_label(t: Transition) -> str:
-    """The event column in the UI language. The engine writes its labels in English (they
-    are kept in the record); English is shown as written, other languages from the
-    catalogue by the transition's kind and data. A finish shows its stop reason: a value."""
-    if language() == "en" or t.kind is Event.FINISHED:
-        return t.event
-    if t.kind in FIXED_EVENTS or t.kind in CALL_EVENTS[:3]:
-        return _t(f"event.{t.kind}")
-    if t.kind is Event.REFUSED:
-        return _t("event.refused", code=t.event)
-    if t.kind is Event.PROPOSED and t.data and "proposed" in t.data:
-        count = len(t.data["proposed"])
-        return _t("event.proposed_one" if count == 1 else "event.proposed", count=count)
-    return t.event
-
-
-def detail_text(t: Transition) -> str:
-    """The detail column in the UI language (see event_label): what is orderbot's own
-    sentence is translated, what came from outside (a question, a call, an answer, a
-    result's data) stays as it is."""
-    data = t.data or {}
-    if language() == "en":
-        return t.detail
-    if t.kind is Event.RETURNED and "results" in data:
-        count, ok = data["results"], data["ok"]
-        return _t("detail.returned_one" if count == 1 else "detail.returned", count=count, ok=ok, failed=count - ok)
-    if t.kind is Event.SIGNED_IN and "customer" in data:
-        return _t("detail.signed_in", customer=data["customer"], tool=data.get("tool", ""))
-    if t.kind is Event.FINISHED and data.get("message"):
-        message = data["message"]
-        return _t(message["id"], **message["params"])
-    if t.kind in CALL_EVENTS and isinstance(data.get("result"), dict):
-        result = data["result"]
-        summary = summarize_result(result)
-        if t.detail.endswith(summary):  # the call as the engine showed it, then its result in our words
-            said = (
-                _t("detail.call_ok", data=summary.removeprefix("ok ")) if result.get("ok")
-                else _t("detail.call_failed", code=failure_words(str(result.get("code"))))
-            )  # fmt: skip
-            return t.detail.removesuffix(summary) + said
-    return t.detail
-
-
-def failure_words(code: str) -> str:
-    """A tool's failure code in the words of the facts panel where it has them (`rejected`:
-    nothing was done), else the code itself: a value people may look up."""
-    if f"facts.{code}" in MESSAGES:
-        try:
-            return _t(f"facts.{code}")
-        except (KeyError, IndexError):  # a facts text that needs values the code alone lacks
-            pass
-    return code
 
 
 def format_stop(state: RunState) -> str:

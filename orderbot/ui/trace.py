@@ -23,7 +23,8 @@ from rich.text import Text
 from orderbot.i18n import counted, from_english
 from orderbot.i18n import t as _t
 from orderbot.loop.engine import Limits, StopReason
-from orderbot.loop.state import Event, Phase, RunState, Transition, describe_call
+from orderbot.loop.state import Event, Phase, RunState, describe_call
+from orderbot.loop.transitions import Awaiting, Called, Finished, Recorded, Transition, describe
 from orderbot.text import cut
 from orderbot.ui.layout import flow
 from orderbot.ui.styles import STYLE_DIM, STYLE_ERROR, STYLE_OK, STYLE_PHASE, STYLE_WARN
@@ -93,41 +94,45 @@ def _new_step(step: int) -> dict:
 
 
 def _absorb(rec: dict, t: Transition) -> None:
-    data = t.data or {}
-    for key in ("sent", "request_ms", "usage", "proposed", "text"):
-        if key in data:
-            rec[key] = data[key]
-    if data.get("budget_left"):
-        rec["budget_left"] = data["budget_left"]
+    payload = t.payload
+    request = getattr(payload, "request", None)  # a proposal's, or that of the request a run stopped after
+    if request is not None:
+        sent = request.as_json()
+        for key in ("sent", "request_ms", "usage", "proposed", "text"):
+            rec[key] = sent[key]
+    if not isinstance(payload, Recorded):
+        rec["budget_left"] = t.budget_left
     rec["steps_used"], rec["calls_used"], rec["elapsed"] = t.steps_used, t.calls_used, round(t.elapsed, 3)
-    if t.to == Phase.OBSERVE and "call" in data:
-        decision = "approved" if t.kind is Event.APPROVED else data.get("decision", "")
+    if isinstance(payload, Called):
+        decision = "approved" if t.kind is Event.APPROVED else payload.decision
         rec["outcomes"].append(
             {
-                **data["call"],
+                **payload.call.as_json(),
                 "decision": decision,
-                "why": _why(decision, data.get("result")),
-                "result": data.get("result"),
-                "ms": data.get("ms"),
+                "why": _why(decision, payload.result),
+                "result": payload.result,
+                "ms": payload.ms,
             }
         )
-    elif t.to == Phase.AWAITING:
-        for pending in data.get("pending", []):
+    elif isinstance(payload, Awaiting):
+        for pending in payload.pending:
             rec["outcomes"].append(
                 {
-                    "call_id": pending["call_id"],
-                    "name": pending["name"],
-                    "arguments": _loads(pending["arguments"]),
+                    "call_id": pending.call_id,
+                    "name": pending.name,
+                    "arguments": _loads(pending.arguments),
                     "decision": "needs_approval",
-                    "why": pending.get("description", ""),
+                    "why": pending.description,
                     "result": None,
                     "ms": None,
                 }
             )
-    elif t.to == Phase.FINISH:
-        rec["stop"] = {"reason": t.event, "detail": t.detail}
-        if data.get("message"):  # the detail as a catalogue id: the panel shows it in the UI language
-            rec["stop"]["message"] = data["message"]
+    elif isinstance(payload, Finished):
+        rec["stop"] = {"reason": str(payload.reason), "detail": payload.detail}
+        if payload.message:  # the detail as a catalogue id: the panel shows it in the UI language
+            rec["stop"]["message"] = payload.message
+    elif isinstance(payload, Recorded) and t.kind is Event.FINISHED:
+        rec["stop"] = {"reason": payload.event, "detail": payload.detail}
 
 
 def _ends_step(t: Transition) -> bool:
@@ -393,7 +398,7 @@ class TraceView(_StepPrinter):
     """`--trace`: the limits once, then one panel per step."""
 
     def started(self, transition: Transition) -> None:
-        self.console.print(Text(f"{_t('event.' + transition.kind)} · {format_limits(self.limits)}", style=STYLE_DIM))
+        self.console.print(Text(f"{describe(transition).event} · {format_limits(self.limits)}", style=STYLE_DIM))
 
     def print_step(self, rec: dict) -> None:
         self.console.print(format_step_panel(rec, plain=not self.console.is_terminal))

@@ -15,6 +15,7 @@ from orderbot.loop.items import FunctionCallOutput, assistant
 from orderbot.loop.model import ModelRequest, Turn
 from orderbot.loop.state import Event, Phase, RunState
 from orderbot.loop.tools import Tool
+from orderbot.loop.transitions import describe
 from orderbot.models.scripted import ScriptedModel, call, calls, text
 from orderbot.shops.sample.tools import OrderIdArgs
 
@@ -56,8 +57,10 @@ def test_the_english_a_record_keeps_is_the_catalogues(toolbox, monkeypatch):
         monkeypatch.setitem(MESSAGES, message_id, {**MESSAGES[message_id], "en": "EN " + MESSAGES[message_id]["en"]})
     model = ScriptedModel([calls(call("get_order_status", {"order_id": "ORD-1001"})), text("已发货")])
     _, seen = run(model, toolbox)
-    assert [t.event for t in seen if t.kind is Event.PROPOSED] == ["EN proposed 1 call"]
-    assert [t.detail for t in seen if t.kind is Event.RETURNED] == ["EN 1 result to the model: 1 ok, 0 failed"]
+    assert [describe(t, "en").event for t in seen if t.kind is Event.PROPOSED] == ["EN proposed 1 call"]
+    assert [describe(t, "en").detail for t in seen if t.kind is Event.RETURNED] == [
+        "EN 1 result to the model: 1 ok, 0 failed"
+    ]
 
 
 def test_model_that_always_asks_for_tools_gets_exactly_max_steps_requests(toolbox):
@@ -79,7 +82,7 @@ def test_call_at_the_last_step_is_not_executed(toolbox):
     assert state.stop_reason is StopReason.STEP_LIMIT
     assert ran == []
     assert state.calls[0].decision == "not_executed"
-    assert "not executed" in seen[-1].detail
+    assert "not executed" in describe(seen[-1], "en").detail
 
 
 def test_limit_stop_keeps_what_was_observed(toolbox):
@@ -265,7 +268,7 @@ def test_transitions_report_budget_used(toolbox):
     model = ScriptedModel([calls(call("get_order_status", {"order_id": "ORD-1001"})), text("ok")])
     _, seen = run(model, toolbox)
     assert [(t.steps_used, t.calls_used) for t in seen] == [(0, 0), (1, 0), (1, 1), (1, 1), (2, 1)]
-    assert seen[1].data["budget_left"]["steps"] == 2
+    assert seen[1].budget_left["steps"] == 2
 
 
 def test_resuming_a_limit_stopped_run_tells_the_model_which_calls_did_not_run(toolbox):

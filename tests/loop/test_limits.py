@@ -10,7 +10,8 @@ from orderbot.loop.budget import Budget, LimitExceeded, Limits
 from orderbot.loop.conversation import format_limits_short, parse_limits
 from orderbot.loop.limits import LIMIT_SPECS, LIMIT_STOPS, SPEC_OF, StopReason
 from orderbot.loop.state import Event
-from orderbot.runs.record import transition_from_dict
+from orderbot.loop.transitions import Recorded, Transition
+from orderbot.runs.record import upgrade
 from orderbot.settings import load_settings
 
 
@@ -110,5 +111,10 @@ def test_the_budget_clock_excludes_time_a_person_took():
     ],
 )
 def test_a_record_written_before_transitions_had_a_kind_still_reads_as_typed_events(doc, kind):
-    transition = transition_from_dict({"step": 1, "detail": "", **doc})
-    assert transition.kind is kind
+    upgraded = upgrade({"version": 1, "transitions": [{"step": 1, "detail": "", **doc}]})
+    transition = Transition.from_json(upgraded["transitions"][0], Limits())
+    assert upgraded["version"] == 2 and transition.kind is kind
+    if kind is Event.FINISHED:  # version 1 kept a stop reason only as the row's words
+        assert transition.stop_reason is StopReason.ANSWERED
+    else:  # no data to rebuild the payload from: the recorded words, shown as they are
+        assert transition.payload == Recorded(doc["event"], "")

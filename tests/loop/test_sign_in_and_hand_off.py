@@ -17,6 +17,7 @@ from orderbot.loop.engine import Engine, Limits, StopReason
 from orderbot.loop.items import FunctionCallOutput
 from orderbot.loop.state import Event, Phase, RunState
 from orderbot.loop.tools import HandedOff, SignedIn, Tool
+from orderbot.loop.transitions import SignIn, describe
 from orderbot.models.scripted import ScriptedModel, call, calls, text
 from orderbot.runner import Runner
 from orderbot.runs.resume import check_resume
@@ -101,8 +102,8 @@ def test_a_sign_in_lookup_names_the_runs_customer_and_a_transition_says_so() -> 
     ]
     assert (state.user, state.signed_in) == ("ann_1", True)
     [signed] = [t for t in seen if t.kind is Event.SIGNED_IN]
-    assert (signed.from_, signed.to, signed.event) == (Phase.OBSERVE, Phase.OBSERVE, "signed in")
-    assert "ann_1" in signed.detail and "find_by_email" in signed.detail
+    assert (signed.from_, signed.to, describe(signed, "en").event) == (Phase.OBSERVE, Phase.OBSERVE, "signed in")
+    assert signed.payload == SignIn("ann_1", "find_by_email")
     assert "find_user_id" in envelopes(state)[0]["error"] or "--user" in envelopes(state)[0]["error"]
 
 
@@ -219,7 +220,7 @@ def test_a_hand_off_ends_the_run_as_transferred_with_its_summary() -> None:
     assert state.stop_reason is StopReason.TRANSFERRED and EXIT_CODES[state.stop_reason] == 8
     assert state.stop_detail == "wants to undo a cancellation"
     assert [c.decision for c in state.calls] == ["executed", "not_executed"]
-    assert seen[-1].kind is Event.FINISHED and seen[-1].event == "transferred"
+    assert seen[-1].kind is Event.FINISHED and seen[-1].stop_reason is StopReason.TRANSFERRED
     assert envelopes(state) == [{"ok": True, "data": "Transfer successful"}]
 
 

@@ -13,6 +13,7 @@ from clikit import cli
 
 from orderbot.errors import ExitCode, RecordError
 from orderbot.loop.dispatch import Toolbox
+from orderbot.loop.state import Event
 from orderbot.runner.replay import replay, replay_file
 from orderbot.runs.store import read_record
 from orderbot.shops.sample.tools import order_tools
@@ -34,7 +35,7 @@ def test_the_cancel_fixture_replays_both_segments_without_touching_real_data():
 
     before = SAMPLE_PATH.read_bytes()
     report = replay_file(FIXTURES / "cancel_approved_on_resume.json")
-    assert [t.event for _, t in report.transitions if t.to == "observe"] == ["approved and executed"]
+    assert [t.kind for _, t in report.transitions if t.to == "observe"] == [Event.APPROVED]
     assert report.state.answer == "订单 ORD-1002 已取消。"
     assert SAMPLE_PATH.read_bytes() == before
 
@@ -156,7 +157,38 @@ def test_an_inline_approval_is_recorded_and_replayed_the_same_way(orders_file, t
     assert record.approvals == {"c1": True} and record.side_effects == {"c1": COMMITTED}
     report = replay_file(runs.path(state.run_id))  # over a fresh copy of the sample
     assert report.identical, [d.text for d in report.differences]
-    assert [t.event for _, t in report.transitions if t.to == "observe"] == ["approved and executed"]
+    assert [t.kind for _, t in report.transitions if t.to == "observe"] == [Event.APPROVED]
+
+
+def test_replay_compares_values_not_words(monkeypatch):
+    """Reworded sentences (the catalogue's English of each event and detail) are no
+    difference: replay compares kinds, calls, arguments, results and stop reasons."""
+    from orderbot.i18n.catalogue import MESSAGES
+
+    for message_id in [m for m in MESSAGES if m.startswith(("event.", "detail."))]:
+        monkeypatch.setitem(MESSAGES, message_id, {**MESSAGES[message_id], "en": "now " + MESSAGES[message_id]["en"]})
+    for fixture in sorted(FIXTURES.glob("*.json")):
+        report = replay_file(fixture)
+        assert report.identical, [d.text for d in report.differences]
+
+
+def test_replay_still_finds_a_different_result():
+    """The values differ when the data does: an order cancelled since the run was recorded."""
+    import shutil
+    import tempfile
+
+    from orderbot.shops.sample.model import SAMPLE_PATH
+
+    with tempfile.TemporaryDirectory() as tmp:
+        orders = Path(tmp) / "orders.json"
+        shutil.copyfile(SAMPLE_PATH, orders)
+        doc = json.loads(orders.read_text(encoding="utf-8"))
+        for order in doc["orders"]:
+            if order["order_id"] == "ORD-1002":
+                order["status"] = "已取消"
+        orders.write_text(json.dumps(doc, ensure_ascii=False), encoding="utf-8")
+        report = replay_file(FIXTURES / "cancel_approved_on_resume.json", orders)
+    assert not report.identical
 
 
 def test_a_run_ended_by_sigterm_replays_as_ended_by_sigterm(use_model):

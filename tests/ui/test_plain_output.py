@@ -14,8 +14,9 @@ from forked_terminal import orderbot_in_a_terminal
 from rich.cells import cell_len
 from rich.console import Console
 
-from orderbot.loop.engine import Limits
-from orderbot.loop.state import Event, Phase, Transition
+from orderbot.loop.engine import Limits, StopReason
+from orderbot.loop.state import Event, Phase
+from orderbot.loop.transitions import Call, Called, Finished, Proposed, Request, Started, Transition
 from orderbot.ui.render import format_transitions
 
 pytestmark = pytest.mark.slow  # real processes, piped and in a terminal
@@ -87,13 +88,18 @@ def test_no_color_in_a_terminal_means_no_colour_or_styles():
 
 
 def chinese_transitions() -> list[Transition]:
-    question, call = "请查询订单 ORD-1001 的状态，谢谢", 'get_order_status(order_id="ORD-1001")'
+    question, call = "请查询订单 ORD-1001 的状态，谢谢", Call("call_1", "list_my_orders", "{}")
     answer = "订单 ORD-1001 的状态是：已发货。"
+    limits = Limits()
+    request = Request(1, len(question), ("list_my_orders",), 10.0, None, (call,), None)
+    result = {"ok": True, "data": "已发货 顺丰速运"}
     return [
-        Transition(0, Phase.START, Phase.PLAN, "started", question, 0.0, 0, 0, kind=Event.STARTED),
-        Transition(1, Phase.PLAN, Phase.ACT, "proposed 1 call", call, 0.01, 1, 0, kind=Event.PROPOSED),
-        Transition(1, Phase.ACT, Phase.OBSERVE, "executed", "→ ok 已发货 顺丰速运", 0.02, 1, 1, kind=Event.EXECUTED),
-        Transition(2, Phase.PLAN, Phase.FINISH, "answered", answer, 0.03, 2, 1, kind=Event.FINISHED),
+        Transition(0, Phase.START, Phase.PLAN, Event.STARTED, Started(question, limits), 0.0, 0, 0, limits),
+        Transition(1, Phase.PLAN, Phase.ACT, Event.PROPOSED, Proposed(request), 0.01, 1, 0, limits),
+        Transition(1, Phase.ACT, Phase.OBSERVE, Event.EXECUTED, Called(call, "executed", result), 0.02, 1, 1, limits),
+        Transition(
+            2, Phase.PLAN, Phase.FINISH, Event.FINISHED, Finished(StopReason.ANSWERED, answer), 0.03, 2, 1, limits
+        ),
     ]
 
 

@@ -1,0 +1,468 @@
+"""A transition is a value that says itself.
+
+Each kind of transition (orderbot.loop.state.Event) has one payload type here, a frozen
+named tuple of typed values: what was asked, which call, its arguments as the model sent
+them, dispatch's decision, the result the model saw, the stop reason. The engine makes
+the value and nothing else; `describe(transition, lang)` says it, the one place a
+transition becomes words, for every reader: the record and `--json` (English), the table
+and the trace (the UI language), and replay's report. `as_json()` is its JSON shape, the
+same for the record and `--json`, and `from_json()` reads it back, so `runs show`,
+`resume` and `replay` work on the values, never on the words.
+
+    kind                        payload    what it holds
+    started, resumed            Started    the question, the limits of this run or resumption
+    proposed                    Proposed   the model request (Request): sizes, time, usage, calls, text
+    executed, approved,         Called     the call, dispatch's decision, the envelope, the time it took
+      rejected, refused
+    awaiting_approval           Awaiting   the calls waiting for a person (PendingCall)
+    signed_in                   SignIn   the customer and the lookup that named them
+    returned                    Returned   how many results went back, how many were ok
+    finished                    Finished   the stop reason, its detail (and catalogue id), the last request
+
+`Recorded` stands in for a payload an older record no longer holds (dropped for its size):
+it keeps the English that record wrote and shows it as it is.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, NamedTuple
+
+from pydantic_core import from_json, to_json
+
+from orderbot.i18n import language, t
+from orderbot.i18n.catalogue import MESSAGES
+from orderbot.loop.budget import Limits
+from orderbot.loop.items import FunctionCall
+from orderbot.loop.limits import StopReason
+from orderbot.loop.state import Event, PendingCall, Phase, RunState, describe_call, summarize_result
+from orderbot.text import one_line
+
+MAX_ARGUMENTS = 2000  # of a call's arguments: longer ones are shown cut, never parsed whole
+SHOWN_ARGUMENTS = 500  # what is kept of arguments that are too long or not JSON
+MAX_TEXT = 2000  # of a turn's text kept with its request
+
+
+class Call(NamedTuple):
+    """One tool call as the model sent it: the arguments are its raw JSON text, parsed only
+    when the call is shown."""
+
+    call_id: str
+    name: str
+    arguments: str
+
+    @classmethod
+    def of(cls, call: FunctionCall) -> Call:
+        return cls(call.call_id, call.name, call.arguments)
+
+    def parsed(self) -> Any:
+        """The arguments as JSON values; the start of the raw text when they are too long
+        (a model that sends megabytes must not have them echoed, nor parsed, whole) or not JSON."""
+        raw = self.arguments
+        if len(raw) > MAX_ARGUMENTS:
+            return raw[:SHOWN_ARGUMENTS] + "…"
+        try:
+            return from_json(raw)
+        except ValueError:
+            return raw[:SHOWN_ARGUMENTS]
+
+    def line(self) -> str:
+        """`name(key=value, ...)`, as tables and stop messages show a call."""
+        raw = self.arguments
+        if len(raw) > MAX_ARGUMENTS:
+            return describe_call(self.name, raw)
+        parsed = self.parsed()
+        return describe_call(self.name, parsed if isinstance(parsed, dict) else raw)
+
+    def as_json(self) -> dict:
+        return {"call_id": self.call_id, "name": self.name[:100], "arguments": self.parsed()}
+
+    @classmethod
+    def from_json(cls, doc: dict) -> Call:
+        arguments = doc["arguments"]
+        text = arguments if isinstance(arguments, str) else to_json(arguments).decode()
+        return cls(str(doc["call_id"]), str(doc["name"]), text)
+
+
+class Request(NamedTuple):
+    """One model request: what was sent (items, characters, tool names), how long it took,
+    the usage the provider reported, and what came back (the calls, the text)."""
+
+    items: int
+    chars: int
+    tools: tuple[str, ...]
+    ms: float
+    usage: tuple[int, int] | None  # (input tokens, output tokens); None: not reported
+    calls: tuple[Call, ...]
+    text: str | None
+    received_bytes: int | None = None  # a streamed response: the bytes read before it ended, or was cut
+
+    def as_json(self) -> dict:
+        out = {
+            "sent": {"items": self.items, "chars": self.chars, "tools": list(self.tools)},
+            "request_ms": self.ms,
+            "usage": None if self.usage is None else {"input_tokens": self.usage[0], "output_tokens": self.usage[1]},
+            "proposed": [c.as_json() for c in self.calls],
+            "text": self.text,
+        }
+        if self.received_bytes is not None:
+            out["received_bytes"] = self.received_bytes
+        return out
+
+    @classmethod
+    def from_json(cls, doc: dict) -> Request:
+        sent, usage = doc["sent"], doc.get("usage")
+        return cls(
+            int(sent["items"]),
+            int(sent["chars"]),
+            tuple(map(str, sent.get("tools", ()))),
+            float(doc["request_ms"]),
+            None if usage is None else (int(usage["input_tokens"]), int(usage["output_tokens"])),
+            tuple(Call.from_json(c) for c in doc.get("proposed", ())),
+            doc.get("text"),
+            doc.get("received_bytes"),
+        )
+
+
+class Started(NamedTuple):
+    question: str
+    limits: Limits
+
+    def as_json(self) -> dict:
+        return {"limits": self.limits.model_dump(), "question": self.question[:500]}
+
+    @classmethod
+    def from_json(cls, doc: dict) -> Started:
+        return cls(str(doc["question"]), Limits(**doc["limits"]))
+
+
+class Proposed(NamedTuple):
+    request: Request
+
+    def as_json(self) -> dict:
+        return self.request.as_json()
+
+    @classmethod
+    def from_json(cls, doc: dict) -> Proposed:
+        return cls(Request.from_json(doc))
+
+
+class Called(NamedTuple):
+    """What became of one call: run (executed, approved), rejected by a person, or refused
+    by dispatch (the decision is then the refusal's code)."""
+
+    call: Call
+    decision: str
+    result: dict  # the envelope the model saw, already cut to its cap
+    ms: float | None = None  # how long the tool took; None when it did not run
+
+    def as_json(self) -> dict:
+        return {"call": self.call.as_json(), "decision": self.decision, "result": self.result, "ms": self.ms}
+
+    @classmethod
+    def from_json(cls, doc: dict) -> Called:
+        result = doc["result"]
+        if not isinstance(result, dict):
+            raise ValueError("a call's result is an object")
+        return cls(Call.from_json(doc["call"]), str(doc["decision"]), result, doc.get("ms"))
+
+
+class Awaiting(NamedTuple):
+    pending: tuple[PendingCall, ...]
+
+    def as_json(self) -> dict:
+        return {"pending": [p.model_dump() for p in self.pending]}
+
+    @classmethod
+    def from_json(cls, doc: dict) -> Awaiting:
+        return cls(tuple(PendingCall.model_validate(p) for p in doc["pending"]))
+
+
+class SignIn(NamedTuple):
+    customer: str
+    tool: str
+
+    def as_json(self) -> dict:
+        return {"customer": self.customer, "tool": self.tool}
+
+    @classmethod
+    def from_json(cls, doc: dict) -> SignIn:
+        return cls(str(doc["customer"]), str(doc.get("tool", "")))
+
+
+class Returned(NamedTuple):
+    results: int
+    ok: int
+
+    def as_json(self) -> dict:
+        return {"results": self.results, "ok": self.ok}
+
+    @classmethod
+    def from_json(cls, doc: dict) -> Returned:
+        return cls(int(doc["results"]), int(doc["ok"]))
+
+
+class Finished(NamedTuple):
+    reason: StopReason
+    detail: str  # English, as the run's stop_detail
+    message: dict | None = None  # the detail as a catalogue id and its values, when it is orderbot's own sentence
+    request: Request | None = None  # the model request the run stopped after, if it stopped after one
+
+    def as_json(self) -> dict:
+        out = {} if self.request is None else self.request.as_json()
+        out["reason"], out["detail"] = str(self.reason), self.detail
+        if self.message is not None:
+            out["message"] = self.message
+        return out
+
+    @classmethod
+    def from_json(cls, doc: dict) -> Finished:
+        request = Request.from_json(doc) if "sent" in doc else None
+        message = doc.get("message")
+        if message is not None and not (isinstance(message.get("params"), dict) and message.get("id") in MESSAGES):
+            message = None  # a sentence this orderbot no longer has: the English detail stands
+        return cls(StopReason(doc["reason"]), str(doc.get("detail", "")), message, request)
+
+
+class Recorded(NamedTuple):
+    """A transition of an older record whose payload was dropped (it was too large to
+    keep): the English that record wrote, shown as it is."""
+
+    event: str
+    detail: str
+
+    def as_json(self) -> dict:
+        return {"dropped": True}
+
+
+Payload = Started | Proposed | Called | Awaiting | SignIn | Returned | Finished | Recorded
+
+# One payload type per kind.
+PAYLOADS: dict[Event, type] = {
+    Event.STARTED: Started,
+    Event.RESUMED: Started,
+    Event.PROPOSED: Proposed,
+    Event.EXECUTED: Called,
+    Event.APPROVED: Called,
+    Event.REJECTED: Called,
+    Event.REFUSED: Called,
+    Event.AWAITING_APPROVAL: Awaiting,
+    Event.SIGNED_IN: SignIn,
+    Event.RETURNED: Returned,
+    Event.FINISHED: Finished,
+}
+
+
+class Transition(NamedTuple):
+    """One move of the run from phase to phase, as observers see it. A named tuple: a
+    value nobody changes, made several times per step at a tuple's cost."""
+
+    step: int
+    from_: Phase
+    to: Phase
+    kind: Event
+    payload: Payload
+    elapsed: float  # seconds since this run (or this resumption) started
+    steps_used: int  # budget used so far in this run or resumption
+    calls_used: int
+    limits: Limits  # of this run or resumption: with the counts above, what is left
+
+    @property
+    def stop_reason(self) -> StopReason | None:
+        payload = self.payload
+        return payload.reason if isinstance(payload, Finished) else None
+
+    @property
+    def budget_left(self) -> dict:
+        limits = self.limits
+        seconds = limits.timeout - self.elapsed
+        return {
+            "steps": limits.max_steps - self.steps_used,
+            "tool_calls": limits.max_tool_calls - self.calls_used,
+            "seconds": round(seconds, 3) if seconds > 0 else 0.0,
+        }
+
+    def as_dict(self) -> dict:
+        """The JSON of `--json` and of the record: the values, and the English description
+        for a person reading the file (never read back)."""
+        said = describe(self, "en")
+        data = self.payload.as_json()
+        if not isinstance(self.payload, Recorded):
+            data["budget_left"] = self.budget_left
+        return {
+            "step": self.step,
+            "from": str(self.from_),
+            "to": str(self.to),
+            "kind": str(self.kind),
+            "event": said.event,
+            "detail": said.detail,
+            "elapsed_ms": round(self.elapsed * 1000, 1),
+            "steps_used": self.steps_used,
+            "calls_used": self.calls_used,
+            "data": data,
+        }
+
+    @classmethod
+    def from_json(cls, doc: dict, limits: Limits) -> Transition:
+        """A transition as `as_dict` wrote it (the record adds the unrounded `elapsed`).
+        A payload that cannot be read back (dropped for its size) keeps the recorded words."""
+        kind = Event(doc["kind"])
+        payload: Payload
+        try:
+            payload = PAYLOADS[kind].from_json(doc["data"])
+        except (KeyError, TypeError, ValueError, AttributeError):  # pydantic's ValidationError is a ValueError
+            payload = Recorded(str(doc.get("event", kind)), str(doc.get("detail", "")))
+        return cls(
+            int(doc["step"]),
+            Phase(doc["from"]),
+            Phase(doc["to"]),
+            kind,
+            payload,
+            doc.get("elapsed", doc.get("elapsed_ms", 0.0) / 1000),
+            doc.get("steps_used", 0),
+            doc.get("calls_used", 0),
+            limits,
+        )
+
+
+Observer = Callable[[Transition, RunState], None]
+
+
+class Stop(NamedTuple):
+    """A round's outcome when the run ends (or pauses) there: what its `finished`
+    transition will carry."""
+
+    reason: StopReason
+    detail: str
+    request: Request | None = None  # the model request the run stopped after
+    message: dict | None = None  # the detail as a catalogue id and its values, for the terminal
+
+    @classmethod
+    def saying(cls, reason: StopReason, message_id: str, /, **params: object) -> Stop:
+        """A stop whose detail is one of orderbot's sentences: English in the record, any
+        language on the terminal."""
+        return cls(reason, t(message_id, lang="en", **params), message={"id": message_id, "params": params})
+
+
+# ---- saying it ------------------------------------------------------------------------
+
+
+class Said(NamedTuple):
+    event: str  # the event column: what happened
+    detail: str  # the detail column: to what, with what result
+
+
+def describe(transition: Transition, lang: str | None = None) -> Said:
+    """The transition in words, in `lang` (default: the UI language). What is orderbot's
+    own sentence comes from the catalogue; what came from outside (a question, a call, a
+    result's data, a stop detail that is not orderbot's sentence) is shown as it is."""
+    payload = transition.payload
+    if isinstance(payload, Recorded):
+        return Said(payload.event, payload.detail)
+    return _SAYING[transition.kind](payload, transition.kind, lang or language())
+
+
+def _started(p: Started, kind: Event, lang: str) -> Said:
+    return Said(t(f"event.{kind}", lang=lang), one_line(p.question, 80))
+
+
+def _proposed(p: Proposed, kind: Event, lang: str) -> Said:
+    calls = p.request.calls
+    count = len(calls)
+    event = t("event.proposed_one" if count == 1 else "event.proposed", lang=lang, count=count)
+    return Said(event, "; ".join(c.line() for c in calls))
+
+
+def _called(p: Called, kind: Event, lang: str) -> Said:
+    event = t("event.refused", lang=lang, code=p.decision) if kind is Event.REFUSED else t(f"event.{kind}", lang=lang)
+    return Said(event, f"{p.call.line()} → {result_words(p.result, lang)}")
+
+
+def result_words(result: dict, lang: str) -> str:
+    """A call's result in a line: its data as compact JSON, or its failure. English keeps
+    the tool's own message; other languages say the failure in orderbot's words."""
+    summary = summarize_result(result)
+    if lang == "en":
+        return summary
+    if result.get("ok"):
+        return t("detail.call_ok", lang=lang, data=summary.removeprefix("ok "))
+    return t("detail.call_failed", lang=lang, code=failure_words(str(result.get("code")), lang))
+
+
+def failure_words(code: str, lang: str | None = None) -> str:
+    """A tool's failure code in the words of the facts panel where it has them (`rejected`:
+    nothing was done), else the code itself: a value people may look up."""
+    if f"facts.{code}" in MESSAGES:
+        try:
+            return t(f"facts.{code}", lang=lang)
+        except (KeyError, IndexError):  # a facts text that needs values the code alone lacks
+            pass
+    return code
+
+
+def _awaiting(p: Awaiting, kind: Event, lang: str) -> Said:
+    names = "; ".join(describe_call(c.name, c.arguments) for c in p.pending)  # as the proposal showed them
+    return Said(t("event.awaiting_approval", lang=lang), names)
+
+
+def _signed_in(p: SignIn, kind: Event, lang: str) -> Said:
+    detail = t("detail.signed_in", lang=lang, customer=p.customer, tool=p.tool)
+    return Said(t("event.signed_in", lang=lang), detail)
+
+
+def _returned(p: Returned, kind: Event, lang: str) -> Said:
+    count, ok = p.results, p.ok
+    message_id = "detail.returned_one" if count == 1 else "detail.returned"
+    return Said(t("event.returned", lang=lang), t(message_id, lang=lang, count=count, ok=ok, failed=count - ok))
+
+
+def _finished(p: Finished, kind: Event, lang: str) -> Said:
+    message = p.message
+    detail = t(message["id"], lang=lang, **message["params"]) if message else p.detail
+    return Said(str(p.reason), detail)
+
+
+_SAYING: dict[Event, Callable[[Any, Event, str], Said]] = {
+    Event.STARTED: _started,
+    Event.RESUMED: _started,
+    Event.PROPOSED: _proposed,
+    Event.EXECUTED: _called,
+    Event.APPROVED: _called,
+    Event.REJECTED: _called,
+    Event.REFUSED: _called,
+    Event.AWAITING_APPROVAL: _awaiting,
+    Event.SIGNED_IN: _signed_in,
+    Event.RETURNED: _returned,
+    Event.FINISHED: _finished,
+}
+
+
+# ---- comparing ------------------------------------------------------------------------
+
+
+def key(transition: Transition) -> tuple:
+    """What a transition is, without its wording, timings or sizes: what replay compares.
+    Two runs that made the same moves with the same calls, arguments, results and stop
+    have equal keys, whatever language or words described them."""
+    p = transition.payload
+    head = (transition.step, transition.from_, transition.to, transition.kind)
+    if isinstance(p, Started):
+        return (*head, p.question[:500])
+    if isinstance(p, Proposed):
+        return (*head, tuple((c.name, c.parsed()) for c in p.request.calls))
+    if isinstance(p, Called):
+        # The result's data is compared call by call, against the record's bounded copy.
+        return (*head, p.call.name, p.call.parsed(), p.decision, p.result.get("ok"), p.result.get("code"))
+    if isinstance(p, Awaiting):
+        return (*head, tuple((c.name, c.arguments) for c in p.pending))
+    if isinstance(p, SignIn | Returned):
+        return (*head, *p)
+    if isinstance(p, Finished):
+        # An answer's detail is its first line: replay compares the answer itself.
+        said = None if p.reason is StopReason.ANSWERED else (p.message or p.detail)
+        return (*head, p.reason, _json_key(said))
+    return (*head, p.event, p.detail)
+
+
+def _json_key(value: Any) -> str:
+    return to_json(value).decode()

@@ -1,0 +1,93 @@
+"""Run records of an older format version still show, resume and replay: `upgrade` reads a
+version 1 record (transitions without a kind in the oldest, a finish's reason kept only as
+its row's words) as the current version, and what is read are the transitions' values."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+from clikit import cli
+
+from orderbot.loop.state import Event
+from orderbot.runs.record import VERSION
+from orderbot.runs.store import RunStore, read_record
+
+CANCEL = "取消订单 ORD-1002"
+
+
+def runs_dir() -> Path:
+    return Path(os.environ["ORDERBOT_STATE_DIR"]) / "runs"
+
+
+def as_version_1(doc: dict) -> dict:
+    """The record as orderbot wrote it before the current version: no kind on a transition,
+    no stop reason nor detail in a finish's data, no data for a `returned` row."""
+    transitions = []
+    for t in doc["transitions"]:
+        t = {k: v for k, v in t.items() if k != "kind"}
+        data = t.get("data")
+        if t["to"] == "finish":
+            t["data"] = {k: v for k, v in data.items() if k not in ("reason", "detail")}
+        elif t["from"] == "observe" and t["to"] == "plan":
+            t["data"] = None
+        transitions.append(t)
+    return {**doc, "version": 1, "transitions": transitions}
+
+
+def rewrite_as_version_1(run_id: str) -> None:
+    """Write the record back as version 1, tagged with this state directory's key (as a
+    record an older orderbot wrote here would be)."""
+    path = runs_dir() / f"{run_id}.json"
+    doc = json.loads(path.read_text(encoding="utf-8"))
+    doc.pop("integrity")
+    body = json.dumps(as_version_1(doc), ensure_ascii=False, separators=(",", ":")).encode()
+    store = RunStore(Path(os.environ["ORDERBOT_STATE_DIR"]))
+    path.write_bytes(store.tag(body))
+
+
+def test_a_version_1_record_shows_resumes_and_replays(orders_file):
+    asked = cli("ask", "--user", "C001", "--orders", str(orders_file), CANCEL)
+    assert asked.exit_code == 4, asked.output
+    [path] = runs_dir().glob("*.json")
+    run_id = path.stem
+    rewrite_as_version_1(run_id)
+    assert json.loads(path.read_text(encoding="utf-8"))["version"] == 1
+
+    shown = cli("runs", "show", run_id)
+    assert shown.exit_code == 0, shown.output
+    assert "approval needed" in shown.output and "cancel_order" in shown.output
+
+    resumed = cli("resume", run_id, "--approve", "--user", "C001", "--orders", str(orders_file))
+    assert resumed.exit_code == 0, resumed.output
+    assert "approved and executed" in resumed.output and "订单 ORD-1002 已取消。" in resumed.output
+    record = read_record(path)  # written back in the current version, the older transitions upgraded
+    assert json.loads(path.read_text(encoding="utf-8"))["version"] == VERSION
+    kinds = [t.kind for _, t in record.transition_values()]
+    assert kinds == [
+        Event.STARTED,
+        Event.PROPOSED,
+        Event.AWAITING_APPROVAL,
+        Event.RESUMED,
+        Event.APPROVED,
+        Event.RETURNED,
+        Event.FINISHED,
+    ]
+
+    rewrite_as_version_1(run_id)  # both segments as an older orderbot wrote them
+    replayed = cli("replay", run_id, "--json")
+    assert replayed.exit_code == 0, replayed.output
+    report = json.loads(replayed.stdout)
+    assert report["identical"] and report["differences"] == []
+
+
+def test_a_version_1_finish_keeps_its_stop_reason_and_detail(orders_file):
+    asked = cli("ask", "--max-steps", "1", "--orders", str(orders_file), "查询 ORD-1001")
+    assert asked.exit_code == 3, asked.output
+    [path] = runs_dir().glob("*.json")
+    rewrite_as_version_1(path.stem)
+    [*_, (_, finish)] = read_record(path).transition_values()
+    assert finish.stop_reason == "step_limit" and finish.payload.message["id"].startswith("detail.")
+    shown = cli("runs", "show", path.stem)
+    assert "step_limit" in shown.output
