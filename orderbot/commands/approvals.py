@@ -42,6 +42,7 @@ from orderbot.runs.record import utc_iso
 from orderbot.runs.stores import open_run_store
 from orderbot.settings import load_settings
 from orderbot.ui.escape import arguments_value, json_text  # --json: valid JSON, no raw controls
+from orderbot.ui.layout import print_whole
 from orderbot.ui.render import make_console
 from orderbot.ui.team import format_waiting
 
@@ -89,8 +90,9 @@ def list_waiting(
         if not rows:
             console.print(t("approvals.none", where=store.where), markup=False)
             return
-        console.print(
-            format_waiting(rows, plain=not console.is_terminal, expired_before=expired_before, width=console.width)
+        print_whole(
+            console,
+            format_waiting(rows, plain=not console.is_terminal, expired_before=expired_before, width=console.width),
         )
 
 

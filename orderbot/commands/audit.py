@@ -24,6 +24,7 @@ from orderbot.runs.audit import matches, verify
 from orderbot.runs.stores import open_run_store
 from orderbot.settings import load_settings
 from orderbot.ui.escape import json_text  # --json: valid JSON, no raw controls
+from orderbot.ui.layout import print_whole
 from orderbot.ui.render import make_console
 from orderbot.ui.team import check_lines, format_audit
 
@@ -92,7 +93,7 @@ def audit(
             filtered = any(v is not None for v in (customer, operator, tool, since, until))
             console.print(t("audit.none") if filtered else t("audit.empty", where=store.where), markup=False)
             return
-        console.print(format_audit(entries, plain=not console.is_terminal, width=console.width))
+        print_whole(console, format_audit(entries, plain=not console.is_terminal, width=console.width))
 
 
 def _verify(store, json_out: bool, head: str | None) -> None:

@@ -43,7 +43,7 @@ from orderbot.loop.state import RunState
 from orderbot.models import endpoint, resolve_provider
 from orderbot.runs.stores import open_run_store
 from orderbot.settings import USER_ID
-from orderbot.ui.layout import flow_dots
+from orderbot.ui.layout import flow_dots, print_whole
 from orderbot.ui.presentation import format_runs, provider_text
 from orderbot.ui.render import make_console
 from orderbot.ui.terminal import line_history, read_key, read_line
@@ -244,7 +244,7 @@ class Repl:
         if not rows:
             self.say(t("runs.none", dir=self.store.where) if every else t("repl.no_runs_yet"))
             return
-        self.console.print(format_runs(rows, plain=not self.console.is_terminal, width=self.console.width))
+        print_whole(self.console, format_runs(rows, plain=not self.console.is_terminal, width=self.console.width))
         self.say(t("repl.runs_hint"))
 
     def say(self, text: str) -> None:

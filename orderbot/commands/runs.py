@@ -22,7 +22,7 @@ from orderbot.runs.stores import open_run_store
 from orderbot.settings import load_settings
 from orderbot.shops.session import shop_named
 from orderbot.ui.escape import json_text  # --json: valid JSON, no raw controls
-from orderbot.ui.layout import flow_dots
+from orderbot.ui.layout import flow_dots, print_whole
 from orderbot.ui.presentation import format_runs, model_label, resume_hint
 from orderbot.ui.render import format_transitions, make_console, print_outcome
 from orderbot.ui.styles import STYLE_DIM, STYLE_ERROR
@@ -97,7 +97,9 @@ def list_runs(
                 markup=False,
             )
             return
-        console.print(format_runs(rows, plain=not console.is_terminal, width=console.width, operators=store.shared))
+        print_whole(
+            console, format_runs(rows, plain=not console.is_terminal, width=console.width, operators=store.shared)
+        )
 
 
 def mentions(store, row, needle: str) -> bool:

@@ -504,6 +504,7 @@ MESSAGES: dict[str, dict[str, str]] = {
         "en": "say why with --reason: the audit log keeps it",
         "zh": "请用 --reason 说明原因：审计日志会记下它",
     },
+    "audit.reason": {"en": "reason: {reason}", "zh": "理由：{reason}"},
     "audit.none": {"en": "No audit entries match.", "zh": "没有符合条件的审计记录。"},
     "audit.empty": {"en": "The audit log in {where} is empty.", "zh": "{where} 中的审计日志是空的。"},
     "audit.intact": {

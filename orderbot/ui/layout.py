@@ -13,7 +13,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from rich.cells import cell_len
-from rich.console import Console
+from rich.console import Console, RenderableType
+from rich.measure import Measurement
 from rich.text import Text
 
 INDENT = 2  # cells before each continued line
@@ -72,3 +73,19 @@ def hanging(
         start = lead + " " * (first - cell_len(lead)) if index == 0 else " " * rest
         out.append(Text(start) + line)
     return Text("\n").join(out)
+
+
+def print_whole(console: Console, table: RenderableType) -> None:
+    """A list as a table. Piped, it is printed as wide as its rows need, one line each, so
+    that nothing is cut for a program or grep to miss (a run's question, an action, a
+    reason); at a terminal the table keeps to the terminal's width."""
+    width = console.width
+    if console.is_terminal:
+        console.print(table)
+        return
+    # Console.print never widens past the console's width: the console itself is widened.
+    console.width = max(width, Measurement.get(console, console.options.update_width(1 << 16), table).maximum)
+    try:
+        console.print(table)
+    finally:
+        console.width = width

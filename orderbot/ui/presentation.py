@@ -163,8 +163,10 @@ def format_runs(rows, *, plain: bool, width: int | None = None, operators: bool 
     reason, the question wrapped beside them), so that an 80-column terminal shows every
     column of a closed table. `operators` (a store a team shares) adds who ran each run
     beside its customer."""
+    if plain:  # piped, a run stays one line to grep, its question whole (ui.layout.print_whole)
+        return _runs_table(rows, plain=plain, stacked=False, question_cells=None, operators=operators)
     cells = _one_line_cells(rows, plain=plain, operators=operators)
-    if width is not None and cells > width and not plain:  # piped, a run stays one line to grep
+    if width is not None and cells > width:
         return _runs_table(rows, plain=plain, stacked=True, operators=operators)
     # Rich cuts a table of unwrappable columns at the edge: the question is given what is left.
     room = QUESTION_CHARS if width is None else max(4, min(QUESTION_CHARS, QUESTION_MIN_CELLS + width - cells))
@@ -189,8 +191,9 @@ def _one_line_cells(rows, *, plain: bool, operators: bool = False) -> int:
 
 
 def _runs_table(
-    rows, *, plain: bool, stacked: bool, question_cells: int = QUESTION_CHARS, operators: bool = False
+    rows, *, plain: bool, stacked: bool, question_cells: int | None = QUESTION_CHARS, operators: bool = False
 ) -> Table:
+    """`question_cells`: how much of the question a one-line row shows (None: all of it)."""
     table = Table(
         box=box.SIMPLE if plain else box.ROUNDED,
         show_edge=not plain,
@@ -242,7 +245,8 @@ def _runs_table(
             who = Text("\n").join([user, operator]) if operators else user
             table.add_row(f"{row.run_id}\n{started}", who, Text("\n").join([stop, counts]), question)
         else:
-            question = Text(visible(one_line(row.question, QUESTION_CHARS), one_line=True))
+            shown = " ".join(row.question.split()) if question_cells is None else one_line(row.question, QUESTION_CHARS)
+            question = Text(visible(shown, one_line=True))
             who = (user, operator) if operators else (user,)
             table.add_row(row.run_id, started, *who, stop, str(row.steps), str(row.tool_calls), question)
     return table

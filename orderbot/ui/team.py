@@ -8,6 +8,7 @@ each cell is built as `Text(visible(value, one_line=True))`, never as markup.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable
 
 from rich import box
@@ -15,14 +16,14 @@ from rich.table import Table
 from rich.text import Text
 
 from orderbot.i18n import t
+from orderbot.loop.state import describe_call
 from orderbot.runs.audit import EVENTS, AuditCheck, AuditEntry
 from orderbot.runs.base import Waiting
 from orderbot.text import one_line
 from orderbot.ui.escape import visible
 from orderbot.ui.styles import STYLE_ERROR, STYLE_OK, STYLE_WARN
 
-ACTION_CHARS = 60  # of an action's description, in the queue
-ARGUMENTS_CHARS = 40  # of a call's arguments, in the audit table
+WHOLE = 1 << 16  # a call is shown whole (a record's bounds keep it far shorter)
 EVENT_STYLES = {"executed": STYLE_OK, "approved": STYLE_OK, "rejected": STYLE_WARN, "failed": STYLE_ERROR}
 
 
@@ -48,9 +49,12 @@ def _table(plain: bool) -> Table:
 STACKED_BELOW = 120  # columns: narrower, a terminal's rows take a few lines so ids and times stay whole
 
 
-def _stacked(plain: bool, width: int | None) -> bool:
+AUDIT_STACKED_BELOW = 150  # the audit table has eight columns: under this its call would get a sliver
+
+
+def _stacked(plain: bool, width: int | None, below: int = STACKED_BELOW) -> bool:
     """Whether rows take several lines: in a narrow terminal; piped, a row stays one line to grep."""
-    return not plain and width is not None and width < STACKED_BELOW
+    return not plain and width is not None and width < below
 
 
 def _lines(*cells: Text) -> Text:
@@ -66,15 +70,15 @@ def format_waiting(rows: Iterable[Waiting], *, plain: bool, expired_before: str,
     if stacked:
         table.add_column(f"{t('table.run_id')}\n{t('table.waiting_since')}", no_wrap=True)
         table.add_column(f"{t('table.customer')}\n{t('table.requested_by')}", no_wrap=True)
-        table.add_column(t("table.action"), ratio=1)
+        table.add_column(t("table.action"), ratio=1, overflow="fold")
     else:
         for name in ("table.run_id", "table.customer", "table.action", "table.requested_by", "table.waiting_since"):
-            table.add_column(t(name), no_wrap=name != "table.action")
+            table.add_column(t(name), no_wrap=name != "table.action", overflow="fold")
     for row in rows:
         since = cell(minute(row.requested_at))
         if row.requested_at < expired_before:
             since = Text.assemble(since, " ", Text(t("approvals.expired"), style=STYLE_WARN))
-        action = cell(row.description, ACTION_CHARS)
+        action = cell(row.description)  # whole: what is approved is never cut
         if stacked:
             table.add_row(_lines(cell(row.run_id), since), _lines(cell(row.customer), cell(row.requested_by)), action)
         else:
@@ -82,17 +86,31 @@ def format_waiting(rows: Iterable[Waiting], *, plain: bool, expired_before: str,
     return table
 
 
+def _call_lines(tool: str, arguments: str) -> Text:
+    """A call as the audit table shows it: its tool, then each argument on a line of its own
+    (`order_id="ORD-1002"`), so a narrow column breaks between arguments, not inside an id.
+    Arguments that are not a JSON object are shown whole after the tool, as describe_call does."""
+    try:
+        parsed = json.loads(arguments)
+    except ValueError:
+        parsed = None
+    if not isinstance(parsed, dict) or not parsed:
+        return cell(describe_call(tool, arguments, WHOLE))
+    shown = [f"  {key}={json.dumps(value, ensure_ascii=False)}" for key, value in parsed.items()]
+    return _lines(cell(tool), *(cell(line) for line in shown))
+
+
 def format_audit(entries: Iterable[AuditEntry], *, plain: bool, width: int | None = None) -> Table:
     """Audit entries, oldest first: what happened to which call, for whom, by whom. In a
     narrow terminal an entry takes three lines (its number, time and run; its event and
     customer; who asked and who decided), so that every id and time stays whole."""
     table = _table(plain)
-    stacked = _stacked(plain, width)
+    stacked = _stacked(plain, width, below=AUDIT_STACKED_BELOW)
     if stacked:
         table.add_column(f"#\n{t('table.time')}\n{t('table.run_id')}", no_wrap=True)
         table.add_column(f"{t('table.event')}\n{t('table.customer')}", no_wrap=True)
         table.add_column(f"{t('table.requested_by')}\n{t('table.decided_by')}", no_wrap=True)
-        table.add_column(t("table.call"), ratio=1)
+        table.add_column(t("table.call"), ratio=1, overflow="fold")
     else:
         for name, justify in (
             ("table.seq", "right"),
@@ -104,14 +122,14 @@ def format_audit(entries: Iterable[AuditEntry], *, plain: bool, width: int | Non
             ("table.requested_by", "left"),
             ("table.decided_by", "left"),
         ):
-            table.add_column(t(name), justify=justify, no_wrap=name != "table.call")
+            table.add_column(t(name), justify=justify, no_wrap=name != "table.call", overflow="fold")
     for entry in entries:
-        call = f"{entry.tool}({entry.arguments})"
+        # The call and a rejection's reason whole, each wrapped at its spaces: what was decided.
+        shown = _call_lines(entry.tool, entry.arguments)
         if entry.reason:
-            call += " · " + entry.reason
+            shown = _lines(shown, Text(t("audit.reason", reason=visible(entry.reason, one_line=True))))
         event = Text(visible(audit_event(entry.event), one_line=True), style=EVENT_STYLES.get(entry.event, ""))
         at = cell(entry.at.replace("T", " ")[:19])
-        shown = cell(call, ARGUMENTS_CHARS + len(entry.tool) + 2)
         if stacked:
             table.add_row(
                 _lines(Text(str(entry.seq)), at, cell(entry.run_id)),

@@ -4,6 +4,7 @@ the audit log (`orderbot audit`, `--verify`), pruning; on SQLite and the file st
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import sqlite3
@@ -242,3 +243,67 @@ def test_verify_head_must_be_a_head_and_comes_with_verify(runs_db):
     assert bad.exit_code == 2 and "is not a head --verify prints" in bad.output
     assert cli("audit", "--verify", "--head", "0" * 64, "--runs", runs_db).exit_code == 0  # an empty log's
     assert cli("audit", "--verify", "--head", "1" * 64, "--runs", runs_db).exit_code == 1
+
+
+LONG_CANCEL = "取消订单 ORD-1002，原因：the customer ordered the wrong size and already bought the same pair elsewhere"
+LONG_REASON = "the customer phoned back and decided to keep the order after all, so nothing should change"
+
+
+def _long_pause(orders_file, runs_db) -> str:
+    result = cli("ask", "--json", "--user", "C001", "--orders", str(orders_file), "--runs", runs_db, LONG_CANCEL)
+    assert result.exit_code == 4, result.output
+    return json.loads(result.stdout)["run_id"]
+
+
+def _rendered(table, width: int) -> str:
+    from rich.console import Console
+
+    console = Console(width=width, force_terminal=True, color_system=None, file=io.StringIO())
+    console.print(table)
+    return console.file.getvalue()
+
+
+def _words(text: str) -> list[str]:
+    """Every word of a table, its borders dropped."""
+    return text.translate(str.maketrans("│╭╮╰╯─┬┴┼├┤", "           ")).split()
+
+
+def test_piped_lists_show_the_action_the_call_and_a_rejections_reason_whole(orders_file, runs_db, monkeypatch):
+    monkeypatch.delenv("COLUMNS", raising=False)
+    run_id = _long_pause(orders_file, runs_db)
+    [waiting] = queue(runs_db)
+    listed = cli("approvals", "--runs", runs_db).stdout
+    assert waiting["description"] in listed  # one line, whole, however long
+    assert LONG_CANCEL.split("：")[1] in cli("runs", "--runs", runs_db).stdout  # the question is not cut to `que…`
+    assert cli("approvals", "reject", run_id, "--runs", runs_db, "--reason", LONG_REASON).exit_code == 0
+    table = cli("audit", "--runs", runs_db).stdout
+    assert 'order_id="ORD-1002"' in table and f"reason: {LONG_REASON}" in table  # the rejection says why
+    assert "…" not in table and "…" not in listed
+
+
+def test_at_80_columns_the_queue_and_the_audit_wrap_the_action_and_reason_at_word_boundaries(orders_file, runs_db):
+    from orderbot.runs.stores import open_run_store
+    from orderbot.settings import load_settings
+    from orderbot.ui.team import format_audit, format_waiting
+
+    run_id = _long_pause(orders_file, runs_db)
+    store = open_run_store(load_settings(runs=runs_db))
+    try:
+        rows = list(store.waiting(limit=5))
+        waiting = _rendered(format_waiting(rows, plain=False, expired_before="2000-01-01T00:00:00Z", width=80), 80)
+    finally:
+        store.close()
+    assert cli("approvals", "reject", run_id, "--runs", runs_db, "--reason", LONG_REASON).exit_code == 0
+    store = open_run_store(load_settings(runs=runs_db))
+    try:
+        entries = [e for e in store.audit_entries() if not isinstance(e, str)]
+        audited = _rendered(format_audit(entries, plain=False, width=80), 80)
+    finally:
+        store.close()
+    for shown in (waiting, audited):
+        assert max(map(len, shown.splitlines())) <= 80 and "…" not in shown
+    # Every word of the action, the call and the reason is there whole: broken only between words.
+    english = LONG_CANCEL.split("：")[1].split()
+    assert all(word in _words(waiting) for word in english)
+    assert all(word in _words(audited) for word in [*english[1:-1], *LONG_REASON.split()])
+    assert 'order_id="ORD-1002"' in audited and "rejected" in _words(audited)
