@@ -34,6 +34,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from orderbot.i18n import t
+from orderbot.i18n.catalogue import MESSAGES
 from orderbot.loop.items import FunctionCall, FunctionCallOutput, Item, Message, assistant
 from orderbot.loop.model import ModelRequest, Turn
 
@@ -516,7 +517,7 @@ def _product_named(question: str, types: dict) -> str | None:
 
 
 class Words:
-    """The answers, in the language of the question."""
+    """The answers, in the language of the question (the catalogue's `offline.*`)."""
 
     def __init__(self, zh: bool) -> None:
         self.zh = zh
@@ -532,11 +533,11 @@ class Words:
 
     def variant(self, variant: dict) -> str:
         shown = f"{self.options(variant.get('options'))} ${variant.get('price')}"
-        return f"{shown}（{variant.get('item_id')}）" if self.zh else f"{shown} ({variant.get('item_id')})"
+        return self.say("offline.with_id", text=shown, id=variant.get("item_id"))
 
     def address(self, address: dict) -> str:
-        return ", ".join(str(address[k]) for k in ("address1", "address2", "city", "state", "country", "zip")
-                         if address.get(k))  # fmt: skip
+        parts = ("address1", "address2", "city", "state", "country", "zip")
+        return ", ".join(str(address[k]) for k in parts if address.get(k))
 
     def status(self, status: object) -> str:
         text = str(status)
@@ -546,29 +547,27 @@ class Words:
         data = data if isinstance(data, dict) else {}
         order_id, status = data.get("order_id", "?"), self.status(data.get("status"))
         names = {i.get("item_id"): i.get("name") for i in data.get("items") or [] if isinstance(i, dict)}
-        goods = ("、" if self.zh else ", ").join(str(n) for n in names.values())
+        goods = self.sep.join(str(n) for n in names.values())
         shipments = []
         for fulfilment in data.get("fulfillments") or []:
             if not isinstance(fulfilment, dict):
                 continue
             tracking = ", ".join(str(t) for t in fulfilment.get("tracking_id") or [])
-            what = ("、" if self.zh else ", ").join(str(names.get(i, i)) for i in fulfilment.get("item_ids") or [])
-            shipments.append(f"{tracking}（{what}）" if self.zh else f"{tracking} ({what})")
-        if self.zh:
-            text = f"订单 {order_id}：{status}。商品：{goods}。"
-            return text + (f"物流单号：{'；'.join(shipments)}。" if shipments else "还没有物流信息。")
-        text = f"Order {order_id} is {status}. Items: {goods}."
-        return text + (f" Tracking: {'; '.join(shipments)}." if shipments else " No tracking yet.")
+            what = self.sep.join(str(names.get(i, i)) for i in fulfilment.get("item_ids") or [])
+            shipments.append(self.say("offline.with_id", text=tracking, id=what))
+        text = self.say("offline.order", order_id=order_id, status=status, items=goods)
+        if not shipments:
+            return text + self.say("offline.no_tracking")
+        return text + self.say("offline.tracking", shipments=("；" if self.zh else "; ").join(shipments))
 
     def orders(self, statuses: dict[str, object], total: int) -> str:
         if not statuses:
-            return "你目前没有订单。" if self.zh else "You have no orders."
-        rows = [f"{oid}：{self.status(s)}" if self.zh else f"{oid}: {self.status(s)}" for oid, s in statuses.items()]
-        head = f"你的订单（{total} 个）：" if self.zh else f"Your orders ({total}):"
+            return self.say("offline.no_orders")
+        rows = [self.say("offline.order_row", order_id=oid, status=self.status(s)) for oid, s in statuses.items()]
         tail = ""
         if total > len(statuses):
-            tail = f"\n（只列出了前 {len(statuses)} 个）" if self.zh else f"\n(the first {len(statuses)} are listed)"
-        return head + "\n" + "\n".join(rows) + tail
+            tail = "\n" + self.say("offline.orders_first", count=len(statuses))
+        return self.say("offline.orders", count=total) + "\n" + "\n".join(rows) + tail
 
     def variants(self, data: object) -> str:
         data = data if isinstance(data, dict) else {}
@@ -578,87 +577,39 @@ class Words:
             if not isinstance(variant, dict) or not variant.get("available"):
                 continue
             options = ", ".join(f"{k} {v}" for k, v in (variant.get("options") or {}).items())
-            price, item_id = variant.get("price"), variant.get("item_id")
-            row = f"{options}：${price}（商品编号 {item_id}）" if self.zh else f"{options}: ${price} (item {item_id})"
-            rows.append(row)
+            rows.append(
+                self.say(
+                    "offline.variant_row", options=options, price=variant.get("price"), item_id=variant.get("item_id")
+                )
+            )
         if not rows:
-            return f"{name} 目前没有有货的规格。" if self.zh else f"No variant of the {name} is available right now."
-        head = f"{name} 目前有货的规格（{len(rows)} 个）：" if self.zh else f"Available {name} variants ({len(rows)}):"
-        return head + "\n" + "\n".join(rows)
+            return self.say("offline.no_variants", name=name)
+        return self.say("offline.variants", name=name, count=len(rows)) + "\n" + "\n".join(rows)
 
     def cancelled(self, data: object) -> str:
         data = data if isinstance(data, dict) else {}
-        order_id = data.get("order_id", "?")
         history = [p for p in data.get("payment_history") or [] if isinstance(p, dict)]
         refunds = [p for p in history if p.get("transaction_type") == "refund"]
         gift = any(str(p.get("payment_method_id", "")).startswith("gift_card") for p in refunds)
-        if self.zh:
-            when = "已退回礼品卡。" if gift else "将在 5 到 7 个工作日内退回原支付方式。"
-            return f"订单 {order_id} 已取消（原因：{data.get('cancel_reason')}），款项{when}"
-        when = (
-            "is back on the gift card." if gift else "goes back to the original payment method in 5 to 7 business days."
-        )
-        return f"Order {order_id} is cancelled ({data.get('cancel_reason')}); the payment {when}"
+        key = "offline.cancelled_gift_card" if gift else "offline.cancelled"
+        return self.say(key, order_id=data.get("order_id", "?"), reason=data.get("cancel_reason"))
 
     def which_reason(self, order_id: str) -> str:
-        if self.zh:
-            return (
-                f"取消订单 {order_id} 需要一个原因：“no longer needed”（不再需要）或“ordered by mistake”（买错了）。"
-                "是哪一个？"
-            )
-        return f"To cancel order {order_id} I need the reason: 'no longer needed' or 'ordered by mistake'. Which is it?"
+        return self.say("offline.which_reason", order_id=order_id)
 
     def which_product(self, types: object) -> str:
         names = ", ".join(sorted(str(n) for n in types)) if isinstance(types, dict) else ""
-        if self.zh:
-            return f"你想看哪种商品？我们有：{names}。"
-        return f"Which product do you mean? We have: {names}."
+        return self.say("offline.which_product", names=names)
 
     def sign_in(self) -> str:
-        if self.zh:
-            return "请先告诉我你的邮箱，或者姓名和邮编，以便确认你的身份（也可以用 --user 指定）。"
-        return (
-            "Please tell me your e-mail address, or your name and zip code, so I can find your account "
-            "(or pass --user)."
-        )
+        return self.say("offline.sign_in")
 
     def what_do_you_need(self) -> str:
-        if self.zh:
-            return "请告诉我订单号（以 #W 开头），或者你想了解的商品。"
-        return "Please give me the order id (it starts with #W), or the product you are asking about."
+        return self.say("offline.what_do_you_need")
 
     def failure(self, call: Done, order_id: str | None = None) -> str:
-        table = FAILURES_ZH if self.zh else FAILURES_EN
-        text = table.get(call.code)
         target = order_id or str(call.args.get("order_id") or call.args.get("product_id") or "")
-        if text is not None:
-            return text.format(t=target)
+        if f"offline.failure.{call.code}" in MESSAGES:
+            return self.say(f"offline.failure.{call.code}", target=target)
         # The refusal's own sentence (orderbot's, English): shown as it is, quoted.
-        error = call.result.get("error", "")
-        return f"没有办成：{error}" if self.zh else f"That did not work: {error}"
-
-
-FAILURES_ZH = {
-    "user_not_found": "没有找到与这些信息匹配的客户，请核对邮箱，或者姓名和邮编。",
-    "other_customer": "这次对话只能处理一位客户的事务，这些信息不是当前客户的。",
-    "no_access": "你的账户下没有订单 {t}。",
-    "no_such_product": "没有找到商品 {t}（商品编号和商品规格编号不同）。",
-    "not_pending": "订单 {t} 已经不是待处理状态，不能取消或修改。",
-    "already_modified": "订单 {t} 的商品已经修改过，不能再取消或修改。",
-    "bad_reason": "取消原因只能是 “no longer needed” 或 “ordered by mistake”。",
-    "rejected": "你没有确认，所以订单 {t} 没有任何改动。",
-    "read_only": "这个商店是以只读方式打开的，没有做任何改动。",
-    "internal_error": "处理时发生内部错误，请稍后再试。",
-}
-FAILURES_EN = {
-    "user_not_found": "No customer matches these details; please check the e-mail, or the name and zip code.",
-    "other_customer": "This conversation is about one customer only, and these details are not theirs.",
-    "no_access": "Order {t} is not among your orders.",
-    "no_such_product": "There is no product {t} (a product id is not an item id).",
-    "not_pending": "Order {t} is no longer pending, so it cannot be cancelled or changed.",
-    "already_modified": "The items of order {t} were already modified; it cannot be cancelled or changed any more.",
-    "bad_reason": "The reason for a cancellation must be 'no longer needed' or 'ordered by mistake'.",
-    "rejected": "You did not approve, so nothing was done to order {t}.",
-    "read_only": "This shop was opened read-only; nothing was changed.",
-    "internal_error": "Something went wrong inside orderbot; please try again later.",
-}
+        return self.say("offline.failure", error=call.result.get("error", ""))

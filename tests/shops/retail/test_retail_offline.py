@@ -225,6 +225,11 @@ REQUESTS = [
     ("retail", "转人工", None, "是哪个订单？请告诉我订单号（以 #W 开头）。"),
     ("retail", "I want to exchange my sneakers", None,
      "Which order is it about? Please give me its id (it starts with #W)."),
+    ("retail", "pay #W5442520 with my gift card", None,
+     "The gift card's balance does not cover it; nothing was done to order #W5442520."),
+    ("retail", "订单 #W5442520 改用礼品卡支付", None, "礼品卡余额不足，订单 #W5442520 没有任何改动。"),
+    ("retail", "Return the sneakers from #W5866402 to my credit card", None,
+     "A refund for order #W5866402 goes to its original payment method or one of your gift cards."),
     ("retail", "can you give me a discount on #W5866402", None, CANNOT),
     ("retail", "#W5866402 能打折吗", None, CANNOT_ZH),
     ("sample", "查询 ORD-1001", "get_order_status", {"order_id": "ORD-1001"}),
@@ -244,7 +249,8 @@ def test_a_request_gets_the_call_the_policy_allows_or_one_plain_sentence(shop, s
     if tool is None:
         assert result.exit_code == 0 and document["pending"] == [], result.output
         assert document["answer"].startswith(expected), document["answer"]
-        assert not any(c["name"] in WRITES for c in document["calls"])
+        assert not any(c["name"] in WRITES and c["decision"] == "executed" for c in document["calls"])
+        assert JsonShopStore.load(shop).order("#W5866402").status == "delivered"  # nothing changed
         return
     # A pending call's arguments are an object; an executed call's, the JSON the model wrote.
     proposed = [(c["name"], c["arguments"]) for c in document["pending"]]
