@@ -32,10 +32,13 @@ def parses(monkeypatch) -> list[Path]:
 
 
 def a_shop_of_its_own(tmp_path: Path, name: str = "shop.json") -> Path:
-    """tau2's shop with one byte of its own (an email), so that no other test parsed it yet."""
+    """A small part of tau2's shop (the orders of three customers, every product) with one
+    email of its own, so that no other test parsed these bytes yet."""
     document = json.loads(DB.read_text(encoding="utf-8"))
-    user = next(iter(document["users"].values()))
-    user["email"] = f"{tmp_path.name}@example.com"
+    users = {"noah_brown_6181", document["orders"]["#W6779827"]["user_id"], "olivia_ito_3591"}
+    document["users"] = {key: user for key, user in document["users"].items() if key in users}
+    document["orders"] = {key: order for key, order in document["orders"].items() if order["user_id"] in users}
+    document["users"]["noah_brown_6181"]["email"] = f"{tmp_path.name}@example.com"
     path = tmp_path / name
     path.write_text(json.dumps(document, indent=4, ensure_ascii=False), encoding="utf-8")
     return path
