@@ -283,3 +283,17 @@ def test_in_a_terminal_anything_but_yes_leaves_the_order_alone(shop):
     child.close()
     assert child.exitstatus == 0
     assert shop.snapshot() == before
+
+
+def test_a_command_to_copy_is_one_line_at_80_columns_however_long(orders_file, tmp_path):
+    runs = f"sqlite:///{tmp_path / 'a-team-store-whose-path-is-long-enough-to-pass-the-edge' / 'runs.db'}"
+    (tmp_path / "a-team-store-whose-path-is-long-enough-to-pass-the-edge").mkdir()
+    result = cli(
+        "ask", "--user", "C001", "--orders", str(orders_file), "--runs", runs, "取消订单 ORD-1002",
+        env={"COLUMNS": "80"},
+    )  # fmt: skip
+    assert result.exit_code == 4, result.output
+    [run_id] = re.findall(r"\d{6}-\d{6}-[0-9a-f]{4}", result.output.split("To resume:")[1])
+    command = f"orderbot approvals approve {run_id} --runs {runs}"
+    assert len(command) > 80
+    assert f"  {command}" in result.output.splitlines()  # whole on its own line: copied, it runs

@@ -409,6 +409,12 @@ def print_outcome(console: Console, result: RunResult, *, resume_hint: str | Non
     print_tokens(console, state)
     if resume_hint:
         console.print(Text(_t("outcome.to_resume")))
-        command, _, aside = resume_hint.partition(RESUME_ASIDE)  # the command whole where it fits
-        parts = [("", Text(f"  {command}"))] + ([(RESUME_ASIDE, Text(aside))] if aside else [])
-        console.print(flow(console, parts), soft_wrap=True)
+        # A command to copy is one line, never wrapped (a terminal may fold it on screen, but a
+        # copied line stays the whole command); what else may be done follows it where it fits.
+        command, _, aside = resume_hint.partition(RESUME_ASIDE)
+        line = f"  {command}"
+        if aside and cell_len(line + RESUME_ASIDE + aside) <= console.width:
+            line, aside = line + RESUME_ASIDE + aside, ""
+        console.print(Text(line), soft_wrap=True)
+        if aside:
+            console.print(flow(console, [("", Text(f"  {aside}"))]), soft_wrap=True)
