@@ -105,6 +105,8 @@ def team(tmp_path, orders_file) -> dict[str, object]:
     docs["orderbot audit --verify"].append(document("audit", "--verify", "--runs", runs))
     docs["orderbot runs"].append(document("runs", "--runs", runs))
     docs["orderbot runs prune"].append(document("runs", "prune", "--older-than", "30", "--runs", runs))
+    docs["orderbot replay"].append(document("replay", first["run_id"], "--runs", runs))
+    docs["orderbot doctor"] += [document("doctor", "--orders", str(orders_file)), document("doctor", "--ping")]
     return docs
 
 
@@ -115,6 +117,8 @@ RUNS = (
     "orderbot audit --verify",
     "orderbot runs",
     "orderbot runs prune",
+    "orderbot replay",
+    "orderbot doctor",
 )
 
 
