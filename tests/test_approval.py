@@ -12,6 +12,7 @@ import sys
 import pexpect
 import pytest
 from clikit import cli
+from fakeapi import FakeAPI, completion, reply, tool_call
 from forked_terminal import orderbot_in_a_terminal
 from rich.console import Console
 
@@ -297,3 +298,17 @@ def test_a_command_to_copy_is_one_line_at_80_columns_however_long(orders_file, t
     command = f"orderbot approvals approve {run_id} --runs {runs}"
     assert len(command) > 80
     assert f"  {command}" in result.output.splitlines()  # whole on its own line: copied, it runs
+
+
+def test_the_resume_command_naming_its_server_is_one_line_at_80_columns(orders_file):
+    with FakeAPI(streams=False) as api:
+        api.enqueue("chat", reply(completion(tool_calls=[tool_call("get_order_status", {"order_id": "ORD-1001"})])))
+        args = ["--provider", "chat", "--base-url", api.url, "--model", "fake", "--max-steps", "1"]
+        result = cli(
+            "ask", *args, "--user", "C001", "--orders", str(orders_file), "查询 ORD-1001",
+            env={"COLUMNS": "80", "OPENAI_API_KEY": "sk-test"},
+        )  # fmt: skip
+    assert result.exit_code == 3, result.output
+    [run_id] = re.findall(r"\d{6}-\d{6}-[0-9a-f]{4}", result.output.split("To resume:")[1])
+    command = f"orderbot resume {run_id} --max-steps 3 --user C001 --base-url {api.url}"
+    assert len(command) > 80 and f"  {command}" in result.output.splitlines()
