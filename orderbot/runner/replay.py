@@ -96,7 +96,10 @@ def replay(
     if not record.segments:
         raise RecordError(t("runs.cannot_replay_empty", run_id=record.run_id))
     runner = Runner(toolbox, playback_model(record), shop=shop)
-    state = RunState.start(record.state.question, user=record.state.user, run_id=record.run_id)
+    # A customer named by a sign-in lookup during the run was not the session's: the replay
+    # starts without one, so the lookup names them again, as it did.
+    user = None if record.state.signed_in else record.state.user
+    state = RunState.start(record.state.question, user=user, run_id=record.run_id)
     seen: list[tuple[int, Transition]] = []
     for index, segment in enumerate(record.segments):
         if index and state.stop_reason is StopReason.ANSWERED:

@@ -201,3 +201,19 @@ def test_a_run_ended_by_sigterm_replays_as_ended_by_sigterm(use_model):
     assert json.loads(path.read_text())["state"]["stop_detail"] == "terminated by a signal (SIGTERM)"
     report = replay_file(path)
     assert report.identical, [d.text for d in report.differences]
+
+
+def test_a_run_whose_customer_signed_in_replays_the_sign_in(tmp_path):
+    """The customer a sign-in lookup named was not the session's: a replay starts without
+    one, so the lookup names them again and the `signed_in` step is the same."""
+    import shutil
+
+    shop = tmp_path / "shop.json"
+    shutil.copyfile(Path(__file__).parents[1] / "fixtures" / "tau2-retail" / "db.json", shop)
+    asked = cli("ask", "--orders", str(shop), "I am olivia.ito5204@example.com, where is #W5866402?")
+    assert asked.exit_code == 0, asked.output
+    [path] = (Path(os.environ["ORDERBOT_STATE_DIR"]) / "runs").glob("*.json")
+    assert read_record(path).state.signed_in
+    replayed = cli("replay", path.stem, "--orders", str(shop), "--json")
+    assert replayed.exit_code == 0, replayed.output
+    assert json.loads(replayed.stdout)["differences"] == []
