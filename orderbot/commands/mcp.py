@@ -146,7 +146,7 @@ def _sdk():
     try:
         from orderbot.mcp import server
     except ImportError:
-        raise ConfigError(t("error.mcp_missing")) from None
+        raise ConfigError(t("error.mcp_missing", command="pip install 'orderbot[mcp]'")) from None
     return server
 
 

@@ -427,7 +427,7 @@ MESSAGES: dict[str, dict[str, str]] = {
         "en": "{where}: this session logged in as {login} but acts as {role} (a role option in the URL or "
         "PGOPTIONS, or a role default); orderbot asks and decides only as the role that logged in: connect "
         "without switching roles; nothing was done",
-        "zh": "{where}：这个会话以 {login} 登录，却以 {role} 的身份操作（URL 或 PGOPTIONS 中的 role 选项，"
+        "zh": "{where}：这个会话以 {login} 登录，却以 {role} 的身份操作（URL 或 PGOPTIONS 中的 -c role=… 选项，"
         "或角色的默认设置）；orderbot 只以登录的角色发起和决定操作：请不切换角色重新连接；什么都没有做",
     },
     "runs.store_refused": {
@@ -1125,10 +1125,8 @@ MESSAGES: dict[str, dict[str, str]] = {
         "zh": "无法读取审计密钥文件 {path}：{why}",
     },
     "settings.audit_key_short": {
-        "en": "the audit key in {where} is shorter than {least} characters: make one with python -c "
-        '"import secrets; print(secrets.token_hex(32))"',
-        "zh": "{where} 中的审计密钥短于 {least} 个字符：可以用 python -c "
-        '"import secrets; print(secrets.token_hex(32))" 生成一个',
+        "en": "the audit key in {where} is shorter than {least} characters: make one with {command}",
+        "zh": "{where} 中的审计密钥短于 {least} 个字符：可以用 {command} 生成一个",
     },
     "settings.bad_value": {"en": "invalid value for {source}: {why}", "zh": "{source} 的值无效：{why}"},
     "settings.bad_base_url": {
@@ -1799,8 +1797,8 @@ MESSAGES: dict[str, dict[str, str]] = {
         "zh": "订单 {order_id} 已取消（原因：{reason}），款项已退回礼品卡。",
     },
     "offline.which_reason": {
-        "en": "To cancel order {order_id} I need the reason: 'no longer needed' or 'ordered by mistake'. Which is it?",
-        "zh": "取消订单 {order_id} 需要一个原因：“no longer needed”（不再需要）或“ordered by mistake”（买错了）。"
+        "en": "To cancel order {order_id} I need the reason: '{needed}' or '{mistake}'. Which is it?",
+        "zh": "取消订单 {order_id} 需要一个原因：“{needed}”（不再需要）或“{mistake}”（买错了）。"
         "是哪一个？",
     },
     "offline.which_product": {
@@ -1842,8 +1840,8 @@ MESSAGES: dict[str, dict[str, str]] = {
         "zh": "订单 {target} 的商品已经修改过，不能再取消或修改。",
     },
     "offline.failure.bad_reason": {
-        "en": "The reason for a cancellation must be 'no longer needed' or 'ordered by mistake'.",
-        "zh": "取消原因只能是 “no longer needed” 或 “ordered by mistake”。",
+        "en": "The reason for a cancellation must be '{needed}' or '{mistake}'.",
+        "zh": "取消原因只能是 “{needed}” 或 “{mistake}”。",
     },
     "offline.failure.rejected": {
         "en": "You did not approve, so nothing was done to order {target}.",
@@ -1937,7 +1935,7 @@ MESSAGES: dict[str, dict[str, str]] = {
         "exchanges, cancellations, changes of a pending order, address changes and a hand-off to a person. "
         "A model can: --provider openai with an API key, or a local server (see docs/providers.md).",
         "zh": "内置规划器做不到这一点：它只能查询订单和商品，并提出退货、换货、取消、修改待处理订单、修改地址和转人工。"
-        "模型可以做到：使用 --provider openai 并提供 API key，或者使用本地服务器（见 docs/providers.md）。",
+        "模型可以做到：使用 --provider openai 并提供 API 密钥，或者使用本地服务器（见 docs/providers.md）。",
     },
     # ---- the retail shop's approvals: what a write will do (orderbot/shops/retail/describe.py) -----
     "retail.gift_card": {"en": "gift card {id} (balance {balance})", "zh": "礼品卡 {id}（余额 {balance}）"},
@@ -2039,8 +2037,8 @@ MESSAGES: dict[str, dict[str, str]] = {
     },
     "mcp.run_id": {"en": "The run id the waiting call returned.", "zh": "等待中的调用返回的运行 ID。"},
     "error.mcp_missing": {
-        "en": "orderbot mcp needs the mcp package, which is not installed: pip install 'orderbot[mcp]'",
-        "zh": "orderbot mcp 需要 mcp 包，但它没有安装：pip install 'orderbot[mcp]'",
+        "en": "orderbot mcp needs the mcp package, which is not installed: {command}",
+        "zh": "orderbot mcp 需要 mcp 包，但它没有安装：{command}",
     },
     "error.mcp_address": {
         "en": "--http {address}: give HOST:PORT, e.g. 127.0.0.1:8765",
@@ -2049,12 +2047,12 @@ MESSAGES: dict[str, dict[str, str]] = {
     "error.mcp_remote": {
         "en": "--http {host} is not a loopback address: add --allow-remote, and set ORDERBOT_MCP_TOKEN "
         "to the bearer token clients must send",
-        "zh": "--http {host} 不是回环地址：请加 --allow-remote，并把客户端必须发送的 bearer token 设到 "
+        "zh": "--http {host} 不是回环地址：请加 --allow-remote，并把客户端必须发送的 Bearer 令牌设到 "
         "ORDERBOT_MCP_TOKEN",
     },
     "error.mcp_token": {
         "en": "--allow-remote needs a bearer token: set ORDERBOT_MCP_TOKEN (at least 16 characters)",
-        "zh": "--allow-remote 需要 bearer token：请设置 ORDERBOT_MCP_TOKEN（至少 16 个字符）",
+        "zh": "--allow-remote 需要 Bearer 令牌：请设置 ORDERBOT_MCP_TOKEN（至少 16 个字符）",
     },
     "error.mcp_calls": {
         "en": "--max-tool-calls {calls}: an MCP session takes at most {cap} tool calls",

@@ -20,6 +20,7 @@ from orderbot.runs.base import BaseRunStore
 from orderbot.runs.store import RunStore
 from orderbot.shops.source import public_source
 
+MAKE_AUDIT_KEY = 'python -c "import secrets; print(secrets.token_hex(32))"'  # prints a key of 32 bytes
 MIN_AUDIT_KEY = 32  # bytes: the log is public to its readers, so a short key could be guessed from it
 
 
@@ -55,7 +56,7 @@ def audit_key(settings) -> bytes | None:
     else:
         return None
     if len(key) < MIN_AUDIT_KEY:
-        raise ConfigError(t("settings.audit_key_short", where=where, least=MIN_AUDIT_KEY))
+        raise ConfigError(t("settings.audit_key_short", where=where, least=MIN_AUDIT_KEY, command=MAKE_AUDIT_KEY))
     return key
 
 

@@ -37,6 +37,7 @@ from orderbot.i18n import t
 from orderbot.i18n.catalogue import MESSAGES
 from orderbot.loop.items import FunctionCall, FunctionCallOutput, Item, Message, assistant
 from orderbot.loop.model import ModelRequest, Turn
+from orderbot.shops.retail.actions import REASONS as CANCEL_REASONS
 
 MAX_ORDERS = 10  # orders looked up for "my orders", one per turn
 
@@ -595,7 +596,7 @@ class Words:
         return self.say(key, order_id=data.get("order_id", "?"), reason=data.get("cancel_reason"))
 
     def which_reason(self, order_id: str) -> str:
-        return self.say("offline.which_reason", order_id=order_id)
+        return self.say("offline.which_reason", order_id=order_id, needed=CANCEL_REASONS[0], mistake=CANCEL_REASONS[1])
 
     def which_product(self, types: object) -> str:
         names = ", ".join(sorted(str(n) for n in types)) if isinstance(types, dict) else ""
@@ -610,6 +611,7 @@ class Words:
     def failure(self, call: Done, order_id: str | None = None) -> str:
         target = order_id or str(call.args.get("order_id") or call.args.get("product_id") or "")
         if f"offline.failure.{call.code}" in MESSAGES:
-            return self.say(f"offline.failure.{call.code}", target=target)
+            needed, mistake = CANCEL_REASONS  # the words a reason must be, in every language
+            return self.say(f"offline.failure.{call.code}", target=target, needed=needed, mistake=mistake)
         # The refusal's own sentence (orderbot's, English): shown as it is, quoted.
         return self.say("offline.failure", error=call.result.get("error", ""))
