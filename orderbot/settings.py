@@ -138,6 +138,11 @@ class Settings(LimitSettings):
         False,
         description="1: exit 7 when the answer makes a claim the tools did not support. Flag: --strict-claims",
     )
+    no_log: bool = Field(
+        False,
+        description="1: ask keeps no record of the run; a call that needs approval is then refused, since "
+        "there would be nothing to resume. Flag: --no-log",
+    )
 
     # Sent to the model server as max_output_tokens / max_tokens; None: derived from
     # max_response_chars (orderbot.models.base.output_token_cap).
@@ -345,7 +350,7 @@ ENV_EXAMPLE_HEAD = (
 ENV_EXAMPLE_SECTIONS = (
     ("the model", ("provider", "model", "api_key", "base_url")),
     ("who and what", ("orders", "user", "state_dir", "lang")),
-    ("what a run shows", ("json_output", "trace", "no_facts", "strict_claims")),
+    ("what a run shows", ("json_output", "trace", "no_facts", "strict_claims", "no_log")),
     ("limits of one run", (*(spec.name for spec in LIMIT_SPECS), "max_output_tokens")),
     ("housekeeping", ("keep_runs", "approval_ttl_hours", "prune_after_days")),
     ("a team's runs (docs/team.md)", ("runs", "four_eyes", "audit_key", "audit_key_file")),

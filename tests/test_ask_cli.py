@@ -195,3 +195,20 @@ def test_offline_ask_imports_nothing_heavy():
     result = _run("-X", "importtime", "-m", "orderbot", "ask", "--provider", "offline", "查询 ORD-1001")
     assert result.returncode == 0
     assert not [line for line in result.stderr.splitlines() if HEAVY.search(line)]
+
+
+def _records() -> list[Path]:
+    return list((Path(os.environ["ORDERBOT_STATE_DIR"]) / "runs").glob("*.json"))
+
+
+def test_no_log_runs_without_a_record_and_refuses_a_side_effect_before_it_runs(orders_file):
+    answered = ask("-n", "-q", "查询 ORD-1001")
+    assert (answered.exit_code, answered.stdout) == (0, "订单 ORD-1001 的状态是：已发货。\n")
+    assert cli("ask", "--json", "查询 ORD-1001", env={"ORDERBOT_NO_LOG": "1"}).exit_code == 0  # the setting
+    assert _records() == []
+    before = orders_file.read_bytes()
+    refused = ask("--no-log", "--user", "C001", "--orders", str(orders_file), "取消订单 ORD-1002")
+    assert refused.exit_code == 9, refused.output
+    [line] = refused.stderr.splitlines()
+    assert line.startswith("orderbot: not run, as it needs approval") and "Cancel ORD-1002" in line
+    assert orders_file.read_bytes() == before and _records() == []

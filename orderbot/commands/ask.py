@@ -67,6 +67,15 @@ def ask(
             "(the exit code is the same).",
         ),
     ] = False,
+    no_log: Annotated[
+        bool,
+        typer.Option(
+            "--no-log",
+            "-n",
+            help="Keep no record of this run; a call that needs approval is refused, as there would be "
+            "nothing to resume.",
+        ),
+    ] = False,
     trace: Trace = False,
     no_facts: NoFacts = False,
     strict_claims: StrictClaims = False,

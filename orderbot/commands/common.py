@@ -199,7 +199,13 @@ RUN_SETTINGS = (
 
 # A run command's switches, by parameter name, to the setting each turns on (ORDERBOT_JSON=1
 # is --json): a switch given is on; one not given leaves the setting as the environment has it.
-RUN_SWITCHES = {"json_out": "json_output", "trace": "trace", "no_facts": "no_facts", "strict_claims": "strict_claims"}
+RUN_SWITCHES = {
+    "json_out": "json_output",
+    "trace": "trace",
+    "no_facts": "no_facts",
+    "strict_claims": "strict_claims",
+    "no_log": "no_log",
+}
 
 
 def run_settings(flags: Mapping[str, object]) -> Settings:

@@ -125,7 +125,8 @@ def runner_for(session, llm, store: BaseRunStore, settings: Settings, *, provide
 
 
 def _start(wanted: Start, settings: Settings, store: BaseRunStore, shown: Shown) -> int:
-    store.prepare()  # a state directory that cannot take the record: one sentence, before anything is shown
+    if not settings.no_log:
+        store.prepare()  # a state directory that cannot take the record: one sentence, before anything is shown
     session = open_session(settings)
     try:
         history = earlier_turns(store, settings.user) if wanted.continue_ else []
@@ -134,6 +135,8 @@ def _start(wanted: Start, settings: Settings, store: BaseRunStore, shown: Shown)
         note = provider_text(settings.provider, chosen, llm.name, endpoint(settings))
 
         def begin(runner, limits, views, approver):
+            if settings.no_log:
+                return runner.unrecorded(state, limits, views=views, approver=_refuse_unrecorded)
             return runner.start(state, limits, views=views, approver=approver)
 
         return _go(settings, store, session, llm, chosen, state, note, shown, begin)
@@ -212,6 +215,7 @@ def _go(settings, store, session, llm, chosen, state, note, shown: Shown, begin)
     code = run_exit_code(result, strict_claims=settings.strict_claims)
     where = endpoint(settings)
     queue = store.where if shown.runs_flag else None  # --runs in the queue's hint, without a password
+    kept = not settings.no_log  # a run with no record has nothing to resume
     if json_out:
         doc = json_document(
             result,
@@ -225,12 +229,14 @@ def _go(settings, store, session, llm, chosen, state, note, shown: Shown, begin)
         )
         doc |= shown.extra
         doc["base_url"] = where
-        doc["resume_command"] = resume_command(result.state, where, limits=limits, runs=queue, shared=store.shared)
+        doc["resume_command"] = (
+            resume_command(result.state, where, limits=limits, runs=queue, shared=store.shared) if kept else None
+        )
         sys.stdout.write(json_text(doc) + "\n")
     elif shown.answer_only:
         print_answer_only(result)
     else:
-        hint = resume_hint(result.state, where, limits=limits, runs=queue, shared=store.shared)
+        hint = resume_hint(result.state, where, limits=limits, runs=queue, shared=store.shared) if kept else None
         print_outcome(console, result, resume_hint=hint, facts=facts)
     return code
 
@@ -258,6 +264,12 @@ def earlier_turns(store: BaseRunStore, user: str | None) -> list:
         who = record.state.user or t("header.anonymous")
         raise UsageError(t("error.continue_other_user", run_id=record.run_id, user=who))
     return Conversation.of(record.state.items).history()
+
+
+def _refuse_unrecorded(pending) -> bool:
+    """--no-log: a call that needs approval is refused before it runs; without a record a
+    pause could never be resumed, and a yes at the prompt could not be audited."""
+    raise OperatorRefused(t("error.no_log_side_effect", description=pending.description))
 
 
 def _model_for(record, settings, shop):

@@ -1554,6 +1554,11 @@ MESSAGES: dict[str, dict[str, str]] = {
         "en": "--search needs some text to look for in the questions and answers",
         "zh": "--search 需要一段要在问题和回答中查找的文字",
     },
+    "error.no_log_side_effect": {
+        "en": "not run, as it needs approval and with --no-log there would be no record to resume "
+        "(ask again without --no-log): {description}",
+        "zh": "未执行：该操作需要批准，而使用 --no-log 时没有可恢复的记录（请去掉 --no-log 再问一次）：{description}",
+    },
     "error.question_empty": {
         "en": 'the question is empty: say what you want to know, e.g. "查询 ORD-1001"',
         "zh": "问题是空的：请说明你想知道什么，例如 “查询 ORD-1001”",
