@@ -138,6 +138,11 @@ class Settings(LimitSettings):
         False,
         description="1: exit 7 when the answer makes a claim the tools did not support. Flag: --strict-claims",
     )
+    no_stream: bool = Field(
+        False,
+        description="1: ask and repl request each reply whole instead of streaming it (the openai and chat "
+        "providers). Flag: --no-stream",
+    )
     no_log: bool = Field(
         False,
         description="1: ask keeps no record of the run; a call that needs approval is then refused, since "
@@ -350,7 +355,7 @@ ENV_EXAMPLE_HEAD = (
 ENV_EXAMPLE_SECTIONS = (
     ("the model", ("provider", "model", "api_key", "base_url")),
     ("who and what", ("orders", "user", "state_dir", "lang")),
-    ("what a run shows", ("json_output", "trace", "no_facts", "strict_claims", "no_log")),
+    ("what a run shows", ("json_output", "trace", "no_facts", "strict_claims", "no_stream", "no_log")),
     ("limits of one run", (*(spec.name for spec in LIMIT_SPECS), "max_output_tokens")),
     ("housekeeping", ("keep_runs", "approval_ttl_hours", "prune_after_days")),
     ("a team's runs (docs/team.md)", ("runs", "four_eyes", "audit_key", "audit_key_file")),

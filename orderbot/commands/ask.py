@@ -16,6 +16,7 @@ from orderbot.commands.common import (
     MaxToolCalls,
     Model,
     NoFacts,
+    NoStream,
     Orders,
     Otel,
     Provider,
@@ -78,6 +79,7 @@ def ask(
     ] = False,
     trace: Trace = False,
     no_facts: NoFacts = False,
+    no_stream: NoStream = False,
     strict_claims: StrictClaims = False,
     otel: Otel = False,
     continue_: Annotated[

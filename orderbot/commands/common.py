@@ -164,6 +164,10 @@ StrictClaims = Annotated[
         help="Exit 7 when the answer makes a claim the tools did not support (it is flagged either way).",
     ),
 ]
+NoStream = Annotated[
+    bool,
+    typer.Option("--no-stream", help="Ask for each reply whole instead of streamed (the openai and chat providers)."),
+]
 Otel = Annotated[
     bool,
     typer.Option(
@@ -205,6 +209,7 @@ RUN_SWITCHES = {
     "no_facts": "no_facts",
     "strict_claims": "strict_claims",
     "no_log": "no_log",
+    "no_stream": "no_stream",
 }
 
 

@@ -25,6 +25,7 @@ from orderbot.commands.common import (
     MaxToolCalls,
     Model,
     NoFacts,
+    NoStream,
     Orders,
     Otel,
     Provider,
@@ -73,6 +74,7 @@ def repl(
     runs: Runs = None,
     trace: Trace = False,
     no_facts: NoFacts = False,
+    no_stream: NoStream = False,
     otel: Otel = False,
 ) -> None:
     def talk(settings, session, llm) -> int:

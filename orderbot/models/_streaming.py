@@ -99,6 +99,7 @@ class WireModel:
             classify=Classifier(cls.provider, settings.base_url, (secret,)),
             max_output_tokens=output_token_cap(settings),
             max_chars=settings.max_response_chars,
+            stream=not settings.no_stream,
             **cls.options(settings),
         )
 
