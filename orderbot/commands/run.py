@@ -96,7 +96,7 @@ def run(flags: Mapping[str, object], wanted: Start | Resume) -> None:
                 code = _resume(wanted, settings, store, shown, flags)
         finally:
             store.close()
-    raise typer.Exit(code)
+        raise typer.Exit(code)  # inside: a run that SIGTERM stopped exits 143, not its own 130
 
 
 def converse(flags: Mapping[str, object], talk: Callable[[Settings, Session, Model], int]) -> None:
@@ -110,7 +110,7 @@ def converse(flags: Mapping[str, object], talk: Callable[[Settings, Session, Mod
             code = talk(settings, session, create(settings, session.shop))
         finally:
             session.store.close()
-    raise typer.Exit(code)
+        raise typer.Exit(code)
 
 
 def may_ask(settings: Settings, store: BaseRunStore) -> bool:
