@@ -244,6 +244,18 @@ def test_ask_continue_carries_the_latest_conversation_for_the_same_user_only():
     assert other.exit_code == 2 and "was C001's" in other.output
 
 
+def test_ask_cid_continues_the_conversation_of_the_run_it_names():
+    named = json.loads(cli("ask", "-u", "C001", "-j", "查询 ORD-1002").stdout)["run_id"]
+    assert cli("ask", "-u", "C001", "-j", "查询 ORD-1001").exit_code == 0  # the latest is another conversation
+    latest = json.loads(cli("ask", "-u", "C001", "-j", "-c", "它的详情").stdout)
+    assert "ORD-1001" in latest["answer"]
+    follow = json.loads(cli("ask", "-u", "C001", "-j", "--cid", named, "它的详情").stdout)
+    assert follow["calls"][0]["name"] == "get_order_details" and "ORD-1002" in follow["answer"]
+    other = cli("ask", "-u", "C002", "--cid", named, "它的详情")
+    assert other.exit_code == 2 and f"run {named} was C001's" in other.stderr and "--cid" in other.stderr
+    assert cli("ask", "--cid", "nope", "它的详情").exit_code == 2
+
+
 def test_a_base_url_without_a_provider_uses_chat():
     from fakeapi import FakeAPI, completion
 

@@ -91,6 +91,15 @@ def ask(
             "as in the REPL (the same user only).",
         ),
     ] = False,
+    cid: Annotated[
+        str | None,
+        typer.Option(
+            "--cid",
+            metavar="RUN",
+            help="Continue the conversation of this run (a run id, or last), as --continue does the latest.",
+            show_default=False,
+        ),
+    ] = None,
 ) -> None:
     with errors_to_exit_codes():
         if question is None and sys.stdin.isatty():
@@ -101,7 +110,7 @@ def ask(
             raise UsageError(t("error.question_empty"))
         if len(question) > MAX_QUESTION_CHARS:
             raise UsageError(t("error.question_too_long", chars=len(question), limit=MAX_QUESTION_CHARS))
-    run(ctx.params, Start(question, continue_=continue_))
+    run(ctx.params, Start(question, continue_=continue_, conversation=cid))
 
 
 app = typer.Typer(rich_markup_mode="rich", add_completion=False)

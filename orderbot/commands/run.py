@@ -51,10 +51,12 @@ from orderbot.ui.trace import StepLines, TraceView
 
 @dataclass(frozen=True)
 class Start:
-    """A new run of `question`; `continue_` carries the latest conversation of the same user."""
+    """A new run of `question`; `continue_` carries the latest conversation of the same user,
+    `conversation` the one of the run it names (--cid)."""
 
     question: str
     continue_: bool = False
+    conversation: str | None = None
 
 
 @dataclass(frozen=True)
@@ -129,7 +131,10 @@ def _start(wanted: Start, settings: Settings, store: BaseRunStore, shown: Shown)
         store.prepare()  # a state directory that cannot take the record: one sentence, before anything is shown
     session = open_session(settings)
     try:
-        history = earlier_turns(store, settings.user) if wanted.continue_ else []
+        if wanted.conversation is not None:
+            history = earlier_turns(store, settings.user, wanted.conversation)
+        else:
+            history = earlier_turns(store, settings.user) if wanted.continue_ else []
         state = RunState.start(wanted.question.strip(), user=settings.user, history=history)
         llm, chosen = create(settings, session.shop), resolve_provider(settings)
         note = provider_text(settings.provider, chosen, llm.name, endpoint(settings))
@@ -255,14 +260,16 @@ def message_run(runner, state, limits, *, console, trace, ask_person, facts, bas
     return result.record
 
 
-def earlier_turns(store: BaseRunStore, user: str | None) -> list:
-    """The latest recorded conversation, as the REPL would carry it into the next message
-    (orderbot.loop.conversation): only one of the same user, so that one customer's answers
-    never become context for another, and only from a record that verifies."""
-    record = store.load(store.resolve("last"))
+def earlier_turns(store: BaseRunStore, user: str | None, run_id: str | None = None) -> list:
+    """The conversation of run `run_id` (None: the latest), as the REPL would carry it into
+    the next message (orderbot.loop.conversation): only one of the same user, so that one
+    customer's answers never become context for another, and only from a record that
+    verifies."""
+    record = store.load(store.resolve(run_id or "last"))
     if record.state.user != user:
         who = record.state.user or t("header.anonymous")
-        raise UsageError(t("error.continue_other_user", run_id=record.run_id, user=who))
+        said = "error.continue_other_user" if run_id is None else "error.cid_other_user"
+        raise UsageError(t(said, run_id=record.run_id, user=who))
     return Conversation.of(record.state.items).history()
 
 

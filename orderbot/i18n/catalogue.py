@@ -1563,6 +1563,10 @@ MESSAGES: dict[str, dict[str, str]] = {
         "en": 'the question is empty: say what you want to know, e.g. "查询 ORD-1001"',
         "zh": "问题是空的：请说明你想知道什么，例如 “查询 ORD-1001”",
     },
+    "error.cid_other_user": {
+        "en": "the conversation of run {run_id} was {user}'s: continue it with the same --user, or ask without --cid",
+        "zh": "运行 {run_id} 的对话属于 {user}：请用同一个 --user 继续，或去掉 --cid 重新提问",
+    },
     "error.continue_other_user": {
         "en": "the latest conversation (run {run_id}) was {user}'s: continue it with the same --user, "
         "or ask without --continue",
