@@ -10,6 +10,7 @@ breaks in it, printed as it is (`soft_wrap=True`).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 from rich.cells import cell_len
@@ -21,12 +22,17 @@ INDENT = 2  # cells before each continued line
 
 
 def flow(
-    console: Console, parts: Sequence[tuple[str, Text]], width: int | None = None, *, indent: int = INDENT
+    console: Console,
+    parts: Sequence[tuple[str, Text]],
+    width: int | None = None,
+    *,
+    indent: int = INDENT,
+    least: int = 20,
 ) -> Text:
     """`parts` as (separator before it, text) pairs laid out within `width` cells (the
     console's by default). A separator that ends a line keeps only its visible part (` · `
     becomes ` ·`; two spaces vanish)."""
-    width = max(20, width or console.width)
+    width = max(least, width or console.width)
     lines: list[Text] = []  # the finished lines
     line = Text()  # the line being filled; a continued line starts with its indent
     for separator, part in parts:
@@ -89,3 +95,25 @@ def print_whole(console: Console, table: RenderableType) -> None:
         console.print(table)
     finally:
         console.width = width
+
+
+# Where a line of a table cell may break: at a space, after a call's `(`, a `,` or `;`, a
+# JSON key's `:`, after a CJK character and before an ideograph; never inside a word, id, number or call.
+CJK = "\u2e80-\u9fff\uf900-\ufaff\uff00-\uffef"
+IDEOGRAPH = "\u3400-\u9fff\uf900-\ufaff"  # a line may start with one, never with a comma
+BREAK = re.compile(rf"(?<=\w\()|(?<=[,;])(?=\S)|(?<=\":)(?=[\"{{\[])|(?<=[{CJK}])|(?=[{IDEOGRAPH}])")
+
+
+def pieces(text: str) -> list[tuple[str, Text]]:
+    """`text` as `flow()` parts: the runs between break points, each with the spaces before it."""
+    parts: list[tuple[str, Text]] = []
+    for index, word in enumerate(text.split(" ")):
+        for position, piece in enumerate(p for p in BREAK.split(word) if p):
+            parts.append((" " if index and not position else "", Text(piece)))
+    return parts
+
+
+def wrap_cell(console: Console, text: str, width: int) -> Text:
+    """A table cell's text broken into lines of `width` cells at `pieces()` breaks only
+    (a run longer than the line is folded: nothing else could hold it)."""
+    return flow(console, pieces(text), width, indent=0, least=1)

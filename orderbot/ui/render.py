@@ -33,7 +33,7 @@ from orderbot.loop.state import PHASES, Event, PendingCall, RunState, describe_c
 from orderbot.loop.transitions import Transition, describe
 from orderbot.runs.record import utc_iso
 from orderbot.ui.escape import arguments_value, visible
-from orderbot.ui.layout import flow, flow_dots, hanging
+from orderbot.ui.layout import flow, flow_dots, hanging, wrap_cell
 from orderbot.ui.presentation import RESUME_ASIDE
 from orderbot.ui.styles import STYLE_DIM, STYLE_ERROR, STYLE_OK, STYLE_PHASE, STYLE_WARN
 from orderbot.ui.terminal import end_quietly_on_closed_pipe
@@ -90,50 +90,79 @@ def event_style(t: Transition) -> str:
     return ""
 
 
-NARROW = 100  # below this many columns the table keeps step, event and detail only
-
-
 def format_transitions(
     transitions: list[Transition], limits: Limits, *, plain: bool = False, width: int | None = None
 ) -> Table:
-    """The transitions table. Narrower than NARROW columns (an 80-column terminal), the
-    least useful columns go first (ms, budget, from → to: the event names the move), so
-    the detail keeps room for a call on one or two lines.
-
-    In a terminal the table takes the whole width and each column the width its widest
-    possible value needs (steady_widths), whatever the rows hold: the part of a run drawn
-    after an approval prompt (or a resumption, in `runs show`) lines up with the part above."""
-    narrow = width is not None and width < NARROW
-    steady = {} if plain else steady_widths(limits)
+    """The transitions table, laid out for `width` cells (table_widths): the detail gets at
+    least half the line at any width, and never less on a wider terminal. Below about twice
+    what the other five columns need, the table keeps step, event and detail only (ms,
+    budget, from → to go first: the event names the move). Each column has the width its
+    widest possible value needs, whatever the rows hold, so the part of a run drawn after an
+    approval prompt (or a resumption, in `runs show`) lines up with the part above. A cell
+    breaks only between words, ids, numbers and a call's arguments (layout.wrap_cell)."""
+    widths = table_widths(limits, width or PIPED_WIDTH, plain=plain)
+    narrow = "table.transition" not in widths
     table = Table(
         box=box.SIMPLE if plain else box.ROUNDED,
         show_edge=not plain,
         header_style="" if plain else "bold",
         title=None,
-        expand=not plain,
+        expand=False,
+        pad_edge=not narrow,
     )
+    console = Console(width=widths["table.detail"])  # measures cells only: never prints
 
     def column(name: str, **options) -> None:
-        table.add_column(_t(name), min_width=steady.get(name), **options)
+        table.add_column(_t(name), width=widths[name], **options)
 
     column("table.step", justify="right")
     if not narrow:
         column("table.transition", no_wrap=True)
-    column("table.event", no_wrap=True)
-    column("table.detail", overflow="fold", ratio=1)
+    column("table.event", overflow="fold")
+    column("table.detail", overflow="fold")
     if not narrow:
         column("table.ms", justify="right", no_wrap=True)
         column("table.budget", no_wrap=True)
     for t in transitions:
         said = describe(t)  # in the UI language
-        event = Text(visible(said.event, one_line=True), style=event_style(t))
-        detail = Text(visible(said.detail, one_line=True))  # outside text: never Rich markup, never raw controls
+        # Outside text: never Rich markup, never raw controls.
+        event = wrap_cell(console, visible(said.event, one_line=True), widths["table.event"])
+        event.stylize(event_style(t))
+        detail = wrap_cell(console, visible(said.detail, one_line=True), widths["table.detail"])
         if narrow:
             table.add_row(str(t.step), event, detail)
         else:
             phases = Text(f"{_t(f'phase.{t.from_}')} → {_t(f'phase.{t.to}')}", style=STYLE_PHASE)
             table.add_row(str(t.step), phases, event, detail, f"{t.elapsed * 1000:.0f}", format_budget(t, limits))
     return table
+
+
+FULL = ("table.step", "table.transition", "table.event", "table.ms", "table.budget")
+
+
+def table_widths(limits: Limits, width: int, *, plain: bool) -> dict[str, int]:
+    """Each column's width in a table `width` cells wide. With all six columns the detail
+    has what the other five leave; it takes them only once that is at least half the line
+    (about 180 columns in English). Below, step, event and detail: the event wraps at its
+    spaces down to its longest word, so that the detail has half the line, and the detail
+    grows no further than what six columns would give it, so that a wider terminal never
+    gives it less."""
+    steady = steady_widths(limits)
+    full = sum(steady[name] for name in FULL) + overhead(6, plain=plain, pad_edge=True)
+    if width - full >= full:
+        return {name: steady[name] for name in FULL} | {"table.detail": width - full}
+    others = steady["table.step"] + overhead(3, plain=plain, pad_edge=False)
+    least = steady["table.event_word"]
+    detail = min(full, max(-(-width // 2), width - others - steady["table.event"]), width - others - least)
+    detail = max(detail, 10)  # a terminal narrower than any table: Rich folds what does not fit
+    event = max(least, min(steady["table.event"], width - others - detail))
+    return {"table.step": steady["table.step"], "table.event": event, "table.detail": detail}
+
+
+def overhead(columns: int, *, plain: bool, pad_edge: bool) -> int:
+    """The cells a table's borders and padding take: an edge on either side (a box drawn),
+    a rule between columns, a space either side of each cell (bar the outer ones without pad_edge)."""
+    return (0 if plain else 2) + columns - 1 + 2 * columns - (0 if pad_edge else 2)
 
 
 def steady_widths(limits: Limits) -> dict[str, int]:
@@ -154,6 +183,7 @@ def steady_widths(limits: Limits) -> dict[str, int]:
         "table.step": widest("table.step", [str(limits.max_steps)], 1),
         "table.transition": widest("table.transition", phases),
         "table.event": widest("table.event", events),
+        "table.event_word": widest("table.event", [word for text in events for word in text.split()]),
         "table.ms": widest("table.ms", [f"{limits.timeout * 1000:.0f}"], 1),
         "table.budget": widest("table.budget", [budget], 1),
     }

@@ -150,7 +150,7 @@ def test_the_time_column_leaves_out_the_time_a_person_took_to_approve(toolbox, c
     cancel = calls(call("cancel_order", {"order_id": "ORD-1002", "reason": "不想要了"}))
     model = ScriptedModel([model_takes(0.5, cancel), model_takes(0.7, text("订单 ORD-1002 已取消。"))])
     out = io.StringIO()
-    view = TransitionView(Console(file=out, width=120, color_system=None), Limits(timeout=3))
+    view = TransitionView(Console(file=out, width=200, color_system=None), Limits(timeout=3))  # all six columns
     engine = Engine(model, toolbox, Limits(timeout=3), clock=clock, observers=[view], approver=person_takes_ten_seconds)
     state = engine.run(RunState.start("取消订单 ORD-1002", user="C001"))
     view.close()
