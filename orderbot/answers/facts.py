@@ -10,6 +10,12 @@ same values feed the facts panel, the `facts` array of --json and the claim chec
     ORD-9999 · not found
     ORD-1003 · no access
     ORD-1006 · not cancellable: 已发货
+    #W6390527 · delivered · … · exchange rejected: nothing was done
+
+A call that acts (the shop's Vocabulary.actions) is named as the action it is, and as what
+became of it: awaiting approval, rejected, done (a person approved it, or nothing had to) or
+failed. One that concerns no order (a customer's address, a hand-off) is a fact about the
+run's customer.
 """
 
 from __future__ import annotations
@@ -17,8 +23,10 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from orderbot.i18n import t
+from orderbot.i18n.catalogue import MESSAGES
 from orderbot.loop.state import CallRecord, PendingCall, RunState
 from orderbot.shops.shop import Vocabulary
 from orderbot.text import cut
@@ -37,6 +45,24 @@ KNOWN_FAILURES = frozenset(
         "internal_error",
     )
 )
+# The failures an action's outcome names as that action ("exchange rejected: nothing was done").
+ACTED_FAILURES = frozenset(("rejected", "read_only", "busy", "write_failed", "store_unavailable"))
+
+
+class Outcome(NamedTuple):
+    """One thing that became of a call: a key of the catalogue's facts.*, and the action
+    (a key of orderbot.shops.shop.ACTIONS, or the tool's own name) it befell, if any."""
+
+    key: str
+    action: str = ""
+
+    def text(self, lang: str, status: str, code: str) -> str:
+        outcome = t(f"facts.{self.key}", lang, status=status, code=code)
+        if not self.action:
+            return outcome
+        known = f"facts.action.{self.action}"
+        action = t(known, lang) if known in MESSAGES else self.action
+        return t("facts.acted", lang, action=action, outcome=outcome)
 
 
 @dataclass
@@ -46,7 +72,7 @@ class Fact:
     order_id: str
     status: str | None = None  # the last status a tool returned; the shop's not_found for an unknown id
     fields: dict[str, str] = field(default_factory=dict)  # the details shown, as short text
-    outcomes: list[str] = field(default_factory=list)  # keys of the catalogue's facts.*: refusals, cancellations
+    outcomes: list[Outcome] = field(default_factory=list)  # refusals, cancellations, actions
     failure: str = ""  # the error code behind a `failed` outcome
     no_access: bool = False
     cancelled: bool = False  # a cancel_order call for it executed and succeeded
@@ -72,21 +98,29 @@ class Fact:
         return " · ".join(parts)
 
     def outcome_texts(self, lang: str = "en") -> list[str]:
-        return [t(f"facts.{key}", lang, status=self.status or "?", code=self.failure) for key in self.outcomes]
+        return [o.text(lang, self.status or "?", self.failure) for o in self.outcomes]
 
     def as_dict(self) -> dict:
         return {
             "order_id": self.order_id,
             "status": self.status,
             "fields": dict(self.fields),
-            "outcomes": list(self.outcomes),
+            "outcomes": [o.key for o in self.outcomes],
+            "actions": [{"action": o.action, "outcome": o.key} for o in self.outcomes if o.action],
             "text": self.line(),
         }
 
 
-def facts(calls: Iterable[CallRecord], pending: Iterable[PendingCall] = (), *, vocabulary: Vocabulary) -> list[Fact]:
+def facts(
+    calls: Iterable[CallRecord],
+    pending: Iterable[PendingCall] = (),
+    *,
+    vocabulary: Vocabulary,
+    customer: str | None = None,
+) -> list[Fact]:
     """One Fact per order the run's tool calls touched, in the order they were first touched,
-    read in the words of the run's shop. Calls that were never executed nor answered by a
+    read in the words of the run's shop; an action on no order (a customer's address, a
+    hand-off) is a fact about `customer`. Calls that were never executed nor answered by a
     refusal (limits, bad arguments, unknown tools) say nothing about an order and are left out."""
     found: dict[str, Fact] = {}
 
@@ -94,25 +128,35 @@ def facts(calls: Iterable[CallRecord], pending: Iterable[PendingCall] = (), *, v
         order_id = _text(order_id[:32])  # the model wrote it (or the store holds it): outside text
         return found.setdefault(order_id, Fact(order_id, unknown=vocabulary.not_found))
 
+    def subject(order_id: str | None, action: str) -> str | None:
+        return order_id or (customer or t("facts.customer", lang="en") if action else None)
+
     for call in calls:
         result = call.result or {}
         if call.decision in ("not_executed", "unknown_tool", "invalid_arguments") or not result:
             continue
+        action = vocabulary.actions.get(call.name, "")
         order_id = _order_id(call.arguments)
         if result.get("ok"):
             _observe_ok(call.name, order_id, result.get("data"), fact, vocabulary)
-        elif order_id:
+            about = subject(order_id, action)
+            if action and about:
+                target = fact(about)
+                target.cancelled = target.cancelled or action == "cancel"
+                target.outcomes.append(Outcome("cancelled") if action == "cancel" else Outcome("done", action))
+        elif about := subject(order_id, action):
             code, error = str(result.get("code", "")), str(result.get("error", ""))
-            _observe_failure(call.name, fact(order_id), code, error, vocabulary)
+            _observe_failure(call.name, fact(about), code, error, vocabulary, action)
     for waiting in pending:
-        order_id = _order_id(waiting.arguments)
-        if order_id:
-            fact(order_id).outcomes.append("pending")
+        action = vocabulary.actions.get(waiting.name, "")
+        about = subject(_order_id(waiting.arguments), action)
+        if about:
+            fact(about).outcomes.append(Outcome("pending", action or _text(waiting.name[:40])))
     return list(found.values())
 
 
 def facts_of(state: RunState, vocabulary: Vocabulary) -> list[Fact]:
-    return facts(state.calls, state.pending, vocabulary=vocabulary)
+    return facts(state.calls, state.pending, vocabulary=vocabulary, customer=state.user)
 
 
 def _observe_ok(name: str, order_id: str | None, data: object, fact, vocabulary: Vocabulary) -> None:
@@ -131,28 +175,27 @@ def _observe_ok(name: str, order_id: str | None, data: object, fact, vocabulary:
     if name == "get_order_details":
         target.fields.update(detail_fields(data, vocabulary))
         target.amounts = detail_amounts(data)
-    elif name == "cancel_order":
-        target.cancelled = True
-        target.outcomes.append("cancelled")
 
 
-def _observe_failure(name: str, target: Fact, code: str, error: str, vocabulary: Vocabulary) -> None:
+def _observe_failure(name: str, target: Fact, code: str, error: str, vocabulary: Vocabulary, action: str) -> None:
     if code == "not_cancellable":
         # The refusal names the order's status first, then the ones that could be cancelled.
         named = [s for s in vocabulary.statuses if s in error]
         status = min(named, key=error.find) if named else None
         if status:
             target.status = status
-        target.outcomes.append("not_cancellable")
+        target.outcomes.append(Outcome("not_cancellable"))
         return
     if code in ("no_access", "sign_in_required"):
         target.no_access = True
-    if code == "store_unavailable" and not name.startswith("cancel"):  # a lookup failed: nothing was cancelled
-        target.outcomes.append("unreadable")
+    if code == "store_unavailable" and not action:  # a lookup failed: nothing was done
+        target.outcomes.append(Outcome("unreadable"))
+    elif code in ACTED_FAILURES:  # only a call that acts is rejected or fails to write
+        target.outcomes.append(Outcome(code, action or _text(name[:40])))
     elif code in KNOWN_FAILURES:
-        target.outcomes.append(code)
+        target.outcomes.append(Outcome(code))
     else:
-        target.outcomes.append("failed")
+        target.outcomes.append(Outcome("failed", action))
         target.failure = _text(code[:40])
 
 

@@ -4,7 +4,8 @@ floors above see (orderbot.shops.session hands it on as `Session.shop`).
     name            "sample", "retail": for doctor and the docs; nothing decides on it
     instructions    what the model is told
     vocabulary      how its orders are said: statuses, the words an answer may use for each,
-                    money (the facts, the claim check and the order views read it)
+                    money, the action each acting tool is (the facts, the claim check and
+                    the order views read it)
     offline         its offline planner, made on demand (the `offline` provider)
     eval_suite      the suite `orderbot eval` runs without --suite, if the shop has one
     sample          the orders it ships with, read-only, if any
@@ -25,6 +26,17 @@ from orderbot.loop.model import Model
 # What an answer may say has not happened yet ("not shipped", "未付款"), each the key of the
 # statuses that contradict it (Vocabulary.once); the claim check reads the words.
 MILESTONES = ("shipped", "delivered", "cancelled", "paid")
+# The actions a shop's tools carry out, each named by the catalogue's `facts.action.<key>`.
+ACTIONS = (
+    "cancel",
+    "modify_items",
+    "modify_address",
+    "modify_payment",
+    "return",
+    "exchange",
+    "user_address",
+    "transfer",
+)
 
 
 @dataclass(frozen=True, eq=False)  # compared (and cached by) identity: each shop has one
@@ -39,6 +51,9 @@ class Vocabulary:
     # For each of MILESTONES, the statuses an order has once it happened.
     once: Mapping[str, frozenset[str]] = field(default_factory=dict)
     money: Callable[[float, str], str] = lambda amount, currency: f"{currency} {amount:.2f}"
+    # Each tool that acts (a write, a hand-off) to the action it is, a key of ACTIONS: the
+    # facts name what was proposed, rejected, done or failed as that action.
+    actions: Mapping[str, str] = field(default_factory=dict)
 
 
 PLAIN = Vocabulary()  # a run on no shop (a bare toolbox): no status words to check an answer by

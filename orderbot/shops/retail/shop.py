@@ -53,6 +53,16 @@ VOCABULARY = Vocabulary(
         "paid": frozenset({"pending", "processed", "pending (item modified)", "cancelled"}) | _RETURNED,
     },
     money=lambda amount, currency: money(amount),  # tau2's prices are dollars
+    actions={
+        "cancel_pending_order": "cancel",
+        "modify_pending_order_items": "modify_items",
+        "modify_pending_order_address": "modify_address",
+        "modify_pending_order_payment": "modify_payment",
+        "return_delivered_order_items": "return",
+        "exchange_delivered_order_items": "exchange",
+        "modify_user_address": "user_address",
+        "transfer_to_human_agents": "transfer",
+    },
 )
 
 

@@ -21,6 +21,7 @@ VOCABULARY = Vocabulary(
         "paid": frozenset({"处理中", "已发货", "已签收", "退款中", "已退款"}),
     },
     money=format_money,
+    actions={"cancel_order": "cancel"},
 )
 
 
