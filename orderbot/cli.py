@@ -54,6 +54,8 @@ def command_app(name: str) -> typer.Typer | None:
             from orderbot.commands import orders as module
         case "eval":
             from orderbot.commands import evaluation as module
+        case "models":
+            from orderbot.commands import models as module
         case "doctor":
             from orderbot.commands import doctor as module
         case "mcp":

@@ -1,7 +1,8 @@
 """A loopback stand-in for the OpenAI API: the real openai SDK talks to it over HTTP.
 
 It speaks two routes, `POST /v1/responses` (the Responses API) and
-`POST /v1/chat/completions` (Chat Completions). Each route has a queue of scripted
+`POST /v1/chat/completions` (Chat Completions), and `GET /v1/models` (the listing of
+`api.models`, unless a script is queued for "models"). Each route has a queue of scripted
 replies; every request is logged. Replies are shaped like the real API's (a test parses
 them with the SDK's own types), so what works here works against the service.
 
@@ -46,7 +47,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from itertools import count
 from typing import Any
 
-ROUTES = {"/v1/responses": "responses", "/v1/chat/completions": "chat"}
+ROUTES = {"/v1/responses": "responses", "/v1/chat/completions": "chat", "/v1/models": "models"}
 
 
 # ---- what the server can do -----------------------------------------------------------
@@ -311,6 +312,11 @@ def response(
     }
 
 
+def model_list(ids) -> dict:
+    """The body of GET /v1/models listing `ids`."""
+    return {"object": "list", "data": [{"id": i, "object": "model", "created": 0, "owned_by": "fakeapi"} for i in ids]}
+
+
 def tool_call(name: str, arguments: dict | str, call_id: str | None = None) -> dict:
     """A Chat Completions tool call."""
     args = arguments if isinstance(arguments, str) else json.dumps(arguments, ensure_ascii=False)
@@ -420,9 +426,10 @@ class FakeAPI:
         self.streams = streams  # False: a server that ignores "stream": true
         self.sent_bytes = 0  # of the body of the latest stream, written before the client hung up
         self.closed = threading.Event()  # set when a client hung up on a stream or a body
-        self.queues: dict[str, list[Script]] = {"responses": [], "chat": []}
+        self.queues: dict[str, list[Script]] = {"responses": [], "chat": [], "models": []}
         out = error(500, "the fake API has no scripted reply left")
-        self.fallback: dict[str, Script] = {"responses": out, "chat": out}
+        self.models = ["fake-model"]  # what GET /v1/models lists
+        self.fallback: dict[str, Script] = {"responses": out, "chat": out, "models": lambda _: model_list(self.models)}
         self.requests: list[Request] = []
         self._lock = threading.Lock()
         self._release = threading.Event()
@@ -471,7 +478,7 @@ class FakeAPI:
         if isinstance(script, Reply):
             return script
         body = request.body if isinstance(request.body, dict) else {}
-        if self.streams and body.get("stream") is True and request.route in self.queues:
+        if self.streams and body.get("stream") is True and request.route in ("responses", "chat"):
             return stream_of(sse(request.route, script))
         return reply(script)
 
@@ -541,6 +548,8 @@ def _handler(api: FakeAPI) -> type[BaseHTTPRequestHandler]:
             except OSError:  # the client hung up before the whole body went out
                 api.closed.set()
                 self.close_connection = True
+
+        do_GET = do_POST  # noqa: N815 - the stdlib's name; GET /v1/models
 
         def log_message(self, format: str, *args: object) -> None:  # keep test output clean
             pass

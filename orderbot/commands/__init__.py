@@ -16,5 +16,6 @@ COMMAND_HELP = {
     "eval": "Measure a model on a suite of cases (the built-in one by default) before trusting it.",
     "mcp": "Serve the shop's tools to an agent host over MCP (stdio, or --http): orderbot keeps the policy, "
     "identity, approval and record.",
+    "models": "List the models the configured server offers, and say which one orderbot would use.",
     "doctor": "Show the provider, model, base URL, orders file and state directory orderbot would use.",
 }

@@ -657,6 +657,18 @@ MESSAGES: dict[str, dict[str, str]] = {
         "zh": "{path} 无法写入（{error}）：运行时的日志会被丢弃",
     },
     "doctor.not_usable_short": {"en": "not usable: {error}", "zh": "不可用：{error}"},
+    "models.offline": {
+        "en": "offline: orderbot's built-in planner answers, with no server to ask; to list a server's models, "
+        "set --base-url (OPENAI_BASE_URL) or OPENAI_API_KEY",
+        "zh": "offline：由 orderbot 内置的规划器回答，没有可询问的服务器；要列出服务器的模型，请设置 --base-url"
+        "（OPENAI_BASE_URL）或 OPENAI_API_KEY",
+    },
+    "models.at": {"en": "{count} models at {where} ({provider}):", "zh": "{where}（{provider}）提供 {count} 个模型："},
+    "models.used": {"en": "* {name}  (orderbot uses this one)", "zh": "* {name}（orderbot 使用这个）"},
+    "models.not_listed": {
+        "en": "orderbot would use {name}, which the server does not list: choose one with --model or MODEL_NAME",
+        "zh": "orderbot 会使用 {name}，但服务器没有列出它：请用 --model 或 MODEL_NAME 选一个",
+    },
     "doctor.built_in": {"en": "{name} (built in, no network)", "zh": "{name}（内置，不联网）"},
     "doctor.auto_key": {"en": " (auto: OPENAI_API_KEY is set)", "zh": "（auto：已设置 OPENAI_API_KEY）"},
     "doctor.auto_base_url": {"en": " (auto: a base URL is set)", "zh": "（auto：设置了基础 URL）"},
