@@ -15,6 +15,7 @@ from contextlib import contextmanager
 from dataclasses import asdict
 from typing import TYPE_CHECKING
 
+from pydantic_core import to_json
 from rich import box
 from rich.cells import cell_len
 from rich.console import Console, Group
@@ -26,12 +27,13 @@ from rich.text import Text
 
 from orderbot.answers.claims import Claim
 from orderbot.answers.facts import Fact
-from orderbot.i18n import language
+from orderbot.i18n import counted, language
 from orderbot.i18n import t as _t
 from orderbot.loop.engine import Limits, StopReason
 from orderbot.loop.state import PHASES, Event, PendingCall, RunState, describe_call, summarize_result
-from orderbot.loop.transitions import Transition, describe
+from orderbot.loop.transitions import Called, Transition, describe, result_words
 from orderbot.runs.record import utc_iso
+from orderbot.text import cut
 from orderbot.ui.escape import arguments_value, visible
 from orderbot.ui.layout import flow, flow_dots, hanging, wrap_cell
 from orderbot.ui.presentation import RESUME_ASIDE
@@ -128,7 +130,10 @@ def format_transitions(
         # Outside text: never Rich markup, never raw controls.
         event = wrap_cell(console, visible(said.event, one_line=True), widths["table.event"])
         event.stylize(event_style(t))
-        detail = wrap_cell(console, visible(said.detail, one_line=True), widths["table.detail"])
+        said_detail = (
+            call_detail(t, language(), widths["table.detail"]) if isinstance(t.payload, Called) else said.detail
+        )
+        detail = wrap_cell(console, visible(said_detail, one_line=True), widths["table.detail"])
         if narrow:
             table.add_row(str(t.step), event, detail)
         else:
@@ -448,3 +453,60 @@ def print_outcome(console: Console, result: RunResult, *, resume_hint: str | Non
         console.print(Text(line), soft_wrap=True)
         if aside:
             console.print(flow(console, [("", Text(f"  {aside}"))]), soft_wrap=True)
+
+
+SUMMARY_LINES = 2  # a call's result in the table: what it is and its key fields, in this many lines
+SHOWN_VALUE = 40  # characters of one string value in that summary
+
+
+def call_detail(t: Transition, lang: str, width: int) -> str:
+    """A call's row: the call, then its result summarised to fit SUMMARY_LINES lines of
+    `width` (its first values, a list or an object by its size); --trace shows it whole."""
+    payload = t.payload
+    call = payload.call.line()
+    if not payload.result.get("ok"):
+        return f"{call} → {result_words(payload.result, lang)}"
+    fields = summary_fields(payload.result.get("data"))
+    console = Console(width=width)
+
+    def said(shown: list[str]) -> str:
+        more = "…" if len(shown) < len(fields) else ""
+        return f"{call} → {_t('detail.call_ok', lang=lang, data=', '.join(shown) + more)}"
+
+    shown: list[str] = []
+    for field in fields:  # each that still fits, in order: a long one gives way to those after it
+        if (
+            len(wrap_cell(console, visible(said([*shown, field]), one_line=True), width).plain.splitlines())
+            <= SUMMARY_LINES
+        ):
+            shown.append(field)
+    return said(shown or fields[:1])
+
+
+def summary_fields(data: object) -> list[str]:
+    """The parts of a result's summary: an object's `key=value`s, its plain values first and
+    a list or an object by its size after them; a list's size, then its items."""
+    if isinstance(data, dict):
+        ranked = sorted(enumerate(data.items()), key=lambda entry: summary_rank(*entry))
+        return [f"{key}={summary_value(value)}" for _, (key, value) in ranked]
+    if isinstance(data, list):
+        return [counted(len(data), "item"), *(summary_value(item) for item in data)]
+    return [summary_value(data)]
+
+
+def summary_rank(index: int, entry: tuple[str, object]) -> tuple[int, int]:
+    """What it is (the first value: an id) first, then its status, its other plain values,
+    and a list or an object (by its size) last."""
+    key, value = entry
+    if isinstance(value, dict | list):
+        return 3, index
+    return (0 if index == 0 else 1 if key == "status" else 2), index
+
+
+def summary_value(value: object) -> str:
+    if isinstance(value, list):
+        return f"[{counted(len(value), 'item')}]"
+    if isinstance(value, dict):  # an order in a list, say: its first plain values
+        plain = [f"{key}={summary_value(v)}" for key, v in value.items() if not isinstance(v, dict | list)]
+        return "{" + ", ".join(plain[:2]) + ("…}" if len(value) > len(plain[:2]) else "}")
+    return cut(to_json(value).decode(), SHOWN_VALUE) if isinstance(value, str) else to_json(value).decode()

@@ -16,9 +16,9 @@ from rich.cells import cell_len
 
 from orderbot.i18n import set_language, t
 from orderbot.loop.engine import Limits
-from orderbot.loop.transitions import Transition, describe
+from orderbot.loop.transitions import Called, Transition, describe
 from orderbot.ui.escape import visible
-from orderbot.ui.render import SafeConsole, format_transitions, table_widths
+from orderbot.ui.render import SUMMARY_LINES, SafeConsole, call_detail, format_transitions, table_widths
 
 RETAIL = Path(__file__).parents[1] / "fixtures" / "tau2-retail" / "db.json"
 WIDTHS = (80, 100, 120, 160)
@@ -67,17 +67,21 @@ def from_cell(line: str, column: int) -> str:
     return ""
 
 
-def detail_cells(lines: list[str], heading: str) -> list[str]:
-    """The detail cell's text on every line of the table, found by its heading's column."""
+def detail_rows(lines: list[str], heading: str) -> list[list[str]]:
+    """The detail cell's lines, row by row (a row starts where its step number is), found
+    by the heading's column."""
     head = next(line for line in lines if heading in line)
     start = cell_len(head[: head.index(heading)])
-    cells = []
-    for line in lines:
-        if line[:1] in "╭├╰" or line is head or set(line) <= set("─ "):
+    rows: list[list[str]] = []
+    for line in lines[lines.index(head) + 1 :]:
+        if line[:1] in "╭├╰" or set(line) <= set("─ "):
             continue
-        cell = from_cell(line, start)
-        cells.append(cell.split("│")[0])
-    return cells
+        cell = from_cell(line, start).split("│")[0].rstrip()
+        if re.search(r"\d", line[: head.index(t("table.event"))]) or not rows:  # its step number
+            rows.append([cell])
+        else:
+            rows[-1].append(cell)
+    return rows
 
 
 def test_the_detail_has_half_the_line_and_more_on_a_wider_terminal(lang):
@@ -100,9 +104,15 @@ def test_the_table_at_each_width(run, lang, width, plain):
         segments = lines[0].strip("╭╮").split("┬")
         narrow = len(segments) == 3  # without pad_edge: one space of padding at the table's edge
         assert len(segments[2 if narrow else 3]) - (1 if narrow else 2) == widths["table.detail"], lines[0]
-    cells = detail_cells(lines, t("table.detail"))
-    # Every word, id, number and JSON key of a detail that fits a line is on one line of the table.
-    for said in (describe(tr).detail for tr in transitions):
-        for token in TOKEN.findall(visible(said, one_line=True)):
+    rows = detail_rows(lines, t("table.detail"))
+    assert len(rows) == len(transitions), "\n".join(lines)
+    for transition, row in zip(transitions, rows, strict=True):
+        shown = describe(transition).detail
+        if isinstance(transition.payload, Called):  # a call's result is summarised, in a line or two
+            shown = call_detail(transition, lang, widths["table.detail"])
+            assert len(row) <= SUMMARY_LINES, "\n".join(lines)
+            assert f"{transition.payload.call.line()} → " in "".join(row) or len(row) > 1, row
+        # Every word, id, number and JSON key that fits a line is on one line of the table.
+        for token in TOKEN.findall(visible(shown, one_line=True)):
             if cell_len(token) <= widths["table.detail"]:
-                assert any(token in text for text in cells), f"{token!r} broken:\n" + "\n".join(lines)
+                assert any(token in text for text in row), f"{token!r} broken:\n" + "\n".join(lines)
