@@ -43,8 +43,8 @@ M = [
     (
         "own payment method",
         "orderbot/shops/retail/actions.py",
-        '    if method is None:\n        raise ToolError(f"{payment_method_id} is not one',
-        '    if False:\n        raise ToolError(f"{payment_method_id} is not one',
+        '    if method is None:\n        raise ToolError(\n            t("tool_error.not_your_payment_method"',
+        '    if False:\n        raise ToolError(\n            t("tool_error.not_your_payment_method"',
     ),
     ("already modified", "orderbot/shops/retail/actions.py", "if order.status == ITEMS_MODIFIED:", "if False:"),
     ("only pending", "orderbot/shops/retail/actions.py", "    if order.status != PENDING:", "    if False:"),
