@@ -1,14 +1,17 @@
 """The claim check: the model's answer read against what the tools returned.
 
 Deterministic string and pattern matching with the store's own vocabulary; no second
-model, no rewriting of the answer. Five kinds of finding, each `{kind, order_id, said,
+model, no rewriting of the answer. Seven kinds of finding, each `{kind, order_id, said,
 observed}`:
 
     unknown_id      the answer names an order id that no tool returned
     nonexistent_id  the answer names an id the tools said does not exist, without saying so
     status          the answer gives an order a status the tools did not return for it
     cancellation    the answer says an order was cancelled, but no cancellation executed
-    amount          the answer gives an order an amount its details did not hold
+    amount          the answer gives an order an amount its details did not hold and no tool
+                    computed (a refund nobody worked out, a wrong total or price)
+    items           the answer lists an item the order does not hold ("contains a Laptop")
+    date            the answer gives an order a date its details did not hold
 
 How an answer is read: each mention of an order id opens a segment that runs to the next
 id or the end of the sentence; its sentence is that segment with the words before the id
@@ -21,7 +24,11 @@ words is the observed status, so "ORD-1001 is 已发货; only 处理中 or 待�
 cancelled" is fine; it fails when it has status words and none of them is what the tools
 returned. A negated status is a claim too: "未发货" / "not shipped yet" contradicts an order
 that has shipped (NOT_YET), unless the sentence states a rule ("只有…才能", "only …").
-An amount (¥199.00, 199 元) in a segment must be one the order's details held.
+An amount (¥199.00, 199 元, $207.75, 207.75 美元) in a segment must be one the order's details
+held (a total, a price, a payment, what a return or an exchange moves) or one a tool computed
+(a calculation, a balance). Items an answer lists ("contains …", "包含 …") must be among the
+order's, when written in the store's script (a translated name is not read), and a date
+(2026-11-20, 2026年11月20日) one its details held.
 
 An answer need not name the order. When the run looked at exactly one order, what the
 sentences that name no id say (status words, negated statuses, amounts, a cancellation)
@@ -30,6 +37,7 @@ is read as said about that order: `未发货。` for an order that is 已发货 
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import re
@@ -41,7 +49,11 @@ from orderbot.loop.state import CallRecord
 from orderbot.shops.shop import Vocabulary
 
 # ORD-ids as the store writes them, and id-shaped tokens such as "MB-44" a model may invent.
-ID = re.compile(r"(?<![A-Za-z0-9_-])(?:(?i:ORD)-[A-Za-z0-9_-]*[0-9][A-Za-z0-9_-]*|[A-Z]{2,4}-[0-9]{2,}[A-Za-z0-9]*)")
+# The retail shop's ids are tau2's: "#W5866402".
+ID = re.compile(
+    r"(?<![A-Za-z0-9_-])(?:(?i:ORD)-[A-Za-z0-9_-]*[0-9][A-Za-z0-9_-]*|[A-Z]{2,4}-[0-9]{2,}[A-Za-z0-9]*)"
+    r"|#[A-Z][0-9]{5,}(?![A-Za-z0-9])"
+)
 SENTENCE_END = re.compile(r"[。！？\n]|[.!?](?=\s|$)")
 NEGATION = re.compile(r"(?:\bnot\b|n't|\bnever|\bno longer|没有|没|未|不是|并非|尚未)\s*(?:\w+\s+){0,2}$", re.I)
 NOT_FOUND_WORDS = re.compile(
@@ -71,7 +83,31 @@ NOT_YET: dict[str, re.Pattern[str]] = {
 RULE = re.compile(r"只有|只能|仅限|才能|才可以|\bonly\b|\bcan be\b|\bcan only\b", re.I)
 # An amount as an answer writes one: ¥199.00, ￥199, 199 元, CNY 199, 199.00 yuan.
 AMOUNT = re.compile(
-    r"[¥￥]\s*(\d[\d,]*(?:\.\d+)?)|(?:CNY|RMB)\s*(\d[\d,]*(?:\.\d+)?)|(\d[\d,]*(?:\.\d+)?)\s*(?:元|块|CNY|RMB|yuan)",
+    r"[¥￥$]\s*(\d[\d,]*(?:\.\d+)?)|(?:CNY|RMB|USD)\s*(\d[\d,]*(?:\.\d+)?)"
+    r"|(\d[\d,]*(?:\.\d+)?)\s*(?:元|块|美元|CNY|RMB|USD|yuan|dollars?\b)",
+    re.I,
+)
+# A date as an answer writes one: 2026-11-20, 2026年11月20日, 2026/11/20.
+DATE = re.compile(r"\b(\d{4})(?:-|/|年)(\d{1,2})(?:-|/|月)(\d{1,2})日?")
+# An answer listing an order's items: "contains a Laptop and a Desk Lamp", "包含台灯和耳机".
+ITEMS = re.compile(
+    r"(?:\bcontains?|\bincludes?|\bconsists of|\bitems? (?:are|is|were)|\bitems?:|包含|包括|商品(?:是|有|为|：|:))\s*",
+    re.I,
+)
+ITEM_SPLIT = re.compile(r"\s*(?:,\s*(?:and\s+)?|\band\b|、|，|和|以及|及|与)\s*", re.I)
+# Words of a list that are no item: articles, counts, "the following items".
+ITEM_FILLER = re.compile(
+    r"^(?:(?:a|an|the|one|two|three|\d+|\d+\s*[x×]|[一二两三四五]\s*[个件台双])\s+)*|\s*(?:[x×]\s*\d+)$", re.I
+)
+# Where a list of items ends: a clause, an amount, a bracket.
+ITEM_END = re.compile(
+    r"\s*(?:[;；(（]|[$¥￥]|的|，共|共"
+    r"|\b(?:which|that|for|with|at|worth|costing|priced|totall?ing|in total|all|both)\b)",
+    re.I,
+)
+GENERIC_ITEMS = re.compile(
+    r"^(?:the following|following|these|those|items?|products?|things?|pieces?|\d+\s*items?"
+    r"|[一二两三四五\d]+\s*(?:件|个)(?:商品)?|商品|以下商品)$",
     re.I,
 )
 # A status word just before an id it describes: "已发货的订单 ORD-1001", "shipped order ORD-1001".
@@ -131,13 +167,14 @@ def check(
     words = reading(vocabulary)
     by_id = {f.order_id.upper(): f for f in facts}
     returned = set(by_id) | _ids_in_results(calls)
+    computed = _amounts_in_results(calls)
     found: list[Claim] = []
     for order_id, segment, sentence, before in segments(answer):
         fact = by_id.get(order_id)
-        found += _check_segment(order_id, segment, sentence, fact, order_id in returned, words, before)
+        found += _check_segment(order_id, segment, sentence, fact, order_id in returned, words, before, computed)
     if len(facts) == 1:  # the one order the run looked at: what sentences naming no id say is about it
         for sentence in unnamed_sentences(answer):
-            found += _check_unnamed(sentence, facts[0], words)
+            found += _check_unnamed(sentence, facts[0], words, computed)
     claims: list[Claim] = []
     seen: set[tuple[str, str, str]] = set()
     for claim in found:
@@ -176,7 +213,14 @@ def unnamed_sentences(answer: str) -> list[str]:
 
 
 def _check_segment(
-    order_id: str, segment: str, sentence: str, fact: Fact | None, returned: bool, words: Reading, before: str = ""
+    order_id: str,
+    segment: str,
+    sentence: str,
+    fact: Fact | None,
+    returned: bool,
+    words: Reading,
+    before: str = "",
+    computed: frozenset[float] = frozenset(),
 ) -> list[Claim]:
     if fact is None:
         return [] if returned else [Claim("unknown_id", order_id, order_id, None)]
@@ -192,7 +236,7 @@ def _check_segment(
         return [Claim("cancellation", order_id, cancel, _observed(fact))]
     if fact.cancelled:
         return []
-    found = _amount_claims(order_id, segment, fact)
+    found = _amount_claims(order_id, segment, fact, computed) + _detail_claims(order_id, segment, fact)
     if said and (fact.status is None or all(status != _status_of(fact, words) for _, status in said)):
         return [Claim("status", order_id, said[0][0], _observed(fact)), *found]
     if not RULE.search(sentence):
@@ -200,7 +244,7 @@ def _check_segment(
     return found
 
 
-def _check_unnamed(sentence: str, fact: Fact, words: Reading) -> list[Claim]:
+def _check_unnamed(sentence: str, fact: Fact, words: Reading, computed: frozenset[float] = frozenset()) -> list[Claim]:
     """What a sentence naming no id says about the run's one order. A sentence that states a
     rule ("只有处理中的订单才能取消") says nothing about it; an order that does not exist has
     no status, amount or cancellation to state."""
@@ -216,7 +260,11 @@ def _check_unnamed(sentence: str, fact: Fact, words: Reading) -> list[Claim]:
         return [Claim("status", order_id, said[0][0], observed)]
     if said:
         return []
-    return _negated_claims(order_id, sentence, fact, words) + _amount_claims(order_id, sentence, fact)
+    return (
+        _negated_claims(order_id, sentence, fact, words)
+        + _amount_claims(order_id, sentence, fact, computed)
+        + _detail_claims(order_id, sentence, fact)
+    )
 
 
 def _status_before(before: str, words: Reading) -> list[tuple[str, str]]:
@@ -238,17 +286,61 @@ def _negated_claims(order_id: str, text: str, fact: Fact, words: Reading) -> lis
     return []
 
 
-def _amount_claims(order_id: str, text: str, fact: Fact) -> list[Claim]:
-    """Amounts in `text` that none of the order's details held (only when details were read)."""
+def _amount_claims(order_id: str, text: str, fact: Fact, computed: frozenset[float] = frozenset()) -> list[Claim]:
+    """Amounts in `text` that none of the order's details held and no tool computed (a
+    calculation, a balance), only when details were read: a refund of a sum nobody worked
+    out is one of them."""
     if not fact.amounts:
         return []
+    known = [*fact.amounts, *computed]
     out = []
     for match in AMOUNT.finditer(text):
         number = next(g for g in match.groups() if g is not None)
         value = float(number.replace(",", ""))
-        if all(abs(value - known) > 0.005 for known in fact.amounts):
+        if all(abs(value - amount) > 0.005 for amount in known):
             out.append(Claim("amount", order_id, match.group().strip(), fact.fields.get("total")))
     return out
+
+
+def _detail_claims(order_id: str, text: str, fact: Fact) -> list[Claim]:
+    return _item_claims(order_id, text, fact) + _date_claims(order_id, text, fact)
+
+
+def _item_claims(order_id: str, text: str, fact: Fact) -> list[Claim]:
+    """Items an answer lists for the order ("contains a Laptop and a Desk Lamp") that are
+    none of its items. A name in another script than the store's (a translation) is not read,
+    nor anything longer than a name."""
+    if not fact.items:
+        return []
+    names = [n.lower() for n in fact.items]
+    out = []
+    for match in ITEMS.finditer(text):
+        listed = ITEM_END.split(text[match.end() :], maxsplit=1)[0]
+        for part in ITEM_SPLIT.split(listed):
+            part = part.strip(" .。!！?？:：\"'“”")
+            name = ITEM_FILLER.sub("", part).strip().lower()
+            if not name or GENERIC_ITEMS.match(name) or len(name.split()) > 5 or len(name) > 40:
+                continue
+            same_script = [n for n in names if _cjk(n) == _cjk(name)]
+            if same_script and not any(name in n or n in name for n in same_script):
+                out.append(Claim("items", order_id, part, fact.fields.get("items")))
+    return out
+
+
+def _date_claims(order_id: str, text: str, fact: Fact) -> list[Claim]:
+    """Dates an answer gives the order that none of its details held."""
+    if not fact.dates:
+        return []
+    out = []
+    for match in DATE.finditer(text):
+        year, month, day = (int(g) for g in match.groups())
+        if f"{year:04d}-{month:02d}-{day:02d}" not in fact.dates:
+            out.append(Claim("date", order_id, match.group(), ", ".join(fact.dates)))
+    return out
+
+
+def _cjk(text: str) -> bool:
+    return any("\u4e00" <= c <= "\u9fff" for c in text)
 
 
 def _status_words(segment: str, words: Reading) -> list[tuple[str, str]]:
@@ -275,6 +367,23 @@ def _observed(fact: Fact) -> str | None:
     if fact.no_access:
         return "no access"
     return "; ".join(fact.outcome_texts()) or None
+
+
+def _amounts_in_results(calls: Iterable[CallRecord]) -> frozenset[float]:
+    """Amounts the tools worked out beside an order's details: what a calculation returned,
+    a payment method's balance."""
+    found: set[float] = set()
+    for call in calls:
+        data = (call.result or {}).get("data") if (call.result or {}).get("ok") else None
+        if call.name == "calculate":
+            with contextlib.suppress(ValueError):  # a calculation that failed says no amount
+                found.add(round(float(str(data)), 2))
+        elif isinstance(data, dict):
+            methods = data.get("payment_methods")
+            for method in methods.values() if isinstance(methods, dict) else methods or []:
+                if isinstance(method, dict) and isinstance(method.get("balance"), int | float):
+                    found.add(float(method["balance"]))
+    return frozenset(found)
 
 
 def _ids_in_results(calls: Iterable[CallRecord]) -> set[str]:

@@ -21,6 +21,7 @@ run's customer.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import NamedTuple
@@ -45,6 +46,7 @@ KNOWN_FAILURES = frozenset(
         "internal_error",
     )
 )
+DATE = re.compile(r"\b(\d{4}-\d{2}-\d{2})")
 # The failures an action's outcome names as that action ("exchange rejected: nothing was done").
 ACTED_FAILURES = frozenset(("rejected", "read_only", "busy", "write_failed", "store_unavailable"))
 
@@ -76,8 +78,11 @@ class Fact:
     failure: str = ""  # the error code behind a `failed` outcome
     no_access: bool = False
     cancelled: bool = False  # a cancel_order call for it executed and succeeded
-    # Every amount the details named (total, unit prices, line totals), for the claim check.
+    # Every amount the details named (total, prices, line totals, payments, refunds) and every
+    # date they hold, for the claim check.
     amounts: list[float] = field(default_factory=list)
+    dates: list[str] = field(default_factory=list)
+    items: list[str] = field(default_factory=list)  # the items' names, as the store writes them
     unknown: str = ""  # the status the shop gives an unknown id (Vocabulary.not_found), if it has one
 
     @property
@@ -174,7 +179,10 @@ def _observe_ok(name: str, order_id: str | None, data: object, fact, vocabulary:
         target.status = _text(data.get("status"))
     if name == "get_order_details":
         target.fields.update(detail_fields(data, vocabulary))
+    if isinstance(data.get("items"), list):  # a retail write returns the order
         target.amounts = detail_amounts(data)
+        target.dates = sorted(set(DATE.findall(json.dumps(data))))
+        target.items = [_text(i.get("name")) for i in data["items"] if isinstance(i, dict) and i.get("name")]
 
 
 def _observe_failure(name: str, target: Fact, code: str, error: str, vocabulary: Vocabulary, action: str) -> None:
@@ -222,14 +230,32 @@ def detail_fields(data: dict, vocabulary: Vocabulary) -> dict[str, str]:
 
 
 def detail_amounts(data: dict) -> list[float]:
-    """The amounts an answer may quote from get_order_details: the total, each unit price,
-    and each line's quantity times its price."""
+    """The amounts an answer may quote from an order's details: the total (or, where the shop
+    has none, the sum of its items' prices), each unit price, each line's quantity times its
+    price, each payment and refund, and what a return or an exchange the tools planned
+    moves: the returned items' prices together, the price difference."""
     amounts = [float(data["total"])] if isinstance(data.get("total"), int | float) else []
-    for item in data.get("items") or []:
-        if isinstance(item, dict) and isinstance(item.get("unit_price"), int | float):
-            amounts.append(float(item["unit_price"]))
+    items = [i for i in data.get("items") or [] if isinstance(i, dict)]
+    prices: dict[str, float] = {}
+    every: list[float] = []
+    for item in items:
+        price = item.get("unit_price", item.get("price"))
+        if isinstance(price, int | float):
+            amounts.append(float(price))
+            every.append(float(price))
+            prices.setdefault(str(item.get("item_id")), float(price))
             if isinstance(item.get("quantity"), int):
-                amounts.append(round(item["unit_price"] * item["quantity"], 2))
+                amounts.append(round(price * item["quantity"], 2))
+    if prices and "total" not in data:
+        amounts.append(round(sum(every), 2))
+    for payment in data.get("payment_history") or []:
+        if isinstance(payment, dict) and isinstance(payment.get("amount"), int | float):
+            amounts.append(abs(float(payment["amount"])))
+    returned = [prices[str(i)] for i in data.get("return_items") or [] if str(i) in prices]
+    if returned:
+        amounts.append(round(sum(returned), 2))
+    if isinstance(data.get("exchange_price_difference"), int | float):
+        amounts.append(abs(float(data["exchange_price_difference"])))
     return amounts
 
 
