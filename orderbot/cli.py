@@ -56,6 +56,8 @@ def command_app(name: str) -> typer.Typer | None:
             from orderbot.commands import evaluation as module
         case "models":
             from orderbot.commands import models as module
+        case "keys":
+            from orderbot.commands import keys as module
         case "doctor":
             from orderbot.commands import doctor as module
         case "mcp":

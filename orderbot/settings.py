@@ -18,6 +18,7 @@ from pydantic import AliasChoices, Field, PrivateAttr, SecretStr, ValidationErro
 from pydantic_core import PydanticCustomError
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from orderbot import keys
 from orderbot.errors import ConfigError, UsageError
 from orderbot.i18n import t
 from orderbot.loop.budget import Limits
@@ -55,12 +56,18 @@ LimitSettings = create_model(
 class Settings(LimitSettings):
     # Which settings came from flags: a bad one is a usage error (exit 2), not a config error.
     _flags: frozenset[str] = PrivateAttr(default_factory=frozenset)
+    _key_from: str | None = PrivateAttr(default=None)  # where api_key came from (doctor), never the key
 
     def typed(self, name: str) -> bool:
         """Whether setting `name` was typed on the command line: a value of it that a later
         check refuses is then a usage error (exit 2), and the same value from the
         environment or .env a configuration error (exit 6)."""
         return name in self._flags
+
+    @property
+    def key_from(self) -> str | None:
+        """Where the API key came from (the environment, ./.env, the key store), never the key."""
+        return self._key_from
 
     def error_for(self, name: str) -> type[ConfigError]:
         """The error a refused value of setting `name` raises: UsageError when it was typed."""
@@ -337,7 +344,15 @@ def load_settings(**flags: object) -> Settings:
         Limits(**{limit.name: getattr(settings, limit.name) for limit in LIMIT_SPECS})  # checked now, before a run
     except ValidationError as exc:
         raise describe_settings_error(exc, given) from None
+    if settings.api_key is not None:
+        key_from = _source("api_key")
+    elif (stored := keys.stored("openai")) is not None:  # after the environment and ./.env
+        settings = settings.model_copy(update={"api_key": SecretStr(stored)})
+        key_from = t("keys.from_store", path=keys.store_path())
+    else:
+        key_from = None
     settings._flags = frozenset(given)
+    settings._key_from = key_from
     return settings
 
 

@@ -42,7 +42,7 @@ def test_auto_with_a_key_shows_openai_and_hides_the_key(orders_file: Path):
     assert lines["provider"] == "openai (auto: OPENAI_API_KEY is set)"
     assert lines["model"] == "gpt-4o-mini"
     assert lines["base URL"] == "https://api.openai.com/v1 (default)"
-    assert lines["API key"] == "set (not shown)"
+    assert lines["API key"] == "set, from OPENAI_API_KEY in the environment (not shown)"
     assert lines["orders"] == f"{orders_file}: 14 orders"
     assert KEY not in out
 

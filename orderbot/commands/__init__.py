@@ -17,5 +17,6 @@ COMMAND_HELP = {
     "mcp": "Serve the shop's tools to an agent host over MCP (stdio, or --http): orderbot keeps the policy, "
     "identity, approval and record.",
     "models": "List the models the configured server offers, and say which one orderbot would use.",
+    "keys": "Keep API keys in your config directory (mode 0600, never shown): keys set openai, keys list, keys path.",
     "doctor": "Show the provider, model, base URL, orders file and state directory orderbot would use.",
 }

@@ -86,7 +86,8 @@ def doctor(
             lines.append(("model", llm.name if chosen != "offline" else t("doctor.built_in", name=llm.name)))
         lines.append(("base_url", _base_url(settings, chosen)))
         facts["base_url"] = public_url(settings.base_url) if settings.base_url else None
-        lines.append(("api_key", t("doctor.key_set") if settings.api_key is not None else t("doctor.key_unset")))
+        key_said = t("doctor.key_set_from", where=settings.key_from) if settings.key_from else t("doctor.key_set")
+        lines.append(("api_key", key_said if settings.api_key is not None else t("doctor.key_unset")))
         facts["api_key_set"] = settings.api_key is not None
         orders_line, ok, facts["orders"], shop_lines = _orders(settings)
         lines.append(("orders", orders_line))

@@ -657,6 +657,24 @@ MESSAGES: dict[str, dict[str, str]] = {
         "zh": "{path} 无法写入（{error}）：运行时的日志会被丢弃",
     },
     "doctor.not_usable_short": {"en": "not usable: {error}", "zh": "不可用：{error}"},
+    "keys.file_open": {
+        "en": "the key store {path} may be read by others: make it private (chmod 600 {path}) or set the key again",
+        "zh": "密钥库 {path} 其他人也能读取：请把它设为私有（chmod 600 {path}），或重新设置密钥",
+    },
+    "keys.unreadable": {"en": "cannot read the key store {path}: {why}", "zh": "无法读取密钥库 {path}：{why}"},
+    "keys.not_a_store": {"en": "it is not a key store", "zh": "它不是密钥库"},
+    "keys.saved": {
+        "en": "kept the {name} key in {path} (mode 0600, not shown)",
+        "zh": "已把 {name} 密钥保存在 {path}（权限 0600，不显示）",
+    },
+    "keys.empty": {"en": "the key is empty: nothing was kept", "zh": "密钥是空的：没有保存任何内容"},
+    "keys.unknown": {
+        "en": "unknown key {name}: choose one of {choices}",
+        "zh": "未知的密钥 {name}：请从 {choices} 中选择",
+    },
+    "keys.prompt": {"en": "{name} key (not shown)", "zh": "{name} 密钥（不显示）"},
+    "keys.from_store": {"en": "the key store {path}", "zh": "密钥库 {path}"},
+    "keys.not_set": {"en": "not set", "zh": "未设置"},
     "models.offline": {
         "en": "offline: orderbot's built-in planner answers, with no server to ask; to list a server's models, "
         "set --base-url (OPENAI_BASE_URL) or OPENAI_API_KEY",
@@ -680,6 +698,7 @@ MESSAGES: dict[str, dict[str, str]] = {
     "doctor.url_unused": {"en": "not used by the offline model", "zh": "offline 模型不使用"},
     "doctor.url_default": {"en": "{url} (default)", "zh": "{url}（默认）"},
     "doctor.key_set": {"en": "set (not shown)", "zh": "已设置（不显示）"},
+    "doctor.key_set_from": {"en": "set, from {where} (not shown)", "zh": "已设置，来自{where}（不显示）"},
     "doctor.key_unset": {"en": "not set", "zh": "未设置"},
     "doctor.sample": {"en": "{path} (the bundled sample, read-only)", "zh": "{path}（自带示例，只读）"},
     "doctor.order_count": {"en": "{where}: {count} orders", "zh": "{where}：{count} 个订单"},
