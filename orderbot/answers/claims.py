@@ -99,6 +99,11 @@ ITEM_SPLIT = re.compile(r"\s*(?:,\s*(?:and\s+)?|\band\b|、|，|和|以及|及|�
 ITEM_FILLER = re.compile(
     r"^(?:(?:a|an|the|one|two|three|\d+|\d+\s*[x×]|[一二两三四五]\s*[个件台双])\s+)*|\s*(?:[x×]\s*\d+)$", re.I
 )
+# What may come before a list for it to be the order's: nothing (the id right before it), the
+# order itself ("it", "订单"), or a joint ("and", "which").
+ITEMS_OF_ORDER = re.compile(
+    r"(?:^|\b(?:order|it|package|shipment|and|which|that|also|still)|订单|包裹|它|还|也|[,，:：])\s*$", re.I
+)
 # Where a list of items ends: a clause, an amount, a bracket.
 ITEM_END = re.compile(
     r"\s*(?:[;；(（]|[$¥￥]|的|，共|共"
@@ -106,7 +111,7 @@ ITEM_END = re.compile(
     re.I,
 )
 GENERIC_ITEMS = re.compile(
-    r"^(?:the following|following|these|those|items?|products?|things?|pieces?|\d+\s*items?"
+    r"^(?:(?:no|any|nothing|none)\b.*|the following|following|these|those|items?|products?|things?|pieces?|\d+\s*items?"
     r"|[一二两三四五\d]+\s*(?:件|个)(?:商品)?|商品|以下商品)$",
     re.I,
 )
@@ -315,6 +320,8 @@ def _item_claims(order_id: str, text: str, fact: Fact) -> list[Claim]:
     names = [n.lower() for n in fact.items]
     out = []
     for match in ITEMS.finditer(text):
+        if not ITEMS_OF_ORDER.search(text[: match.start()]):
+            continue  # "the refund includes tax" lists no items of the order
         listed = ITEM_END.split(text[match.end() :], maxsplit=1)[0]
         for part in ITEM_SPLIT.split(listed):
             part = part.strip(" .。!！?？:：\"'“”")

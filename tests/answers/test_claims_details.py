@@ -51,6 +51,8 @@ def test_a_wrong_item_list_is_caught(tmp_path, answer, said):
         "Order #W5866402 contains 2 items: Espresso Machine ($2,996.03) and Sneakers ($207.75), total $3,203.78.",
         "订单 #W5866402 已送达，共付款 $3,203.78。",
         "Returning the Sneakers gets you a refund of $207.75.",
+        "Your refund includes tax.",  # a list, but not of the order's items
+        "Order #W5866402 contains no items that can be returned.",
     ],
 )
 def test_what_the_tools_returned_passes(tmp_path, answer):
