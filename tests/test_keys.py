@@ -8,6 +8,8 @@ import os
 import stat
 from pathlib import Path
 
+import pexpect
+import pytest
 from clikit import cli
 
 KEY = "sk-test-0123456789abcdef"
@@ -47,3 +49,17 @@ def test_bad_keys_are_one_sentence():
     store().chmod(0o644)
     opened = cli("keys", "list", env={"OPENAI_API_KEY": None})
     assert opened.exit_code == 6 and "chmod 600" in opened.stderr and KEY not in opened.output
+
+
+@pytest.mark.slow  # a terminal
+def test_keys_set_at_a_terminal_asks_without_echoing_the_key():
+    from forked_terminal import orderbot_in_a_terminal
+
+    env = {k: v for k, v in os.environ.items() if k != "OPENAI_API_KEY"} | {"LANG": "C.UTF-8", "TERM": "xterm"}
+    child = orderbot_in_a_terminal(["keys", "set", "openai"], env=env)
+    child.expect_exact("openai key (not shown)")
+    child.sendline(KEY)
+    child.expect_exact("mode 0600, not shown")
+    seen = child.before
+    child.expect(pexpect.EOF)
+    assert KEY not in seen + child.before and json.loads(store().read_text()) == {"openai": KEY}
