@@ -377,20 +377,32 @@ def _observed(fact: Fact) -> str | None:
 
 
 def _amounts_in_results(calls: Iterable[CallRecord]) -> frozenset[float]:
-    """Amounts the tools worked out beside an order's details: what a calculation returned,
-    a payment method's balance."""
+    """Amounts the tools gave beside an order's details: what a calculation returned, and
+    every price, balance and amount in a result (a variant's price, a gift card's balance)."""
     found: set[float] = set()
+
+    def walk(value: object, key: str = "") -> None:
+        if isinstance(value, dict):
+            for k, v in value.items():
+                walk(v, str(k))
+        elif isinstance(value, list):
+            for v in value:
+                walk(v, key)
+        elif isinstance(value, int | float) and not isinstance(value, bool) and key in MONEY_KEYS:
+            found.add(abs(float(value)))
+
     for call in calls:
-        data = (call.result or {}).get("data") if (call.result or {}).get("ok") else None
+        result = call.result or {}
+        if not result.get("ok"):
+            continue
         if call.name == "calculate":
             with contextlib.suppress(ValueError):  # a calculation that failed says no amount
-                found.add(round(float(str(data)), 2))
-        elif isinstance(data, dict):
-            methods = data.get("payment_methods")
-            for method in methods.values() if isinstance(methods, dict) else methods or []:
-                if isinstance(method, dict) and isinstance(method.get("balance"), int | float):
-                    found.add(float(method["balance"]))
+                found.add(round(float(str(result.get("data"))), 2))
+        walk(result.get("data"))
     return frozenset(found)
+
+
+MONEY_KEYS = frozenset(("price", "unit_price", "balance", "amount", "total", "exchange_price_difference"))
 
 
 def _ids_in_results(calls: Iterable[CallRecord]) -> set[str]:

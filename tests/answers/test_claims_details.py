@@ -92,3 +92,10 @@ def test_the_sample_shops_items_and_dates(toolbox, answer, found):
     claims = sample_claims(toolbox, answer)
     assert [(k, s) for k, s, _ in claims] == [(k, s) for k, s, _ in found]
     assert all(k != "items" or o == found[0][2] for k, _, o in claims)
+
+
+def test_a_price_another_lookup_returned_passes(tmp_path):
+    """A variant's price from get_product_details is the tools' too (the Sneakers' 2509076505)."""
+    more = calls(call("get_product_details", {"product_id": "7471004230"}))
+    assert retail_claims(tmp_path, "The gray leather pair costs $189.50.", more) == []
+    assert retail_claims(tmp_path / "b", "The gray leather pair costs $179.50.", more) == [("amount", "$179.50", None)]
