@@ -20,7 +20,7 @@ from orderbot.commands import COMMAND_HELP
 from orderbot.commands.common import Json, RunId, Runs, StateDir, errors_to_exit_codes
 from orderbot.commands.logs import setup_logging
 from orderbot.errors import ConfigError, ExitCode, RecordError
-from orderbot.i18n import t
+from orderbot.i18n import counted, t
 from orderbot.runner.replay import pin_time, scratch_session
 from orderbot.runner.replay import replay as replay_record
 from orderbot.runs.stores import open_run_store
@@ -83,7 +83,12 @@ def replay(
             sys.stdout.write(json_text(doc) + "\n")
         else:
             console = make_console()
-            header = t("replay.header", run_id=record.run_id, turns=len(record.turn_texts), source=source)
+            header = t(
+                "replay.header",
+                run_id=record.run_id,
+                turns=counted(len(record.turn_texts), "model_turn"),
+                source=source,
+            )
             console.print(flow_dots(console, header, STYLE_DIM), soft_wrap=True)
             for note in report.notes:
                 console.print(Text(t("replay.note", note=note), style=STYLE_DIM))

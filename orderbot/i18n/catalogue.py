@@ -103,6 +103,12 @@ MESSAGES: dict[str, dict[str, str]] = {
     "count.character": {"en": "{count:,} character|{count:,} characters", "zh": "{count:,} 个字符"},
     "count.result": {"en": "{count:,} result|{count:,} results", "zh": "{count:,} 个结果"},
     "count.order": {"en": "{count:,} order|{count:,} orders", "zh": "{count:,} 个订单"},
+    "count.entry": {"en": "{count:,} entry|{count:,} entries", "zh": "{count:,} 条"},
+    "count.problem": {"en": "{count:,} problem|{count:,} problems", "zh": "{count:,} 个问题"},
+    "count.model_turn": {
+        "en": "{count:,} recorded model turn|{count:,} recorded model turns",
+        "zh": "{count:,} 个已记录的模型回合",
+    },
     # ---- the limits of a run (a header line, the REPL's banner and /limits) ---------------------
     "limits.line": {
         "en": "limits: {steps} · {calls} ({per_step} per step) · {seconds} s",
@@ -508,12 +514,12 @@ MESSAGES: dict[str, dict[str, str]] = {
     "audit.none": {"en": "No audit entries match.", "zh": "没有符合条件的审计记录。"},
     "audit.empty": {"en": "The audit log in {where} is empty.", "zh": "{where} 中的审计日志是空的。"},
     "audit.intact": {
-        "en": "The audit log is intact: {entries} entries, each linked to the one before. Head: {head}",
-        "zh": "审计日志完好：共 {entries} 条，每条都与前一条相连。末端哈希：{head}",
+        "en": "The audit log is intact: {entries}, each linked to the one before. Head: {head}",
+        "zh": "审计日志完好：共 {entries}，每条都与前一条相连。末端哈希：{head}",
     },
     "audit.broken": {
-        "en": "The audit log does not verify: {problems} problems in {entries} entries.",
-        "zh": "审计日志校验未通过：{entries} 条中发现 {problems} 个问题。",
+        "en": "The audit log does not verify: {problems} in {entries}.",
+        "zh": "审计日志校验未通过：{entries}中发现 {problems}。",
     },
     "audit.more_problems": {"en": "... and {count} more", "zh": "……还有 {count} 个"},
     "audit.bad_time": {
@@ -610,9 +616,9 @@ MESSAGES: dict[str, dict[str, str]] = {
         "zh": "--head 由 --verify 检查：请同时给出两者",
     },
     "audit.intact_keyed": {
-        "en": "The audit log is intact: {entries} entries, each linked to the one before, with the audit key from "
+        "en": "The audit log is intact: {entries}, each linked to the one before, with the audit key from "
         "entry {first} on. Head: {head}",
-        "zh": "审计日志完好：共 {entries} 条，每条都与前一条相连，从第 {first} 条起用审计密钥链接。末端哈希：{head}",
+        "zh": "审计日志完好：共 {entries}，每条都与前一条相连，从第 {first} 条起用审计密钥链接。末端哈希：{head}",
     },
     "audit.key_needed_to_append": {
         "en": "the audit log is linked with an audit key, and this session has none (ORDERBOT_AUDIT_KEY or "
@@ -730,8 +736,8 @@ MESSAGES: dict[str, dict[str, str]] = {
     "doctor.ping_tokens": {"en": ", {input} tokens in, {output} out", "zh": "，输入 {input} 个令牌，输出 {output} 个"},
     # ---- orderbot replay -----------------------------------------------------------------------
     "replay.header": {
-        "en": "replay · run {run_id} · {turns} recorded model turns · today's tools over a scratch copy of {source}",
-        "zh": "重放 · 运行 {run_id} · {turns} 个已记录的模型回合 · 用现在的工具处理 {source} 的临时副本",
+        "en": "replay · run {run_id} · {turns} · today's tools over a scratch copy of {source}",
+        "zh": "重放 · 运行 {run_id} · {turns} · 用现在的工具处理 {source} 的临时副本",
     },
     "replay.note": {"en": "note: {note}", "zh": "注意：{note}"},
     "replay.same": {

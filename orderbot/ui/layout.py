@@ -35,12 +35,14 @@ def flow(
     width = max(least, width or console.width)
     lines: list[Text] = []  # the finished lines
     line = Text()  # the line being filled; a continued line starts with its indent
-    for separator, part in parts:
+    for index, (separator, part) in enumerate(parts):
         empty = not lines and not line.plain or line.plain == " " * indent
-        if empty or line.cell_len + cell_len(separator) + part.cell_len <= width:
+        # The separator after a part stays with it when the line ends there (` ·`): room for it too.
+        after = cell_len(parts[index + 1][0].rstrip()) if index + 1 < len(parts) else 0
+        if empty or line.cell_len + cell_len(separator) + part.cell_len + after <= width:
             line.append("" if empty else separator)
             line.append_text(part)
-        elif part.cell_len <= width - indent:  # the next line takes it whole
+        elif part.cell_len + after <= width - indent:  # the next line takes it whole
             line.append(separator.rstrip())
             lines.append(line)
             line = Text(" " * indent) + part

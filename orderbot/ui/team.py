@@ -15,7 +15,7 @@ from rich import box
 from rich.table import Table
 from rich.text import Text
 
-from orderbot.i18n import t
+from orderbot.i18n import counted, t
 from orderbot.loop.state import describe_call
 from orderbot.runs.audit import EVENTS, AuditCheck, AuditEntry
 from orderbot.runs.base import Waiting
@@ -155,11 +155,22 @@ def check_lines(check: AuditCheck, extra: list) -> list[Text]:
     problems = [*check.problems, *extra]
     if not problems:
         if check.keyed_from is not None:
-            said = t("audit.intact_keyed", entries=check.entries, first=check.keyed_from, head=check.head)
+            said = t(
+                "audit.intact_keyed", entries=counted(check.entries, "entry"), first=check.keyed_from, head=check.head
+            )
         else:
-            said = t("audit.intact", entries=check.entries, head=check.head)
+            said = t("audit.intact", entries=counted(check.entries, "entry"), head=check.head)
         return [Text(said, style=STYLE_OK)]
-    lines = [Text(t("audit.broken", entries=check.entries, problems=len(problems) + check.more), style=STYLE_ERROR)]
+    lines = [
+        Text(
+            t(
+                "audit.broken",
+                entries=counted(check.entries, "entry"),
+                problems=counted(len(problems) + check.more, "problem"),
+            ),
+            style=STYLE_ERROR,
+        )
+    ]
     lines += [Text("  " + visible(p.text(), one_line=True)) for p in problems]
     if check.more:
         lines.append(Text("  " + t("audit.more_problems", count=check.more)))
