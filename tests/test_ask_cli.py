@@ -25,7 +25,7 @@ def ask(*args: str, input: str | None = None):
 def test_chinese_question_prints_table_and_answer():
     result = ask("请查询订单 ORD-1001 的状态。")
     assert result.exit_code == 0, result.output
-    assert "plan → act" in result.output and "act → observe" in result.output
+    assert "proposed 1 call" in result.output and "executed" in result.output
     assert "get_order_status" in result.output
     assert "订单 ORD-1001 的状态是：已发货。" in result.output
     assert "offline" in result.output  # says which model answered

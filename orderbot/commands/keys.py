@@ -19,7 +19,8 @@ from orderbot.settings import load_settings
 HELP = COMMAND_HELP["keys"]
 MAX_KEY_CHARS = 4096
 
-app = typer.Typer(rich_markup_mode="rich", add_completion=False, help=HELP, no_args_is_help=True)
+EPILOG = "Example: orderbot keys set openai"
+app = typer.Typer(rich_markup_mode="rich", add_completion=False, help=HELP, epilog=EPILOG, no_args_is_help=True)
 
 
 @app.command("set", epilog='Example: orderbot keys set openai  (or: echo "$KEY" | orderbot keys set openai)')
@@ -40,7 +41,7 @@ def set_key(
         typer.echo(t("keys.saved", name=name, path=path))
 
 
-@app.command("list")
+@app.command("list", epilog="Example: orderbot keys list")
 def list_keys() -> None:
     """Each key orderbot knows and where it comes from (the environment, ./.env, the key store); never the key."""
     with errors_to_exit_codes():
@@ -48,7 +49,7 @@ def list_keys() -> None:
         typer.echo(f"openai: {where}")  # untranslated: the key's name, then where it comes from
 
 
-@app.command("path")
+@app.command("path", epilog="Example: orderbot keys path")
 def path() -> None:
     """Where the key store is (it may not exist yet)."""
     typer.echo(str(keys.store_path()))

@@ -101,7 +101,7 @@ def test_tool_round_trip_through_the_cli(api, wire):
     run = ask(api, wire)
 
     assert run.code == 0, run.stdout + run.stderr
-    assert "plan → act" in run.stdout and 'get_order_status(order_id="ORD-1001")' in run.stdout
+    assert "proposed 1 call" in run.stdout and 'get_order_status(order_id="ORD-1001")' in run.stdout
     assert "订单 ORD-1001 的状态是：已发货" in run.stdout  # 已发货 came from the tool, via the server
     first, second = api.requests_for(wire.route)
     assert first.headers["authorization"] == f"Bearer {KEY}"  # the key goes to the server and nowhere else

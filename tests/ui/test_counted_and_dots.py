@@ -37,7 +37,7 @@ def test_the_replay_header_counts_one_turn_in_the_singular(orders_file):
     cli("ask", "--orders", str(orders_file), "--max-steps", "1", "查询 ORD-1001")
     [path] = (Path(os.environ["ORDERBOT_STATE_DIR"]) / "runs").glob("*.json")
     header = cli("replay", path.stem).output
-    assert " · 1 recorded model turn ·\n" in header, header
+    assert " 1 recorded model turn " in " ".join(header.split()) and "turns" not in header, header
 
 
 @pytest.mark.parametrize(("lang", "said"), [("en", "1 problem in 1 entry."), ("zh", "1 条中发现 1 个问题。")])

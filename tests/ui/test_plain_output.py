@@ -119,7 +119,8 @@ def test_wide_chinese_text_keeps_table_columns_aligned():
 
 
 def test_wide_chinese_text_in_the_plain_table_pads_every_line_to_one_width():
-    lines = render(format_transitions(chinese_transitions(), Limits(), plain=True))
+    # Wide enough for the budget columns (orderbot.ui.render.table_widths).
+    lines = render(format_transitions(chinese_transitions(), Limits(), plain=True, width=200), width=200)
     widths = {cell_len(line) for line in lines if line.strip()}
     assert len(widths) == 1, widths
     rows = [line for line in lines if "/3 " in line]
