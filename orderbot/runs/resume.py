@@ -47,6 +47,8 @@ def check_resume(
     reason = state.stop_reason
     if reason is None:
         raise RecordError(t("resume.killed", run_id=rid))
+    if approve is not None and reason is not StopReason.AWAITING_APPROVAL:
+        _refuse_if_settled_by_another(record)
     if reason is StopReason.ANSWERED:
         raise RecordError(t("resume.answered", run_id=rid))
     if reason not in RESUMABLE:
@@ -72,6 +74,27 @@ def check_resume(
         raise UsageError(t("resume.waiting", run_id=rid))  # --approve or --reject: what to type
     for pending in state.pending:
         _check_pending(rid, record, pending, toolbox, now, ttl_hours, approve)
+
+
+def _refuse_if_settled_by_another(record: RunRecord) -> None:
+    """One who comes to approve or reject a run that no longer waits because somebody settled
+    it meanwhile (two approvers at once: the second finds the run carried on, even answered)
+    is refused as a person who came second, not told of a broken record."""
+    settled = [d for d in record.decisions.values() if d.approved is not None]
+    if settled:
+        last = settled[-1]
+        tool = next((c.name for c in record.state.calls if record.decisions.get(c.call_id) is last), "?")
+        verb = t("runs.verb_approved") if last.approved else t("runs.verb_rejected")
+        raise OperatorRefused(
+            t(
+                "runs.settled_first",
+                run_id=record.run_id,
+                tool=tool,
+                verb=verb,
+                by=last.decided_by or "?",
+                at=last.decided_at or "?",
+            )
+        )
 
 
 def check_decider(

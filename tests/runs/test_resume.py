@@ -75,7 +75,8 @@ def test_resume_approve_cancels_once_and_answers(orders_file):
 
     written = orders_file.read_bytes()
     again = cli("resume", run_id, "--approve", "--user", "C001", "--orders", str(orders_file))
-    assert again.exit_code == 6 and "already answered" in again.output
+    # Settled already (by the same desk here): refused as one who came second, nothing done.
+    assert again.exit_code == 9 and "was already approved by" in again.output
     assert orders_file.read_bytes() == written
 
 
@@ -270,3 +271,16 @@ def test_a_side_effect_tool_of_the_test_is_settled_like_cancel(tmp_path):
     check_resume(stored, toolbox, user="C001", approve=True, now=time.time(), ttl_hours=24)  # recorded on time.time
     runner.resume(stored, Limits(), approve=True)
     assert sent == ["hi"] and runs.load(state.run_id).side_effects == {"n1": COMMITTED}
+
+
+def test_a_rejection_of_a_run_approved_meanwhile_is_refused_as_second(orders_file):
+    """Two approvers at once: the second may find the run already carried on to its answer.
+    That is a person who came second (exit 9, naming who settled it), not a broken record."""
+    asked = cli("ask", "--user", "C001", "--orders", str(orders_file), "--json", "取消订单 ORD-1002，不想要了")
+    run_id = json.loads(asked.stdout)["run_id"]
+    first = cli("resume", run_id, "--approve", "--user", "C001", "--orders", str(orders_file))
+    assert first.exit_code == 0, first.output
+    again = cli("resume", run_id, "--reject", "--user", "C001", "--orders", str(orders_file))
+    assert again.exit_code == 9, again.output
+    assert "was already approved by" in again.stderr and "nothing was done here" in again.stderr
+    assert JsonStore.load(orders_file).orders["ORD-1002"].status == "已取消"  # cancelled once, by the first
