@@ -11,7 +11,7 @@ Only the two SDK providers import this module, so the openai SDK may be imported
 from __future__ import annotations
 
 import functools
-import importlib
+import sys
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
@@ -63,7 +63,7 @@ def _capped_stream() -> type:
     """A body stream that ends after `limit` bytes, built on the byte-stream class of the
     SDK's HTTP library (httpx, or a fork of it under another name), as the library requires."""
     client = next(c for c in openai.DefaultHttpxClient.__mro__ if c.__name__ == "Client")
-    library = importlib.import_module(client.__module__.split(".")[0])
+    library = sys.modules[client.__module__.split(".")[0]]  # imported already: the client class is its
 
     class CappedStream(library.SyncByteStream):
         def __init__(self, stream, limit: int) -> None:
