@@ -80,21 +80,8 @@ def _refuse_if_settled_by_another(record: RunRecord) -> None:
     """One who comes to approve or reject a run that no longer waits because somebody settled
     it meanwhile (two approvers at once: the second finds the run carried on, even answered)
     is refused as a person who came second, not told of a broken record."""
-    settled = [d for d in record.decisions.values() if d.approved is not None]
-    if settled:
-        last = settled[-1]
-        tool = next((c.name for c in record.state.calls if record.decisions.get(c.call_id) is last), "?")
-        verb = t("runs.verb_approved") if last.approved else t("runs.verb_rejected")
-        raise OperatorRefused(
-            t(
-                "runs.settled_first",
-                run_id=record.run_id,
-                tool=tool,
-                verb=verb,
-                by=last.decided_by or "?",
-                at=last.decided_at or "?",
-            )
-        )
+    if any(d.approved is not None for d in record.decisions.values()):
+        raise OperatorRefused(settled_first(record))
 
 
 def check_decider(
