@@ -81,18 +81,21 @@ class Entry(NamedTuple):
         return RunSummary(run_id=self.run_id, **doc)
 
 
+STARTED_WIDTH = len("2026-12-01T20:20:08.123456Z")  # every started_key is this wide
+
+
 def started_key(created_at: str, run_id: str) -> str:
     """When a run started as fixed-width text that sorts by time, to the microsecond
     (`2026-12-01T20:20:08.123456Z`). A record written before starts were kept to the
     microsecond has its second; one that could not be read, the second its id names."""
-    if len(created_at) == 27:
+    if len(created_at) == STARTED_WIDTH:
         return created_at
     if len(created_at) == 20:  # ...T20:20:08Z
         return created_at[:19] + ".000000Z"
     if RUN_ID.fullmatch(run_id):  # 261201-202008-ff23
         d, h = run_id[:6], run_id[7:13]
         return f"20{d[:2]}-{d[2:4]}-{d[4:]}T{h[:2]}:{h[2:4]}:{h[4:]}.000000Z"
-    return "0" * 27
+    return "0" * STARTED_WIDTH
 
 
 def newest_first(lines: list[str]) -> list[str]:
@@ -107,8 +110,10 @@ def index_line(summary: RunSummary) -> str:
     return f"{key} {summary.run_id} {json.dumps(doc, ensure_ascii=False, separators=(',', ':'))}"
 
 
-def _run_id_of(line: str) -> str:
-    return line[28:].partition(" ")[0]
+def _split(line: str) -> tuple[str, str]:
+    """A line's run id and its summary JSON, past the started_key and its space."""
+    run_id, _, summary_json = line[STARTED_WIDTH + 1 :].partition(" ")
+    return run_id, summary_json
 
 
 def field_text(key: str, value: str) -> str:
@@ -157,8 +162,7 @@ class RunIndex:
         lines = index[1] if index is not None and index[0] == files else self._refresh(files, index)
         for line in lines:
             if all(text in line for text in containing):
-                run_id, _, summary_json = line[28:].partition(" ")
-                yield Entry(run_id, summary_json)
+                yield Entry(*_split(line))
 
     def _refresh(self, files: dict[str, int], index: tuple[dict[str, int], list[str]] | None) -> list[str]:
         """Lines for the records in `files`: an indexed line while its record is the same
@@ -208,7 +212,7 @@ def _by_run(inodes: dict[str, int], lines: list[str]) -> dict[str, tuple[int, st
     """(inode number, line) by run id; lines whose id has no inode number are dropped."""
     out = {}
     for line in lines:
-        run_id = _run_id_of(line)
+        run_id = _split(line)[0]
         if run_id in inodes:
             out[run_id] = (inodes[run_id], line)
     return out
