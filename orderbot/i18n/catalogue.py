@@ -278,6 +278,10 @@ MESSAGES: dict[str, dict[str, str]] = {
         "en": "waiting for the model · {elapsed:.0f} s · {left:.0f} s left",
         "zh": "等待模型回答 · 已用 {elapsed:.0f} 秒 · 剩余 {left:.0f} 秒",
     },
+    "waiting.cut": {
+        "en": "Cut off here: the run was cancelled while the answer was coming in.",
+        "zh": "回答到此中断：回答传来时运行被取消了。",
+    },
     "status.retry": {
         "en": "{reason}, retrying in {delay:.1f} s, attempt {attempt} of {attempts}",
         "zh": "{reason}，{delay:.1f} 秒后重试，第 {attempt} 次，共 {attempts} 次",

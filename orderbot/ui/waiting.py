@@ -12,6 +12,9 @@ The streamed text is what the provider read so far (the size cap and the time li
 the provider's and the engine's, so a stream cut at the cap stops growing here too). It
 is provisional: the run's outcome is printed the usual way once the model has answered,
 so the streamed panel leaves the screen when the request ends. A retry starts it afresh.
+Only when Ctrl-C (or SIGTERM) cuts a stream short does the REPL's waiting line leave what
+had arrived on screen, marked as cut: the run is cancelled and has no answer, but what the
+person was reading does not vanish.
 """
 
 from __future__ import annotations
@@ -30,7 +33,7 @@ from rich.text import Text
 
 from orderbot.i18n import t
 from orderbot.ui.escape import visible
-from orderbot.ui.styles import STYLE_DIM, STYLE_OK
+from orderbot.ui.styles import STYLE_DIM, STYLE_OK, STYLE_WARN
 
 REFRESH_PER_SECOND = 8  # the spinner and the clock; streamed text is drawn as it comes
 MIN_REDRAW = 0.04  # seconds between two redraws for streamed text; the timer draws the rest
@@ -70,6 +73,12 @@ class Waiting:
         with self._lock:
             self._retry = t("status.retry", reason=reason, delay=delay, attempt=attempt, attempts=attempts)
             self._text = ""  # the next attempt streams its own answer
+
+    @property
+    def text(self) -> str:
+        """The streamed text so far (its last STREAM_TAIL_CHARS)."""
+        with self._lock:
+            return self._text
 
     def add_text(self, piece: str) -> bool:
         """Keep a streamed piece; whether it is time to draw it (not more often than MIN_REDRAW)."""
@@ -115,6 +124,19 @@ class Waiting:
             box=box.ROUNDED,
         )
 
+    def cut_answer(self, text: str) -> RenderableType:
+        """What had streamed in when the run was cancelled, whole (up to its kept tail), in
+        the panel of a partial answer and marked as cut, so nobody takes it for the answer."""
+        shown = ("…" if len(text) >= STREAM_TAIL_CHARS else "") + text.rstrip() + " …"
+        panel = Panel(
+            Text(visible(shown)),
+            title=Text(t("outcome.partial_answer")),
+            title_align="left",
+            border_style=STYLE_WARN,
+            box=box.ROUNDED,
+        )
+        return Group(panel, Text(t("waiting.cut"), style=STYLE_WARN))
+
 
 def watch(model, view):
     """`model`, with each request shown in `view`'s waiting line (see the module's docstring)."""
@@ -154,12 +176,18 @@ class WaitingLine:
             transient=True,
         )
         self._live.start()
+        cut = ""
         try:
             yield
+        except KeyboardInterrupt:  # Ctrl-C or SIGTERM mid-request: keep what was being read
+            cut = self.state.text
+            raise
         finally:
             self.state.end()
             live, self._live = self._live, None
             live.stop()
+            if cut.strip():
+                self.console.print(self.state.cut_answer(cut))
 
     def _screen(self) -> RenderableType:
         return self.state.renderable() or Text("")

@@ -7,14 +7,16 @@ SDK talking to a loopback fake API that holds its reply until the test lets go.
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import threading
 from pathlib import Path
 
 import pexpect
+import pyte
 import pytest
-from fakeapi import FakeAPI, completion, hang
+from fakeapi import FakeAPI, completion, hang, sse, stream_of
 from forked_terminal import orderbot_process_in_a_terminal
 
 pytestmark = pytest.mark.slow  # the REPL in a terminal
@@ -27,18 +29,21 @@ WAIT = 30  # seconds pexpect waits for text that should come at once; never slep
 def spawn(tmp_path: Path, orders_file: Path):
     children: list[pexpect.spawn] = []
 
-    def start(*args: str, user: str | None = "C001") -> pexpect.spawn:
+    def start(*args: str, user: str | None = "C001", live: bool = False) -> pexpect.spawn:
+        """The REPL; `live`: in a terminal that draws the waiting line and the streamed
+        answer (TERM=dumb draws no live display), every byte it prints kept in `child.seen`."""
         env = {
             **os.environ,
             "ORDERBOT_STATE_DIR": str(tmp_path / "state"),
             "NO_COLOR": "1",
-            "TERM": "dumb",
+            "TERM": "xterm" if live else "dumb",
             "COLUMNS": "120",
             "LINES": "40",
             "HOME": str(tmp_path),
         }
         argv = ["repl", "--orders", str(orders_file), *(["--user", user] if user else []), *args]
         child = orderbot_process_in_a_terminal(argv, env=env, dimensions=(40, 120), timeout=WAIT)
+        child.seen = child.logfile_read = io.StringIO()
         children.append(child)
         return child
 
@@ -60,6 +65,13 @@ def leave(child: pexpect.spawn) -> int:
     child.expect(pexpect.EOF)
     child.close()
     return child.exitstatus
+
+
+def final_screen(child: pexpect.spawn) -> list[str]:
+    """The terminal as a person sees it now: everything the REPL printed, on a pyte screen."""
+    screen = pyte.Screen(120, 40)
+    pyte.Stream(screen).feed(child.seen.getvalue())
+    return [line.rstrip() for line in screen.display if line.strip()]
 
 
 def order_status(orders_file: Path, order_id: str) -> str:
@@ -154,6 +166,31 @@ def test_ctrl_c_cancels_the_running_request_and_the_next_prompt_works(spawn):
         messages = api.requests_for("chat")[1].body["messages"]
         assert [m["content"] for m in messages if m["role"] == "user"] == ["第一个问题", "第二个问题"]
         assert leave(child) == 0
+
+
+def test_ctrl_c_mid_stream_keeps_the_partial_answer_on_screen_marked_as_cut(spawn, tmp_path):
+    said = "Order ORD-1001 has shipped and should arrive on Friday"
+    events = sse("chat", completion(said + ", unless the courier is late again."), piece=8)
+    pieces = 1 + -(-len(said) // 8)  # the role's event, then the deltas that hold `said`
+    with FakeAPI() as api:
+        api.enqueue("chat", stream_of(events[:pieces], hang_after=True))  # then silence
+        child = spawn("--provider", "chat", "--base-url", api.url, "--model", "fake-model", "--timeout", "60",
+                      live=True)  # fmt: skip
+        child.expect_exact(PROMPT)
+        child.sendline("when does ORD-1001 come?")
+        child.expect_exact("Friday")  # streamed in, on screen
+        child.sendintr()
+        child.expect_exact(PROMPT)
+        screen = final_screen(child)
+        assert leave(child) == 0
+    text = "\n".join(screen)
+    assert "Partial answer (cut off)" in text, text
+    assert said in " ".join(line.strip("│ ") for line in screen), text
+    assert "Cut off here: the run was cancelled while the answer was coming in." in text
+    assert "Cancelled." in text and "stop reason: cancelled" in text
+    [record] = (tmp_path / "state" / "runs").glob("*.json")
+    state = json.loads(record.read_text("utf-8"))["state"]
+    assert state["stop_reason"] == "cancelled" and state["answer"] is None
 
 
 def test_ctrl_c_at_an_empty_prompt_exits_cleanly(spawn):
