@@ -270,3 +270,70 @@ def test_the_import_check_sees_a_patch_and_a_log_handler(tmp_path):
     assert done.returncode == 1
     changed = done.stdout.splitlines()
     assert "logger root handlers" in changed and "typer.core.TyperOption.display_type_rich" in changed
+
+
+# ---- one path from flags to exit code ----------------------------------------------------
+
+# What only orderbot.commands.run may name among the commands: the runner and its engine,
+# the four-eyes rule and who may decide, the views of a run and the prompt that asks a person.
+WIRING = frozenset(
+    {
+        "Runner",
+        "Engine",
+        "for_session",
+        "four_eyes",
+        "asks_at_the_prompt",
+        "check_decider",
+        "TransitionView",
+        "TraceView",
+        "StepLines",
+        "terminal_approver",
+    }
+)
+
+
+def wiring_in(path: Path) -> list[str]:
+    """The names of a run's wiring a module uses: imported, called or read as an attribute."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom | ast.Import):
+            names = [alias.name.rpartition(".")[2] for alias in node.names]
+        elif isinstance(node, ast.Name):
+            names = [node.id]
+        elif isinstance(node, ast.Attribute):
+            names = [node.attr]
+        elif isinstance(node, ast.keyword) and node.arg:
+            names = [node.arg]
+        else:
+            continue
+        found += [f"line {node.lineno}: {name}" for name in names if name in WIRING]
+    return sorted(set(found))
+
+
+def test_no_command_but_run_builds_a_runner_or_a_view_or_applies_four_eyes():
+    """ask, resume, approvals, repl, mcp and eval go through orderbot.commands.run: one place
+    takes the settings to the runner, decides whether a person may be asked (four eyes, the
+    store's approvers), builds the view and says the exit code."""
+    found = {
+        name: lines
+        for name, path in MODULES.items()
+        if name.startswith("orderbot.commands.") and name != "orderbot.commands.run" and (lines := wiring_in(path))
+    }
+    assert found == {}
+
+
+def test_the_wiring_check_sees_a_runner_and_four_eyes(tmp_path):
+    by_hand = tmp_path / "by_hand.py"
+    by_hand.write_text(
+        "from orderbot.runner import Runner\n"
+        "may = store.policy().asks_at_the_prompt(store.operator, four_eyes=settings.four_eyes)\n"
+        "runner = Runner.for_session(session, model, store, provider='mcp')\n"
+    )
+    assert wiring_in(by_hand) == [
+        "line 1: Runner",
+        "line 2: asks_at_the_prompt",
+        "line 2: four_eyes",
+        "line 3: Runner",
+        "line 3: for_session",
+    ]
+    assert wiring_in(ROOT / "orderbot" / "commands" / "run.py")  # the one module that does it

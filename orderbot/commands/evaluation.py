@@ -21,13 +21,9 @@ from orderbot.commands.common import (
     Otel,
     Provider,
     Timeout,
-    errors_to_exit_codes,
 )
-from orderbot.commands.logs import setup_logging
+from orderbot.commands.run import evaluate
 from orderbot.models import create, resolve_provider
-from orderbot.runner import Runner
-from orderbot.runs.store import RunStore
-from orderbot.settings import load_settings
 from orderbot.shops.session import DEFAULT_SHOP
 from orderbot.ui.escape import json_text
 from orderbot.ui.evaluation import print_eval
@@ -39,6 +35,7 @@ BELOW_MIN_PASS = 1  # the exit code when the pass rate is below --min-pass
 
 
 def eval_command(
+    ctx: typer.Context,
     suite: Annotated[
         Path | None,
         typer.Argument(help="A suite file (JSON) \\[default: the built-in suite].", show_default=False),
@@ -59,32 +56,15 @@ def eval_command(
     json_out: Json = False,
     otel: Otel = False,
 ) -> None:
-    with errors_to_exit_codes():
-        # --orders names the suite's orders, not a setting
-        settings = load_settings(
-            max_steps=max_steps,
-            timeout=timeout,
-            max_tool_calls=max_tool_calls,
-            max_calls_per_step=max_calls_per_step,
-            provider=provider,
-            model=model,
-            base_url=base_url,
-        )
-        setup_logging(settings.resolved_state_dir())  # model retries and failing tools, as for ask
+    def score(settings, make_runner) -> int:
         loaded, suite_path = load_suite(suite)
         source = orders_source(loaded, suite_path, orders)
-        chosen = resolve_provider(settings)
         model_name = create(settings, DEFAULT_SHOP).name  # also fails early on a bad provider, before any case
-
-        def make_runner(session, llm, case_settings) -> Runner:
-            store = RunStore(case_settings.resolved_state_dir(), keep=10)
-            return Runner.for_session(session, llm, store, provider=chosen, otel=otel)
-
         run_case = case_runner(settings, make_model=create, make_runner=make_runner)
         results, unchanged = run_suite(loaded, source, run_case, jobs=jobs)
         report = Report(
             results,
-            provider=chosen,
+            provider=resolve_provider(settings),
             model=model_name,
             orders=source.shown,
             orders_unchanged=unchanged,
@@ -95,7 +75,9 @@ def eval_command(
             sys.stdout.write(json_text(report.as_dict()) + "\n")  # names, questions, answers: outside text
         else:
             print_eval(make_console(), report)
-    raise typer.Exit(0 if report.ok else BELOW_MIN_PASS)
+        return 0 if report.ok else BELOW_MIN_PASS
+
+    evaluate(ctx.params | {"orders": None}, score)  # --orders names the suite's orders, not a setting
 
 
 app = typer.Typer(rich_markup_mode="rich", add_completion=False)

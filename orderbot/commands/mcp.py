@@ -1,9 +1,9 @@
 """`orderbot mcp`: serve the session shop's tools to an agent host over the Model Context Protocol.
 
-Flags → settings → the shop's session and the run store → an MCP session (orderbot.mcp) →
-standard input/output, or streamable HTTP with --http. The policy, the identity, the approval
-and the record stay orderbot's: the host's model only proposes calls. The mcp package is the
-`mcp` extra, imported here only when the command runs.
+Flags → settings → the shop's session and the run store (orderbot.commands.run.serve) → an
+MCP session (orderbot.mcp) → standard input/output, or streamable HTTP with --http. The
+policy, the identity, the approval and the record stay orderbot's: the host's model only
+proposes calls. The mcp package is the `mcp` extra, imported here only when the command runs.
 """
 
 from __future__ import annotations
@@ -16,22 +16,12 @@ from typing import Annotated
 import typer
 
 from orderbot.commands import COMMAND_HELP
-from orderbot.commands.common import (
-    Orders,
-    Runs,
-    StateDir,
-    User,
-    errors_to_exit_codes,
-    run_settings,
-)
-from orderbot.commands.logs import setup_logging
+from orderbot.commands.common import Orders, Runs, StateDir, User, errors_to_exit_codes
+from orderbot.commands.run import may_ask, runner_for, serve
 from orderbot.errors import ConfigError, UsageError
 from orderbot.i18n import t
 from orderbot.mcp.session import MAX_STEPS, McpSession
 from orderbot.models.mcp_client import ClientModel
-from orderbot.runner import Runner
-from orderbot.runs.stores import open_run_store
-from orderbot.shops.session import open_session
 
 HELP = COMMAND_HELP["mcp"]
 EPILOG = "Examples: orderbot mcp --user C001 · orderbot mcp --orders shop.db --http 127.0.0.1:8765"
@@ -88,22 +78,15 @@ def mcp(
         typer.Option("--queue", help="Put every side effect in the approval queue, even when the host could ask."),
     ] = False,
 ) -> None:
-    with errors_to_exit_codes():
+    with errors_to_exit_codes():  # the flags first, before any setting or store
         address = _address(http, allow_remote) if http is not None else None
         token = _token() if address is not None and allow_remote else None
         server_module = _sdk()
-        settings = run_settings(ctx.params)
-        setup_logging(settings.resolved_state_dir())
-        store = open_run_store(settings)
-        store.prepare()
-        try:
-            session = open_session(settings)
-            try:
-                _serve(server_module, settings, store, session, address=address, token=token, queue=queue)
-            finally:
-                session.store.close()
-        finally:
-            store.close()
+
+    def body(settings, store, session) -> None:
+        _serve(server_module, settings, store, session, address=address, token=token, queue=queue)
+
+    serve(ctx.params, body)
 
 
 def _serve(server_module, settings, store, session, *, address, token, queue) -> None:
@@ -130,14 +113,13 @@ def compose(server_module, settings, store, session, *, queue: bool = False, clo
     limits = session.limits(settings).model_copy(update=defaults)
     if limits.max_tool_calls > MAX_STEPS - 2:
         raise UsageError(t("error.mcp_calls", calls=limits.max_tool_calls, cap=MAX_STEPS - 2))
-    # With four eyes, or when the store names others as approvers, every side effect waits in the queue.
-    may_ask = store.policy().asks_at_the_prompt(store.operator, four_eyes=settings.four_eyes)
-    runner = Runner.for_session(session, ClientModel(), store, provider=ClientModel.provider)
+    runner = runner_for(session, ClientModel(), store, settings, provider=ClientModel.provider)
     # Before each call the store sees what another desk wrote (a JSON store reads its file again).
     mcp_session = McpSession(runner, limits, user=settings.user, refresh=session.store.refresh, clock=clock)
-    server = server_module.build_server(
-        mcp_session, session.toolbox, instructions=session.shop.instructions, elicit=may_ask and not queue
-    )
+    # Where the host's person may not be asked (may_ask), every side effect waits in the queue.
+    elicit = may_ask(settings, store) and not queue
+    instructions = session.shop.instructions
+    server = server_module.build_server(mcp_session, session.toolbox, instructions=instructions, elicit=elicit)
     return mcp_session, server
 
 

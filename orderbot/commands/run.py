@@ -1,8 +1,10 @@
 """One path from what a run command parsed to its exit code, for ask, resume, `approvals
-approve|reject` and the REPL: the settings, the run store, who decides (four eyes, the
-store's approvers), whether a person is asked at the prompt, the runner, the view, the
-outcome and the exit code. A command parses its flags and says what it wants (`Start` a new
-run, or `Resume` a stored one with a decision); nothing else of a run is wired in a command.
+approve|reject`, the REPL, `mcp` and `eval`: the settings, the run store, who decides (four
+eyes, the store's approvers), whether a person is asked at the prompt, the runner, the view,
+the outcome and the exit code. A command parses its flags and says what it wants (`run`:
+`Start` a new run, or `Resume` a stored one with a decision; `converse`: a conversation;
+`serve`: a session whose calls another program proposes; `evaluate`: a suite of cases);
+nothing else of a run is wired in a command.
 
 Names, one per idea: a person *decides* a waiting call (approve, reject: `decision`); the run
 store *claims* a decision, once, for the operator who made it (orderbot.runs); a run that
@@ -32,6 +34,7 @@ from orderbot.models.mcp_client import ClientModel
 from orderbot.runner import Runner
 from orderbot.runs.base import BaseRunStore
 from orderbot.runs.resume import check_decider, check_resume, recorded_orders, settled_first
+from orderbot.runs.store import RunStore
 from orderbot.runs.stores import open_run_store
 from orderbot.settings import Settings, public_base_url
 from orderbot.shops.session import Session, open_session
@@ -115,15 +118,59 @@ def converse(flags: Mapping[str, object], talk: Callable[[Settings, Session, Mod
         raise typer.Exit(code)
 
 
+def serve(flags: Mapping[str, object], body: Callable[[Settings, BaseRunStore, Session], None]) -> None:
+    """The path of a session whose calls another program proposes (`orderbot mcp`: an agent
+    host's model): its settings, its run store, ready for records before anything is served
+    (every call is a recorded run), and its session; `body` serves them until the other side
+    goes. Its runner is runner_for's with the host's model, its person asked only as may_ask
+    allows."""
+    with errors_to_exit_codes():
+        settings = run_settings(flags)
+        setup_logging(settings.resolved_state_dir())
+        store = open_run_store(settings)
+        try:
+            store.prepare()
+            session = open_session(settings)
+            try:
+                body(settings, store, session)
+            finally:
+                session.store.close()
+        finally:
+            store.close()
+
+
+CASE_RUNS_KEPT = 10  # records in an eval case's scratch store: enough to look at, never the real store
+
+
+def evaluate(flags: Mapping[str, object], score: Callable[[Settings, Callable[..., Runner]], int]) -> None:
+    """`orderbot eval`'s path: its settings (--orders names the suite's orders, not a setting:
+    the command leaves it out), and `score(settings, case_runner)` runs the suite and says the
+    exit code. `case_runner(session, model, case_settings)` is a case's runner, recorded in a
+    scratch store in the case's state directory; nobody is asked there, so a side effect
+    waits for approval as the case expects."""
+    with errors_to_exit_codes():
+        settings = run_settings(flags)
+        setup_logging(settings.resolved_state_dir())  # model retries and failing tools, as for ask
+        provider, otel = resolve_provider(settings), bool(flags.get("otel"))
+
+        def case_runner(session: Session, llm: Model, case_settings: Settings) -> Runner:
+            store = RunStore(case_settings.resolved_state_dir(), keep=CASE_RUNS_KEPT)
+            return runner_for(session, llm, store, case_settings, provider=provider, otel=otel)
+
+        raise typer.Exit(score(settings, case_runner))
+
+
 def may_ask(settings: Settings, store: BaseRunStore) -> bool:
     """Whether this operator may be asked at the prompt: not with four eyes, nor when the
     store names others as approvers (the run waits in the queue instead)."""
     return store.policy().asks_at_the_prompt(store.operator, four_eyes=settings.four_eyes)
 
 
-def runner_for(session, llm, store: BaseRunStore, settings: Settings, *, provider: str, otel: bool) -> Runner:
-    """The runner of a command's session, recorded in `store`, sending to the settings' server."""
-    return Runner.for_session(session, llm, store, provider=provider, base_url=endpoint(settings), otel=otel)
+def runner_for(session, llm, store: BaseRunStore, settings: Settings, *, provider: str, otel: bool = False) -> Runner:
+    """The runner of a command's session, recorded in `store`, sending to the settings'
+    server; an MCP host's model is reached through the session's client, no server."""
+    where = None if provider == ClientModel.provider else endpoint(settings)
+    return Runner.for_session(session, llm, store, provider=provider, base_url=where, otel=otel)
 
 
 def _start(wanted: Start, settings: Settings, store: BaseRunStore, shown: Shown) -> int:
