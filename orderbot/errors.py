@@ -4,7 +4,8 @@
     ├── ConfigError               bad settings or input files; exit 6 before a run
     │   ├── UsageError            a value typed on the command line it may not take; exit 2,
     │   │                         as for Typer's own
-    │   └── OrdersFileError       orders.json missing, not JSON, wrong shape, bad field
+    │   ├── OrdersFileError       orders.json missing, not JSON, wrong shape, bad field
+    │   └── LoginRefused          a database server refused the user name or password
     ├── RecordError               a run record that is corrupt, foreign or may not be resumed; exit 6
     │   └── OperatorRefused       not this operator, not now: four eyes, not an approver, settled
     │                             first by someone else, busy in another shell; exit 9
@@ -84,6 +85,11 @@ class UsageError(ConfigError):
 
 class OrdersFileError(ConfigError):
     """The orders file cannot be read or does not hold valid orders."""
+
+
+class LoginRefused(ConfigError):
+    """A database server refused the user name or password of the orders' URL (a resume
+    that used the record's URL then says to give this operator's own)."""
 
 
 class RecordError(OrderbotError):

@@ -23,7 +23,7 @@ from filelock import Timeout as LockTimeout
 
 from orderbot.commands.common import errors_to_exit_codes, run_exit_code, run_settings
 from orderbot.commands.logs import setup_logging
-from orderbot.errors import OperatorRefused, UsageError
+from orderbot.errors import LoginRefused, OperatorRefused, UsageError
 from orderbot.i18n import t
 from orderbot.loop.conversation import Conversation
 from orderbot.loop.limits import StopReason
@@ -38,9 +38,17 @@ from orderbot.runs.store import RunStore
 from orderbot.runs.stores import open_run_store
 from orderbot.settings import Settings, public_base_url
 from orderbot.shops.session import Session, open_session
-from orderbot.shops.source import source_identity
+from orderbot.shops.source import public_source, source_identity
 from orderbot.ui.escape import json_text  # --json: valid JSON, no raw controls
-from orderbot.ui.presentation import provider_text, resume_command, resume_hint, terminal_approver
+from orderbot.ui.presentation import (
+    LOGIN,
+    is_postgres,
+    provider_text,
+    resume_command,
+    resume_hint,
+    terminal_approver,
+    with_login,
+)
 from orderbot.ui.render import (
     TransitionView,
     json_document,
@@ -214,7 +222,7 @@ def _resume(wanted: Resume, settings: Settings, store: BaseRunStore, shown: Show
             check_decider(
                 record, operator=store.operator, approve=decision, four_eyes=four_eyes, approvers=policy.approvers
             )
-            session = open_session(settings)
+            session = _resumed_session(settings, store, explicit_orders=flags.get("orders") is not None)
             try:
                 check_resume(
                     record,
@@ -254,7 +262,8 @@ def _go(settings, store, session, llm, chosen, state, note, shown: Shown, begin)
     console = make_console()
     view = TransitionView(console, limits, enabled=not json_out and not trace and not shown.answer_only)
     views = [view, *([TraceView(console, limits)] if trace and not json_out else [])]
-    interactive = not json_out and console.is_terminal and sys.stdin.isatty() and may_ask(settings, store)
+    mine = may_ask(settings, store)  # else a pause is for another operator to approve, at their desk
+    interactive = not json_out and console.is_terminal and sys.stdin.isatty() and mine
     approver = terminal_approver(view, console) if interactive else None
     watched = view.watch(llm) if shown.watch else llm  # the waiting line: only when the table is drawn live
     runner = runner_for(session, watched, store, settings, provider=chosen, otel=shown.otel)
@@ -268,6 +277,8 @@ def _go(settings, store, session, llm, chosen, state, note, shown: Shown, begin)
     where = endpoint(settings)
     queue = store.where if shown.runs_flag else None  # --runs in the queue's hint, without a password
     kept = not settings.no_log  # a run with no record has nothing to resume
+    elsewhere = result.state.stop_reason is StopReason.AWAITING_APPROVAL and not mine
+    hinted = {"runs": queue, "shared": store.shared, "orders": session.source.shown, "elsewhere": elsewhere}
     if json_out:
         doc = json_document(
             result,
@@ -281,15 +292,13 @@ def _go(settings, store, session, llm, chosen, state, note, shown: Shown, begin)
         )
         doc |= shown.extra
         doc["base_url"] = where
-        doc["resume_command"] = (
-            resume_command(result.state, where, limits=limits, runs=queue, shared=store.shared) if kept else None
-        )
+        doc["resume_command"] = resume_command(result.state, where, limits=limits, **hinted) if kept else None
         sys.stdout.write(json_text(doc) + "\n")
     elif shown.answer_only:
         print_answer_only(result)
     else:
-        hint = resume_hint(result.state, where, limits=limits, runs=queue, shared=store.shared) if kept else None
-        print_outcome(console, result, resume_hint=hint, facts=facts)
+        hint = resume_hint(result.state, where, limits=limits, **hinted) if kept else None
+        print_outcome(console, result, resume_hint=hint, facts=facts, elsewhere=elsewhere)
     return code
 
 
@@ -333,6 +342,20 @@ def _model_for(record, settings, shop):
     if record.provider == ClientModel.provider:
         return ClientModel.ended(), ClientModel.provider
     return create(settings, shop), resolve_provider(settings)
+
+
+def _resumed_session(settings: Settings, store: BaseRunStore, *, explicit_orders: bool) -> Session:
+    """The session of a resumed run. Without --orders its orders are the record's URL, which
+    names the login of whoever started the run: one the server refuses to this operator is
+    told to pass their own (named, when the run store's login is this operator's)."""
+    try:
+        return open_session(settings)
+    except LoginRefused as refused:
+        if explicit_orders:
+            raise
+        login = store.operator if is_postgres(store.where) else LOGIN
+        orders = with_login(public_source(str(settings.orders)), login)
+        raise LoginRefused(t("approvals.orders_own_login", error=str(refused), orders=orders)) from None
 
 
 def _settled_already(record, decision: bool | None) -> None:

@@ -31,6 +31,10 @@ MESSAGES: dict[str, dict[str, str]] = {
         "en": "Paused: an action is waiting for your approval.",
         "zh": "已暂停：有一个操作等待你的确认。",
     },
+    "stop.awaiting_another": {
+        "en": "Paused: another operator must approve this action.",
+        "zh": "已暂停：这个操作需要另一位操作员批准。",
+    },
     "stop.model_error": {"en": "Stopped: the model service failed.", "zh": "已停止：模型服务出错。"},
     "stop.transferred": {"en": "Handed over to a person.", "zh": "已转交人工客服。"},
     "stop.cancelled": {"en": "Cancelled.", "zh": "已取消。"},
@@ -208,6 +212,10 @@ MESSAGES: dict[str, dict[str, str]] = {
         "zh": "停止原因：{reason} · 运行编号：{run_id}",
     },
     "outcome.to_resume": {"en": "To resume:", "zh": "继续这次运行："},
+    "outcome.to_approve_elsewhere": {
+        "en": "To approve it, at another operator's desk:",
+        "zh": "在另一位操作员那里批准它：",
+    },
     "outcome.or_reject": {"en": "(or --reject)", "zh": "（或 --reject 拒绝）"},
     "outcome.tokens": {"en": "tokens: {input} in / {output} out", "zh": "令牌：输入 {input} / 输出 {output}"},
     "outcome.not_finished": {
@@ -509,6 +517,21 @@ MESSAGES: dict[str, dict[str, str]] = {
     "approvals.or_reject": {
         "en": "(another desk approves it; or: orderbot approvals reject … --reason TEXT)",
         "zh": "（由另一位操作员批准；或：orderbot approvals reject … --reason 原因）",
+    },
+    "approvals.login_or_reject": {
+        "en": "({login}: their own database login, in each URL; anyone may reject it: "
+        "orderbot approvals reject … --reason TEXT)",
+        "zh": "（{login}：换成批准者自己的数据库登录名，每个 URL 里都要换；任何人都可以拒绝："
+        "orderbot approvals reject … --reason 原因）",
+    },
+    "approvals.anyone_rejects": {
+        "en": "(anyone may reject it: orderbot approvals reject … --reason TEXT)",
+        "zh": "（任何人都可以拒绝：orderbot approvals reject … --reason 原因）",
+    },
+    "approvals.orders_own_login": {
+        "en": "{error}; the run's record names its orders with the login of the operator who started it: "
+        "pass --orders with your own ({orders})",
+        "zh": "{error}；运行记录里的订单连接用的是发起运行的操作员的登录名：请用 --orders 给出你自己的（{orders}）",
     },
     "approvals.reason_needed": {
         "en": "say why with --reason: the audit log keeps it",

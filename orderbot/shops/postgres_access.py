@@ -10,7 +10,7 @@ from contextlib import contextmanager
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
-from orderbot.errors import ConfigError, ToolError
+from orderbot.errors import ConfigError, LoginRefused, ToolError
 from orderbot.i18n import t
 
 if TYPE_CHECKING:
@@ -49,13 +49,20 @@ def connect(source: Source) -> Any:
         raise ConfigError(t("orders.bad_postgres_url", source=source.shown)) from None
     except psycopg.Error as exc:
         hint = t("orders.encode_password") if source.unencoded_credentials else ""
-        raise ConfigError(t("orders.at", where=source.shown, why=_why_not_connected(exc) + hint)) from None
+        said = t("orders.at", where=source.shown, why=_why_not_connected(exc) + hint)
+        raise (LoginRefused if _login_refused(exc) else ConfigError)(said) from None
+
+
+def _login_refused(exc: Exception) -> bool:
+    state = getattr(exc, "sqlstate", None)
+    text = str(exc)
+    return state in ("28P01", "28000") or "password authentication failed" in text or "no password supplied" in text
 
 
 def _why_not_connected(exc: Exception) -> str:
     state = getattr(exc, "sqlstate", None)
     text = str(exc)
-    if state in ("28P01", "28000") or "password authentication failed" in text or "no password supplied" in text:
+    if _login_refused(exc):
         return t("orders.pg_refused")
     if state == "3D000" or ("database" in text and "does not exist" in text):
         return t("orders.pg_no_database")

@@ -32,6 +32,10 @@ QUESTION_MIN_CELLS = 16  # of the question, before a run takes two lines
 USER_CELLS = 12  # of a user id, when a run takes two lines
 YES = ("y", "yes", "是", "好")
 RESUME_ASIDE = "   "  # between the resume command and what else may be done
+# Stands for the approving operator's own database login in a command printed at the
+# requester's desk: a word to replace, like RUN and TEXT in the help (never `<login>`, which a
+# shell would read as a redirection).
+LOGIN = "LOGIN"
 
 
 def provider_text(
@@ -63,6 +67,8 @@ def resume_command(
     limits: Limits | None = None,
     runs: str | None = None,
     shared: bool = False,
+    orders: str | None = None,
+    elsewhere: bool = False,
 ) -> str | None:
     """The exact command that continues a stopped run: a paused one is approved (the same
     with --reject refuses it), on a store a team shares through its queue (`shared`); one
@@ -70,8 +76,17 @@ def resume_command(
     own (without them, only a pause has a command). It names the server the run used
     (`base_url`, stripped), so it is plain where the conversation will be sent; resume uses
     the recorded one anyway. `runs`: the --runs the command was given (without a
-    password), so the resume finds the run."""
+    password), so the resume finds the run.
+
+    `elsewhere`: this operator may not approve it (four eyes, or not one of the store's
+    approvers), so the command is one for another operator's desk: every PostgreSQL URL in
+    it (--runs, and --orders, the run's orders without a password) names LOGIN, their own
+    login, since the record's URLs carry the requester's."""
     reason = state.stop_reason
+    if reason is StopReason.AWAITING_APPROVAL and shared and elsewhere:
+        store = f" --runs {shlex.quote(with_login(runs, LOGIN))}" if runs else ""
+        own = f" --orders {shlex.quote(with_login(orders, LOGIN))}" if orders and is_postgres(orders) else ""
+        return f"orderbot approvals approve {state.run_id}{store}{own}"
     store = f" --runs {shlex.quote(runs)}" if runs else ""
     if reason is StopReason.AWAITING_APPROVAL and shared:  # another desk settles it: ORDERBOT_RUNS, or --runs
         return f"orderbot approvals approve {state.run_id}{store}"
@@ -87,6 +102,20 @@ def resume_command(
     if reason is StopReason.RESPONSE_TOO_LARGE:  # its cap has no flag: the environment sets it
         command = f"{SPEC_OF['max_response_chars'].env}={larger(limits, 'max_response_chars')} {command}"
     return command
+
+
+def is_postgres(url: str) -> bool:
+    return url.partition("://")[0].lower() in ("postgresql", "postgres")
+
+
+def with_login(url: str, login: str) -> str:
+    """A PostgreSQL URL shown without its password (orderbot.text.without_credentials) with
+    `login` as its user name; any other URL as it is (SQLite names no one)."""
+    if not is_postgres(url):
+        return url
+    scheme, _, rest = url.partition("://")
+    place = rest.rpartition("@")[2]
+    return f"{scheme}://{login}@{place}"
 
 
 # Stopped runs `orderbot resume` continues with a fresh budget (a model error is left out: a
@@ -121,12 +150,21 @@ def resume_hint(
     limits: Limits | None = None,
     runs: str | None = None,
     shared: bool = False,
+    orders: str | None = None,
+    elsewhere: bool = False,
 ) -> str | None:
-    command = resume_command(state, base_url, limits=limits, runs=runs, shared=shared)
+    """The command of resume_command and, after RESUME_ASIDE, what else may be done."""
+    command = resume_command(
+        state, base_url, limits=limits, runs=runs, shared=shared, orders=orders, elsewhere=elsewhere
+    )
     if command is None:
         return None
     if state.stop_reason is not StopReason.AWAITING_APPROVAL:
         return command
+    if shared and elsewhere:
+        named = f"{LOGIN}@" in command
+        aside = t("approvals.login_or_reject", login=LOGIN) if named else t("approvals.anyone_rejects")
+        return f"{command}{RESUME_ASIDE}{aside}"
     if shared:
         return f"{command}   {t('approvals.or_reject')}"
     return f"{command}{RESUME_ASIDE}{t('outcome.or_reject')}"

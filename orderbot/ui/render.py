@@ -198,11 +198,14 @@ CALL_EVENTS = (Event.EXECUTED, Event.APPROVED, Event.REJECTED, Event.REFUSED)
 FIXED_EVENTS = (Event.STARTED, Event.RESUMED, Event.AWAITING_APPROVAL, Event.SIGNED_IN, Event.RETURNED)
 
 
-def format_stop(state: RunState) -> str:
+def format_stop(state: RunState, *, elsewhere: bool = False) -> str:
+    """Why the run stopped, in a sentence and its detail. `elsewhere`: a pause this operator
+    may not approve (four eyes, or not one of the store's approvers) says that another must."""
     reason = state.stop_reason
     if reason is None or reason is StopReason.ANSWERED:
         return ""
-    sentence = _t(f"stop.{reason}")
+    waits_for_another = elsewhere and reason is StopReason.AWAITING_APPROVAL
+    sentence = _t("stop.awaiting_another" if waits_for_another else f"stop.{reason}")
     message = state.stop_message  # orderbot's own sentence: in the UI language
     detail = _t(message["id"], **message["params"]) if message else state.stop_detail.rstrip(".")
     return _t("outcome.stop", sentence=sentence, detail=detail[:1].upper() + detail[1:]) if detail else sentence
@@ -408,7 +411,11 @@ def print_answer_only(result: RunResult) -> None:
     print(_t("error.prefix", error=visible(said, one_line=True)), file=sys.stderr)
 
 
-def print_outcome(console: Console, result: RunResult, *, resume_hint: str | None = None, facts: bool = True) -> None:
+def print_outcome(
+    console: Console, result: RunResult, *, resume_hint: str | None = None, facts: bool = True, elsewhere: bool = False
+) -> None:
+    """How the run ended, and the command that goes on from there (`resume_hint`, from
+    orderbot.ui.presentation; `elsewhere`: one for another operator's desk, see format_stop)."""
     state = result.state
     if state.stop_reason is StopReason.ANSWERED:
         console.print(
@@ -424,7 +431,7 @@ def print_outcome(console: Console, result: RunResult, *, resume_hint: str | Non
         print_tokens(console, state)
         return
     style = STYLE_WARN if state.stop_reason is StopReason.AWAITING_APPROVAL else STYLE_ERROR
-    console.print(Text(format_stop(state), style=style))
+    console.print(Text(format_stop(state, elsewhere=elsewhere), style=style))
     if state.partial_answer:  # what arrived before the cut, marked so nobody takes it for the answer
         console.print(
             Panel(
@@ -443,7 +450,7 @@ def print_outcome(console: Console, result: RunResult, *, resume_hint: str | Non
     console.print(_t("outcome.stop_line", reason=state.stop_reason, run_id=state.run_id), markup=False)
     print_tokens(console, state)
     if resume_hint:
-        console.print(Text(_t("outcome.to_resume")))
+        console.print(Text(_t("outcome.to_approve_elsewhere" if elsewhere else "outcome.to_resume")))
         # A command to copy is one line, never wrapped (a terminal may fold it on screen, but a
         # copied line stays the whole command); what else may be done follows it where it fits.
         command, _, aside = resume_hint.partition(RESUME_ASIDE)

@@ -8,9 +8,11 @@ desk's name) is checked with the desks' own connections."""
 from __future__ import annotations
 
 import json
+import re
+import shlex
 
 import pytest
-from teamkit import make_team, run
+from teamkit import PASSWORDS, make_team, run, sql_block, statements
 
 from orderbot.errors import ExitCode
 from orderbot.runs.sql import SCHEMA_VERSION
@@ -108,3 +110,86 @@ def test_a_store_of_the_older_schema_has_its_guards_replaced_by_its_owner(team, 
     with psycopg.connect(postgres_server.url(database), autocommit=True) as superuser:
         assert superuser.execute("SELECT version FROM run_schema").fetchall() == [(SCHEMA_VERSION,)]
     assert run("approvals", "--runs", team("desk1")).exit_code == 0
+
+
+def _four_eyes_and_desk2_approves(team) -> None:
+    """docs/team.md's policy: four eyes for everyone, and only desk2 approves."""
+    import psycopg
+
+    with psycopg.connect(team("runs_owner"), autocommit=True) as connection:
+        for statement in statements(sql_block("as runs_owner: four eyes for everyone")):
+            connection.execute(statement)
+
+
+def _at_desk(team, role: str) -> tuple[str, dict]:
+    """A desk's URL as docs/team.md has it typed (no password) and its environment (PGPASSWORD)."""
+    url = team(role)
+    return url.replace(f":{PASSWORDS[role]}@", "@"), {"PGPASSWORD": PASSWORDS[role], "COLUMNS": "80"}
+
+
+PAUSED_FOR_ANOTHER = {
+    "en": "Paused: another operator must approve this action.",
+    "zh": "已暂停：这个操作需要另一位操作员批准。",
+}
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_pause_under_four_eyes_gives_the_command_another_desk_runs_with_its_own_login(team, lang):
+    """The requester may not approve: the pause says another operator must, and its command
+    (one line, however narrow the terminal) names LOGIN in both URLs; at desk2, LOGIN
+    replaced by desk2, it approves and executes the call."""
+    _four_eyes_and_desk2_approves(team)
+    desk1, desk1_env = _at_desk(team, "desk1")
+    asked = run(
+        "--lang", lang, "ask", "--runs", desk1, "--orders", desk1, "--user", "C001", "取消订单 ORD-1002", env=desk1_env
+    )
+    assert asked.exit_code == ExitCode.AWAITING_APPROVAL, asked.output
+    assert PAUSED_FOR_ANOTHER[lang] in asked.output and "your approval" not in asked.output, asked.output
+    run_id = re.search(r"\d{6}-\d{6}-[0-9a-f]{4}", asked.output)[0]
+    [command] = [
+        line.strip() for line in asked.output.splitlines() if line.lstrip().startswith("orderbot approvals approve")
+    ]
+    anyone = desk1.replace("desk1@", "LOGIN@")
+    assert command == f"orderbot approvals approve {run_id} --runs {anyone} --orders {anyone}", asked.output
+
+    desk2, desk2_env = _at_desk(team, "desk2")
+    approved = run(*shlex.split(command.replace("LOGIN@", "desk2@"))[1:], env=desk2_env)
+    assert approved.exit_code == 0, approved.output
+    shown = run("orders", "show", "ORD-1002", "--orders", desk2, "--json", env=desk2_env)
+    assert json.loads(shown.stdout)["status"] == "已取消"
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_an_approval_without_orders_refused_the_requesters_login_says_to_pass_ones_own(team, lang):
+    """Without --orders, desk2's approval connects to the orders as the record names them,
+    as desk1: the server refuses desk2's password for desk1, and the sentence says to pass
+    --orders with desk2's own login, which then approves."""
+    _four_eyes_and_desk2_approves(team)
+    desk1, desk1_env = _at_desk(team, "desk1")
+    asked = run(
+        "--lang",
+        lang,
+        "ask",
+        "--json",
+        "--runs",
+        desk1,
+        "--orders",
+        desk1,
+        "--user",
+        "C001",
+        "取消订单 ORD-1002",
+        env=desk1_env,
+    )
+    run_id = json.loads(asked.stdout)["run_id"]
+
+    desk2, desk2_env = _at_desk(team, "desk2")
+    refused = run("--lang", lang, "approvals", "approve", run_id, "--runs", desk2, env=desk2_env)
+    assert refused.exit_code == ExitCode.CONFIG, refused.output
+    said = {
+        "en": f"{desk1}: the server refused the user name or password; the run's record names its orders with the "
+        f"login of the operator who started it: pass --orders with your own ({desk2})",
+        "zh": f"{desk1}：服务器拒绝了这个用户名或密码；运行记录里的订单连接用的是发起运行的操作员的登录名："
+        f"请用 --orders 给出你自己的（{desk2}）",
+    }[lang]
+    assert said in " ".join(refused.output.split()), refused.output
+    assert run("approvals", "approve", run_id, "--runs", desk2, "--orders", desk2, env=desk2_env).exit_code == 0
