@@ -5,7 +5,8 @@ It is a regression check for prompt, tool and engine changes: the model's turns 
 so any difference comes from orderbot or from the data. Replay never touches real data:
 the tools work on a throwaway copy of the orders file. Side effects are settled exactly
 as the record says (approved inline, approved or rejected on resume), against that copy;
-a run that paused for approval replays up to the pause.
+a run that paused for approval replays up to the pause, and an interruption (Ctrl-C, a
+signal) comes again where it came in the record: a person's act, like a decision.
 """
 
 from __future__ import annotations
@@ -17,15 +18,17 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta, timezone
 from itertools import zip_longest
 from pathlib import Path
+from typing import NamedTuple
 
 from orderbot.errors import ModelError, ModelResponseError, ModelTimeout, RecordError, Terminated
 from orderbot.i18n import t
-from orderbot.loop.dispatch import Toolbox
+from orderbot.loop.dispatch import Outcome, Prepared, Toolbox
 from orderbot.loop.engine import Limits, StopReason
 from orderbot.loop.items import ITEMS, Message
 from orderbot.loop.model import Turn, Usage
-from orderbot.loop.state import RunState, summarize_result
-from orderbot.loop.transitions import Transition, describe, key
+from orderbot.loop.state import Phase, RunState, summarize_result
+from orderbot.loop.tools import ToolContext
+from orderbot.loop.transitions import Finished, Transition, describe, key
 from orderbot.models.scripted import ScriptedModel
 from orderbot.runner import Runner
 from orderbot.runs.record import RunRecord, bound_call
@@ -56,10 +59,62 @@ class ReplayReport:
         return not self.differences
 
 
-def playback_model(record: RunRecord) -> ScriptedModel:
-    """A model that returns the recorded turns in order (and raises recorded errors)."""
+class Interruption(NamedTuple):
+    """Where a person (Ctrl-C) or a signal stopped one segment of the run: the step, the
+    phase (plan: while the model was asked; act: while a call ran or waited for a yes), and
+    in the act phase the call it stopped. It is an act of theirs, not of the model's or of
+    orderbot's, so replay does it again at the same place, as it settles approvals as recorded."""
+
+    step: int
+    phase: Phase
+    by_signal: bool
+    call_id: str | None = None
+
+    def exception(self) -> BaseException:
+        return Terminated() if self.by_signal else KeyboardInterrupt()
+
+
+def interruptions(record: RunRecord) -> dict[int, Interruption]:
+    """Each segment that was cancelled, by its index: from its `finished` transition, else
+    (transitions dropped for their size) for the last segment from the run's own state."""
+    out: dict[int, Interruption] = {}
+    for segment, transition in record.transition_values():
+        payload = transition.payload
+        if isinstance(payload, Finished) and payload.reason is StopReason.CANCELLED:
+            by_signal = (payload.message or {}).get("id") == "detail.terminated"
+            call_id = _interrupted_call(record, transition.step) if transition.from_ is Phase.ACT else None
+            out[segment] = Interruption(transition.step, transition.from_, by_signal, call_id)
+    last = len(record.segments) - 1
+    if record.state.stop_reason is StopReason.CANCELLED and last not in out:
+        by_signal = (record.state.stop_message or {}).get("id") == "detail.terminated"
+        out[last] = Interruption(record.state.steps, Phase.PLAN, by_signal)
+    return out
+
+
+def _interrupted_call(record: RunRecord, step: int) -> str | None:
+    """The first call the model proposed at `step` that has no outcome in the record: the
+    one that was running, or waiting for a yes, when the run was stopped."""
+    settled = {c.call_id for c in record.state.calls}
+    for turn in record.turns:
+        if turn.get("step") == step:
+            for item in turn.get("items", ()):
+                if item.get("type") == "function_call" and item.get("call_id") not in settled:
+                    return item["call_id"]
+    return None
+
+
+def playback_model(record: RunRecord, stopped: dict[int, Interruption] | None = None) -> ScriptedModel:
+    """A model that returns the recorded turns in order (and raises recorded errors), and is
+    interrupted where a segment was stopped while the model was asked (`stopped`, by
+    segment: after that segment's turns, before the next one's)."""
+    waiting = sorted(
+        (i for i in (interruptions(record) if stopped is None else stopped).values() if i.phase is Phase.PLAN),
+        key=lambda i: i.step,
+    )
     steps: list = []
     for turn in record.turns:
+        while waiting and turn.get("step", 0) > waiting[0].step:
+            steps.append(waiting.pop(0).exception())
         if "error" in turn:
             steps.append(ERRORS.get(turn["error"], ModelError)(turn.get("message", "")))
             continue
@@ -72,9 +127,7 @@ def playback_model(record: RunRecord) -> ScriptedModel:
             items.append(Message(role="assistant", content=" " * (turn["size"] - replayed.size)))
             replayed = Turn(tuple(items), usage)
         steps.append(replayed)
-    if record.state.stop_reason is StopReason.CANCELLED:  # interrupted after the last turn, by a person or SIGTERM
-        by_signal = (record.state.stop_message or {}).get("id") == "detail.terminated"
-        steps.append(Terminated() if by_signal else KeyboardInterrupt())
+    steps.extend(i.exception() for i in waiting)
     model = ScriptedModel(steps, name=record.model)
     model.provider = record.provider
     return model
@@ -95,7 +148,9 @@ def replay(
         raise RecordError(t("runs.cannot_replay_dropped", run_id=record.run_id))
     if not record.segments:
         raise RecordError(t("runs.cannot_replay_empty", run_id=record.run_id))
-    runner = Runner(toolbox, playback_model(record), shop=shop)
+    stopped = interruptions(record)
+    interrupted = {i.call_id: i for i in stopped.values() if i.call_id is not None}
+    runner = Runner(_Interrupted(toolbox, interrupted), playback_model(record, stopped), shop=shop)
     # A customer named by a sign-in lookup during the run was not the session's: the replay
     # starts without one, so the lookup names them again, as it did.
     user = None if record.state.signed_in else record.state.user
@@ -109,10 +164,7 @@ def replay(
             # In the recording machine's time zone: the store stamps local time.
             zone = None if segment.utc_offset is None else timezone(timedelta(seconds=segment.utc_offset))
             set_time(started.astimezone(zone))
-        decisions = dict(record.approvals)
-        approver = (
-            (lambda pending, decisions=decisions: decisions.get(pending.call_id, False)) if segment.approver else None
-        )
+        approver = _settled_as_recorded(record.approvals, interrupted) if segment.approver else None
         collect = (lambda i: lambda t, s: seen.append((i, t)))(index)
         runner.unrecorded(
             state,
@@ -125,6 +177,33 @@ def replay(
     report.notes = version_notes(record, toolbox)
     report.differences = compare(record, state, seen)
     return report
+
+
+def _settled_as_recorded(decisions: dict[str, bool], interrupted: dict[str, Interruption]):
+    """The approver of a replay: each inline decision as the person made it, or the Ctrl-C
+    they pressed at its prompt."""
+
+    def decide(pending) -> bool:
+        if pending.call_id in interrupted:
+            raise interrupted[pending.call_id].exception()
+        return decisions.get(pending.call_id, False)
+
+    return decide
+
+
+class _Interrupted(Toolbox):
+    """Today's toolbox (the same tools), with a call that a person stopped while it ran
+    stopped again at the same place."""
+
+    def __init__(self, toolbox: Toolbox, interrupted: dict[str, Interruption]) -> None:
+        super().__init__([toolbox.get(name) for name in toolbox.versions])
+        self.interrupted = interrupted
+
+    def run(self, prepared: Prepared, ctx: ToolContext) -> Outcome:
+        stopped = self.interrupted.get(prepared.call.call_id)
+        if stopped is not None:
+            raise stopped.exception()
+        return super().run(prepared, ctx)
 
 
 def version_notes(record: RunRecord, toolbox: Toolbox) -> list[str]:

@@ -217,3 +217,69 @@ def test_a_run_whose_customer_signed_in_replays_the_sign_in(tmp_path):
     replayed = cli("replay", path.stem, "--orders", str(shop), "--json")
     assert replayed.exit_code == 0, replayed.output
     assert json.loads(replayed.stdout)["differences"] == []
+
+
+def test_a_run_cancelled_with_ctrl_c_and_resumed_replays_both_parts(use_model):
+    """The recorded turns are played back in order and the Ctrl-C is done again where the
+    person did it: the interruption is theirs, not a difference."""
+    from orderbot.models.scripted import ScriptedModel, call, calls, text
+
+    lookup = calls(call("get_order_status", {"order_id": "ORD-1001"}))
+    use_model(ScriptedModel([lookup, KeyboardInterrupt(), text("已发货。")]))
+    stopped = cli("ask", "--provider", "scripted", "--user", "C001", "查询 ORD-1001")
+    assert stopped.exit_code == ExitCode.CANCELLED, stopped.output
+    [path] = (Path(os.environ["ORDERBOT_STATE_DIR"]) / "runs").glob("*.json")
+    resumed = cli("resume", path.stem, "--provider", "scripted", "--user", "C001")
+    assert resumed.exit_code == 0, resumed.output
+    assert [s["stop_reason"] for s in json.loads(path.read_text())["segments"]] == ["cancelled", "answered"]
+    replayed = cli("replay", path.stem)
+    assert replayed.exit_code == 0, replayed.output
+    assert "No difference" in replayed.output and "answered" in replayed.output
+    report = replay_file(path)
+    kinds = [(segment, str(t.kind)) for segment, t in report.transitions if t.kind in (Event.FINISHED, Event.RESUMED)]
+    assert kinds == [(0, "finished"), (1, "resumed"), (1, "finished")]
+    assert report.state.answer == "已发货。"
+
+
+def _recorded(toolbox, runs, model, *, approver=None):
+    """A run of `model` over `toolbox`, recorded in `runs` the way `ask` records one."""
+    from orderbot.loop.engine import Limits
+    from orderbot.loop.state import RunState
+    from orderbot.runner import Runner
+
+    state = RunState.start("取消订单 ORD-1002", user="C001")
+    Runner(toolbox, model, runs).start(state, Limits(), approver=approver)
+    return runs.load(state.run_id)
+
+
+@pytest.mark.parametrize("where", ["tool", "prompt"])
+def test_a_run_stopped_while_a_call_ran_or_waited_for_a_yes_replays_the_stop_there(where, store, tmp_path):
+    """Ctrl-C while a tool ran, or at the approval prompt, then a resume: the replay stops
+    the same call at the same place, and the resumed part follows."""
+    from orderbot.loop.engine import Limits
+    from orderbot.models.scripted import ScriptedModel, call, calls, text
+    from orderbot.runner import Runner
+    from orderbot.runs.store import RunStore
+
+    name = "get_order_details" if where == "tool" else "cancel_order"
+    args = {"order_id": "ORD-1002"} | ({"reason": "不要了"} if where == "prompt" else {})
+
+    def interrupted(args, ctx):
+        raise KeyboardInterrupt
+
+    def at_the_prompt(pending):
+        raise KeyboardInterrupt
+
+    tools = order_tools(store)
+    stopping = [dataclasses.replace(t, run=interrupted) if t.name == name and where == "tool" else t for t in tools]
+    runs = RunStore(tmp_path / "state")
+    model = ScriptedModel([calls(call(name, args, call_id="c1")), text("好的。")])
+    record = _recorded(Toolbox(stopping), runs, model, approver=at_the_prompt if where == "prompt" else None)
+    assert record.state.stop_reason.value == "cancelled" and record.state.calls == []
+    Runner(Toolbox(tools), model, runs).resume(record, Limits())
+    record = runs.load(record.run_id)
+    assert record.state.answer == "好的。"
+    report = replay(record, Toolbox(tools))
+    assert report.identical, [d.text for d in report.differences]
+    [finished, _] = [t for _, t in report.transitions if t.kind is Event.FINISHED]
+    assert finished.from_ == "act" and finished.payload.reason.value == "cancelled"
