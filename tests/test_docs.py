@@ -326,7 +326,8 @@ BLOCKS = [(page, index, block) for page in PAGES if page.exists() for index, blo
 
 @pytest.fixture(scope="session")
 def pycache(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return tmp_path_factory.mktemp("pycache")
+    shared = os.environ.get("PYTHONPYCACHEPREFIX")  # the session's (tests/conftest.py), compiled once
+    return Path(shared) if shared else tmp_path_factory.mktemp("pycache")
 
 
 @pytest.fixture(scope="session")

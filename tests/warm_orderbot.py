@@ -18,6 +18,7 @@ imports were done before. tests/test_docs.py checks that against the real consol
 from __future__ import annotations
 
 import contextlib
+import gc
 import importlib
 import json
 import os
@@ -62,6 +63,11 @@ def preload() -> None:
 
 def serve(socket_path: str) -> None:
     preload()
+    # What was imported stays for the server's life: out of the collector's sight, a worker's
+    # collections and its exit do not write to (and so copy) every page it shares with the
+    # server, which cost ~0.4 s a command (0.5 s against 0.1 s).
+    gc.collect()
+    gc.freeze()
     listener = socket.socket(socket.AF_UNIX)
     listener.bind(socket_path)
     listener.listen(8)
