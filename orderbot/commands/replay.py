@@ -77,8 +77,8 @@ def replay(
                 "orders": str(source),
                 "recorded_stop_reason": record.status,
                 "replayed_stop_reason": str(report.state.stop_reason),
-                "differences": [{"step": d.step, "text": d.text} for d in report.differences],
-                "notes": report.notes,
+                "differences": [{"step": d.step, "text": d.said("en")} for d in report.differences],
+                "notes": [note.said("en") for note in report.notes],
             }
             sys.stdout.write(json_text(doc) + "\n")
         else:
@@ -91,7 +91,7 @@ def replay(
             )
             console.print(flow_dots(console, header, STYLE_DIM), soft_wrap=True)
             for note in report.notes:
-                console.print(Text(t("replay.note", note=note), style=STYLE_DIM))
+                console.print(Text(t("replay.note", note=note.said()), style=STYLE_DIM))
             if report.identical:
                 console.print(Text(t("replay.same", reason=record.status), style=STYLE_OK))
             else:
@@ -103,7 +103,7 @@ def replay(
                     )
                 )
                 for diff in report.differences:  # a long difference continues indented
-                    line = Text(t("replay.difference", step=diff.step, text=diff.text).strip())
+                    line = Text(t("replay.difference", step=diff.step, text=diff.said()).strip())
                     console.print(hanging(console, line), soft_wrap=True)
         raise typer.Exit(0 if report.identical else ExitCode.DIFFERS)
 

@@ -774,6 +774,22 @@ MESSAGES: dict[str, dict[str, str]] = {
     "replay.differences": {"en": "{count} differences from the record:", "zh": "与记录有 {count} 处差异："},
     "replay.differences_one": {"en": "{count} difference from the record:", "zh": "与记录有 {count} 处差异："},
     "replay.difference": {"en": "  step {step}: {text}", "zh": "  第 {step} 步：{text}"},
+    "replay.call_new": {"en": "{call} is new: {now}", "zh": "{call} 是新的调用：{now}"},
+    "replay.call_gone": {"en": "{call} no longer happens (was {was})", "zh": "{call} 不再发生（原来是 {was}）"},
+    "replay.call_changed": {"en": "{call} was {was}; now {now}", "zh": "{call} 原来是 {was}；现在是 {now}"},
+    "replay.step_changed": {"en": "was {was}; now {now}", "zh": "原来是 {was}；现在是 {now}"},
+    "replay.step": {"en": "'{from_} → {to} {event}: {detail}'", "zh": "「{from_} → {to} {event}：{detail}」"},
+    "replay.no_step": {"en": "nothing", "zh": "没有这一步"},
+    "replay.stop_changed": {
+        "en": "the run stopped with {was}; now with {now}",
+        "zh": "这次运行原来以 {was} 停止；现在以 {now} 停止",
+    },
+    "replay.answer_changed": {"en": "the answer differs", "zh": "回答不同"},
+    "replay.tool_gone": {"en": "the tool {name} no longer exists", "zh": "工具 {name} 已不存在"},
+    "replay.tool_changed": {
+        "en": "the tool {name} changed since the run (version {was} → {now})",
+        "zh": "工具 {name} 在这次运行之后变了（版本 {was} → {now}）",
+    },
     # ---- orderbot orders ------------------------------------------------------------------------
     "orders.is_sqlite": {
         "en": "{path} is a SQLite database, not a JSON orders file: pass --orders {url}",

@@ -400,6 +400,14 @@ def failure_words(code: str, lang: str | None = None) -> str:
     return code
 
 
+def decision_words(decision: str, lang: str | None = None) -> str:
+    """What dispatch decided about a call, in a word or two (one-line views): a refusal names
+    its code, a value people may look up."""
+    if f"decision_short.{decision}" in MESSAGES:
+        return t(f"decision_short.{decision}", lang=lang)
+    return t("decision_short.refused", lang=lang, code=decision)
+
+
 def _awaiting(p: Awaiting, kind: Event, lang: str) -> Said:
     names = "; ".join(describe_call(c.name, c.arguments) for c in p.pending)  # as the proposal showed them
     return Said(t("event.awaiting_approval", lang=lang), names)

@@ -26,9 +26,9 @@ from orderbot.loop.dispatch import Outcome, Prepared, Toolbox
 from orderbot.loop.engine import Limits, StopReason
 from orderbot.loop.items import ITEMS, Message
 from orderbot.loop.model import Turn, Usage
-from orderbot.loop.state import Phase, RunState, summarize_result
+from orderbot.loop.state import CallRecord, Phase, RunState, summarize_result
 from orderbot.loop.tools import ToolContext
-from orderbot.loop.transitions import Finished, Transition, describe, key
+from orderbot.loop.transitions import Finished, Transition, decision_words, describe, key, result_words
 from orderbot.models.scripted import ScriptedModel
 from orderbot.runner import Runner
 from orderbot.runs.record import RunRecord, bound_call
@@ -40,19 +40,85 @@ from orderbot.text import cut
 ERRORS = {"ModelTimeout": ModelTimeout, "ModelResponseError": ModelResponseError}
 
 
+Row = tuple[int, Transition]  # a transition with the index of its segment
+
+
 @dataclass(frozen=True)
 class Difference:
+    """One step that now differs from the record, as values; `said(lang)` puts it in words
+    (the report in the UI language, `--json` in English)."""
+
     step: int
-    text: str
+
+    def said(self, lang: str | None = None) -> str:
+        raise NotImplementedError
+
+    @property
+    def text(self) -> str:
+        return self.said("en")
+
+
+@dataclass(frozen=True)
+class CallDiffers(Difference):
+    """A call whose decision or result changed, that is new, or that no longer happens."""
+
+    was: CallRecord | None
+    now: CallRecord | None
+
+    def said(self, lang: str | None = None) -> str:
+        was, now = self.was, self.now
+        call = _call(was or now)
+        if was is None:
+            return t("replay.call_new", lang=lang, call=call, now=_outcome(now, lang))
+        if now is None:
+            return t("replay.call_gone", lang=lang, call=call, was=_outcome(was, lang))
+        return t("replay.call_changed", lang=lang, call=call, was=_outcome(was, lang), now=_outcome(now, lang))
+
+
+@dataclass(frozen=True)
+class StepDiffers(Difference):
+    """The first transition that differs (the rest follow from it): as recorded, and now."""
+
+    was: Row | None
+    now: Row | None
+
+    def said(self, lang: str | None = None) -> str:
+        return t("replay.step_changed", lang=lang, was=_row(self.was, lang), now=_row(self.now, lang))
+
+
+@dataclass(frozen=True)
+class StopDiffers(Difference):
+    was: str
+    now: str
+
+    def said(self, lang: str | None = None) -> str:
+        return t("replay.stop_changed", lang=lang, was=self.was, now=self.now)
+
+
+@dataclass(frozen=True)
+class AnswerDiffers(Difference):
+    def said(self, lang: str | None = None) -> str:
+        return t("replay.answer_changed", lang=lang)
+
+
+class Note(NamedTuple):
+    """Something the report says besides the differences (a tool that changed since the run):
+    a catalogue id and its values."""
+
+    message: str
+    params: dict
+
+    def said(self, lang: str | None = None) -> str:
+        return t(self.message, lang=lang, **self.params)
 
 
 @dataclass
 class ReplayReport:
     run_id: str
     state: RunState
-    transitions: list[tuple[int, Transition]]  # (segment, transition)
+    transitions: list[Row]
     differences: list[Difference] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)
+    notes: list[Note] = field(default_factory=list)
 
     @property
     def identical(self) -> bool:
@@ -206,30 +272,26 @@ class _Interrupted(Toolbox):
         return super().run(prepared, ctx)
 
 
-def version_notes(record: RunRecord, toolbox: Toolbox) -> list[str]:
+def version_notes(record: RunRecord, toolbox: Toolbox) -> list[Note]:
     notes = []
     for name, version in record.tool_versions.items():
         current = toolbox.versions.get(name)
         if current is None:
-            notes.append(f"the tool {name} no longer exists")
+            notes.append(Note("replay.tool_gone", {"name": name}))
         elif current != version:
-            notes.append(f"the tool {name} changed since the run (version {version} → {current})")
+            notes.append(Note("replay.tool_changed", {"name": name, "was": version, "now": current}))
     return notes
 
 
-def compare(record: RunRecord, state: RunState, seen: list[tuple[int, Transition]]) -> list[Difference]:
+def compare(record: RunRecord, state: RunState, seen: list[Row]) -> list[Difference]:
     diffs: list[Difference] = []
     # Each call by id: what dispatch decided and what came back.
     before = {c.call_id: c for c in record.state.calls}
     after = {c.call_id: bound_call(c) for c in state.calls}
     for call_id in dict.fromkeys([*before, *after]):
         old, new = before.get(call_id), after.get(call_id)
-        if old is None:
-            diffs.append(Difference(new.step, f"{_call(new)} is new: {_outcome(new)}"))
-        elif new is None:
-            diffs.append(Difference(old.step, f"{_call(old)} no longer happens (was {_outcome(old)})"))
-        elif (old.decision, old.result) != (new.decision, new.result):
-            diffs.append(Difference(old.step, f"{_call(old)} was {_outcome(old)}; now {_outcome(new)}"))
+        if old is None or new is None or (old.decision, old.result) != (new.decision, new.result):
+            diffs.append(CallDiffers((old or new).step, old, new))
     # The transitions in order, by their values (kind, call, arguments, decision, stop),
     # never by their words: only the first that differs, the rest follow from it; and only
     # when no call difference already explains it.
@@ -239,33 +301,46 @@ def compare(record: RunRecord, state: RunState, seen: list[tuple[int, Transition
             if _key(old_row) != _key(new_row):
                 step = (old_row or new_row)[1].step
                 if not any(d.step <= step for d in diffs):
-                    diffs.append(Difference(step, f"was {_row(old_row)}; now {_row(new_row)}"))
+                    diffs.append(StepDiffers(step, old_row, new_row))
                 break
     if record.state.stop_reason != state.stop_reason:
-        diffs.append(Difference(state.steps, f"the run stopped with {record.status}; now with {state.stop_reason}"))
+        diffs.append(StopDiffers(state.steps, record.status, str(state.stop_reason)))
     elif cut(record.state.answer or "", 200) != cut(state.answer or "", 200):
-        diffs.append(Difference(state.steps, "the answer differs"))
+        diffs.append(AnswerDiffers(state.steps))
     return sorted(diffs, key=lambda d: d.step)
 
 
-def _call(call) -> str:
+def _call(call: CallRecord) -> str:
     return f"{call.name}({cut(call.arguments, 80)})"
 
 
-def _outcome(call) -> str:
-    return call.decision if call.result is None else f"{call.decision} → {summarize_result(call.result, 160)}"
+def _outcome(call: CallRecord, lang: str | None) -> str:
+    """What dispatch decided and what came back, in a line: the result's data as it is (it
+    is the shop's), the rest in `lang`."""
+    decision = decision_words(call.decision, lang)
+    if call.result is None:
+        return decision
+    result = summarize_result(call.result, 160) if lang == "en" else cut(result_words(call.result, lang), 160)
+    return f"{decision} → {result}"
 
 
-def _key(row: tuple[int, Transition] | None) -> tuple | None:
+def _key(row: Row | None) -> tuple | None:
     return None if row is None else (row[0], *key(row[1]))
 
 
-def _row(row: tuple[int, Transition] | None) -> str:
+def _row(row: Row | None, lang: str | None) -> str:
     if row is None:
-        return "nothing"
+        return t("replay.no_step", lang=lang)
     transition = row[1]
-    said = describe(transition, "en")
-    return f"'{transition.from_} → {transition.to} {said.event}: {cut(said.detail, 100)}'"
+    said = describe(transition, lang)
+    return t(
+        "replay.step",
+        lang=lang,
+        from_=t(f"phase.{transition.from_}", lang=lang),
+        to=t(f"phase.{transition.to}", lang=lang),
+        event=said.event,
+        detail=cut(said.detail, 100),
+    )
 
 
 def scratch_session(orders: Path, workdir: Path) -> Session:

@@ -24,7 +24,7 @@ from orderbot.i18n import counted, from_english
 from orderbot.i18n import t as _t
 from orderbot.loop.engine import Limits, StopReason
 from orderbot.loop.state import Event, Phase, RunState, describe_call
-from orderbot.loop.transitions import Awaiting, Called, Finished, Recorded, Transition, describe
+from orderbot.loop.transitions import Awaiting, Called, Finished, Recorded, Transition, decision_words, describe
 from orderbot.text import cut
 from orderbot.ui.layout import flow
 from orderbot.ui.styles import STYLE_DIM, STYLE_ERROR, STYLE_OK, STYLE_PHASE, STYLE_WARN
@@ -48,7 +48,6 @@ DECISIONS = (
 # Why a call never ran when the record holds no stop (a process killed mid-step): English in
 # --json, as every record's text is; shown in the UI language.
 STOPPED_BEFORE = _t("trace.stopped_before", lang="en")
-SHORT_DECISIONS = ("executed", "approved", "rejected", "needs_approval", "not_executed")
 
 # ---- transitions -> step records (pure) -----------------------------------------------
 
@@ -187,13 +186,6 @@ def decision_text(call: dict) -> str:
     return text
 
 
-def decision_word(decision: str) -> str:
-    """The short form, for one-line views."""
-    return (
-        _t(f"decision_short.{decision}") if decision in SHORT_DECISIONS else _t("decision_short.refused", code=decision)
-    )
-
-
 def decision_style(decision: str) -> str:
     if decision in ("executed", "approved"):
         return STYLE_OK
@@ -273,7 +265,7 @@ def format_step_line(rec: dict, limits: Limits) -> list[tuple[str, Text]]:
         decision = call.get("decision", "")
         part = Text(format_call(call))
         part.append(" → ")
-        part.append(decision_word(decision), style=decision_style(decision))
+        part.append(decision_words(decision), style=decision_style(decision))
         parts.append((" · ", part))
     stop = rec.get("stop")
     if stop:
