@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import io
 import os
 import re
 import sys
@@ -91,9 +92,23 @@ class HelpFormatter(typer.Context.formatter_class):
 
 
 class Context(typer.Context):
-    """Every command's context (Click's `context_class`): its help uses HelpFormatter."""
+    """Every command's context (Click's `context_class`): its help uses HelpFormatter, and
+    under NO_COLOR it has no style at all."""
 
     formatter_class = HelpFormatter
+
+    def get_help(self) -> str:
+        """The help, as Click asks for it to print. Typer's renderer prints it itself, through a
+        Rich console of its own, where Rich's NO_COLOR drops colours but keeps bold and dim:
+        under NO_COLOR it is drawn into a buffer instead and handed on as plain text."""
+        if not os.environ.get("NO_COLOR", ""):
+            return super().get_help()
+        from rich.text import Text  # lazily, as Typer itself: help and errors only
+
+        with contextlib.redirect_stdout(io.StringIO()) as drawn:
+            rest = super().get_help()
+        shown = drawn.getvalue()
+        return Text.from_ansi(shown).plain.rstrip("\n") + "\n" * shown.endswith("\n") + rest
 
 
 def speaks_the_ui_language(built: TyperCommand | TyperGroup) -> None:
@@ -255,20 +270,6 @@ EPILOG = (
 )
 
 
-def _no_colour_in_help() -> None:
-    """Rich drops colours for NO_COLOR but keeps bold and dim; Typer's help console then
-    still styles its output. NO_COLOR means no styling at all."""
-    if os.environ.get("NO_COLOR", ""):
-        import typer.rich_utils  # lazily, as Typer itself: it loads Rich's Markdown, for help and errors only
-
-        typer.rich_utils.COLOR_SYSTEM = None
-        typer.rich_utils.FORCE_TERMINAL = False
-
-
-def _help_asked(args: list[str]) -> bool:
-    return not args or "-h" in args or "--help" in args
-
-
 app = typer.Typer(
     name="orderbot",
     cls=LazyGroup,
@@ -349,10 +350,6 @@ def root(
 
 
 def main() -> None:
-    if _help_asked(sys.argv[1:]):
-        # Only for help: it imports Typer's help renderer (Rich markdown, tracebacks, ...),
-        # which a command that runs would otherwise pay on every start.
-        _no_colour_in_help()
     if not isinstance(sys.stdout, WholeWrites):
         sys.stdout = WholeWrites(sys.stdout)  # a closed pipe is noticed whatever the size of a write
     try:

@@ -9,6 +9,8 @@ that only type checkers follow is still two modules that cannot be read apart).
 from __future__ import annotations
 
 import ast
+import json
+import os
 import subprocess
 import sys
 import tomllib
@@ -211,20 +213,23 @@ def test_every_part_of_orderbot_stands_on_a_floor():
     assert not shops.get("ignore_imports")
 
 
-NOTHING_CHANGED_BY_IMPORT = """
+SNAPSHOT = """
 import logging, sys, types, warnings
 import typer, typer.core, typer.main, typer.models, typer.rich_utils, typer.testing
 
+TYPER = (typer, typer.core, typer.main, typer.models, typer.rich_utils, typer.testing)
+
 def snapshot():
     taken = {}
-    for module in (typer, typer.core, typer.main, typer.models, typer.rich_utils, typer.testing):
+    for module in TYPER:
         for name, value in vars(module).items():
             if isinstance(value, types.ModuleType):
                 continue  # importing a submodule names it in its package
             taken[f"{module.__name__}.{name}"] = value
             if isinstance(value, type) and value.__module__.startswith("typer"):
                 for attribute, member in vars(value).items():
-                    taken[f"{module.__name__}.{name}.{attribute}"] = member
+                    if attribute != "__slotnames__":  # copyreg's cache, made by the first copy.copy()
+                        taken[f"{module.__name__}.{name}.{attribute}"] = member
     for logger in (logging.getLogger(), logging.getLogger("orderbot"), logging.getLogger("py.warnings")):
         taken[f"logger {logger.name} handlers"] = tuple(logger.handlers)
         taken[f"logger {logger.name} level"] = logger.level
@@ -232,44 +237,97 @@ def snapshot():
     taken["warnings.showwarning"] = warnings.showwarning
     return taken
 
+def changed(before, after):
+    return sorted(k for k in before.keys() | after.keys() if before.get(k, None) is not after.get(k, None))
+"""
+
+NOTHING_CHANGED_BY_IMPORT = (
+    SNAPSHOT
+    + """
 before = snapshot()
 for name in sys.argv[1:]:
     __import__(name)
-after = snapshot()
-changed = sorted(k for k in before.keys() | after.keys() if before.get(k, None) is not after.get(k, None))
-print("\\n".join(changed))
-sys.exit(1 if changed else 0)
+found = changed(before, snapshot())
+print("\\n".join(found))
+sys.exit(1 if found else 0)
 """
+)
 
 
-def test_importing_the_command_line_changes_nothing_outside_orderbot():
-    """Importing orderbot (the command line and every command) leaves Typer, Click (Typer's
-    own copy) and logging as they were: a library or a test that imports orderbot keeps its
-    own logging and a Typer that behaves as documented. What the command line needs it
-    sets up when it runs (orderbot.cli.LazyGroup.main) or asks for through public API."""
-    names = ["orderbot.cli", *(name for name in MODULES if name.startswith("orderbot.commands."))]
-    done = subprocess.run(
-        [sys.executable, "-c", NOTHING_CHANGED_BY_IMPORT, *names], capture_output=True, text=True, timeout=60
+def changed_by_importing(names: list[str], **run) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-c", NOTHING_CHANGED_BY_IMPORT, *names], capture_output=True, text=True, timeout=60, **run
     )
+
+
+@pytest.mark.slow
+def test_importing_any_module_of_orderbot_changes_nothing_outside_orderbot():
+    """Importing orderbot (every module of it: the command line, every command, the MCP
+    server, the telemetry) leaves Typer, Click (Typer's own copy), logging and Python's
+    warnings as they were: a library or a test that imports orderbot keeps its own logging
+    and a Typer that behaves as documented. What the command line needs it sets up when it
+    runs (orderbot.cli.LazyGroup.main) or asks for through public API."""
+    names = [name for name in MODULES if not name.endswith("__main__")]  # importing that one runs the CLI
+    done = changed_by_importing(names)
     assert done.returncode == 0, "changed by importing orderbot:\n" + done.stdout + done.stderr[-2000:]
 
 
-def test_the_import_check_sees_a_patch_and_a_log_handler(tmp_path):
+def test_the_import_check_sees_a_patch_a_log_handler_and_captured_warnings(tmp_path):
     (tmp_path / "patching.py").write_text(
         "import logging, typer.core\n"
         "typer.core.TyperOption.display_type_rich = lambda self, ctx: None\n"
         "logging.getLogger().addHandler(logging.NullHandler())\n"
     )
+    (tmp_path / "capturing.py").write_text("import logging\nlogging.captureWarnings(True)\n")
+    (tmp_path / "colouring.py").write_text("import typer.rich_utils\ntyper.rich_utils.COLOR_SYSTEM = None\n")
+    patching = changed_by_importing(["patching"], cwd=tmp_path)
+    assert patching.returncode == 1
+    assert {"logger root handlers", "typer.core.TyperOption.display_type_rich"} <= set(patching.stdout.splitlines())
+    assert changed_by_importing(["capturing"], cwd=tmp_path).stdout.splitlines() == ["warnings.showwarning"]
+    assert changed_by_importing(["colouring"], cwd=tmp_path).stdout.splitlines() == ["typer.rich_utils.COLOR_SYSTEM"]
+
+
+HELP_THROUGH_THE_COMMAND_LINE = (
+    SNAPSHOT
+    + """
+import contextlib, io, json, os
+from orderbot import cli
+
+def help_of(*args):
+    sys.argv = ["orderbot", *args]
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.suppress(SystemExit):
+        cli.main()
+    return out.getvalue()
+
+before = snapshot()
+shown = {}
+for no_color in ("", "1"):
+    os.environ["NO_COLOR"] = no_color
+    shown[no_color] = [help_of(), help_of("--help"), help_of("ask", "--help"), help_of("approvals", "approve", "-h")]
+typer_changed = [key for key in changed(before, snapshot()) if key.startswith("typer")]
+print(json.dumps({"coloured": shown[""], "plain": shown["1"], "typer_changed": typer_changed}))
+"""
+)
+
+
+@pytest.mark.slow
+def test_help_has_no_style_under_no_color_and_leaves_typer_as_it_was():
+    """Under NO_COLOR every help, the root's and a command's, has no colour nor bold nor dim;
+    without it (colour forced, as FORCE_COLOR does on a terminal) it is styled. The command
+    line gets there through Click's public context (orderbot.cli.Context.get_help), never by
+    changing Typer's module settings: after the help, Typer is as it was."""
+    env = {key: value for key, value in os.environ.items() if key not in ("NO_COLOR", "TTY_COMPATIBLE")}
+    env |= {"FORCE_COLOR": "1", "COLUMNS": "100"}
     done = subprocess.run(
-        [sys.executable, "-c", NOTHING_CHANGED_BY_IMPORT, "patching"],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        cwd=tmp_path,
+        [sys.executable, "-c", HELP_THROUGH_THE_COMMAND_LINE], capture_output=True, text=True, timeout=60, env=env
     )
-    assert done.returncode == 1
-    changed = done.stdout.splitlines()
-    assert "logger root handlers" in changed and "typer.core.TyperOption.display_type_rich" in changed
+    assert done.returncode == 0, done.stderr[-3000:]
+    shown = json.loads(done.stdout)
+    assert shown["typer_changed"] == []
+    assert all("\x1b[" in text for text in shown["coloured"])  # the control: the help is styled otherwise
+    for text in shown["plain"]:
+        assert "Usage" in text and "\x1b" not in text
 
 
 # ---- one path from flags to exit code ----------------------------------------------------
