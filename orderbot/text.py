@@ -21,6 +21,11 @@ def cut(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 1] + ELLIPSIS
 
 
+def limit_value(value: int | float) -> str:
+    """A limit as a flag or /limits takes it: 60.0 as 60, 2000000 whole (`:g` would say 2e+06)."""
+    return f"{value:g}" if isinstance(value, float) else str(value)
+
+
 def whole_characters(text: str) -> str:
     """`text` with each lone surrogate (half of a character: what Python makes of bytes that
     are not UTF-8, in a command-line argument say) replaced by U+FFFD, so it can be written

@@ -38,7 +38,8 @@ from orderbot.commands.common import (
 from orderbot.commands.run import converse, may_ask, message_run, runner_for
 from orderbot.errors import ConfigError, OrderbotError
 from orderbot.i18n import language, t
-from orderbot.loop.conversation import Conversation, bigger_limits, format_limits_short, parse_limits
+from orderbot.loop.budget import continued_limits
+from orderbot.loop.conversation import Conversation, format_limits_short, parse_limits
 from orderbot.loop.limits import LIMIT_STOPS, StopReason
 from orderbot.loop.state import RunState
 from orderbot.models import endpoint, resolve_provider
@@ -145,9 +146,13 @@ class Repl:
         state = RunState.start(question, user=self.user, history=history)
         state.signed_in = self.signed_in
         try:
-            record = self.run(state, self.limits)
-            while state.stop_reason in LIMIT_STOPS and self.offer_more():
-                self.run(state, bigger_limits(self.limits), record)  # the same run, continued
+            limits = self.limits
+            record = self.run(state, limits)
+            while state.stop_reason in LIMIT_STOPS:
+                limits, was = continued_limits(limits, state), limits  # the rule a resume hint follows too
+                if not self.offer_more(limits, was):
+                    break
+                self.run(state, limits, record)  # the same run, continued
         except KeyboardInterrupt:  # between runs or while printing: the engine had already stopped
             self.say(t("repl.cancelled"))
         except OrderbotError as exc:  # e.g. the run record cannot be written: say so, keep the session
@@ -165,13 +170,12 @@ class Repl:
         return message_run(self.runner, state, limits, console=self.console, trace=self.trace,
                            ask_person=ask_person, facts=self.facts, base_url=self.base_url, record=record)  # fmt: skip
 
-    def offer_more(self) -> bool:
-        """One keypress: c continues the stopped run with a larger budget."""
+    def offer_more(self, limits, was) -> bool:
+        """One keypress: c continues the stopped run with `limits` (raised from `was`)."""
 
         if not self.interactive:
             return False
-        more = format_limits_short(bigger_limits(self.limits))
-        self.say(t("repl.more", more=more))
+        self.say(t("repl.more", more=format_limits_short(limits, since=was)))
         key = read_key()
         self.console.print()
         return key.lower() == "c"

@@ -26,7 +26,7 @@ from orderbot.commands.logs import setup_logging
 from orderbot.errors import LoginRefused, OperatorRefused, UsageError
 from orderbot.i18n import t
 from orderbot.loop.conversation import Conversation
-from orderbot.loop.limits import StopReason
+from orderbot.loop.limits import LIMIT_SPECS, StopReason
 from orderbot.loop.model import Model
 from orderbot.loop.state import RunState
 from orderbot.models import FACTORIES, create, endpoint, resolve_provider
@@ -279,6 +279,7 @@ def _go(settings, store, session, llm, chosen, state, note, shown: Shown, begin)
     kept = not settings.no_log  # a run with no record has nothing to resume
     elsewhere = result.state.stop_reason is StopReason.AWAITING_APPROVAL and not mine
     hinted = {"runs": queue, "shared": store.shared, "orders": session.source.shown, "elsewhere": elsewhere}
+    hinted["given"] = typed_limits(settings)
     if json_out:
         doc = json_document(
             result,
@@ -300,6 +301,12 @@ def _go(settings, store, session, llm, chosen, state, note, shown: Shown, begin)
         hint = resume_hint(result.state, where, limits=limits, **hinted) if kept else None
         print_outcome(console, result, resume_hint=hint, facts=facts, elsewhere=elsewhere)
     return code
+
+
+def typed_limits(settings: Settings) -> list[str]:
+    """The limits this command line set: a resume hint repeats them, since a resume in the
+    same shell takes the others from the same environment as the run did."""
+    return [spec.name for spec in LIMIT_SPECS if settings.typed(spec.name)]
 
 
 def message_run(runner, state, limits, *, console, trace, ask_person, facts, base_url, record=None):

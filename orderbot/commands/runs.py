@@ -16,7 +16,7 @@ from orderbot.commands.common import Json, RunId, Runs, StateDir, Trace, errors_
 from orderbot.errors import OrderbotError, UsageError
 from orderbot.i18n import t
 from orderbot.loop.engine import Limits
-from orderbot.loop.limits import StopReason
+from orderbot.loop.limits import SPEC_OF, StopReason
 from orderbot.runner import result_of
 from orderbot.runs.stores import open_run_store
 from orderbot.settings import load_settings
@@ -214,8 +214,13 @@ def print_record(console, record, *, trace: bool = False, runs: str | None = Non
         console.print(Text(t("outcome.not_finished"), style=STYLE_ERROR))
         return
     last = Limits(**record.segments[-1].limits) if record.segments else None  # what the run last stopped within
-    hint = None if record.altered else resume_hint(state, record.base_url, limits=last, runs=runs)
-    print_outcome(console, result_of(state, shop_named(record.shop).vocabulary, record), resume_hint=hint)
+    shop = shop_named(record.shop)
+    # The limits the run's command line must have set: those that differ from its shop's defaults.
+    given = [
+        n for n, v in (last.model_dump() if last else {}).items() if v != shop.limit_defaults.get(n, SPEC_OF[n].default)
+    ]
+    hint = None if record.altered else resume_hint(state, record.base_url, limits=last, given=given, runs=runs)
+    print_outcome(console, result_of(state, shop.vocabulary, record), resume_hint=hint)
 
 
 def _store(state_dir, runs):

@@ -16,7 +16,8 @@ from pydantic import Field, create_model
 from orderbot.errors import OrderbotError
 from orderbot.i18n import t
 from orderbot.i18n.catalogue import MESSAGES
-from orderbot.loop.limits import LIMIT_SPECS, StopReason
+from orderbot.loop.limits import LIMIT_SPECS, SPEC_OF, StopReason
+from orderbot.loop.state import RunState
 
 # The caps of one run: a field per row of the table in orderbot.loop.limits (its name, type,
 # default and bounds), so no limit is named twice.
@@ -25,6 +26,28 @@ Limits = create_model(
     __doc__="The caps of one run, one field per limit of orderbot.loop.limits.LIMIT_SPECS.",
     **{spec.name: (spec.type, Field(spec.default, **spec.bounds)) for spec in LIMIT_SPECS},
 )
+
+
+def stopped_by(state: RunState) -> str | None:
+    """The limit (its field in Limits) a run stopped at; the id of its stop's message tells
+    the two tool-call caps apart. None for a stop no limit caused."""
+    stop = state.stop_reason
+    if stop is StopReason.TOOL_CALL_LIMIT:
+        message_id = (state.stop_message or {}).get("id")
+        return "max_calls_per_step" if message_id == "detail.calls_per_step" else "max_tool_calls"
+    return next((spec.name for spec in LIMIT_SPECS if spec.stop is stop), None)
+
+
+def continued_limits(limits: Limits, state: RunState) -> Limits:
+    """The limits a run stopped at one of `limits` goes on with, wherever it is continued
+    (the REPL's `c`, the command `orderbot resume` is given): the limit it stopped at raised
+    to twice the run's, at least its default and within its bound; every other limit as the
+    run had it. Any other stop keeps the limits: a larger budget would not mend it."""
+    name = stopped_by(state)
+    if name is None:
+        return limits
+    spec = SPEC_OF[name]
+    return limits.model_copy(update={name: min(max(getattr(limits, name) * 2, spec.default), spec.bounds["le"])})
 
 
 class LimitExceeded(OrderbotError):

@@ -17,8 +17,8 @@ from orderbot.errors import ConfigError
 from orderbot.i18n import t
 from orderbot.loop.budget import Limits
 from orderbot.loop.items import FunctionCall, FunctionCallOutput, Item, Message, text_chars
-from orderbot.loop.limits import LIMIT_SPECS, REPL_WORDS, SPEC_OF
-from orderbot.text import first_error
+from orderbot.loop.limits import LIMIT_SPECS, REPL_WORDS
+from orderbot.text import first_error, limit_value
 
 MAX_HISTORY_CHARS = 12_000
 MAX_HISTORY_TURNS = 20
@@ -114,12 +114,10 @@ def parse_limits(text: str, current: Limits) -> Limits:
         raise ConfigError(t("settings.bad_value", source=name, why=what)) from None
 
 
-def bigger_limits(limits: Limits) -> Limits:
-    """The budget offered when a run stopped at a limit: each limit doubled, within bounds."""
-    doubled = {name: min(max(getattr(limits, name) * 2, 1), SPEC_OF[name].bounds["le"]) for name in REPL_NAMES}
-    return limits.model_copy(update=doubled)
-
-
-def format_limits_short(limits: Limits) -> str:
-    """`steps=3 timeout=30 calls=6 per-step=3`: what /limits takes."""
-    return " ".join(f"{repl}={getattr(limits, name):g}" for name, repl in REPL_NAMES.items())
+def format_limits_short(limits: Limits, since: Limits | None = None) -> str:
+    """`steps=3 timeout=30 calls=6 per-step=3`: what /limits takes. With `since`, only the
+    limits that differ from it, a cap /limits does not change named by its variable."""
+    if since is None:
+        return " ".join(f"{repl}={limit_value(getattr(limits, name))}" for name, repl in REPL_NAMES.items())
+    changed = [spec for spec in LIMIT_SPECS if getattr(limits, spec.name) != getattr(since, spec.name)]
+    return " ".join(f"{spec.repl or spec.env}={limit_value(getattr(limits, spec.name))}" for spec in changed)

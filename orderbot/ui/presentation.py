@@ -8,6 +8,7 @@ holds the pieces several commands need besides. Nothing here decides anything ab
 from __future__ import annotations
 
 import shlex
+from collections.abc import Collection
 
 from rich import box
 from rich.cells import cell_len
@@ -17,11 +18,11 @@ from rich.table import Table
 from rich.text import Text
 
 from orderbot.i18n import from_english, t
-from orderbot.loop.budget import Limits
+from orderbot.loop.budget import Limits, continued_limits
 from orderbot.loop.engine import StopReason
-from orderbot.loop.limits import LIMIT_STOPS, SPEC_OF
+from orderbot.loop.limits import LIMIT_SPECS, LIMIT_STOPS
 from orderbot.loop.state import Approver, PendingCall, RunState
-from orderbot.text import one_line
+from orderbot.text import limit_value, one_line
 from orderbot.ui.escape import visible
 from orderbot.ui.styles import STYLE_DIM, STYLE_ERROR, STYLE_OK, STYLE_WARN
 
@@ -65,6 +66,7 @@ def resume_command(
     base_url: str | None = None,
     *,
     limits: Limits | None = None,
+    given: Collection[str] = (),
     runs: str | None = None,
     shared: bool = False,
     orders: str | None = None,
@@ -72,11 +74,13 @@ def resume_command(
 ) -> str | None:
     """The exact command that continues a stopped run: a paused one is approved (the same
     with --reject refuses it), on a store a team shares through its queue (`shared`); one
-    stopped at a limit or by Ctrl-C goes on with a larger budget than `limits`, the run's
-    own (without them, only a pause has a command). It names the server the run used
-    (`base_url`, stripped), so it is plain where the conversation will be sent; resume uses
-    the recorded one anyway. `runs`: the --runs the command was given (without a
-    password), so the resume finds the run.
+    stopped at a limit or by Ctrl-C goes on with the limits the REPL's `c` would give it
+    (orderbot.loop.budget.continued_limits over `limits`, the run's own; without them, only
+    a pause has a command). The command names the limit that is raised and each one the
+    run's command line set (`given`, limit names): the others a resume takes from the same
+    environment as the run did. It names the server the run used (`base_url`, stripped), so
+    it is plain where the conversation will be sent; resume uses the recorded one anyway.
+    `runs`: the --runs the command was given (without a password), so the resume finds the run.
 
     `elsewhere`: this operator may not approve it (four eyes, or not one of the store's
     approvers), so the command is one for another operator's desk: every PostgreSQL URL in
@@ -90,18 +94,21 @@ def resume_command(
     store = f" --runs {shlex.quote(runs)}" if runs else ""
     if reason is StopReason.AWAITING_APPROVAL and shared:  # another desk settles it: ORDERBOT_RUNS, or --runs
         return f"orderbot approvals approve {state.run_id}{store}"
+    variables = ""
     if reason is StopReason.AWAITING_APPROVAL:
         action = " --approve"
     elif reason in CONTINUABLE and limits is not None:
-        action = more_budget(state, limits)
+        more = continued_limits(limits, state)
+        raised = {name for name, value in more.model_dump().items() if value != getattr(limits, name)}
+        named = [spec for spec in LIMIT_SPECS if spec.name in raised or spec.name in given]
+        action = "".join(f" {spec.flag} {limit_value(getattr(more, spec.name))}" for spec in named if spec.flag)
+        # a cap without a flag (the response size) is set through the environment
+        variables = "".join(f"{spec.env}={limit_value(getattr(more, spec.name))} " for spec in named if not spec.flag)
     else:
         return None
     user = f" --user {shlex.quote(state.user)}" if state.user and not state.signed_in else ""
     server = f" --base-url {shlex.quote(base_url)}" if base_url else ""
-    command = f"orderbot resume {state.run_id}{action}{user}{server}{store}"
-    if reason is StopReason.RESPONSE_TOO_LARGE:  # its cap has no flag: the environment sets it
-        command = f"{SPEC_OF['max_response_chars'].env}={larger(limits, 'max_response_chars')} {command}"
-    return command
+    return f"{variables}orderbot resume {state.run_id}{action}{user}{server}{store}"
 
 
 def is_postgres(url: str) -> bool:
@@ -123,31 +130,12 @@ def with_login(url: str, login: str) -> str:
 CONTINUABLE = LIMIT_STOPS | {StopReason.CANCELLED}
 
 
-def larger(limits: Limits, name: str) -> int | float:
-    """A larger budget for one limit: twice the run's, at least the default, within bounds."""
-    spec = SPEC_OF[name]
-    return min(max(getattr(limits, name) * 2, spec.default), spec.bounds["le"])
-
-
-def more_budget(state: RunState, limits: Limits) -> str:
-    """The flag that lifts the limit the run stopped at (nothing for Ctrl-C: the run's
-    limits were not what stopped it)."""
-    message = (state.stop_message or {}).get("id", "")
-    name = {
-        StopReason.STEP_LIMIT: "max_steps",
-        StopReason.TIME_LIMIT: "timeout",
-        StopReason.TOOL_CALL_LIMIT: "max_calls_per_step" if message == "detail.calls_per_step" else "max_tool_calls",
-    }.get(state.stop_reason)
-    if name is None:
-        return ""
-    return f" {SPEC_OF[name].flag} {larger(limits, name):g}"
-
-
 def resume_hint(
     state: RunState,
     base_url: str | None = None,
     *,
     limits: Limits | None = None,
+    given: Collection[str] = (),
     runs: str | None = None,
     shared: bool = False,
     orders: str | None = None,
@@ -155,7 +143,7 @@ def resume_hint(
 ) -> str | None:
     """The command of resume_command and, after RESUME_ASIDE, what else may be done."""
     command = resume_command(
-        state, base_url, limits=limits, runs=runs, shared=shared, orders=orders, elsewhere=elsewhere
+        state, base_url, limits=limits, given=given, runs=runs, shared=shared, orders=orders, elsewhere=elsewhere
     )
     if command is None:
         return None

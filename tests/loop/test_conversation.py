@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from orderbot.errors import ConfigError
-from orderbot.loop.conversation import SHORTENED, Conversation, bigger_limits, carry, parse_limits
+from orderbot.loop.conversation import SHORTENED, Conversation, carry, parse_limits
 from orderbot.loop.engine import Limits
 from orderbot.loop.items import FunctionCall, FunctionCallOutput, ProviderItem, assistant, user
 
@@ -72,15 +72,3 @@ def test_parse_limits_changes_only_what_is_named():
 def test_parse_limits_refuses_bad_input_with_one_sentence(text, message):
     with pytest.raises(ConfigError, match=message):
         parse_limits(text, Limits())
-
-
-def test_bigger_limits_double_within_the_bounds():
-    assert bigger_limits(Limits()).model_dump() == {
-        **Limits().model_dump(),
-        "max_steps": 6,
-        "timeout": 60.0,
-        "max_tool_calls": 12,
-        "max_calls_per_step": 6,
-    }
-    top = bigger_limits(Limits(max_steps=80, timeout=3000, max_tool_calls=0))
-    assert (top.max_steps, top.timeout, top.max_tool_calls) == (100, 3600, 1)

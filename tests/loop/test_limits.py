@@ -6,10 +6,10 @@ import pytest
 from clikit import cli
 
 from orderbot.errors import ConfigError
-from orderbot.loop.budget import Budget, LimitExceeded, Limits
+from orderbot.loop.budget import Budget, LimitExceeded, Limits, continued_limits
 from orderbot.loop.conversation import format_limits_short, parse_limits
 from orderbot.loop.limits import LIMIT_SPECS, LIMIT_STOPS, SPEC_OF, StopReason
-from orderbot.loop.state import Event
+from orderbot.loop.state import Event, RunState
 from orderbot.loop.transitions import Recorded, Transition
 from orderbot.runs.record import upgrade
 from orderbot.settings import load_settings
@@ -53,6 +53,38 @@ def test_the_repl_names_each_limit_as_the_table_does():
     assert format_limits_short(changed) == "steps=5 timeout=20 calls=4 per-step=2"
     with pytest.raises(ConfigError, match="invalid value for per-step"):
         parse_limits("per-step=0", Limits())
+
+
+def stopped(reason: StopReason, message_id: str = "") -> RunState:
+    state = RunState.start("查询 ORD-1001")
+    state.stop_reason, state.stop_message = reason, {"id": message_id, "params": {}}
+    return state
+
+
+@pytest.mark.parametrize(
+    ("reason", "message", "run", "raised"),
+    [
+        (StopReason.STEP_LIMIT, "detail.step_limit_one", {"max_steps": 1}, {"max_steps": 3}),  # at least the default
+        (StopReason.STEP_LIMIT, "detail.step_limit", {"max_steps": 5}, {"max_steps": 10}),  # twice the run's
+        (StopReason.STEP_LIMIT, "detail.step_limit", {"max_steps": 80}, {"max_steps": 100}),  # within its bound
+        (StopReason.TIME_LIMIT, "detail.model_timeout", {"timeout": 40}, {"timeout": 80}),
+        (StopReason.TOOL_CALL_LIMIT, "detail.tool_calls", {"max_tool_calls": 0}, {"max_tool_calls": 6}),
+        (StopReason.TOOL_CALL_LIMIT, "detail.calls_per_step", {"max_calls_per_step": 4}, {"max_calls_per_step": 8}),
+        (StopReason.RESPONSE_TOO_LARGE, "detail.response_too_large", {}, {"max_response_chars": 32_000}),
+        (StopReason.CANCELLED, "detail.interrupted", {"max_steps": 1}, {}),  # no limit stopped it
+        (StopReason.MODEL_ERROR, "", {}, {}),
+    ],
+)
+def test_a_continued_run_raises_only_the_limit_it_stopped_at(reason, message, run, raised):
+    limits = Limits(**({"timeout": 12} | run))
+    assert continued_limits(limits, stopped(reason, message)).model_dump() == limits.model_dump() | raised
+
+
+def test_the_repl_offers_only_the_limits_that_change():
+    was = Limits(max_steps=1, timeout=12)
+    assert format_limits_short(continued_limits(was, stopped(StopReason.STEP_LIMIT)), since=was) == "steps=3"
+    more = continued_limits(Limits(max_response_chars=5_000_000), stopped(StopReason.RESPONSE_TOO_LARGE))
+    assert format_limits_short(more, since=Limits()) == "ORDERBOT_MAX_RESPONSE_CHARS=10000000"  # no /limits word
 
 
 class Clock:

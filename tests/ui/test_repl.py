@@ -10,12 +10,14 @@ from __future__ import annotations
 import io
 import json
 import os
+import shlex
 import threading
 from pathlib import Path
 
 import pexpect
 import pyte
 import pytest
+from clikit import cli
 from fakeapi import FakeAPI, completion, hang, sse, stream_of
 from forked_terminal import orderbot_process_in_a_terminal
 
@@ -141,6 +143,42 @@ def test_limits_change_what_the_next_run_obeys_and_a_stopped_run_can_continue(sp
     child.expect_exact(PROMPT)
     assert "已发货" not in child.before and "处理中" not in child.before
     assert leave(child) == 0
+
+
+def segment_limits(tmp_path: Path, run_id: str) -> list[dict]:
+    record = json.loads((tmp_path / "state" / "runs" / f"{run_id}.json").read_text("utf-8"))
+    return [segment["limits"] for segment in record["segments"]]
+
+
+def test_c_in_the_repl_and_the_resume_hint_after_ask_continue_with_the_same_limits(spawn, tmp_path, orders_file):
+    stops = [  # /limits in the REPL, the same as flags of ask, and a question that stops there
+        ("steps=1", ["--max-steps", "1"], "查询 ORD-1001"),
+        ("steps=3 per-step=1", ["--max-calls-per-step", "1"], "查询 ORD-1001 和 ORD-1002"),
+    ]
+    child = spawn("--timeout", "12")  # a limit the command line set, kept by both
+    child.expect_exact(PROMPT)
+    for limits, _, question in stops:
+        say(child, f"/limits {limits}")
+        child.sendline(question)
+        child.expect_exact("Press c to continue")
+        child.send("c")
+        child.expect_exact(PROMPT)
+    assert leave(child) == 0
+    records = [json.loads(path.read_text("utf-8")) for path in (tmp_path / "state" / "runs").glob("*.json")]
+    in_repl = [record["run_id"] for record in sorted(records, key=lambda record: record["created_at"])]
+    assert len(in_repl) == 2
+    for run_id, (_, flags, question) in zip(in_repl, stops, strict=True):
+        asked = cli("ask", "--json", "--orders", str(orders_file), "--user", "C001", "--timeout", "12", *flags,
+                    question)  # fmt: skip
+        doc = json.loads(asked.stdout)
+        assert asked.exit_code == 3 and doc["stop_reason"] in ("step_limit", "tool_call_limit"), asked.output
+        command = shlex.split(doc["resume_command"])
+        assert command[:2] == ["orderbot", "resume"]
+        assert cli(*command[1:], "--orders", str(orders_file)).exit_code == 0
+        repl_first, repl_continued = segment_limits(tmp_path, run_id)
+        ask_first, ask_continued = segment_limits(tmp_path, doc["run_id"])
+        assert repl_first == ask_first and repl_continued == ask_continued, (doc["resume_command"], repl_continued)
+        assert repl_continued != repl_first and repl_continued["timeout"] == 12
 
 
 def test_ctrl_c_cancels_the_running_request_and_the_next_prompt_works(spawn):
