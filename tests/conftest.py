@@ -10,6 +10,7 @@ import tempfile
 from pathlib import Path
 
 import pytest
+import warm_orderbot
 
 from orderbot import models
 from orderbot.loop.dispatch import Toolbox
@@ -33,7 +34,9 @@ def pytest_configure(config: pytest.Config) -> None:
     - the orderbot processes the tests start (a hundred or so) compile orderbot's sources once
       per session, not once per process: some environments set PYTHONDONTWRITEBYTECODE, and
       an editable install has no bytecode of its own. The cache is private to the session
-      (PYTHONPYCACHEPREFIX, outside the source tree)."""
+      (PYTHONPYCACHEPREFIX, outside the source tree).
+    And the warm orderbot a worker may start (tests/warm_orderbot.py) stops with it."""
+    config.add_cleanup(warm_orderbot.stop)
     if SUITE_HOME not in os.environ:
         home = tempfile.mkdtemp(prefix="orderbot-tests-home-")
         os.environ[SUITE_HOME] = home

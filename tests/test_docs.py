@@ -65,7 +65,6 @@ import shlex
 import shutil
 import subprocess
 import sys
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -331,30 +330,11 @@ def pycache(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="session")
-def warm_bin(tmp_path_factory: pytest.TempPathFactory, pycache: Path):
+def warm_bin() -> Path | None:
     """A folder whose `orderbot` is the warm one (tests/warm_orderbot.py); None with DOCS_COLD=1."""
     if os.environ.get("DOCS_COLD"):
-        yield None
-        return
-    folder = Path(tempfile.mkdtemp(prefix="ob-"))  # short: a Unix socket path has at most ~100 bytes
-    bin_dir = folder / "bin"
-    bin_dir.mkdir()
-    socket_path = str(folder / "s")
-    server = subprocess.Popen(
-        [sys.executable, str(Path(__file__).with_name("warm_orderbot.py")), socket_path],
-        env=environment(tmp_path_factory.mktemp("warm-home"), None, pycache),
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        assert server.stdout.readline().strip() == "ready", "the warm orderbot did not start"
-        warm_orderbot.write_shim(str(bin_dir), socket_path)
-        yield bin_dir
-    finally:
-        server.kill()
-        server.wait()
-        shutil.rmtree(folder, ignore_errors=True)
+        return None
+    return Path(warm_orderbot.command()).parent
 
 
 @pytest.fixture(scope="session")

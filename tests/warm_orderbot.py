@@ -13,6 +13,13 @@ stdout is a terminal, and the exit code are what the installed command gives; on
 imports were done before. tests/test_docs.py checks that against the real console script.
 
     python tests/warm_orderbot.py SOCKET    # serve; prints "ready" once listening
+
+Tests that need `orderbot` as a process of its own (a hang must be a failed test, not a stuck
+suite; file modes; what a piped process prints) take `command()`: the shim of this process's
+warm orderbot, started on first use and stopped when the session ends (tests/conftest.py).
+With COLD_ORDERBOT=1 it is the installed console script instead. A shim that is killed (a
+test's timeout) takes its command with it. Not for what only a fresh process shows: signals
+sent to it, what it imports, interpreter flags, resource limits set before it starts.
 """
 
 from __future__ import annotations
@@ -23,9 +30,13 @@ import importlib
 import json
 import os
 import pkgutil
+import select
+import shutil
 import signal
 import socket
+import subprocess
 import sys
+import tempfile
 import time
 
 # The shim: stdlib only, started with -IS so it costs a few milliseconds.
@@ -33,7 +44,9 @@ SHIM = """#!{python} -IS
 import json, os, socket, sys
 with socket.socket(socket.AF_UNIX) as server:
     server.connect({socket!r})
-    request = {{"argv": sys.argv, "cwd": os.getcwd(), "env": dict(os.environ)}}
+    umask = os.umask(0o022)
+    os.umask(umask)
+    request = {{"argv": sys.argv, "cwd": os.getcwd(), "env": dict(os.environ), "umask": umask}}
     socket.send_fds(server, [json.dumps(request).encode()], [0, 1, 2])
     code = server.recv(16)
 sys.exit(int(code) if code else 70)
@@ -70,7 +83,7 @@ def serve(socket_path: str) -> None:
     gc.freeze()
     listener = socket.socket(socket.AF_UNIX)
     listener.bind(socket_path)
-    listener.listen(8)
+    listener.listen(64)  # the approval race starts a score of commands at once
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # the waiters below reap themselves
     print("ready", flush=True)
     while True:
@@ -86,6 +99,10 @@ def serve(socket_path: str) -> None:
                 sys.exit(0)  # main() returned without SystemExit
             for fd in fds:
                 os.close(fd)
+            ended = os.pidfd_open(worker)
+            ready, _, _ = select.select([ended, connection], [], [])
+            if ended not in ready:  # the shim is gone (a test's timeout killed it): so is its command
+                os.kill(worker, signal.SIGKILL)
             _, status = os.waitpid(worker, 0)
             code = os.waitstatus_to_exitcode(status)
             connection.sendall(str(code if code >= 0 else 128 - code).encode())
@@ -104,13 +121,61 @@ def become_the_command(request: dict, fds: list[int]) -> None:
         os.dup2(fd, target)
         os.close(fd)
     os.chdir(request["cwd"])
+    os.umask(request["umask"])
     os.environ.clear()
     os.environ.update(request["env"])
     time.tzset()
     sys.argv = request["argv"]
+    from orderbot import i18n
     from orderbot.cli import main
 
+    i18n.set_language(None)  # chosen from this environment, as at start-up
+
     main()
+
+
+class _Server:
+    def __init__(self) -> None:
+        self.folder = tempfile.mkdtemp(prefix="ob-")  # short: a Unix socket path has at most ~100 bytes
+        self.bin = os.path.join(self.folder, "bin")
+        os.mkdir(self.bin)
+        socket_path = os.path.join(self.folder, "s")
+        self.process = subprocess.Popen(
+            [sys.executable, __file__, socket_path],
+            env={**os.environ, "PYTHONIOENCODING": "utf-8"},
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        if self.process.stdout.readline().strip() != "ready":
+            self.stop()
+            raise RuntimeError("the warm orderbot did not start")
+        self.shim = write_shim(self.bin, socket_path)
+
+    def stop(self) -> None:
+        self.process.kill()
+        self.process.wait()
+        shutil.rmtree(self.folder, ignore_errors=True)
+
+
+_server: _Server | None = None
+
+
+def command() -> str:
+    """What to run as `orderbot`: this process's warm one, or with COLD_ORDERBOT=1 the installed one."""
+    global _server
+    if os.environ.get("COLD_ORDERBOT"):
+        return shutil.which("orderbot", path=os.path.dirname(sys.executable)) or "orderbot"
+    if _server is None:
+        _server = _Server()
+    return _server.shim
+
+
+def stop() -> None:
+    global _server
+    if _server is not None:
+        _server.stop()
+        _server = None
 
 
 if __name__ == "__main__":

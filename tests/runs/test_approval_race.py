@@ -7,9 +7,9 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 
 import pytest
+import warm_orderbot
 from clikit import cli
 
 from orderbot.shops.sample.stores.jsonfile import JsonStore
@@ -39,7 +39,7 @@ def test_simultaneous_approvals_of_one_call_execute_it_exactly_once(shared_runs,
         assert result.exit_code == 4, result.output
         runs[json.loads(result.stdout)["run_id"]] = order_id
 
-    command = [sys.executable, "-m", "orderbot", "approvals", "approve", "--runs", shared_runs]
+    command = [warm_orderbot.command(), "approvals", "approve", "--runs", shared_runs]
     processes = [
         (run_id, subprocess.Popen([*command, run_id], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
         for _ in range(APPROVERS_PER_RUN)

@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import warm_orderbot
 from clikit import cli
 
 from orderbot.models.scripted import ScriptedModel, call, calls, text
@@ -61,7 +62,7 @@ def test_a_library_line_logged_before_the_log_is_set_up_is_written_there_later(t
     Path(".env").write_text('ORDERBOT_USER=C001\n"never closed\n', encoding="utf-8")
 
     result = subprocess.run(
-        [sys.executable, "-m", "orderbot", "ask", "查询 ORD-1001"], capture_output=True, text=True, timeout=120
+        [warm_orderbot.command(), "ask", "查询 ORD-1001"], capture_output=True, text=True, timeout=120
     )
 
     assert result.returncode == 0, result.stderr

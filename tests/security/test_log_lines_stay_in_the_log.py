@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import warm_orderbot
 from clikit import cli
 from fakeapi import WIRES, FakeAPI, error
 
@@ -33,7 +34,7 @@ def orderbot_process(*args: str) -> subprocess.CompletedProcess:
     """orderbot as its own process: Python's fallback printing of unhandled log lines is
     per process, and the test runner's own logging handlers are not there."""
     return subprocess.run(
-        [sys.executable, "-m", "orderbot", *args], capture_output=True, text=True, encoding="utf-8", timeout=120
+        [warm_orderbot.command(), *args], capture_output=True, text=True, encoding="utf-8", timeout=120
     )
 
 

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 
 import pytest
+import warm_orderbot
 from clikit import cli
 
 ESCAPES = "\x1b]0;pwn\x07\x1b[31mX\x9b\u202e"
@@ -18,7 +18,7 @@ RAW = ("\x1b", "\x07", "\x9b", "\u202e")
 def orderbot(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess:
     """A real process: the language is chosen before any command runs, once per process."""
     return subprocess.run(
-        [sys.executable, "-m", "orderbot", *args], capture_output=True, text=True, timeout=60, env=os.environ | env
+        [warm_orderbot.command(), *args], capture_output=True, text=True, timeout=60, env=os.environ | env
     )
 
 

@@ -11,9 +11,9 @@ import logging
 import os
 import stat
 import subprocess
-import sys
 
 import pytest
+import warm_orderbot
 from clikit import cli
 from securitykit import as_a_user, state_dir, statuses
 
@@ -24,9 +24,9 @@ CANCEL = "取消订单 ORD-1002，不想要了"
 
 
 def orderbot(*args: str, timeout: float = 60) -> subprocess.CompletedProcess:
-    """orderbot in its own process, so a hang is a failed test rather than a stuck suite."""
+    """orderbot in its own process (a warm one), so a hang is a failed test rather than a stuck suite."""
     return subprocess.run(
-        [sys.executable, "-m", "orderbot", *args], capture_output=True, text=True, timeout=timeout, env=os.environ
+        [warm_orderbot.command(), *args], capture_output=True, text=True, timeout=timeout, env=os.environ
     )
 
 

@@ -6,10 +6,10 @@ import io
 import os
 import re
 import subprocess
-import sys
 
 import pexpect
 import pytest
+import warm_orderbot
 from forked_terminal import orderbot_in_a_terminal
 from rich.cells import cell_len
 from rich.console import Console
@@ -32,7 +32,7 @@ def clean_env(**extra: str) -> dict[str, str]:
 
 def orderbot_piped(*args: str, stdin: str = "", **env: str) -> subprocess.CompletedProcess:
     return subprocess.run(
-        [sys.executable, "-m", "orderbot", *args],
+        [warm_orderbot.command(), *args],
         input=stdin,
         capture_output=True,
         text=True,
