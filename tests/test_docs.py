@@ -59,6 +59,7 @@ When an output changes on purpose
 from __future__ import annotations
 
 import difflib
+import json
 import os
 import re
 import shlex
@@ -70,6 +71,7 @@ from pathlib import Path
 
 import pytest
 import warm_orderbot
+from clikit import cli
 
 from orderbot.runs.base import operator_name
 
@@ -538,3 +540,43 @@ def test_a_time_that_does_not_fit_its_run_id_is_found() -> None:
     assert example_time_problems("261201-122252-1812   2026-12-01 10:53   C001")
     assert example_time_problems("run 261201-122248-4b74 · started\n2026-11-30T14:39:19Z")
     assert example_time_problems("ORD-1013  待付款  ¥88.00   2026-11-30T09:40:00+08:00") == []
+
+
+# ---- every run a page recorded replays without a difference -----------------------------
+
+RUNS_FLAG = re.compile(r"--runs (sqlite:///\S+)")
+
+
+def run_stores(run: PageRun) -> list[list[str]]:
+    """Where the page's runs were recorded: the state directory of its HOME, and each SQLite
+    run store its commands named (a relative path is the clone's)."""
+    stores = [["--state-dir", str(run.scratch.home / ".local" / "state" / "orderbot")]]
+    for outcomes in run.results.values():
+        for outcome in outcomes:
+            for url in RUNS_FLAG.findall(outcome.ran):
+                path = Path(url.removeprefix("sqlite:///"))
+                flags = ["--runs", f"sqlite:///{run.scratch.clone / path}"]
+                if flags not in stores:
+                    stores.append(flags)
+    return stores
+
+
+@pytest.mark.parametrize("page", [p for p in PAGES if p.exists()], ids=lambda p: str(p.relative_to(ROOT)))
+def test_every_run_a_page_recorded_replays_without_difference(page: Path, page_runs) -> None:
+    """After the page's blocks ran, `orderbot replay` of each of its runs, in-process against the
+    page's own files (changed since by later blocks, or by the run itself), finds nothing."""
+    run = page_runs(page)
+    if run.blocks:
+        run.block(len(run.blocks) - 1)
+    replayed, problems = set(), []
+    for flags in run_stores(run):
+        listed = cli("runs", *flags, "--json", "--limit", "1000")
+        assert listed.exit_code == 0, listed.output
+        for row in json.loads(listed.stdout):
+            replayed.add(row["run_id"])
+            done = cli("replay", row["run_id"], *flags, "--json")
+            if done.exit_code != 0:
+                problems.append(f"{row['run_id']} ({row['question']}): exit {done.exit_code}\n{done.output}")
+    printed = {i for outcomes in run.results.values() for o in outcomes for i in RUN_ID.findall(o.actual)}
+    assert printed <= replayed, f"runs {sorted(printed - replayed)} of {page.name} were not found to replay"
+    assert not problems, "\n".join(problems)

@@ -69,7 +69,14 @@ def replay(
         source = _orders_source(settings, record, orders_source)
         with tempfile.TemporaryDirectory(prefix="orderbot-replay-") as tmp:
             session = scratch_session(source, Path(tmp))
-            report = replay_record(record, session.toolbox, shop=session.shop, set_time=pin_time(session))
+            report = replay_record(
+                record,
+                session.toolbox,
+                shop=session.shop,
+                set_time=pin_time(session),
+                orders_digest=session.orders_digest,
+                what_if=orders is not None,  # these orders, by name: the tools run on them, whatever they hold
+            )
         if json_out:
             doc = {
                 "run_id": record.run_id,

@@ -785,6 +785,21 @@ MESSAGES: dict[str, dict[str, str]] = {
         "zh": "这次运行原来以 {was} 停止；现在以 {now} 停止",
     },
     "replay.answer_changed": {"en": "the answer differs", "zh": "回答不同"},
+    "replay.data_changed": {
+        "en": "the orders are not as they were when the run began: its recorded tool results stand in for"
+        " the tools, and orderbot's own steps are compared",
+        "zh": "订单数据与这次运行开始时不同：用记录下的工具结果代替工具，比较的是 orderbot 自己的每一步",
+    },
+    "replay.data_changed_at": {
+        "en": "the orders are not as they were when the run went on after step {step}: from there its"
+        " recorded tool results stand in for the tools, and orderbot's own steps are compared",
+        "zh": "订单数据与这次运行在第 {step} 步之后继续时不同："
+        "从那里起用记录下的工具结果代替工具，比较的是 orderbot 自己的每一步",
+    },
+    "replay.other_data": {
+        "en": "these orders are not the ones the run saw: a result that differs may come from the data",
+        "zh": "这些订单数据不是这次运行当时看到的：不同的结果可能来自数据",
+    },
     "replay.tool_gone": {"en": "the tool {name} no longer exists", "zh": "工具 {name} 已不存在"},
     "replay.tool_changed": {
         "en": "the tool {name} changed since the run (version {was} → {now})",

@@ -91,6 +91,7 @@ class Runner:
     clock: Callable[[], float] = time.monotonic
     wall_clock: Callable[[], float] = time.time
     telemetry: Callable[[], Observer] | None = None  # makes one tracing observer per run
+    orders_digest: Callable[[], str | None] | None = None  # the orders' digest now, kept as each segment begins
 
     @classmethod
     def for_session(
@@ -115,6 +116,7 @@ class Runner:
             orders=session.source.identity,
             shop=session.shop,
             telemetry=telemetry.setup(otel, provider=provider, model=model.name),
+            orders_digest=session.orders_digest,
         )
 
     def engine(
@@ -161,6 +163,7 @@ class Runner:
             kind=kind,
             interactive=approver is not None,
             wall_clock=self.wall_clock,
+            orders_digest=self._digest(),
         )
         return self._run(recorder, state, limits, views=views, approver=approver)
 
@@ -184,7 +187,13 @@ class Runner:
         store = self._store()
         recorder = Recorder(store, record, wall_clock=self.wall_clock)
         record.begin(
-            kind, limits, approve=approve, approver=approver is not None, operator=store.operator, now=self.wall_clock()
+            kind,
+            limits,
+            approve=approve,
+            approver=approver is not None,
+            operator=store.operator,
+            now=self.wall_clock(),
+            orders_digest=self._digest(),
         )
         if approve is not None and record.state.pending:
             recorder.settle(approve, reason=reason)
@@ -218,6 +227,9 @@ class Runner:
     @property
     def vocabulary(self) -> Vocabulary:
         return self.shop.vocabulary if self.shop is not None else PLAIN
+
+    def _digest(self) -> str | None:
+        return self.orders_digest() if self.orders_digest is not None else None
 
     def _store(self) -> BaseRunStore:
         if self.store is None:

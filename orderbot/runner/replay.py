@@ -11,6 +11,7 @@ signal) comes again where it came in the record: a person's act, like a decision
 
 from __future__ import annotations
 
+import dataclasses
 import shutil
 import tempfile
 from collections.abc import Callable
@@ -20,15 +21,17 @@ from itertools import zip_longest
 from pathlib import Path
 from typing import NamedTuple
 
+from pydantic import ValidationError
+
 from orderbot.errors import ModelError, ModelResponseError, ModelTimeout, RecordError, Terminated
 from orderbot.i18n import t
-from orderbot.loop.dispatch import Outcome, Prepared, Toolbox
+from orderbot.loop.dispatch import Outcome, Prepared, Refused, Toolbox
 from orderbot.loop.engine import Limits, StopReason
-from orderbot.loop.items import ITEMS, Message
+from orderbot.loop.items import ITEMS, FunctionCall, Message
 from orderbot.loop.model import Turn, Usage
 from orderbot.loop.state import CallRecord, Phase, RunState, summarize_result
 from orderbot.loop.tools import ToolContext
-from orderbot.loop.transitions import Finished, Transition, decision_words, describe, key, result_words
+from orderbot.loop.transitions import Called, Finished, SignIn, Transition, decision_words, describe, key, result_words
 from orderbot.models.scripted import ScriptedModel
 from orderbot.runner import Runner
 from orderbot.runs.record import RunRecord, bound_call
@@ -206,22 +209,32 @@ def replay(
     shop: Shop | None = None,
     observers: tuple = (),
     set_time: Callable[[datetime], None] | None = None,
+    orders_digest: Callable[[], str | None] | None = None,
+    what_if: bool = False,
 ) -> ReplayReport:
     """Re-run `record` against `toolbox` (give it scratch data) of `shop` and compare. `set_time`,
     if given, is called with each segment's recorded start, so data the tools stamp with the
-    time (a cancellation) matches the record."""
+    time (a cancellation) matches the record.
+
+    `orders_digest` gives the scratch data's digest: where a segment began on other data than
+    the record's (the shop changed since, or the run changed it itself), the tools' results
+    could differ only because of that, so the segment's recorded results stand in for the
+    tools (`what_if`: the tools run on the data anyway, as the person asked), and a note says so.
+    """
     if record.dropped.get("turns"):
         raise RecordError(t("runs.cannot_replay_dropped", run_id=record.run_id))
     if not record.segments:
         raise RecordError(t("runs.cannot_replay_empty", run_id=record.run_id))
     stopped = interruptions(record)
     interrupted = {i.call_id: i for i in stopped.values() if i.call_id is not None}
-    runner = Runner(_Interrupted(toolbox, interrupted), playback_model(record, stopped), shop=shop)
+    tools = _Replayed(toolbox, record, interrupted)
+    runner = Runner(tools, playback_model(record, stopped), shop=shop)
     # A customer named by a sign-in lookup during the run was not the session's: the replay
     # starts without one, so the lookup names them again, as it did.
     user = None if record.state.signed_in else record.state.user
     state = RunState.start(record.state.question, user=user, run_id=record.run_id)
-    seen: list[tuple[int, Transition]] = []
+    seen: list[Row] = []
+    notes: list[Note] = []
     for index, segment in enumerate(record.segments):
         if index and state.stop_reason is StopReason.ANSWERED:
             break  # it answered earlier than recorded: the comparison says so
@@ -230,6 +243,10 @@ def replay(
             # In the recording machine's time zone: the store stamps local time.
             zone = None if segment.utc_offset is None else timezone(timedelta(seconds=segment.utc_offset))
             set_time(started.astimezone(zone))
+        other_data = bool(orders_digest and segment.orders_digest) and orders_digest() != segment.orders_digest
+        tools.played_back = other_data and not what_if
+        if other_data and not notes:  # once: the first part of the run that had other data
+            notes.append(_data_note(index, state.steps, what_if))
         approver = _settled_as_recorded(record.approvals, interrupted) if segment.approver else None
         collect = (lambda i: lambda t, s: seen.append((i, t)))(index)
         runner.unrecorded(
@@ -240,9 +257,17 @@ def replay(
             approve_pending=segment.approve if index else None,
         )
     report = ReplayReport(record.run_id, state, seen)
-    report.notes = version_notes(record, toolbox)
+    report.notes = version_notes(record, toolbox) + notes
     report.differences = compare(record, state, seen)
     return report
+
+
+def _data_note(segment: int, step: int, what_if: bool) -> Note:
+    if what_if:
+        return Note("replay.other_data", {})
+    if segment == 0:
+        return Note("replay.data_changed", {})
+    return Note("replay.data_changed_at", {"step": step})
 
 
 def _settled_as_recorded(decisions: dict[str, bool], interrupted: dict[str, Interruption]):
@@ -257,18 +282,77 @@ def _settled_as_recorded(decisions: dict[str, bool], interrupted: dict[str, Inte
     return decide
 
 
-class _Interrupted(Toolbox):
-    """Today's toolbox (the same tools), with a call that a person stopped while it ran
-    stopped again at the same place."""
+class Played(NamedTuple):
+    """A call's outcome as the record has it, to stand in for the tool's."""
 
-    def __init__(self, toolbox: Toolbox, interrupted: dict[str, Interruption]) -> None:
+    decision: str
+    envelope: dict | None
+    signed_in: str | None = None
+    handed_off: str | None = None
+
+    @property
+    def refused(self) -> bool:
+        return self.decision not in ("executed", "rejected")
+
+
+def played_outcomes(record: RunRecord) -> dict[str, Played]:
+    """Each recorded call's decision and result by call id, with the sign-in or hand-off it
+    made (the transitions that followed it)."""
+    signed_in: dict[str, str] = {}
+    handed_off: dict[str, str] = {}
+    last = None
+    for _, transition in record.transition_values():
+        payload = transition.payload
+        if isinstance(payload, Called):
+            last = payload.call.call_id
+        elif isinstance(payload, SignIn) and last is not None:
+            signed_in[last] = payload.customer
+        elif isinstance(payload, Finished) and payload.reason is StopReason.TRANSFERRED and last is not None:
+            handed_off[last] = payload.detail
+    return {
+        c.call_id: Played(c.decision, c.result, signed_in.get(c.call_id), handed_off.get(c.call_id))
+        for c in record.state.calls
+        if c.decision != "not_executed"  # it never reached dispatch: nothing to stand in for
+    }
+
+
+class _Replayed(Toolbox):
+    """Today's toolbox (the same tools) as replay gives it to the engine: a call that a person
+    stopped while it ran is stopped again at the same place; and while `played_back`, each
+    call the record settled gets the record's decision and result instead of the tool's.
+    Played back, a call the model sent that today's tools no longer accept is still refused
+    as today's dispatch refuses it: that is orderbot's own change."""
+
+    def __init__(self, toolbox: Toolbox, record: RunRecord, interrupted: dict[str, Interruption]) -> None:
         super().__init__([toolbox.get(name) for name in toolbox.versions])
         self.interrupted = interrupted
+        self.played_back = False
+        self._played = played_outcomes(record)
+        self._pending = {p.call_id for p in record.state.pending}  # still waiting when it was recorded
+
+    def prepare(self, call: FunctionCall, ctx: ToolContext) -> Prepared | Refused:
+        played = self._played.get(call.call_id) if self.played_back else None
+        if played is not None and played.refused:
+            return Refused(call, played.decision, played.envelope or {})
+        tool = self.get(call.name)
+        if tool is None or not self.played_back or (played is None and call.call_id not in self._pending):
+            return super().prepare(call, ctx)
+        try:
+            args = tool.args.model_validate_json(call.arguments or "{}")
+        except ValidationError:
+            return super().prepare(call, ctx)
+        # Neither the tool's check nor its description of an approval runs: both read the
+        # data, which is not the run's (replay compares no description).
+        return Prepared(call, dataclasses.replace(tool, describe=None), args)
 
     def run(self, prepared: Prepared, ctx: ToolContext) -> Outcome:
-        stopped = self.interrupted.get(prepared.call.call_id)
+        call_id = prepared.call.call_id
+        stopped = self.interrupted.get(call_id)
         if stopped is not None:
             raise stopped.exception()
+        played = self._played.get(call_id) if self.played_back else None
+        if played is not None and played.envelope is not None:
+            return Outcome(played.envelope, played.signed_in, played.handed_off)
         return super().run(prepared, ctx)
 
 
@@ -366,4 +450,11 @@ def replay_file(path: Path | str, orders: Path | str | None = None) -> ReplayRep
     record = read_record(Path(path))
     with tempfile.TemporaryDirectory(prefix="orderbot-replay-") as tmp:
         session = scratch_session(Path(orders or DEFAULT_SHOP.sample), Path(tmp))
-        return replay(record, session.toolbox, shop=session.shop, set_time=pin_time(session))
+        return replay(
+            record,
+            session.toolbox,
+            shop=session.shop,
+            set_time=pin_time(session),
+            orders_digest=session.orders_digest,
+            what_if=orders is not None,
+        )

@@ -106,6 +106,9 @@ class Segment(BaseModel):
     stop_reason: str | None = None  # how this segment ended
     utc_offset: int | None = None  # the machine's offset from UTC in seconds: replay stamps times with it
     operator: str | None = None  # who ran this segment (orderbot.runs.base.operator_name); absent in older records
+    # The SHA-256 of the orders file as this segment began (None: a database, or an older
+    # record): replay tells from it whether the data it is given is the data the run saw.
+    orders_digest: str | None = None
 
 
 class Decision(BaseModel):
@@ -304,6 +307,7 @@ class RunRecord:
         approver: bool = False,
         operator: str | None = None,
         now: float | None = None,
+        orders_digest: str | None = None,
     ) -> None:
         wall = time.time() if now is None else now
         self.segments.append(
@@ -315,6 +319,7 @@ class RunRecord:
                 approver=approver,
                 utc_offset=time.localtime(wall).tm_gmtoff,
                 operator=operator,
+                orders_digest=orders_digest,
             )
         )
 

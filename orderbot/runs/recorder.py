@@ -58,6 +58,7 @@ class Recorder:
         kind: str = "ask",
         interactive: bool = False,
         wall_clock: Callable[[], float] = time.time,
+        orders_digest: str | None = None,
     ) -> Recorder:
         operator = store.operator
         record = RunRecord.new(
@@ -71,7 +72,9 @@ class Recorder:
             operator=operator,
             now=wall_clock(),
         )
-        record.begin(kind, limits, approver=interactive, operator=operator, now=wall_clock())
+        record.begin(
+            kind, limits, approver=interactive, operator=operator, now=wall_clock(), orders_digest=orders_digest
+        )
         return cls(store, record, wall_clock=wall_clock)
 
     def __call__(self, transition: Transition, state: RunState) -> None:

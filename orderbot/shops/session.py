@@ -8,6 +8,7 @@ provider the shop's planner."""
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -57,6 +58,17 @@ class Session:
     toolbox: Toolbox
     shop: Shop
     user: str | None = None
+
+    def orders_digest(self) -> str | None:
+        """The SHA-256 of the orders file's bytes as they are now; None for a database (or a
+        file that cannot be read): what a run record keeps so replay can tell whether the data
+        it is given is the data the run saw."""
+        if self.source.kind != "json" or self.source.path is None:
+            return None
+        try:
+            return hashlib.sha256(self.source.path.read_bytes()).hexdigest()
+        except OSError:
+            return None
 
     def limits(self, settings: Settings) -> Limits:
         """The run's limits: each one set by a flag, ORDERBOT_* or .env as set, else the shop's

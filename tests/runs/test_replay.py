@@ -12,6 +12,7 @@ import pytest
 from clikit import cli
 
 from orderbot.errors import ExitCode, RecordError
+from orderbot.i18n import t
 from orderbot.loop.dispatch import Toolbox
 from orderbot.loop.state import Event
 from orderbot.runner.replay import replay, replay_file
@@ -76,25 +77,75 @@ def test_replay_reports_the_step_whose_tool_output_changed(store):
     assert "已签收" in diff.text
 
 
-def test_cli_replay_of_a_fresh_run_is_identical_then_differs_when_the_data_changes(orders_file):
+def test_cli_replay_of_a_fresh_run_is_identical_and_stays_so_when_the_shop_changes(orders_file):
+    """Yesterday's run replayed today, after the shop changed: its recorded results stand in
+    for the tools (the data is not the run's), a note says so, and nothing differs. Named
+    with --orders, the same orders are a what-if: the tools run on them, and the change shows."""
     asked = cli("ask", "--orders", str(orders_file), "查询 ORD-1001 和 ORD-1002")
     assert asked.exit_code == 0
     [path] = (Path(os.environ["ORDERBOT_STATE_DIR"]) / "runs").glob("*.json")
     same = cli("replay", path.stem)
     assert same.exit_code == 0, same.output
-    assert "No difference" in same.output
+    assert "No difference" in same.output and "note:" not in same.output
 
     data = json.loads(orders_file.read_text())
     data["orders"][1]["status"] = "已发货"  # ORD-1002 shipped since
     orders_file.write_text(json.dumps(data, ensure_ascii=False))
     before = orders_file.read_bytes()
-    changed = cli("replay", path.stem, "--json")
-    assert changed.exit_code == ExitCode.DIFFERS == 1
-    doc = json.loads(changed.output)
+    today = cli("replay", path.stem, "--json")
+    assert today.exit_code == 0, today.output
+    doc = json.loads(today.output)
+    assert doc["identical"] is True and doc["differences"] == []
+    assert doc["notes"] == [t("replay.data_changed", lang="en")]
+
+    what_if = cli("replay", path.stem, "--orders", str(orders_file), "--json")
+    assert what_if.exit_code == ExitCode.DIFFERS == 1
+    doc = json.loads(what_if.output)
     assert doc["identical"] is False and doc["recorded_stop_reason"] == doc["replayed_stop_reason"] == "answered"
     [diff] = doc["differences"]
     assert diff["step"] == 1 and "ORD-1002" in diff["text"] and "已发货" in diff["text"]
+    assert doc["notes"] == [t("replay.other_data", lang="en")]
     assert orders_file.read_bytes() == before  # replay reads a scratch copy
+
+
+def test_a_run_that_cancelled_an_order_replays_against_its_own_orders_afterwards(orders_file):
+    """The run changed its orders itself (approved on resume): the recorded results stand in
+    for the tools, so the cancel is neither refused nor done again."""
+    assert cli("ask", "--user", "C001", "--orders", str(orders_file), "取消订单 ORD-1002").exit_code == 4
+    [path] = (Path(os.environ["ORDERBOT_STATE_DIR"]) / "runs").glob("*.json")
+    assert cli("resume", path.stem, "--approve", "--user", "C001").exit_code == 0
+    after = orders_file.read_bytes()
+    assert json.loads(after)["orders"][1]["status"] == "已取消"
+    replayed = cli("replay", path.stem, "--json")
+    assert replayed.exit_code == 0, replayed.output
+    doc = json.loads(replayed.output)
+    assert doc["differences"] == [] and doc["notes"] == [t("replay.data_changed", lang="en")]
+    assert orders_file.read_bytes() == after
+
+
+def test_on_the_run_s_own_data_a_changed_tool_still_differs(orders_file):
+    """The recorded results stand in only for data that is not the run's: on the same data,
+    today's tools run, and a tool that now answers otherwise is a difference."""
+    from orderbot.shops.sample.stores.jsonfile import JsonStore
+
+    assert cli("ask", "--user", "C001", "--orders", str(orders_file), "查询 ORD-1001 的详情").exit_code == 0
+    [path] = (Path(os.environ["ORDERBOT_STATE_DIR"]) / "runs").glob("*.json")
+    record = read_record(path)
+
+    def get_order_details_v2(args, ctx):
+        return {"order_id": args.order_id, "status": "已签收"}
+
+    tools = [
+        dataclasses.replace(t, run=get_order_details_v2) if t.name == "get_order_details" else t
+        for t in order_tools(JsonStore.load(orders_file))
+    ]
+    same_data = replay(record, Toolbox(tools), orders_digest=lambda: record.segments[0].orders_digest)
+    assert [d.step for d in same_data.differences] == [1] and not same_data.notes
+    other_data = replay(record, Toolbox(tools), orders_digest=lambda: "0" * 64)
+    assert other_data.identical, [d.text for d in other_data.differences]
+    without_the_tool = [t for t in tools if t.name != "get_order_details"]
+    gone = replay(record, Toolbox(without_the_tool), orders_digest=lambda: "0" * 64)
+    assert any("unknown_tool" in d.text for d in gone.differences), [d.text for d in gone.differences]
 
 
 def test_replay_of_a_paused_run_stops_at_the_pause_and_writes_nothing(orders_file):
@@ -217,6 +268,12 @@ def test_a_run_whose_customer_signed_in_replays_the_sign_in(tmp_path):
     replayed = cli("replay", path.stem, "--orders", str(shop), "--json")
     assert replayed.exit_code == 0, replayed.output
     assert json.loads(replayed.stdout)["differences"] == []
+    with shop.open("a") as changed:  # the shop is not the run's now: the results are the record's
+        changed.write("\n")
+    replayed = cli("replay", path.stem, "--json")
+    assert replayed.exit_code == 0, replayed.output
+    doc = json.loads(replayed.stdout)
+    assert doc["differences"] == [] and doc["notes"] == [t("replay.data_changed", lang="en")]
 
 
 def test_a_run_cancelled_with_ctrl_c_and_resumed_replays_both_parts(use_model):
@@ -283,3 +340,21 @@ def test_a_run_stopped_while_a_call_ran_or_waited_for_a_yes_replays_the_stop_the
     assert report.identical, [d.text for d in report.differences]
     [finished, _] = [t for _, t in report.transitions if t.kind is Event.FINISHED]
     assert finished.from_ == "act" and finished.payload.reason.value == "cancelled"
+
+
+def test_a_retail_cancellation_replays_after_it_cancelled_the_order(tmp_path):
+    """Played back, an approval's description is not asked of the tool: it reads the order,
+    which the run itself cancelled (and the retail shop refuses to describe a cancelled one)."""
+    import shutil
+
+    shop = tmp_path / "shop.json"
+    shutil.copyfile(Path(__file__).parents[1] / "fixtures" / "tau2-retail" / "db.json", shop)
+    user = ("--orders", str(shop), "--user", "olivia_ito_3591")
+    asked = cli("ask", *user, "Please cancel #W5442520, I ordered it by mistake")
+    assert asked.exit_code == 4, asked.output
+    [path] = (Path(os.environ["ORDERBOT_STATE_DIR"]) / "runs").glob("*.json")
+    assert cli("resume", path.stem, "--approve", *user[2:]).exit_code == 0
+    replayed = cli("replay", path.stem, "--json")
+    assert replayed.exit_code == 0, replayed.output
+    doc = json.loads(replayed.stdout)
+    assert doc["differences"] == [] and doc["notes"] == [t("replay.data_changed", lang="en")]
