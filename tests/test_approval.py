@@ -8,12 +8,15 @@ import json
 import os
 import re
 import sys
+import time
+from pathlib import Path
 
 import pexpect
+import pyte
 import pytest
 from clikit import cli
 from fakeapi import FakeAPI, completion, reply, tool_call
-from forked_terminal import orderbot_in_a_terminal
+from forked_terminal import orderbot_in_a_terminal, orderbot_process_in_a_terminal
 from rich.console import Console
 
 from orderbot.loop.dispatch import Toolbox
@@ -27,6 +30,7 @@ from orderbot.ui.render import TransitionView
 
 CANCEL = {"order_id": "ORD-1002", "reason": "不想要了"}
 DESCRIPTION = "Cancel ORD-1002 (处理中, ¥199.00), reason: 不想要了"
+PROMPTED = "Cancel ORD-1002 (处理中, ¥199.00), reason: 用户要求取消"  # what the offline planner gives as the reason
 
 
 @pytest.fixture
@@ -248,7 +252,7 @@ def prompt(monkeypatch, reply: str, description: str = DESCRIPTION) -> tuple[boo
 def test_only_yes_approves(monkeypatch, reply, approved):
     decision, shown = prompt(monkeypatch, reply)
     assert decision is approved
-    assert shown == f"{DESCRIPTION}? [y/N] "
+    assert shown == f"{DESCRIPTION}? [y/N] " + ("\n" if not reply else "")  # end of input ends the prompt's line
 
 
 def test_the_prompt_shows_model_text_literally(monkeypatch):
@@ -284,6 +288,53 @@ def test_in_a_terminal_anything_but_yes_leaves_the_order_alone(shop):
     child.close()
     assert child.exitstatus == 0
     assert shop.snapshot() == before
+
+
+def wait_until_reading(pid: int, within: float = 10) -> None:
+    """Until process `pid` sleeps in a read of its standard input (Linux /proc), so that a key
+    sent now reaches input(), not a prompt Rich is still writing (a Ctrl-C there would leave
+    the prompt in Rich's buffer, printed again by the next write: not what a person sees)."""
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline:
+        try:
+            number, fd, *_ = Path(f"/proc/{pid}/syscall").read_text().split()
+        except (OSError, ValueError):  # no such file here, or the process is running
+            number = fd = ""
+        if number in ("0", "63") and fd == "0x0":  # read(0, ...) on x86-64, on arm64
+            return
+        if not number and Path(f"/proc/{pid}/wchan").read_text() in ("n_tty_read", "wait_woken"):
+            return
+        time.sleep(0.01)
+    raise AssertionError(f"process {pid} never read its terminal")
+
+
+@pytest.mark.slow  # a terminal session
+@pytest.mark.parametrize(("key", "code"), [("ctrl-c", 130), ("ctrl-d", 0)])
+def test_ctrl_c_or_ctrl_d_at_the_prompt_ends_its_line_before_the_table_goes_on(orders_file, key, code):
+    """The terminal echoes ^C (Ctrl-D echoes nothing) and leaves the cursor on the prompt's
+    line: the table drawn next (the cancelled step, or the rejection) starts on a line of its
+    own, every border closed, nothing after the prompt. A process of its own: the test
+    process has loaded readline, which would end the line itself."""
+    env = {**os.environ, "COLUMNS": "120", "TERM": "xterm"}
+    args = ["ask", "--user", "C001", "--orders", str(orders_file), "取消订单 ORD-1002"]
+    child = orderbot_process_in_a_terminal(args, env=env, dimensions=(50, 120))
+    child.expect_exact("[y/N]")
+    seen = child.before + child.after
+    wait_until_reading(child.pid)
+    if key == "ctrl-c":
+        child.sendintr()
+    else:
+        child.sendeof()
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == code, child.before[-2000:]
+    display = pyte.Screen(120, 50)
+    pyte.ByteStream(display).feed((seen + child.before).encode())
+    lines = [line.rstrip() for line in display.display if line.strip()]
+    [prompt] = [line for line in lines if "[y/N]" in line]
+    assert prompt in (f"{PROMPTED}? [y/N]", f"{PROMPTED}? [y/N] ^C"), lines
+    tables = [line for line in lines if line[:1] in "╭│├╰"]
+    assert len(tables) > 8 and all(line[-1] in "╮│┤╯" for line in tables), lines
 
 
 def test_a_command_to_copy_is_one_line_at_80_columns_however_long(orders_file, tmp_path):

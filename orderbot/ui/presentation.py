@@ -169,7 +169,11 @@ def terminal_approver(view, console: Console) -> Approver:
                 question = t("approve.prompt", description=visible(pending.description, one_line=True))
                 reply = console.input(f"[bold yellow]{escape(question)}[/] {escape(t('approve.choices'))} ")
             except EOFError:
+                console.line()  # Ctrl-D ends no line: what follows starts on the next one, not after the prompt
                 return False
+            except KeyboardInterrupt:  # the terminal echoed ^C on the prompt's line; end it before the table goes on
+                console.line()
+                raise
         return reply.strip().lower() in YES
 
     return approve
