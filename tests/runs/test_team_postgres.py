@@ -181,6 +181,11 @@ def test_an_approval_without_orders_refused_the_requesters_login_says_to_pass_on
         env=desk1_env,
     )
     run_id = json.loads(asked.stdout)["run_id"]
+    anyone = desk1.replace("desk1@", "LOGIN@")  # --json's command is the one for another desk too
+    assert (
+        json.loads(asked.stdout)["resume_command"]
+        == f"orderbot approvals approve {run_id} --runs {anyone} --orders {anyone}"
+    )
 
     desk2, desk2_env = _at_desk(team, "desk2")
     refused = run("--lang", lang, "approvals", "approve", run_id, "--runs", desk2, env=desk2_env)
