@@ -97,8 +97,9 @@ def replay(
                 source=source,
             )
             console.print(flow_dots(console, header, STYLE_DIM), soft_wrap=True)
-            for note in report.notes:
-                console.print(Text(t("replay.note", note=note.said()), style=STYLE_DIM))
+            for note in report.notes:  # a long note continues indented
+                note_line = Text(t("replay.note", note=note.said()), style=STYLE_DIM)
+                console.print(hanging(console, note_line, first=0, rest=2), soft_wrap=True)
             if report.identical:
                 console.print(Text(t("replay.same", reason=record.status), style=STYLE_OK))
             else:
