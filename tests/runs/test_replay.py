@@ -358,3 +358,22 @@ def test_a_retail_cancellation_replays_after_it_cancelled_the_order(tmp_path):
     assert replayed.exit_code == 0, replayed.output
     doc = json.loads(replayed.stdout)
     assert doc["differences"] == [] and doc["notes"] == [t("replay.data_changed", lang="en")]
+
+
+def test_a_hand_off_replays_as_a_hand_off_after_the_shop_changed(tmp_path):
+    """Played back, the recorded result of the hand-off tool hands the run off again: the stop
+    is `transferred`, with the summary the record has."""
+    import shutil
+
+    shop = tmp_path / "shop.json"
+    shutil.copyfile(Path(__file__).parents[1] / "fixtures" / "tau2-retail" / "db.json", shop)
+    asked = cli("ask", "--orders", str(shop), "--user", "olivia_ito_3591", "transfer me to a human about #W5866402")
+    assert asked.exit_code == ExitCode.TRANSFERRED, asked.output
+    with shop.open("a") as changed:
+        changed.write("\n")
+    [path] = (Path(os.environ["ORDERBOT_STATE_DIR"]) / "runs").glob("*.json")
+    replayed = cli("replay", path.stem, "--json")
+    assert replayed.exit_code == 0, replayed.output
+    doc = json.loads(replayed.stdout)
+    assert doc["replayed_stop_reason"] == "transferred" and doc["differences"] == []
+    assert doc["notes"] == [t("replay.data_changed", lang="en")]
