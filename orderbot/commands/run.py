@@ -296,7 +296,7 @@ def _go(settings, store, session, llm, chosen, state, note, shown: Shown, begin)
         doc["resume_command"] = resume_command(result.state, where, limits=limits, **hinted) if kept else None
         sys.stdout.write(json_text(doc) + "\n")
     elif shown.answer_only:
-        print_answer_only(result)
+        print_answer_only(result, elsewhere=elsewhere)
     else:
         hint = resume_hint(result.state, where, limits=limits, **hinted) if kept else None
         print_outcome(console, result, resume_hint=hint, facts=facts, elsewhere=elsewhere)

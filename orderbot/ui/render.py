@@ -400,14 +400,16 @@ def print_tokens(console: Console, state: RunState) -> None:
         console.print(Text(_t("outcome.tokens", input=state.input_tokens, output=state.output_tokens), style=STYLE_DIM))
 
 
-def print_answer_only(result: RunResult) -> None:
+def print_answer_only(result: RunResult, *, elsewhere: bool = False) -> None:
     """`ask -q`: the answer alone on stdout, as a script reads it; a run that did not answer
-    says why in one line on stderr (its sentence, stop reason and run id), nothing on stdout."""
+    says why in one line on stderr (its sentence, stop reason and run id), nothing on stdout.
+    `elsewhere`: as for format_stop."""
     state = result.state
     if state.stop_reason is StopReason.ANSWERED:
         sys.stdout.write(visible(state.answer or "") + "\n")
         return
-    said = f"{format_stop(state)} · {_t('outcome.stop_line', reason=state.stop_reason, run_id=state.run_id)}"
+    stop_line = _t("outcome.stop_line", reason=state.stop_reason, run_id=state.run_id)
+    said = f"{format_stop(state, elsewhere=elsewhere)} · {stop_line}"
     print(_t("error.prefix", error=visible(said, one_line=True)), file=sys.stderr)
 
 

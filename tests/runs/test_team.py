@@ -307,3 +307,20 @@ def test_at_80_columns_the_queue_and_the_audit_wrap_the_action_and_reason_at_wor
     assert all(word in _words(waiting) for word in english)
     assert all(word in _words(audited) for word in [*english[1:-1], *LONG_REASON.split()])
     assert 'order_id="ORD-1002"' in audited and "rejected" in _words(audited)
+
+
+@pytest.mark.parametrize("quiet", [False, True])
+def test_a_pause_under_four_eyes_says_another_operator_must_approve(orders_file, runs_db, quiet):
+    """The requester may not approve it: the pause says so (with -q, in its one line on stderr)
+    and gives the command for another operator's desk, its store the same file (SQLite names
+    no login), instead of 'waiting for your approval'."""
+    flags = ["-q"] if quiet else []
+    env = {"ORDERBOT_FOUR_EYES": "1", "COLUMNS": "80"}
+    result = cli("ask", *flags, "--user", "C001", "--orders", str(orders_file), "--runs", runs_db, CANCEL, env=env)
+    assert result.exit_code == ExitCode.AWAITING_APPROVAL, result.output
+    assert "Paused: another operator must approve this action." in result.output, result.output
+    assert "your approval" not in result.output
+    if not quiet:
+        [run_id] = [row["run_id"] for row in queue(runs_db)]
+        assert f"  orderbot approvals approve {run_id} --runs {runs_db}" in result.output.splitlines()
+        assert "To approve it, at another operator's desk:" in result.output
