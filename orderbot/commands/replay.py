@@ -42,8 +42,9 @@ Orders = Annotated[
     typer.Option(
         "--orders",
         "-o",
-        help="Orders JSON file to copy for the replay "
-        "\\[default: $ORDERBOT_ORDERS, else the file the run used, else as for ask].",
+        help="Orders JSON file to replay on, whatever it holds (a what-if) "
+        "\\[default: $ORDERBOT_ORDERS, else the file the run used, else as for ask; where they are not "
+        "the orders the run saw, its recorded tool results stand in for the tools].",
         show_default=False,
     ),
 ]
