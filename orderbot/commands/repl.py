@@ -36,7 +36,7 @@ from orderbot.commands.common import (
     User,
 )
 from orderbot.commands.run import converse, may_ask, message_run, runner_for
-from orderbot.errors import ConfigError, OrderbotError
+from orderbot.errors import ConfigError, OrderbotError, Terminated
 from orderbot.i18n import language, t
 from orderbot.loop.budget import continued_limits
 from orderbot.loop.conversation import Conversation, format_limits_short, parse_limits
@@ -48,7 +48,7 @@ from orderbot.settings import USER_ID
 from orderbot.ui.layout import flow_dots, print_whole
 from orderbot.ui.presentation import format_runs, provider_text
 from orderbot.ui.render import make_console
-from orderbot.ui.terminal import line_history, read_key, read_line
+from orderbot.ui.terminal import keys_held, line_history, read_key, read_line
 from orderbot.ui.trace import format_limits
 from orderbot.ui.waiting import WaitingLine, watch
 
@@ -107,6 +107,7 @@ class Repl:
         shown = watch(llm, WaitingLine(self.console)) if self.interactive else llm
         self.runner = runner_for(session, shown, self.store, settings, provider=self.provider, otel=otel)
         self.last_stop = None  # how the latest message's run ended
+        self.terminated = False  # a signal stopped it: the REPL ends as the run did
         self.run_ids: set[str] = set()  # the runs of this session, for /runs
 
     # ---- the loop -------------------------------------------------------------------
@@ -130,6 +131,8 @@ class Repl:
                     return self.exit_code()
                 if line and not line.startswith("/"):
                     self.turn(line)
+                if self.terminated:  # SIGTERM (kill, a closing terminal) ends the conversation too
+                    return self.exit_code()
 
     def exit_code(self) -> int:
 
@@ -153,12 +156,15 @@ class Repl:
                 if not self.offer_more(limits, was):
                     break
                 self.run(state, limits, record)  # the same run, continued
+        except Terminated:  # between runs or while printing: the command ends as terminated
+            raise
         except KeyboardInterrupt:  # between runs or while printing: the engine had already stopped
             self.say(t("repl.cancelled"))
         except OrderbotError as exc:  # e.g. the run record cannot be written: say so, keep the session
             self.say(t("error.prefix", error=exc))
         self.conversation.add(state.items[len(history) :])
         self.last_stop = state.stop_reason
+        self.terminated = (state.stop_message or {}).get("id") == "detail.terminated"
         self.run_ids.add(state.run_id)
         if state.signed_in:  # the customer a lookup found stays the conversation's
             self.user, self.signed_in = state.user, True
@@ -167,16 +173,16 @@ class Repl:
         """One recorded run over `state`; `record` continues an earlier one."""
 
         ask_person = self.interactive and self.may_ask
-        return message_run(self.runner, state, limits, console=self.console, trace=self.trace,
-                           ask_person=ask_person, facts=self.facts, base_url=self.base_url, record=record)  # fmt: skip
+        shown = {"console": self.console, "trace": self.trace, "facts": self.facts, "base_url": self.base_url}
+        with keys_held(enabled=self.interactive):  # typed during the run: not echoed, then discarded
+            return message_run(self.runner, state, limits, ask_person=ask_person, record=record, **shown)
 
     def offer_more(self, limits, was) -> bool:
         """One keypress: c continues the stopped run with `limits` (raised from `was`)."""
 
         if not self.interactive:
             return False
-        self.say(t("repl.more", more=format_limits_short(limits, since=was)))
-        key = read_key()
+        key = read_key(lambda: self.say(t("repl.more", more=format_limits_short(limits, since=was))))
         self.console.print()
         return key.lower() == "c"
 

@@ -25,6 +25,7 @@ from orderbot.loop.state import Approver, PendingCall, RunState
 from orderbot.text import limit_value, one_line
 from orderbot.ui.escape import visible
 from orderbot.ui.styles import STYLE_DIM, STYLE_ERROR, STYLE_OK, STYLE_WARN
+from orderbot.ui.terminal import answering
 
 RUN_ID_CELLS = len("261130-114943-3f2a")
 STARTED_CELLS = len("2026-11-30 18:26")
@@ -163,7 +164,7 @@ def terminal_approver(view, console: Console) -> Approver:
     `paused()`) stops drawing while the question is on screen."""
 
     def approve(pending: PendingCall) -> bool:
-        with view.paused():
+        with view.paused(), answering():  # only a key typed after the question is shown answers it
             try:
                 # The description holds text the model wrote: never markup.
                 question = t("approve.prompt", description=visible(pending.description, one_line=True))

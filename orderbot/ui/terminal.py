@@ -1,14 +1,22 @@
-"""Reading from the person at the terminal: lines with editing and history, single keys.
+"""Reading from the person at the terminal: lines with editing and history, single keys,
+and what becomes of keys typed while a run is going.
 
 Line editing and history come from the stdlib `readline` module where it exists; without
 it (or without a terminal) plain `input()` still works.
+
+Keys typed while a run is going are discarded (`keys_held`): the terminal does not echo
+them onto the waiting line or the streamed answer, and what was typed is flushed when the
+run ends (TCSAFLUSH), so it never becomes the next question. Every question orderbot asks
+(the next line, the approval prompt, the offer to continue) takes only what is typed after
+it is shown: a key pressed before the person could read the question must not answer it
+(a `y` typed ahead must not approve a side effect, nor a `c` spend a larger budget).
 """
 
 from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
 
@@ -37,12 +45,15 @@ def read_line(prompt: str, *, interactive: bool = True) -> str | None:
     return line.strip()
 
 
-def read_key() -> str:
-    """One keypress without Enter in a terminal; Ctrl-C or end of input count as no."""
+def read_key(show: Callable[[], None]) -> str:
+    """One keypress without Enter in a terminal, in answer to the question `show` prints;
+    Ctrl-C or end of input count as no. What was typed before the question is discarded
+    first, then the question shown: a key pressed after it is never lost."""
     try:
         import termios
         import tty
     except ImportError:  # no POSIX terminal control (Windows): a line instead of a key
+        show()
         try:
             return input()[:1]
         except (EOFError, KeyboardInterrupt):
@@ -51,12 +62,71 @@ def read_key() -> str:
     fd = sys.stdin.fileno()
     saved = termios.tcgetattr(fd)
     try:
-        tty.setcbreak(fd)
+        tty.setcbreak(fd, termios.TCSAFLUSH)  # discards what was typed ahead
+        show()
         return os.read(fd, 8).decode("utf-8", "replace")[:1]
     except (KeyboardInterrupt, OSError):
         return ""
     finally:
         termios.tcsetattr(fd, termios.TCSADRAIN, saved)
+
+
+# The terminal while keys are held: its descriptor, its settings before, and without echo.
+_held: tuple[int, list, list] | None = None
+
+
+@contextmanager
+def keys_held(*, enabled: bool = True) -> Iterator[None]:
+    """While a run is going: keys typed are not echoed, and when it ends, however it ends
+    (an answer, an error, Ctrl-C, SIGTERM), the terminal is as it was and what was typed
+    meanwhile is discarded. Ctrl-C still interrupts: signals are left on."""
+    global _held
+    termios = _termios()
+    fd = sys.stdin.fileno() if enabled and termios is not None and sys.stdin.isatty() else None
+    if fd is None or _held is not None:
+        yield
+        return
+    saved = termios.tcgetattr(fd)
+    quiet = [*saved[:3], saved[3] & ~(termios.ECHO | termios.ECHONL), *saved[4:]]
+    termios.tcsetattr(fd, termios.TCSANOW, quiet)
+    _held = (fd, saved, quiet)
+    try:
+        yield
+    finally:
+        _held = None
+        with suppress(OSError, termios.error):  # a terminal that went away has nothing to restore
+            termios.tcsetattr(fd, termios.TCSAFLUSH, saved)
+
+
+@contextmanager
+def answering() -> Iterator[None]:
+    """A question asked in a terminal (the approval prompt): echo on while it is answered,
+    and what was typed before it was shown discarded, so only a key pressed after it counts.
+    Keys held for a run are held again afterwards."""
+    termios = _termios()
+    if termios is None or not sys.stdin.isatty():
+        yield
+        return
+    fd = sys.stdin.fileno()
+    if _held is None:
+        termios.tcflush(fd, termios.TCIFLUSH)
+        yield
+        return
+    _, saved, quiet = _held
+    termios.tcsetattr(fd, termios.TCSAFLUSH, saved)
+    try:
+        yield
+    finally:
+        with suppress(OSError, termios.error):
+            termios.tcsetattr(fd, termios.TCSANOW, quiet)
+
+
+def _termios():
+    try:
+        import termios
+    except ImportError:  # no POSIX terminal control (Windows): keys are echoed as they are
+        return None
+    return termios
 
 
 @contextmanager

@@ -11,6 +11,8 @@ import io
 import json
 import os
 import shlex
+import signal
+import termios
 import threading
 from pathlib import Path
 
@@ -18,7 +20,7 @@ import pexpect
 import pyte
 import pytest
 from clikit import cli
-from fakeapi import FakeAPI, completion, hang, sse, stream_of
+from fakeapi import FakeAPI, completion, hang, sse, stream_of, tool_call
 from forked_terminal import orderbot_process_in_a_terminal
 
 pytestmark = pytest.mark.slow  # the REPL in a terminal
@@ -63,9 +65,12 @@ def say(child: pexpect.spawn, line: str, prompt: str = PROMPT) -> str:
 
 
 def leave(child: pexpect.spawn) -> int:
+    """Ctrl-D; the exit code. Whatever the session did, the terminal is left as it was found."""
     child.sendeof()
     child.expect(pexpect.EOF)
+    left = termios.tcgetattr(child.child_fd)
     child.close()
+    assert left == fresh_terminal()
     return child.exitstatus
 
 
@@ -229,6 +234,98 @@ def test_ctrl_c_mid_stream_keeps_the_partial_answer_on_screen_marked_as_cut(spaw
     [record] = (tmp_path / "state" / "runs").glob("*.json")
     state = json.loads(record.read_text("utf-8"))["state"]
     assert state["stop_reason"] == "cancelled" and state["answer"] is None
+
+
+def held_until(release: threading.Event, arrived: threading.Event, answer: dict):
+    """A fake API reply that arrives only once the test lets go of it."""
+
+    def reply(request):
+        arrived.set()
+        release.wait(WAIT)
+        return answer
+
+    return reply
+
+
+def test_keys_typed_during_a_run_are_neither_echoed_nor_sent_as_the_next_question(spawn):
+    arrived, release = threading.Event(), threading.Event()
+    with FakeAPI() as api:
+        api.enqueue("chat", held_until(release, arrived, completion("第一个回答。")), completion("第二个回答。"))
+        child = spawn("--provider", "chat", "--base-url", api.url, "--model", "fake-model", live=True)
+        child.expect_exact(PROMPT)
+        child.sendline("第一个问题")
+        assert arrived.wait(WAIT), "the request never reached the fake API"
+        child.expect_exact("waiting for the model")  # the spinner line is on screen
+        assert not child.getecho()  # the terminal echoes nothing while the run is going
+        child.send("typed ahead\r")  # typed while the model works, Enter included
+        child.send("more keys")
+        release.set()
+        child.expect_exact(PROMPT)
+        assert "第一个回答。" in child.before, child.seen.getvalue()[-3000:]
+        out = say(child, "第二个问题")
+        assert "第二个回答。" in out
+        screen = "\n".join(final_screen(child))
+        assert f"{PROMPT}第二个问题" in screen  # a line typed at the prompt is echoed as ever
+        assert leave(child) == 0
+        asked = [[m["content"] for m in r.body["messages"] if m["role"] == "user"] for r in api.requests_for("chat")]
+    assert "typed ahead" not in screen and "more keys" not in screen, screen
+    assert asked == [["第一个问题"], ["第一个问题", "第二个问题"]]  # what was typed ahead reached no model
+
+
+def test_a_key_typed_during_a_run_does_not_answer_the_offer_to_continue(spawn):
+    arrived, release = threading.Event(), threading.Event()
+    call = completion(tool_calls=[tool_call("get_order_status", {"order_id": "ORD-1001"})])
+    with FakeAPI() as api:
+        api.enqueue("chat", held_until(release, arrived, call))
+        child = spawn("--provider", "chat", "--base-url", api.url, "--model", "fake-model", "--max-steps", "1",
+                      live=True)  # fmt: skip
+        child.expect_exact(PROMPT)
+        child.sendline("查询 ORD-1001")
+        assert arrived.wait(WAIT), "the request never reached the fake API"
+        child.expect_exact("waiting for the model")
+        assert not child.getecho()  # a key typed now does not show on the waiting line
+        child.send("c")  # before the run stopped and the offer was made: not its answer
+        release.set()
+        child.expect_exact("Press c to continue")
+        child.send("x")  # a key pressed after the offer is shown is its answer
+        child.expect_exact(PROMPT)
+        assert "step 2" not in child.before
+        assert leave(child) == 0
+        assert len(api.requests_for("chat")) == 1  # the run was not continued
+
+
+def test_sigterm_during_a_run_ends_the_repl_with_the_terminal_as_it_was(spawn):
+    arrived = threading.Event()
+
+    def hold(request):
+        arrived.set()
+        return hang()
+
+    with FakeAPI() as api:
+        api.enqueue("chat", hold)
+        child = spawn("--provider", "chat", "--base-url", api.url, "--model", "fake-model", live=True)
+        child.expect_exact(PROMPT)
+        child.sendline("第一个问题")
+        assert arrived.wait(WAIT), "the request never reached the fake API"
+        child.expect_exact("waiting for the model")
+        assert not child.getecho()
+        child.kill(signal.SIGTERM)
+        child.expect(pexpect.EOF)
+        after = termios.tcgetattr(child.child_fd)  # what the shell gets back
+        child.close()
+    assert child.exitstatus == 143
+    assert "Terminated by a signal (SIGTERM)." in child.seen.getvalue()
+    assert after == fresh_terminal()  # echo and line editing back on, as the REPL found them
+
+
+def fresh_terminal() -> list:
+    """The settings of a pseudo-terminal nobody has changed: what the REPL was started in."""
+    master, slave = os.openpty()
+    try:
+        return termios.tcgetattr(slave)
+    finally:
+        os.close(master)
+        os.close(slave)
 
 
 def test_ctrl_c_at_an_empty_prompt_exits_cleanly(spawn):
