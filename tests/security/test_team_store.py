@@ -114,7 +114,7 @@ def test_an_operator_the_store_does_not_list_as_an_approver_is_not_asked_at_the_
     env = {**os.environ, "COLUMNS": "120", "TERM": "xterm"}
     args = ["ask", "--runs", url, "--user", "C001", "--orders", str(orders_file), "取消订单 ORD-1002"]
     child = orderbot_in_a_terminal(args, env=env, dimensions=(50, 120))
-    child.expect_exact("Paused: an action is waiting for your approval.")
+    child.expect_exact("Paused: another operator must approve this action.")  # not asked here
     child.expect(pexpect.EOF)
     child.close()
     assert child.exitstatus == 4
