@@ -2,7 +2,10 @@
 from the record, and report every step that now differs.
 
 It is a regression check for prompt, tool and engine changes: the model's turns are fixed,
-so any difference comes from orderbot or from the data. Replay never touches real data:
+so any difference comes from orderbot. The data the run saw is known by its digest: where
+replay is given other data (the shop moved on, or the run changed it itself), the recorded
+tool results stand in for the tools, unless the person named those orders (a what-if).
+Replay never touches real data:
 the tools work on a throwaway copy of the orders file. Side effects are settled exactly
 as the record says (approved inline, approved or rejected on resume), against that copy;
 a run that paused for approval replays up to the pause, and an interruption (Ctrl-C, a
