@@ -28,7 +28,6 @@ from orderbot.errors import ConfigError, ToolError
 from orderbot.shops import choice
 from orderbot.shops.choice import ShopName, open_retail_store, open_shop_store, store_type
 from orderbot.shops.retail import actions
-from orderbot.shops.retail.transfer import import_file
 from orderbot.shops.source import Source, parse_source
 from orderbot.shops.store import ShopStore
 
@@ -72,13 +71,6 @@ QUESTIONS: dict[ShopName, Questions] = {
     ),
 }
 CASES = [(shop, kind) for shop in ("sample", "retail") for kind in ("json", "sqlite", "postgres")]
-
-
-@pytest.fixture(scope="session")
-def retail_sqlite_template(tmp_path_factory) -> Path:
-    path = tmp_path_factory.mktemp("retail") / "shop.db"
-    import_file(TAU2_DB, parse_source(f"sqlite:///{path}"), replace=False)
-    return path
 
 
 @pytest.fixture(params=CASES, ids=[f"{shop}-{kind}" for shop, kind in CASES])

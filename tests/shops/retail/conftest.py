@@ -5,7 +5,7 @@ from tau2's db.json, and a PostgreSQL database copied from the one imported once
 from __future__ import annotations
 
 import pytest
-from retailkit import SQL_KINDS, RetailDatabase, import_into
+from retailkit import SQL_KINDS, RetailDatabase, copy_sqlite
 
 from orderbot.shops.source import parse_source
 
@@ -14,9 +14,9 @@ from orderbot.shops.source import parse_source
 def retail_db(request, tmp_path):
     """tau2's shop in SQLite, then in PostgreSQL."""
     if request.param == "sqlite":
-        source = parse_source(f"sqlite:///{tmp_path / 'retail.db'}")
-        import_into(source)
-        made = RetailDatabase("sqlite", source)
+        made = RetailDatabase(
+            "sqlite", copy_sqlite(request.getfixturevalue("retail_sqlite_template"), tmp_path / "retail.db")
+        )
         yield made
         made.close()
         return

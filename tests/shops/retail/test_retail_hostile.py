@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 from clikit import cli
-from retailkit import import_into, open_retail
+from retailkit import copy_sqlite, open_retail
 
 from orderbot.loop.dispatch import Toolbox
 from orderbot.loop.engine import Limits, StopReason
@@ -25,7 +25,6 @@ from orderbot.runs.store import RunStore
 from orderbot.shops.retail import data
 from orderbot.shops.retail.jsonstore import JsonShopStore
 from orderbot.shops.retail.tools import retail_tools
-from orderbot.shops.source import parse_source
 
 DB = Path(__file__).parents[2] / "fixtures" / "tau2-retail" / "db.json"
 ORIGINAL = json.loads(DB.read_text(encoding="utf-8"))
@@ -52,9 +51,7 @@ def store(request, tmp_path):
         shutil.copyfile(DB, path)
         opened = JsonShopStore.load(path)
     else:
-        source = parse_source(f"sqlite:///{tmp_path / 'shop.db'}")
-        import_into(source)
-        opened = open_retail(source)
+        opened = open_retail(copy_sqlite(request.getfixturevalue("retail_sqlite_template"), tmp_path / "shop.db"))
     yield opened
     opened.close()
 
