@@ -51,6 +51,14 @@ def pytest_configure(config: pytest.Config) -> None:
     config.add_cleanup(lambda: shutil.rmtree(cache, ignore_errors=True))
 
 
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
+    """`-n auto`: one worker more than the cores this process may use. A good part of the
+    suite waits rather than computes (a terminal session, a loopback server holding a reply,
+    a deadline running out), and the extra worker computes meanwhile: on 2 cores, 3 workers
+    take ~157 s where 2 take ~185 s (benchmarks/README.md)."""
+    return len(os.sched_getaffinity(0)) + 1
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """A test that needs the PostgreSQL server is slow: the server is a cluster of processes
     started for the session (seconds), so the quick loop (`-m "not slow"`) leaves every such
