@@ -8,7 +8,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import NamedTuple, Protocol
 
-from orderbot.loop.items import FunctionCall, Item, Message
+from orderbot.loop.items import FunctionCall, Item, Message, ProviderItem
+from orderbot.text import whole_characters
 
 # The values below are named tuples: frozen, and made for every model request at a
 # tuple's cost (a frozen dataclass sets each of its fields through object.__setattr__).
@@ -75,6 +76,70 @@ class Turn(_TurnFields):
     def size(self) -> int:
         """Characters of text and arguments: what the response size cap measures."""
         return len(self.text) + sum(len(c.arguments) + len(c.name) for c in self.calls)
+
+
+def whole(turn: Turn) -> Turn:
+    """The turn with each lone surrogate in what the model said replaced by U+FFFD. JSON may
+    escape half a character (`"\\ud800"`), and a server or a model can send one: kept, it could
+    not be written as UTF-8 (the run's record, the terminal). Most turns hold none: as they are."""
+    if all(_is_whole(item) for item in turn.items):
+        return turn
+    items = tuple(item if _is_whole(item) else _made_whole(item) for item in turn.items)
+    return Turn(items, turn.usage, turn.truncated, turn.server_model, turn.fingerprint, turn.received_bytes,
+                turn.oversize)  # fmt: skip
+
+
+def _strings(value: object):
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for key, inner in value.items():
+            yield from _strings(key)
+            yield from _strings(inner)
+    elif isinstance(value, list | tuple):
+        for inner in value:
+            yield from _strings(inner)
+
+
+def _encodes(text: str) -> bool:
+    if text.isascii():
+        return True
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _is_whole(item: Item) -> bool:
+    if isinstance(item, Message):
+        return _encodes(item.content)
+    if isinstance(item, FunctionCall):
+        return _encodes(item.call_id) and _encodes(item.name) and _encodes(item.arguments)
+    if isinstance(item, ProviderItem):
+        return all(map(_encodes, _strings(item.data)))
+    return True
+
+
+def _whole_value(value: object) -> object:
+    if isinstance(value, str):
+        return whole_characters(value)
+    if isinstance(value, dict):
+        return {_whole_value(k): _whole_value(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_whole_value(v) for v in value]
+    return value
+
+
+def _made_whole(item: Item) -> Item:
+    if isinstance(item, Message):
+        return item.model_copy(update={"content": whole_characters(item.content)})
+    if isinstance(item, FunctionCall):
+        fields = ("call_id", "name", "arguments")
+        return item.model_copy(update={f: whole_characters(getattr(item, f)) for f in fields})
+    if isinstance(item, ProviderItem):
+        return item.model_copy(update={"data": _whole_value(item.data)})
+    return item
 
 
 class Model(Protocol):
