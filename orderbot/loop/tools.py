@@ -8,6 +8,7 @@ identity is refused when it is declared (orderbot.loop.identity).
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 from collections.abc import Callable
@@ -62,7 +63,7 @@ class Tool:
     version: str = field(init=False)
 
     def __post_init__(self) -> None:
-        schema = self.args.model_json_schema()  # made once: each costs ~1 ms, for every tool at startup
+        schema = _json_schema(self.args)
         identity.check_arguments(self.name, self.args, schema, self.sign_in_with)
         does_more = self.side_effect or self.needs_user or self.hands_off
         identity.check_sign_in(self.name, self.args, self.sign_in_with, does_more=does_more)
@@ -76,6 +77,13 @@ class Tool:
         object.__setattr__(self, "spec", spec)
         digest = hashlib.sha256(json.dumps(spec, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
         object.__setattr__(self, "version", digest[:12])
+
+
+@functools.cache
+def _json_schema(args: type[BaseModel]) -> dict:
+    """An arguments model's JSON schema, made once per process: each costs ~1 ms, and a shop
+    declares its tools for every session it opens. Shared: read, never changed."""
+    return args.model_json_schema()
 
 
 @dataclass(frozen=True)
