@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import sys
 import tempfile
 from pathlib import Path
 
@@ -31,10 +32,12 @@ def pytest_configure(config: pytest.Config) -> None:
     - a home of its own (HOME and the XDG directories in a temporary folder), so that nothing
       a test or a process it starts does (a default state directory, a config file) lands in
       the home of whoever runs the suite; each test then gets its own (`isolated`);
-    - the orderbot processes the tests start (a hundred or so) compile orderbot's sources once
-      per session, not once per process: some environments set PYTHONDONTWRITEBYTECODE, and
-      an editable install has no bytecode of its own. The cache is private to the session
-      (PYTHONPYCACHEPREFIX, outside the source tree).
+    - bytecode, written as Python writes it by default (`__pycache__` beside each source,
+      ignored by git) even where the environment sets PYTHONDONTWRITEBYTECODE: else each
+      worker and each of the orderbot processes the tests start compiles orderbot's sources
+      and rewrites every test module afresh (an editable install has no bytecode of its own),
+      ~8 s of the quick loop's 66. A cache private to the session (PYTHONPYCACHEPREFIX) was
+      worse: Python then looks for the libraries' bytecode there too, and compiles them all.
     And the warm orderbot a worker may start (tests/warm_orderbot.py) stops with it."""
     config.add_cleanup(warm_orderbot.stop)
     if SUITE_HOME not in os.environ:
@@ -43,12 +46,8 @@ def pytest_configure(config: pytest.Config) -> None:
         for name in HOME_VARIABLES:
             os.environ[name] = home if name == "HOME" else os.path.join(home, name.lower())
         config.add_cleanup(lambda: shutil.rmtree(home, ignore_errors=True))
-    if "PYTHONPYCACHEPREFIX" in os.environ:
-        return
-    cache = tempfile.mkdtemp(prefix="orderbot-tests-pycache-")
-    os.environ["PYTHONPYCACHEPREFIX"] = cache
     os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
-    config.add_cleanup(lambda: shutil.rmtree(cache, ignore_errors=True))
+    sys.dont_write_bytecode = False  # this process too (`-n 0`): its test modules, rewritten once
 
 
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:

@@ -197,7 +197,7 @@ def loose(text: str) -> str:
     return TIMESTAMP.sub("TIME", RUN_ID.sub("RUNID", text))  # again: one cut by a line break is whole now
 
 
-def environment(home: Path, bin_dir: Path | None, pycache: Path) -> dict[str, str]:
+def environment(home: Path, bin_dir: Path | None) -> dict[str, str]:
     """What a command sees: nothing of the developer's settings; `orderbot` from bin_dir, else this venv."""
     path = [str(bin_dir)] if bin_dir else []
     path += [str(Path(sys.executable).parent), "/usr/local/bin", "/usr/bin", "/bin"]
@@ -206,7 +206,6 @@ def environment(home: Path, bin_dir: Path | None, pycache: Path) -> dict[str, st
         "HOME": str(home),
         "LANG": "C.UTF-8",
         "PYTHONIOENCODING": "utf-8",
-        "PYTHONPYCACHEPREFIX": str(pycache),
         "COLUMNS": COLUMNS,
         "TERM": "dumb",
     }
@@ -215,14 +214,14 @@ def environment(home: Path, bin_dir: Path | None, pycache: Path) -> dict[str, st
 class Scratch:
     """A fresh clone's files, a private HOME, and the page's run ids so far."""
 
-    def __init__(self, base: Path, bin_dir: Path | None, pycache: Path) -> None:
+    def __init__(self, base: Path, bin_dir: Path | None) -> None:
         self.clone = base / "orderbot"
         self.home = base / "home"
         self.home.mkdir(parents=True)
         copy_tracked_files(self.clone)
         self.ids: dict[str, str] = {}  # run id on the page -> run id of the real run
         self.status = 0
-        self.env = environment(self.home, bin_dir, pycache)
+        self.env = environment(self.home, bin_dir)
 
     def substitute_ids(self, command: str) -> str:
         def real(match: re.Match) -> str:
@@ -326,12 +325,6 @@ BLOCKS = [(page, index, block) for page in PAGES if page.exists() for index, blo
 
 
 @pytest.fixture(scope="session")
-def pycache(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    shared = os.environ.get("PYTHONPYCACHEPREFIX")  # the session's (tests/conftest.py), compiled once
-    return Path(shared) if shared else tmp_path_factory.mktemp("pycache")
-
-
-@pytest.fixture(scope="session")
 def warm_bin() -> Path | None:
     """A folder whose `orderbot` is the warm one (tests/warm_orderbot.py); None with DOCS_COLD=1."""
     if os.environ.get("DOCS_COLD"):
@@ -340,12 +333,12 @@ def warm_bin() -> Path | None:
 
 
 @pytest.fixture(scope="session")
-def page_runs(tmp_path_factory: pytest.TempPathFactory, warm_bin: Path | None, pycache: Path):
+def page_runs(tmp_path_factory: pytest.TempPathFactory, warm_bin: Path | None):
     runs: dict[Path, PageRun] = {}
 
     def get(page: Path) -> PageRun:
         if page not in runs:
-            runs[page] = PageRun(page, Scratch(tmp_path_factory.mktemp(page.stem), warm_bin, pycache))
+            runs[page] = PageRun(page, Scratch(tmp_path_factory.mktemp(page.stem), warm_bin))
         return runs[page]
 
     yield get
@@ -418,11 +411,11 @@ def test_an_ellipsis_line_stands_for_any_lines() -> None:
     assert not matches("first\nlast", "first\na\nlast", strict)
 
 
-def test_the_warm_orderbot_prints_what_the_installed_one_prints(tmp_path: Path, warm_bin: Path | None, pycache) -> None:
+def test_the_warm_orderbot_prints_what_the_installed_one_prints(tmp_path: Path, warm_bin: Path | None) -> None:
     if warm_bin is None:
         pytest.skip("DOCS_COLD=1: every command runs the installed console script")
-    warm = Scratch(tmp_path / "warm", warm_bin, pycache)
-    cold = Scratch(tmp_path / "cold", None, pycache)
+    warm = Scratch(tmp_path / "warm", warm_bin)
+    cold = Scratch(tmp_path / "cold", None)
     for command in ['orderbot ask --max-steps 1 "查询 ORD-1001"', 'printf "查询 ORD-1002\\n" | orderbot repl']:
         (warm_out, warm_code), (cold_out, cold_code) = warm.run(command), cold.run(command)
         assert warm_code == cold_code
