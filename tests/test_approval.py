@@ -266,6 +266,7 @@ def spawn_ask(source: str, question: str) -> pexpect.spawn:
     return orderbot_in_a_terminal(args, env=env, dimensions=(50, 120))
 
 
+@pytest.mark.slow  # a terminal session
 def test_in_a_terminal_ask_asks_first_and_cancels_on_yes(shop):
     child = spawn_ask(shop.source, "取消订单 ORD-1002，不想要了")
     child.expect_exact(f"{DESCRIPTION}? [y/N]")
@@ -278,6 +279,7 @@ def test_in_a_terminal_ask_asks_first_and_cancels_on_yes(shop):
     assert shop.status("ORD-1002") == "已取消"
 
 
+@pytest.mark.slow  # a terminal session
 def test_in_a_terminal_anything_but_yes_leaves_the_order_alone(shop):
     before = shop.snapshot()
     child = spawn_ask(shop.source, "取消订单 ORD-1002")

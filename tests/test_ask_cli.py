@@ -168,6 +168,7 @@ def _run(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
     )
 
 
+@pytest.mark.slow  # a process of its own
 def test_piped_output_has_no_ansi_even_without_no_color():
     env = {k: v for k, v in os.environ.items() if k != "NO_COLOR"}
     result = subprocess.run(
@@ -185,12 +186,14 @@ def test_piped_output_has_no_ansi_even_without_no_color():
 HEAVY = re.compile(r"\|\s+(openai|mcp|mcp_types|uvicorn|starlette)\b")
 
 
+@pytest.mark.slow  # a process of its own
 def test_help_imports_nothing_heavy():
     result = _run("-X", "importtime", "-m", "orderbot", "--help")
     assert result.returncode == 0
     assert [line for line in result.stderr.splitlines() if HEAVY.search(line)] == []
 
 
+@pytest.mark.slow  # a process of its own
 def test_offline_ask_imports_nothing_heavy():
     result = _run("-X", "importtime", "-m", "orderbot", "ask", "--provider", "offline", "查询 ORD-1001")
     assert result.returncode == 0

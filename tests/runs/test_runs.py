@@ -166,6 +166,7 @@ CHILD = textwrap.dedent("""
 """)
 
 
+@pytest.mark.slow  # a process of its own
 def test_a_run_killed_mid_way_leaves_a_readable_record(orders_file):
     run_id = new_run_id()
     child = subprocess.Popen(

@@ -44,6 +44,7 @@ def test_error_lines_are_bounded(tmp_path):
     assert result.exit_code == 6 and len(result.output) < 2100
 
 
+@pytest.mark.slow  # a process of its own
 def test_a_question_with_bytes_that_are_not_utf8_is_answered_and_recorded(tmp_path):
     """A shell passes undecodable bytes as lone surrogates; the record must still be written."""
     done = subprocess.run(

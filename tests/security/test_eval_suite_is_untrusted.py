@@ -87,6 +87,7 @@ def test_names_questions_and_answers_are_escaped_in_json(tmp_path, use_model):
     assert doc["cases"][0]["answer"] == "已发货" + HOSTILE
 
 
+@pytest.mark.slow  # a terminal session
 def test_names_questions_and_answers_are_escaped_in_the_table(tmp_path, use_model):
     path = hostile_suite(tmp_path, use_model)
     piped = cli("eval", path, "--provider", "scripted")

@@ -22,6 +22,8 @@ from securitykit import bind_mount, fill, small_file_system, statuses, unmount
 
 from orderbot.models.scripted import ScriptedModel, call, calls
 
+pytestmark = pytest.mark.slow  # each test mounts a small file system (a second or so)
+
 CANCEL = "取消订单 ORD-1002，不想要了"
 
 

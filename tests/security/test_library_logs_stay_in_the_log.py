@@ -56,6 +56,7 @@ def test_a_library_warning_during_a_run_is_logged_not_shown(use_model, monkeypat
     assert f"WARNING error ignored in rollback on <connection>: {HOSTILE}" in log_text()
 
 
+@pytest.mark.slow  # a process of its own
 def test_a_library_line_logged_before_the_log_is_set_up_is_written_there_later(tmp_path):
     """python-dotenv logs a .env line it cannot parse while the settings load: before any
     command knows its state directory. It must not reach stderr, and the log keeps it."""
@@ -89,6 +90,7 @@ def test_no_log_file_means_nowhere_not_stderr(use_model, monkeypatch, tmp_path):
     assert not (tmp_path / "elsewhere.log").exists()
 
 
+@pytest.mark.slow  # a process of its own
 def test_a_python_warning_is_logged_not_shown(tmp_path):
     """A library's warning (pydantic's serializer names the value it got) goes through
     Python's warnings module, which prints on stderr as it is unless it is logged: from the

@@ -65,6 +65,7 @@ def assert_one_escaped_sentence(stderr: str) -> None:
     assert "orderbot.log" in stderr  # and the sentence says where to look
 
 
+@pytest.mark.slow  # a process of its own
 def test_an_export_over_a_row_orderbot_did_not_write_is_exit_6_and_writes_nothing(tmp_path):
     url = retail_db_with_a_foreign_row(tmp_path)
     out = tmp_path / "out.json"
@@ -113,6 +114,7 @@ def test_list_and_show_over_a_row_orderbot_did_not_write_are_one_sentence(tmp_pa
     assert "order row 'ORD-1001' is not a valid order" in log_text()
 
 
+@pytest.mark.slow  # a process of its own
 def test_a_foreign_row_reaches_neither_the_terminal_nor_a_traceback_in_a_process(tmp_path):
     url = sample_db_with_a_foreign_row(tmp_path)
 
@@ -139,6 +141,7 @@ def test_evals_model_retries_are_logged_not_shown(tmp_path):
     assert "model request failed: the model service failed (HTTP 500): busy" in log_text()
 
 
+@pytest.mark.slow  # a process of its own
 def test_replay_sets_up_the_log_where_its_records_are(tmp_path):
     """Replay runs the tools again, and a failing tool is logged: into this state directory's log."""
     assert cli("ask", "查询 ORD-1001").exit_code == 0
@@ -151,6 +154,7 @@ def test_replay_sets_up_the_log_where_its_records_are(tmp_path):
     assert log.exists()
 
 
+@pytest.mark.slow  # a process of its own
 def test_a_line_logged_before_any_log_file_is_set_up_goes_nowhere():
     """The backstop: a command that logs before it sets up its log file prints nothing raw
     (the command line holds its lines from the start: orderbot.cli.LazyGroup.main)."""

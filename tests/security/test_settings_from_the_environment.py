@@ -30,6 +30,7 @@ def one_clean_sentence(output: str) -> str:
     return lines[0]
 
 
+@pytest.mark.slow  # a process of its own
 @pytest.mark.parametrize("value", ["klingon", ESCAPES, "zh\x1b[2J"])
 @pytest.mark.parametrize("command", [["ask", "查询 ORD-1001"], ["runs"], ["doctor"]])
 def test_a_bad_orderbot_lang_is_one_sentence_and_exit_6(value, command):
@@ -40,6 +41,7 @@ def test_a_bad_orderbot_lang_is_one_sentence_and_exit_6(value, command):
     assert done.stdout == ""
 
 
+@pytest.mark.slow  # a process of its own
 def test_the_escapes_of_orderbot_lang_are_shown_escaped():
     line = one_clean_sentence(orderbot("runs", env={"ORDERBOT_LANG": ESCAPES}).stderr)
     assert "\\x1b]0;pwn\\x07" in line and "\\u202e" in line, line

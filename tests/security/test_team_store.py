@@ -103,6 +103,7 @@ def test_the_last_gate_before_a_call_runs_holds_the_stores_policy_whoever_calls_
     store.close()
 
 
+@pytest.mark.slow  # a terminal session
 def test_an_operator_the_store_does_not_list_as_an_approver_is_not_asked_at_the_prompt(orders_file, tmp_path):
     """With run_approvers naming someone else, `ask` in a terminal pauses for the queue rather
     than letting this operator say yes at its own prompt, where no queue row is checked."""

@@ -114,6 +114,7 @@ def _pty_env(tmp_path):
     } | {"NO_COLOR": ""}
 
 
+@pytest.mark.slow  # a terminal session
 def test_the_repl_and_the_approval_prompt_in_a_terminal(orders_file, tmp_path):
     """In a pseudo-terminal with colours on: orderbot's own colour codes may appear, the
     hostile sequences may not."""
@@ -171,6 +172,7 @@ def test_arbitrary_unicode_through_every_renderer(use_model, tmp_path, answer, n
         clean(output)
 
 
+@pytest.mark.slow  # a terminal session
 def test_an_answer_as_it_streams_in_a_terminal(tmp_path):
     """The answer panel that fills while the server streams shows hostile text escaped too."""
     pexpect = pytest.importorskip("pexpect")

@@ -137,6 +137,7 @@ class Receiver(BaseHTTPRequestHandler):
         pass
 
 
+@pytest.mark.slow  # a process of its own
 def test_ask_exports_one_trace_to_an_otlp_receiver(tmp_path):
     from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
@@ -173,6 +174,7 @@ def test_ask_exports_one_trace_to_an_otlp_receiver(tmp_path):
     assert attributes["gen_ai.request.model"].string_value == "offline-planner"
 
 
+@pytest.mark.slow  # a process of its own
 def test_ask_imports_nothing_from_opentelemetry_when_it_is_off():
     env = {k: v for k, v in os.environ.items() if not k.startswith("OTEL_")}
     done = orderbot(env, "ask", "查询 ORD-1001", python=("-X", "importtime"))

@@ -214,6 +214,7 @@ def tables(lines: list[str]) -> list[tuple[str, str]]:
     return list(zip(tops, bottoms, strict=True))
 
 
+@pytest.mark.slow  # a terminal session
 @pytest.mark.parametrize("columns", [80, 120])
 def test_the_rows_after_an_approval_line_up_with_the_rows_before(orders_file, tmp_path, columns):
     env = {**os.environ, "NO_COLOR": "1", "TERM": "xterm", "ORDERBOT_STATE_DIR": str(tmp_path / "state")}
