@@ -99,7 +99,15 @@ def one(name: str, **arguments) -> object:
 def assert_refused(attempt: Attempt, state: RunState, *codes: str) -> None:
     assert refused(state) == list(codes)
     assert attempt.asked == []  # nobody was asked to approve what cannot happen
-    assert attempt.shop() == ORIGINAL  # and nothing changed
+    assert unchanged(attempt.store)  # and nothing changed
+
+
+def unchanged(store) -> bool:
+    """Whether the shop is as tau2 wrote it. The SQLite store is the database's only writer
+    here, so no row changed through its connection says it without exporting every record."""
+    if isinstance(store, JsonShopStore):
+        return data.document(store.export()) == ORIGINAL
+    return store.connection.total_changes == 0
 
 
 # ---- who the customer is ----------------------------------------------------------------------
@@ -158,7 +166,7 @@ def test_one_customer_per_conversation(attempt) -> None:
     assert [r.get("code") for r in results(state)] == [None, "other_customer", "other_customer", None]
     assert results(state)[3]["data"]["user_id"] == OLIVIA and state.user == OLIVIA
     assert SOPHIA not in json.dumps(results(state)[1:3])
-    assert attempt.shop() == ORIGINAL
+    assert unchanged(attempt.store)
 
 
 def test_a_session_customer_cannot_be_swapped_by_a_lookup(attempt) -> None:
@@ -313,7 +321,7 @@ def test_one_tool_call_per_turn(attempt) -> None:
     )
     assert state.stop_reason is StopReason.TOOL_CALL_LIMIT
     assert [c.decision for c in state.calls] == ["not_executed", "not_executed"]
-    assert attempt.asked == [] and attempt.shop() == ORIGINAL
+    assert attempt.asked == [] and unchanged(attempt.store)
 
 
 def test_the_retail_shops_own_limit_is_one_call_per_turn() -> None:
