@@ -82,7 +82,10 @@ def whole(turn: Turn) -> Turn:
     """The turn with each lone surrogate in what the model said replaced by U+FFFD. JSON may
     escape half a character (`"\\ud800"`), and a server or a model can send one: kept, it could
     not be written as UTF-8 (the run's record, the terminal). Most turns hold none: as they are."""
-    if all(_is_whole(item) for item in turn.items):
+    for item in turn.items:
+        if not _is_whole(item):
+            break
+    else:  # a loop, not all(...): this runs for every turn of every run
         return turn
     items = tuple(item if _is_whole(item) else _made_whole(item) for item in turn.items)
     return Turn(items, turn.usage, turn.truncated, turn.server_model, turn.fingerprint, turn.received_bytes,
@@ -112,9 +115,10 @@ def _encodes(text: str) -> bool:
 
 
 def _is_whole(item: Item) -> bool:
-    if isinstance(item, Message):
+    kind = type(item)
+    if kind is Message:
         return _encodes(item.content)
-    if isinstance(item, FunctionCall):
+    if kind is FunctionCall:
         return _encodes(item.call_id) and _encodes(item.name) and _encodes(item.arguments)
     if isinstance(item, ProviderItem):
         return all(map(_encodes, _strings(item.data)))
