@@ -333,7 +333,8 @@ def test_help_has_no_style_under_no_color_and_leaves_typer_as_it_was():
 # ---- one path from flags to exit code ----------------------------------------------------
 
 # What only orderbot.commands.run may name among the commands: the runner and its engine,
-# the four-eyes rule and who may decide, the views of a run and the prompt that asks a person.
+# the four-eyes rule and who may decide, the views of a run (the waiting line too) and the
+# prompt that asks a person.
 WIRING = frozenset(
     {
         "Runner",
@@ -345,6 +346,7 @@ WIRING = frozenset(
         "TransitionView",
         "TraceView",
         "StepLines",
+        "WaitingLine",
         "terminal_approver",
     }
 )

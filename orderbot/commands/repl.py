@@ -35,7 +35,7 @@ from orderbot.commands.common import (
     Trace,
     User,
 )
-from orderbot.commands.run import converse, may_ask, message_run, runner_for
+from orderbot.commands.run import conversation_runner, converse, may_ask, message_run
 from orderbot.errors import ConfigError, OrderbotError, Terminated
 from orderbot.i18n import language, t
 from orderbot.loop.budget import continued_limits
@@ -43,14 +43,12 @@ from orderbot.loop.conversation import Conversation, format_limits_short, parse_
 from orderbot.loop.limits import LIMIT_STOPS, StopReason
 from orderbot.loop.state import RunState
 from orderbot.models import endpoint, resolve_provider
-from orderbot.runs.stores import open_run_store
 from orderbot.settings import USER_ID
 from orderbot.ui.layout import flow_dots, print_whole
 from orderbot.ui.presentation import format_runs, provider_text
 from orderbot.ui.render import make_console
 from orderbot.ui.terminal import keys_held, line_history, read_key, read_line
 from orderbot.ui.trace import format_limits
-from orderbot.ui.waiting import WaitingLine, watch
 
 HELP = COMMAND_HELP["repl"]
 EPILOG = "Example: orderbot repl --user C001, then 查询 ORD-1001 · 那 ORD-1002 呢？ · 取消它 · Ctrl-D to leave."
@@ -78,14 +76,14 @@ def repl(
     no_stream: NoStream = False,
     otel: Otel = False,
 ) -> None:
-    def talk(settings, session, llm) -> int:
-        return Repl(settings, session, llm, trace=settings.trace, facts=not settings.no_facts, otel=otel).loop()
+    def talk(settings, session, llm, store) -> int:
+        return Repl(settings, session, llm, store, trace=settings.trace, facts=not settings.no_facts, otel=otel).loop()
 
     converse(ctx.params, talk)
 
 
 class Repl:
-    def __init__(self, settings, session, llm, *, trace: bool, facts: bool = True, otel: bool = False) -> None:
+    def __init__(self, settings, session, llm, store, *, trace: bool, facts: bool = True, otel: bool = False) -> None:
 
         self.settings, self.session, self.llm = settings, session, llm
         self.limits = session.limits(settings)
@@ -95,17 +93,13 @@ class Repl:
         self.facts = facts
         self.conversation = Conversation()
         self.provider = resolve_provider(settings)
-        self.store = open_run_store(settings)  # each run is recorded
-        self.store.prepare()
+        self.store = store  # each run is recorded
         self.may_ask = may_ask(settings, self.store)
 
         self.base_url = endpoint(settings)
         self.console = make_console()
         self.interactive = self.console.is_terminal and sys.stdin.isatty()
-        # In a terminal, the same waiting line as ask's while the model works, and the answer
-        # as it streams in; piped, the model as it is.
-        shown = watch(llm, WaitingLine(self.console)) if self.interactive else llm
-        self.runner = runner_for(session, shown, self.store, settings, provider=self.provider, otel=otel)
+        self.runner = conversation_runner(session, llm, store, settings, self.console, otel=otel)
         self.last_stop = None  # how the latest message's run ended
         self.terminated = False  # a signal stopped it: the REPL ends as the run did
         self.run_ids: set[str] = set()  # the runs of this session, for /runs

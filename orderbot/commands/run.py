@@ -58,6 +58,7 @@ from orderbot.ui.render import (
     print_outcome,
 )
 from orderbot.ui.trace import StepLines, TraceView
+from orderbot.ui.waiting import WaitingLine, watch
 
 
 @dataclass(frozen=True)
@@ -112,18 +113,34 @@ def run(flags: Mapping[str, object], wanted: Start | Resume) -> None:
         raise typer.Exit(code)  # inside: a run that SIGTERM stopped exits 143, not its own 130
 
 
-def converse(flags: Mapping[str, object], talk: Callable[[Settings, Session, Model], int]) -> None:
-    """The REPL's path: its settings, its session and model, then the conversation (`talk`,
-    each message one run through message_run); exits with the conversation's code."""
+def converse(flags: Mapping[str, object], talk: Callable[[Settings, Session, Model, BaseRunStore], int]) -> None:
+    """The REPL's path: its settings, its run store (ready for records: each message is a
+    recorded run), its session and model, then the conversation (`talk`, each message one
+    run through message_run, its runner from conversation_runner); exits with its code."""
     with errors_to_exit_codes():
         settings = run_settings(flags)
         setup_logging(settings.resolved_state_dir())
-        session = open_session(settings)
+        store = open_run_store(settings)
         try:
-            code = talk(settings, session, create(settings, session.shop))
+            store.prepare()
+            session = open_session(settings)
+            try:
+                code = talk(settings, session, create(settings, session.shop), store)
+            finally:
+                session.store.close()
         finally:
-            session.store.close()
+            store.close()
         raise typer.Exit(code)
+
+
+def conversation_runner(
+    session: Session, llm: Model, store: BaseRunStore, settings: Settings, console, *, otel: bool = False
+) -> Runner:
+    """The REPL's runner: in a terminal, the model's requests shown in the same waiting line
+    as ask's while it works (and the answer as it streams in); piped, the model as it is."""
+    interactive = console.is_terminal and sys.stdin.isatty()
+    shown = watch(llm, WaitingLine(console)) if interactive else llm
+    return runner_for(session, shown, store, settings, provider=resolve_provider(settings), otel=otel)
 
 
 def serve(flags: Mapping[str, object], body: Callable[[Settings, BaseRunStore, Session], None]) -> None:
