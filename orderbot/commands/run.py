@@ -13,9 +13,10 @@ waits no longer was *settled*, by whoever decided first.
 
 from __future__ import annotations
 
+import contextlib
 import sys
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 
 import typer
@@ -118,19 +119,27 @@ def converse(flags: Mapping[str, object], talk: Callable[[Settings, Session, Mod
     recorded run), its session and model, then the conversation (`talk`, each message one
     run through message_run, its runner from conversation_runner); exits with its code."""
     with errors_to_exit_codes():
-        settings = run_settings(flags)
-        setup_logging(settings.resolved_state_dir())
-        store = open_run_store(settings)
-        try:
-            store.prepare()
-            session = open_session(settings)
-            try:
-                code = talk(settings, session, create(settings, session.shop), store)
-            finally:
-                session.store.close()
-        finally:
-            store.close()
+        with _recorded_session(flags) as (settings, store, session):
+            code = talk(settings, session, create(settings, session.shop), store)
         raise typer.Exit(code)
+
+
+@contextlib.contextmanager
+def _recorded_session(flags: Mapping[str, object]) -> Iterator[tuple[Settings, BaseRunStore, Session]]:
+    """Settings, the log, a run store ready for records (one that cannot be reached is one
+    sentence before anything runs) and the session; both stores closed at the end."""
+    settings = run_settings(flags)
+    setup_logging(settings.resolved_state_dir())
+    store = open_run_store(settings)
+    try:
+        store.prepare()
+        session = open_session(settings)
+        try:
+            yield settings, store, session
+        finally:
+            session.store.close()
+    finally:
+        store.close()
 
 
 def conversation_runner(
@@ -149,19 +158,8 @@ def serve(flags: Mapping[str, object], body: Callable[[Settings, BaseRunStore, S
     (every call is a recorded run), and its session; `body` serves them until the other side
     goes. Its runner is runner_for's with the host's model, its person asked only as may_ask
     allows."""
-    with errors_to_exit_codes():
-        settings = run_settings(flags)
-        setup_logging(settings.resolved_state_dir())
-        store = open_run_store(settings)
-        try:
-            store.prepare()
-            session = open_session(settings)
-            try:
-                body(settings, store, session)
-            finally:
-                session.store.close()
-        finally:
-            store.close()
+    with errors_to_exit_codes(), _recorded_session(flags) as (settings, store, session):
+        body(settings, store, session)
 
 
 CASE_RUNS_KEPT = 10  # records in an eval case's scratch store: enough to look at, never the real store
