@@ -117,6 +117,18 @@ _PLAIN_USER = re.compile(r"[A-Za-z0-9._%+-]{1,64}")
 UNPARSEABLE_URL = "<unparseable URL>"
 
 
+POSTGRES_SCHEMES = ("postgresql", "postgres")
+
+
+def url_scheme(text: str) -> str:
+    """The scheme of a URL, in lower case (`sqlite`, `postgresql`); "" for text that is not one."""
+    return text.split("://", 1)[0].lower() if "://" in text else ""
+
+
+def is_postgres(url: str) -> bool:
+    return url_scheme(url) in POSTGRES_SCHEMES
+
+
 def without_credentials(url: str, *, keep_user: bool = False) -> str:
     """`url` as it may be printed, logged or recorded: no password, query or fragment (a
     query may carry a password too), and the user name only with `keep_user`.

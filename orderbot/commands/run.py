@@ -40,10 +40,10 @@ from orderbot.runs.stores import open_run_store
 from orderbot.settings import Settings, public_base_url
 from orderbot.shops.session import Session, open_session
 from orderbot.shops.source import public_source, source_identity
+from orderbot.text import is_postgres
 from orderbot.ui.escape import json_text  # --json: valid JSON, no raw controls
 from orderbot.ui.presentation import (
     LOGIN,
-    is_postgres,
     provider_text,
     resume_command,
     resume_hint,

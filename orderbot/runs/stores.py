@@ -19,6 +19,7 @@ from orderbot.i18n import t
 from orderbot.runs.base import BaseRunStore
 from orderbot.runs.store import RunStore
 from orderbot.shops.source import public_source
+from orderbot.text import POSTGRES_SCHEMES, url_scheme
 
 MAKE_AUDIT_KEY = 'python -c "import secrets; print(secrets.token_hex(32))"'  # prints a key of 32 bytes
 MIN_AUDIT_KEY = 32  # bytes: the log is public to its readers, so a short key could be guessed from it
@@ -65,7 +66,7 @@ def _open(settings) -> BaseRunStore:
     days = settings.prune_after_days
     if url is None:
         return RunStore(settings.resolved_state_dir(), keep=settings.keep_runs, prune_after_days=days)
-    scheme = url.split("://", 1)[0].lower() if "://" in url else ""
+    scheme = url_scheme(url)
     if scheme == "sqlite":
         rest = url.split("://", 1)[1]
         if not rest.startswith("/") or rest == "/":
@@ -73,7 +74,7 @@ def _open(settings) -> BaseRunStore:
         from orderbot.runs.sqlite import SqliteRunStore  # a store when chosen: the file store loads no sqlite3
 
         return SqliteRunStore.open(Path(rest[1:]), where=f"sqlite:///{rest[1:]}", prune_after_days=days)
-    if scheme in ("postgresql", "postgres"):
+    if scheme in POSTGRES_SCHEMES:
         from orderbot.runs.postgres import PostgresRunStore  # psycopg: the postgres extra
 
         return PostgresRunStore.open(url, prune_after_days=days)

@@ -11,7 +11,7 @@ from typing import Literal
 
 from orderbot.errors import ConfigError
 from orderbot.i18n import t
-from orderbot.text import without_credentials
+from orderbot.text import POSTGRES_SCHEMES, url_scheme, without_credentials
 
 Kind = Literal["json", "sqlite", "postgres"]
 
@@ -78,7 +78,7 @@ class Source:
 def parse_source(value: str | Path) -> Source:
     """`--orders` as given: a path, sqlite:///path or postgresql://... (postgres://)."""
     text = str(value)
-    scheme = text.split("://", 1)[0].lower() if "://" in text else ""
+    scheme = url_scheme(text)
     if not scheme:
         return Source("json", text, Path(text))
     if scheme == "sqlite":
@@ -88,7 +88,7 @@ def parse_source(value: str | Path) -> Source:
             raise ConfigError(t("orders.bad_sqlite_url", source=public_source(text)))
         path = Path(rest[1:])
         return Source("sqlite", f"sqlite:///{rest[1:]}", path)
-    if scheme in ("postgresql", "postgres"):
+    if scheme in POSTGRES_SCHEMES:
         return Source("postgres", text)
     raise ConfigError(t("orders.unknown_source", source=public_source(text)))
 

@@ -22,7 +22,7 @@ from orderbot.loop.budget import Limits, continued_limits
 from orderbot.loop.engine import StopReason
 from orderbot.loop.limits import LIMIT_SPECS, LIMIT_STOPS
 from orderbot.loop.state import Approver, PendingCall, RunState
-from orderbot.text import limit_value, one_line
+from orderbot.text import is_postgres, limit_value, one_line
 from orderbot.ui.escape import visible
 from orderbot.ui.styles import STYLE_DIM, STYLE_ERROR, STYLE_OK, STYLE_WARN
 from orderbot.ui.terminal import answering
@@ -110,10 +110,6 @@ def resume_command(
     user = f" --user {shlex.quote(state.user)}" if state.user and not state.signed_in else ""
     server = f" --base-url {shlex.quote(base_url)}" if base_url else ""
     return f"{variables}orderbot resume {state.run_id}{action}{user}{server}{store}"
-
-
-def is_postgres(url: str) -> bool:
-    return url.partition("://")[0].lower() in ("postgresql", "postgres")
 
 
 def with_login(url: str, login: str) -> str:
