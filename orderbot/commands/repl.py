@@ -99,7 +99,9 @@ class Repl:
         self.base_url = endpoint(settings)
         self.console = make_console()
         self.interactive = self.console.is_terminal and sys.stdin.isatty()
-        self.runner = conversation_runner(session, llm, store, settings, self.console, otel=otel)
+        self.runner = conversation_runner(
+            session, llm, store, settings, self.console, interactive=self.interactive, otel=otel
+        )
         self.last_stop = None  # how the latest message's run ended
         self.terminated = False  # a signal stopped it: the REPL ends as the run did
         self.run_ids: set[str] = set()  # the runs of this session, for /runs

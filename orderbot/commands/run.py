@@ -143,11 +143,12 @@ def _recorded_session(flags: Mapping[str, object]) -> Iterator[tuple[Settings, B
 
 
 def conversation_runner(
-    session: Session, llm: Model, store: BaseRunStore, settings: Settings, console, *, otel: bool = False
-) -> Runner:
-    """The REPL's runner: in a terminal, the model's requests shown in the same waiting line
-    as ask's while it works (and the answer as it streams in); piped, the model as it is."""
-    interactive = console.is_terminal and sys.stdin.isatty()
+    session: Session, llm: Model, store: BaseRunStore, settings: Settings, console, *, interactive: bool,
+    otel: bool = False,
+) -> Runner:  # fmt: skip
+    """The REPL's runner: in a terminal (`interactive`), the model's requests shown in the
+    same waiting line as ask's while it works (and the answer as it streams in); piped, the
+    model as it is."""
     shown = watch(llm, WaitingLine(console)) if interactive else llm
     return runner_for(session, shown, store, settings, provider=resolve_provider(settings), otel=otel)
 
