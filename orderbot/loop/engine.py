@@ -34,7 +34,7 @@ from orderbot.loop.dispatch import Prepared, Refused, Toolbox
 from orderbot.loop.envelope import capped, envelope_text, fail
 from orderbot.loop.items import FunctionCall, FunctionCallOutput, text_chars
 from orderbot.loop.limits import StopReason
-from orderbot.loop.model import Model, ModelRequest, Turn, whole
+from orderbot.loop.model import Model, ModelRequest, Turn
 from orderbot.loop.state import PHASES, Approver, CallRecord, Event, PendingCall, Phase, RunState
 from orderbot.loop.tools import ToolContext
 from orderbot.loop.transitions import (
@@ -161,7 +161,7 @@ class _Run:
         began = self.clock()
         self._phase = Phase.PLAN
         try:
-            turn = whole(self.model.respond(request))
+            turn = self.model.respond(request)
         except ModelTimeout as exc:
             self._count_request(step)
             return self._limit_stop(budget.timed_out(exc.cause))

@@ -49,7 +49,11 @@ class _TurnFields(NamedTuple):
 
 class Turn(_TurnFields):
     """What the model said in one request: output items in order, plus usage. Its calls and
-    text are derived from the items once, when it is made (`_replace` keeps them)."""
+    text are derived from the items once, when it is made (`_replace` keeps them).
+
+    Each lone surrogate in what the model said becomes U+FFFD when the turn is made: JSON may
+    escape half a character (`"\\ud800"`), and a server or a model can send one; kept, it could
+    not be written as UTF-8 (the run's record, the terminal). Most turns hold none."""
 
     __slots__ = ()
 
@@ -63,6 +67,10 @@ class Turn(_TurnFields):
         received_bytes: int | None = None,
         oversize: int | None = None,
     ) -> Turn:
+        for item in items:  # a loop, not all(...): this runs for every turn of every run
+            if not _is_whole(item):
+                items = tuple(item if _is_whole(item) else _made_whole(item) for item in items)
+                break
         calls, texts = [], []  # one pass over the items
         for item in items:
             if isinstance(item, FunctionCall):
@@ -76,20 +84,6 @@ class Turn(_TurnFields):
     def size(self) -> int:
         """Characters of text and arguments: what the response size cap measures."""
         return len(self.text) + sum(len(c.arguments) + len(c.name) for c in self.calls)
-
-
-def whole(turn: Turn) -> Turn:
-    """The turn with each lone surrogate in what the model said replaced by U+FFFD. JSON may
-    escape half a character (`"\\ud800"`), and a server or a model can send one: kept, it could
-    not be written as UTF-8 (the run's record, the terminal). Most turns hold none: as they are."""
-    for item in turn.items:
-        if not _is_whole(item):
-            break
-    else:  # a loop, not all(...): this runs for every turn of every run
-        return turn
-    items = tuple(item if _is_whole(item) else _made_whole(item) for item in turn.items)
-    return Turn(items, turn.usage, turn.truncated, turn.server_model, turn.fingerprint, turn.received_bytes,
-                turn.oversize)  # fmt: skip
 
 
 def _strings(value: object):

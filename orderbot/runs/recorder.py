@@ -17,7 +17,7 @@ from orderbot.errors import ModelError, RecordError
 from orderbot.i18n import t
 from orderbot.loop.dispatch import Toolbox
 from orderbot.loop.engine import Limits
-from orderbot.loop.model import Model, ModelRequest, Turn, whole
+from orderbot.loop.model import Model, ModelRequest, Turn
 from orderbot.loop.state import Approver, Event, PendingCall, RunState
 from orderbot.loop.transitions import Transition
 from orderbot.runs.audit import AuditEntry
@@ -242,7 +242,7 @@ class _RecordingModel:
     def respond(self, request: ModelRequest) -> Turn:
         step = self.recorder.record.state.steps + 1
         try:
-            turn = whole(self.inner.respond(request))  # kept as the engine will take it
+            turn = self.inner.respond(request)
         except ModelError as exc:
             self.recorder.record.add_turn_error(step, exc)
             raise

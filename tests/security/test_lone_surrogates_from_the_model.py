@@ -1,7 +1,7 @@
 """Half a character from the model: JSON may escape a lone surrogate (`"\\ud800"`), and a server
 (or a model behind it) can send one in its answer or in a tool call's name or arguments. It
 must not stop orderbot from writing the run's record or printing (neither can hold one as
-UTF-8): it becomes U+FFFD where the model's words enter the loop, and the run ends as any."""
+UTF-8): it becomes U+FFFD when the turn is made (loop.model.Turn), and the run ends as any."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from fakeapi import FakeAPI, completion, raw, tool_call
 from securitykit import state_dir
 
 from orderbot.loop.items import FunctionCall, Message, ProviderItem
-from orderbot.loop.model import Turn, whole
+from orderbot.loop.model import Turn
 from orderbot.runs.store import RunStore
 
 HALF = "\ud800"
@@ -39,18 +39,18 @@ def test_a_lone_surrogate_from_a_server_is_recorded_and_shown_as_a_replacement_c
     assert [c.name for c in saved.state.calls] == ["get_order_status\ufffd"]
 
 
-def test_every_text_of_a_turn_is_made_whole_and_a_whole_turn_is_left_as_it_is():
+def test_every_text_of_a_turn_is_made_whole_and_whole_items_are_left_as_they_are():
     items = (
         Message(role="assistant", content=f"a{HALF}"),
         FunctionCall(call_id=f"c{HALF}", name=f"n{HALF}", arguments=f'{{"x": "{HALF}"}}'),
         ProviderItem(provider="openai", data={"type": "reasoning", "summary": [{f"k{HALF}": f"v{HALF}"}]}),
     )
-    made = whole(Turn(items))
+    made = Turn(items)
     assert made.text == "a\ufffd"
     assert (
         made.calls[0].model_dump()
         == FunctionCall(call_id="c\ufffd", name="n\ufffd", arguments='{"x": "\ufffd"}').model_dump()
     )
     assert made.items[2].data == {"type": "reasoning", "summary": [{"k\ufffd": "v\ufffd"}]}
-    ordinary = Turn((Message(role="assistant", content="已发货 😀"),))
-    assert whole(ordinary) is ordinary
+    ordinary = (Message(role="assistant", content="已发货 😀"),)
+    assert Turn(ordinary).items is ordinary
