@@ -21,7 +21,6 @@ forked `ask` prints what the installed command prints in a terminal.
 from __future__ import annotations
 
 import atexit
-import contextlib
 import fcntl
 import gc
 import os
@@ -31,10 +30,10 @@ import struct
 import sys
 import termios
 import time
-import traceback
 
 import pexpect
 import ptyprocess
+from warm_orderbot import ended
 
 
 def orderbot_in_a_terminal(
@@ -116,35 +115,6 @@ def _become_orderbot(args: list[str], env: dict[str, str], cwd: str | None, dime
         from orderbot.cli import main
 
         i18n.set_language(None)  # chosen afresh from this environment, as at start-up
-        try:
-            main()
-            code = 0
-        except SystemExit as stop:
-            code = _exit_code(stop.code)
-        except KeyboardInterrupt:
-            traceback.print_exc()
-            _flush()
-            signal.signal(signal.SIGINT, signal.SIG_DFL)
-            os.kill(os.getpid(), signal.SIGINT)  # how Python itself ends on an uncaught Ctrl-C
-        except BaseException:
-            traceback.print_exc()
-            code = 1
-        atexit._run_exitfuncs()
-        _flush()
+        code = ended(main)
     finally:
         os._exit(code)
-
-
-def _exit_code(code: object) -> int:
-    if code is None:
-        return 0
-    if isinstance(code, int):
-        return code & 0xFF
-    print(code, file=sys.stderr)
-    return 1
-
-
-def _flush() -> None:
-    for stream in (sys.stdout, sys.stderr):
-        with contextlib.suppress(OSError, ValueError):  # a closed terminal
-            stream.flush()

@@ -139,8 +139,10 @@ def become_the_command(request: dict, fds: list[int]) -> int:
 def ended(main) -> int:
     """What Python does when `main` ends the program, up to the point where tearing down the
     interpreter would only cost time (~0.06 s a command, every module of the server's freed):
-    the exit code of SystemExit, a traceback and 1 for anything else, other threads joined,
-    exit handlers run, the standard streams flushed (120 when that fails, as Python says)."""
+    the exit code of SystemExit, a traceback and 1 for anything else (an uncaught Ctrl-C ends
+    the process by SIGINT, as Python's own does), other threads joined, exit handlers run,
+    the standard streams flushed (120 when that fails, as Python says). For os._exit; also
+    how a forked terminal's orderbot ends (tests/forked_terminal.py)."""
     try:
         main()
         code = 0
@@ -150,7 +152,12 @@ def ended(main) -> int:
             print(stop.code, file=sys.stderr)
     except KeyboardInterrupt:
         traceback.print_exc()
-        code = 128 + signal.SIGINT  # as a shell reports Python's own death by SIGINT
+        for stream in (sys.stdout, sys.stderr):
+            with contextlib.suppress(OSError, ValueError):
+                stream.flush()
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
+        os.kill(os.getpid(), signal.SIGINT)
+        code = 128 + signal.SIGINT  # not reached
     except BaseException:
         traceback.print_exc()
         code = 1
