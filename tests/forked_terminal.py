@@ -60,13 +60,24 @@ def orderbot_process_in_a_terminal(
 class _Spawned(pexpect.spawn):
     """pexpect's child, without its sleeps where nothing is waited for: `close()` after the
     end of the output waits for the process to end instead of sleeping 0.1 s and hoping it
-    has (a few hundred closes add up to tens of seconds)."""
+    has (a few hundred closes add up to tens of seconds). It starts with Ctrl-C and Ctrl-\\
+    at their defaults, as a terminal's shell starts a command in the foreground, whatever
+    the test process inherited: a suite started in the background of a script ignores
+    SIGINT, and Python keeps that ignored (Ctrl-C would do nothing)."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, preexec_fn=_as_in_the_foreground, **kwargs)
 
     def close(self, force: bool = True) -> None:
         if self.flag_eof and not self.closed:
             self.ptyproc.wait()  # the terminal is closed on its side: the process is ending
             self.ptyproc.delayafterclose = 0
         super().close(force)
+
+
+def _as_in_the_foreground() -> None:
+    for name in ("SIGINT", "SIGQUIT"):
+        signal.signal(getattr(signal, name), signal.SIG_DFL)
 
 
 class _Forked(_Spawned):

@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import os
 import re
+import signal
 import sys
 from pathlib import Path
 
 import pexpect
 import pyte
 import pytest
-from forked_terminal import orderbot_in_a_terminal
+from forked_terminal import _Spawned, orderbot_in_a_terminal
 
 pytestmark = pytest.mark.slow  # terminal sessions
 
@@ -50,3 +51,17 @@ def test_a_forked_ask_shows_what_the_installed_command_shows(tmp_path):
         forked = screen(orderbot_in_a_terminal(args, env=env, dimensions=(40, COLUMNS)))
         assert forked == real
         assert any("ORD-1001" in line for line in real)  # the screen holds the run, not an error
+
+
+def test_a_terminal_child_takes_ctrl_c_though_the_suite_was_started_ignoring_it():
+    """A script's background job ignores SIGINT and Python keeps it ignored: the suite run
+    that way must still give the terminal's process Ctrl-C, as a person's shell does."""
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        child = _Spawned(sys.executable, ["-c", "import signal; print(signal.getsignal(signal.SIGINT))"],
+                         encoding="utf-8", timeout=30)  # fmt: skip
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    child.expect(pexpect.EOF)
+    child.close()
+    assert "default_int_handler" in child.before, child.before
