@@ -13,27 +13,27 @@ to it through the same pexpect object as before.
 
 Not for the REPL: its line editing is readline, which pytest imports at start-up, so a
 fork's readline is set up for the test process's terminal, not for the one the test gives.
-The REPL tests, the tests about signals sent to a process or about what a process imports,
-and the crash tests start real processes. tests/ui/test_forked_terminal.py checks that a
-forked `ask` prints what the installed command prints in a terminal.
+The REPL's terminal tests take orderbot_process_in_a_terminal(): the warm orderbot
+(tests/warm_orderbot.py), a process of its own that has not imported readline, forks the
+command onto a terminal this process opened, in a session of its own with that terminal as
+its controlling terminal, as above. Tests about signals sent to a process from outside it,
+about what a process imports, and the crash tests start real processes.
+tests/ui/test_forked_terminal.py checks that both forks print what the installed command
+prints in a terminal.
 """
 
 from __future__ import annotations
 
-import atexit
-import fcntl
-import gc
 import os
 import pty
+import select
 import signal
-import struct
 import sys
-import termios
-import time
 
 import pexpect
 import ptyprocess
-from warm_orderbot import ended
+import warm_orderbot
+from warm_orderbot import become_orderbot_on_a_terminal
 
 
 def orderbot_in_a_terminal(
@@ -52,7 +52,17 @@ def orderbot_in_a_terminal(
 def orderbot_process_in_a_terminal(
     args: list[str], *, env: dict[str, str], dimensions: tuple[int, int] = (24, 80), timeout: float = 30
 ) -> pexpect.spawn:
-    """The same, as a new process (`python -m orderbot ARGS`): for the REPL (see above)."""
+    """The same, forked by the warm orderbot (tests/warm_orderbot.py), which has not imported
+    readline: for the REPL (see above). With COLD_ORDERBOT=1, a new `python -m orderbot`."""
+    if os.environ.get("COLD_ORDERBOT"):
+        return orderbot_started_in_a_terminal(args, env=env, dimensions=dimensions, timeout=timeout)
+    return _Warm(sys.executable, list(args), env=env, encoding="utf-8", dimensions=dimensions, timeout=timeout)
+
+
+def orderbot_started_in_a_terminal(
+    args: list[str], *, env: dict[str, str], dimensions: tuple[int, int] = (24, 80), timeout: float = 30
+) -> pexpect.spawn:
+    """The same, as a new process (`python -m orderbot ARGS`), which the others are checked against."""
     return _Spawned(sys.executable, ["-m", "orderbot", *args], env=env, encoding="utf-8", dimensions=dimensions,
                     timeout=timeout)  # fmt: skip
 
@@ -92,40 +102,53 @@ class _Forked(_Spawned):
     def _spawnpty(self, args, *, env, cwd, dimensions=(24, 80), **_):
         pid, fd = pty.fork()
         if pid == 0:
-            _become_orderbot([a.decode() if isinstance(a, bytes) else a for a in args[1:]], env, cwd, dimensions)
+            become_orderbot_on_a_terminal(
+                [a.decode() if isinstance(a, bytes) else a for a in args[1:]], env, cwd, dimensions
+            )
         return ptyprocess.PtyProcess(pid, fd)
 
 
-def _become_orderbot(args: list[str], env: dict[str, str], cwd: str | None, dimensions: tuple[int, int]) -> None:
-    code = 1
-    try:
-        # The test process's objects are out of this child's collector's sight: collecting them
-        # would write to (and so copy) every page the child shares with its parent.
-        gc.freeze()
-        rows, columns = dimensions
-        fcntl.ioctl(0, termios.TIOCSWINSZ, struct.pack("HHHH", rows, columns, 0, 0))
-        os.environ.clear()
-        os.environ.update(env)
-        time.tzset()
-        if cwd is not None:
-            os.chdir(cwd)
-        # What a new Python process starts with, not what the test process has set.
-        signal.signal(signal.SIGINT, signal.default_int_handler)
-        for name in ("SIGTERM", "SIGHUP", "SIGQUIT", "SIGWINCH", "SIGCHLD", "SIGALRM", "SIGUSR1", "SIGUSR2"):
-            signal.signal(getattr(signal, name), signal.SIG_DFL)
-        signal.signal(signal.SIGPIPE, signal.SIG_IGN)
-        atexit._clear()
-        # Python's own streams on a terminal: UTF-8 here (the tests' terminals are), line
-        # buffered, stderr with backslashreplace.
-        sys.stdin = sys.__stdin__ = open(0, encoding="utf-8", closefd=False)  # noqa: SIM115
-        sys.stdout = sys.__stdout__ = open(1, "w", encoding="utf-8", buffering=1, closefd=False)  # noqa: SIM115
-        sys.stderr = sys.__stderr__ = open(2, "w", encoding="utf-8", errors="backslashreplace", buffering=1,  # noqa: SIM115
-                                           closefd=False)  # fmt: skip
-        sys.argv = ["orderbot", *args]
-        from orderbot import i18n
-        from orderbot.cli import main
+class _Warm(_Spawned):
+    """The warm orderbot's command on a terminal this process opened."""
 
-        i18n.set_language(None)  # chosen afresh from this environment, as at start-up
-        code = ended(main)
-    finally:
-        os._exit(code)
+    def _spawnpty(self, args, *, env, cwd, dimensions=(24, 80), **_):
+        pid, fd, connection = warm_orderbot.terminal(
+            [a.decode() if isinstance(a, bytes) else a for a in args[1:]], env, cwd, dimensions
+        )
+        return _WarmPty(pid, fd, connection)
+
+
+class _WarmPty(ptyprocess.PtyProcess):
+    """Not this process's child: how it ended is the wait status the warm orderbot reports,
+    read where ptyprocess would call waitpid (blocking once the terminal is closed, as there)."""
+
+    def __init__(self, pid: int, fd: int, connection) -> None:
+        super().__init__(pid, fd)
+        self._connection = connection
+
+    def isalive(self) -> bool:
+        if self.terminated:
+            return False
+        if not self.flag_eof and not select.select([self._connection], [], [], 0)[0]:
+            return True
+        self._ended(warm_orderbot.read_line(self._connection))
+        return False
+
+    def wait(self) -> int | None:
+        if not self.terminated:
+            self._ended(warm_orderbot.read_line(self._connection))
+        return self.exitstatus
+
+    def close(self, force: bool = True) -> None:
+        try:
+            super().close(force)
+        finally:
+            self._connection.close()  # the server kills a command still running
+
+    def _ended(self, reply: str) -> None:
+        if not reply:
+            raise ptyprocess.PtyProcessError("the warm orderbot went away before its command ended")
+        self.status = int(reply)
+        self.exitstatus = os.WEXITSTATUS(self.status) if os.WIFEXITED(self.status) else None
+        self.signalstatus = os.WTERMSIG(self.status) if os.WIFSIGNALED(self.status) else None
+        self.terminated = True

@@ -82,3 +82,28 @@ def test_a_killed_shim_takes_its_command_with_it(tmp_path):
     finally:
         shim.stdin.close()
         shim.stdout.close()
+
+
+def test_a_terminal_command_goes_when_its_test_lets_go_and_says_how_it_ended(tmp_path):
+    """The test's end of a terminal and the connection the wait status comes on: dropping the
+    connection (a test process that died) ends the command, as a killed shim does."""
+    env = {**os.environ, "ORDERBOT_STATE_DIR": str(tmp_path / "state"), "TERM": "xterm"}
+    _, terminal, connection = warm_orderbot.terminal(["repl", "--user", "C001"], env, None, (24, 80))
+    try:
+        assert os.ttyname(terminal)  # the test's side of a terminal
+        connection.close()  # as when the test process dies: nobody would ever read the terminal
+        ended = False
+        while not ended:  # its end of the terminal closes only if the command is gone
+            readable, _, _ = select.select([terminal], [], [], 30)
+            assert readable, "the command outlived its test"
+            try:
+                ended = not os.read(terminal, 65536)
+            except OSError:  # EIO: no process holds the other side any more
+                ended = True
+    finally:
+        os.close(terminal)
+
+    _, terminal, connection = warm_orderbot.terminal(["--version"], env, None, (24, 80))
+    with connection:
+        assert warm_orderbot.read_line(connection) == "0\n"  # the wait status of a clean exit
+    os.close(terminal)

@@ -14,6 +14,12 @@ imports were done before. tests/test_docs.py checks that against the real consol
 
     python tests/warm_orderbot.py SOCKET    # serve; prints "ready" once listening
 
+A terminal's commands come here too (tests/forked_terminal.py): the test opens a
+pseudo-terminal and hands the server its other end, and the worker makes that its
+controlling terminal in a session of its own, as pexpect's child does. The server has not
+imported readline (pytest has), so the REPL's line editing is set up for that terminal
+alone, as in a fresh process; the server reports the worker's pid, then its wait status.
+
 Tests that need `orderbot` as a process of its own (a hang must be a failed test, not a stuck
 suite; file modes; what a piped process prints) take `command()`: the shim of this process's
 warm orderbot, started on first use and stopped when the session ends (tests/conftest.py).
@@ -26,6 +32,7 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import fcntl
 import gc
 import importlib
 import json
@@ -35,9 +42,11 @@ import select
 import shutil
 import signal
 import socket
+import struct
 import subprocess
 import sys
 import tempfile
+import termios
 import threading
 import time
 import traceback
@@ -95,19 +104,26 @@ def serve(socket_path: str) -> None:
             listener.close()
             signal.signal(signal.SIGCHLD, signal.SIG_DFL)
             message, fds, _, _ = socket.recv_fds(connection, 1 << 20, 3)
+            request = json.loads(message)
             worker = os.fork()
             if worker == 0:
                 connection.close()
-                os._exit(become_the_command(json.loads(message), fds))
+                if "terminal" in request:
+                    become_a_terminal_command(request, fds[0])
+                os._exit(become_the_command(request, fds))
             for fd in fds:
                 os.close(fd)
+            if "terminal" in request:
+                connection.sendall(f"{worker}\n".encode())
             ended = os.pidfd_open(worker)
             ready, _, _ = select.select([ended, connection], [], [])
-            if ended not in ready:  # the shim is gone (a test's timeout killed it): so is its command
+            if ended not in ready:  # the shim or test is gone (a timeout killed it): so is its command
                 os.kill(worker, signal.SIGKILL)
             _, status = os.waitpid(worker, 0)
             code = os.waitstatus_to_exitcode(status)
-            connection.sendall(str(code if code >= 0 else 128 - code).encode())
+            reply = f"{status}\n" if "terminal" in request else str(code if code >= 0 else 128 - code)
+            with contextlib.suppress(OSError):
+                connection.sendall(reply.encode())
             os._exit(0)
         connection.close()
 
@@ -134,6 +150,57 @@ def become_the_command(request: dict, fds: list[int]) -> int:
 
     i18n.set_language(None)  # chosen from this environment, as at start-up
     return ended(main)
+
+
+def become_a_terminal_command(request: dict, tty: int) -> None:
+    """Make `tty` the controlling terminal of a new session and descriptors 0, 1 and 2, then
+    run the command as a new Python process on that terminal runs it; never returns."""
+    os.setsid()
+    fcntl.ioctl(tty, termios.TIOCSCTTY, 0)
+    for target in (0, 1, 2):
+        os.dup2(tty, target)
+    os.close(tty)
+    become_orderbot_on_a_terminal(request["argv"], request["env"], request["cwd"], request["terminal"])
+
+
+def become_orderbot_on_a_terminal(
+    args: list[str], env: dict[str, str], cwd: str | None, dimensions: tuple[int, int]
+) -> None:
+    """`orderbot ARGS` on the terminal that is already descriptors 0, 1 and 2, as a new
+    Python process starts there (its environment, directory, signal handlers, streams), in
+    a fork of a process that imported it; ends the process as the console script's ends."""
+    code = 1
+    try:
+        # The parent's objects are out of this child's collector's sight: collecting them
+        # would write to (and so copy) every page the child shares with its parent.
+        gc.freeze()
+        rows, columns = dimensions
+        fcntl.ioctl(0, termios.TIOCSWINSZ, struct.pack("HHHH", rows, columns, 0, 0))
+        os.environ.clear()
+        os.environ.update(env)
+        time.tzset()
+        if cwd is not None:
+            os.chdir(cwd)
+        # What a new Python process starts with, not what the parent has set.
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+        for name in ("SIGTERM", "SIGHUP", "SIGQUIT", "SIGWINCH", "SIGCHLD", "SIGALRM", "SIGUSR1", "SIGUSR2"):
+            signal.signal(getattr(signal, name), signal.SIG_DFL)
+        signal.signal(signal.SIGPIPE, signal.SIG_IGN)
+        atexit._clear()
+        # Python's own streams on a terminal: UTF-8 here (the tests' terminals are), line
+        # buffered, stderr with backslashreplace.
+        sys.stdin = sys.__stdin__ = open(0, encoding="utf-8", closefd=False)  # noqa: SIM115
+        sys.stdout = sys.__stdout__ = open(1, "w", encoding="utf-8", buffering=1, closefd=False)  # noqa: SIM115
+        sys.stderr = sys.__stderr__ = open(2, "w", encoding="utf-8", errors="backslashreplace", buffering=1,  # noqa: SIM115
+                                           closefd=False)  # fmt: skip
+        sys.argv = ["orderbot", *args]
+        from orderbot import i18n
+        from orderbot.cli import main
+
+        i18n.set_language(None)  # chosen afresh from this environment, as at start-up
+        code = ended(main)
+    finally:
+        os._exit(code)
 
 
 def ended(main) -> int:
@@ -178,7 +245,7 @@ class _Server:
         self.folder = tempfile.mkdtemp(prefix="ob-")  # short: a Unix socket path has at most ~100 bytes
         self.bin = os.path.join(self.folder, "bin")
         os.mkdir(self.bin)
-        socket_path = os.path.join(self.folder, "s")
+        self.socket = socket_path = os.path.join(self.folder, "s")
         self.process = subprocess.Popen(
             [sys.executable, __file__, socket_path],
             env={**os.environ, "PYTHONIOENCODING": "utf-8"},
@@ -208,6 +275,40 @@ def command() -> str:
     if _server is None:
         _server = _Server()
     return _server.shim
+
+
+def terminal(args: list[str], env: dict[str, str], cwd: str | None, dimensions: tuple[int, int]):
+    """`orderbot ARGS` forked by this process's warm orderbot on a new pseudo-terminal of
+    `dimensions` (rows, columns): its pid, the terminal's side for the test, and the
+    connection its wait status will come on (closing it kills the command)."""
+    global _server
+    if _server is None:
+        _server = _Server()
+    ours, theirs = os.openpty()
+    connection = socket.socket(socket.AF_UNIX)
+    try:
+        connection.connect(_server.socket)
+        request = {"argv": list(args), "cwd": cwd, "env": env, "terminal": list(dimensions)}
+        socket.send_fds(connection, [json.dumps(request).encode()], [theirs])
+        pid = int(read_line(connection))
+    except BaseException:
+        os.close(ours)
+        connection.close()
+        raise
+    finally:
+        os.close(theirs)  # the command's own copy is all that is left: its end closes the terminal
+    return pid, ours, connection
+
+
+def read_line(connection: socket.socket) -> str:
+    """One line the server sent ("" when it closed the connection first)."""
+    line = b""
+    while not line.endswith(b"\n"):
+        chunk = connection.recv(64)
+        if not chunk:
+            break
+        line += chunk
+    return line.decode()
 
 
 def stop() -> None:

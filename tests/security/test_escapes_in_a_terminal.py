@@ -39,9 +39,10 @@ def hostile(chars: st.SearchStrategy[str], hostile: list[str]) -> st.SearchStrat
     )
 
 
-# In the orders file (JSON with \u escapes): all of Unicode, lone surrogates included, but
-# NUL, which no store takes (orderbot.shops.sample.model: PostgreSQL cannot hold it).
-FIELD = hostile(st.characters(codec=None, exclude_categories=(), exclude_characters="\x00"), HOSTILE[1:])
+# In the orders file (JSON with \u escapes): all of Unicode but NUL, which no store takes
+# (orderbot.shops.sample.model: PostgreSQL cannot hold it), and lone surrogates, which make
+# the file one orderbot refuses as invalid JSON (tests/ui/test_i18n.py), so nothing is shown.
+FIELD = hostile(st.characters(codec=None, exclude_categories=("Cs",), exclude_characters="\x00"), HOSTILE[1:])
 # On the command line: no NUL (argv cannot hold it) and no surrogates (not encodable).
 ARGUMENT = hostile(st.characters(codec="utf-8", exclude_characters="\x00"), HOSTILE[1:])
 # Typed at the REPL: the terminal's line discipline and readline act on C0 and DEL (Ctrl-C,
