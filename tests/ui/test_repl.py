@@ -1,7 +1,8 @@
 """`orderbot repl` driven as a person would: in a pseudo-terminal, through pexpect.
 
-Each test starts the real program (`python -m orderbot repl`) with its own state
-directory and a private copy of the orders. The slow model for Ctrl-C is the real openai
+Each test starts the program (`orderbot repl`, forked by the warm orderbot onto a terminal
+of its own: tests/forked_terminal.py) with its own state directory and a private copy of
+the orders. The slow model for Ctrl-C is the real openai
 SDK talking to a loopback fake API that holds its reply until the test lets go.
 """
 
@@ -12,6 +13,7 @@ import json
 import os
 import shlex
 import signal
+import sys
 import termios
 import threading
 from pathlib import Path
@@ -331,6 +333,23 @@ def fresh_terminal() -> list:
 def test_ctrl_c_at_an_empty_prompt_exits_cleanly(spawn):
     child = spawn(user=None)
     child.expect_exact("orderbot> ")
+    child.sendintr()
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0
+
+
+def test_a_repl_started_with_ctrl_c_ignored_takes_it_back(tmp_path, orders_file):
+    """A script's background job starts with SIGINT ignored, and Python keeps it so; the
+    conversation needs Ctrl-C (it cancels a run, it leaves at an empty prompt). A process
+    started afresh that way, since that start is what is tested."""
+    env = {**os.environ, "ORDERBOT_STATE_DIR": str(tmp_path / "state"), "TERM": "dumb", "HOME": str(tmp_path)}
+    child = pexpect.spawn(
+        sys.executable, ["-m", "orderbot", "repl", "--user", "C001", "--orders", str(orders_file)],
+        env=env, encoding="utf-8", dimensions=(40, 120), timeout=WAIT,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN),
+    )  # fmt: skip
+    child.expect_exact(PROMPT)
     child.sendintr()
     child.expect(pexpect.EOF)
     child.close()
