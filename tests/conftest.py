@@ -10,6 +10,7 @@ import sys
 import tempfile
 from pathlib import Path
 
+import bytecode
 import pytest
 import warm_orderbot
 
@@ -48,6 +49,8 @@ def pytest_configure(config: pytest.Config) -> None:
         config.add_cleanup(lambda: shutil.rmtree(home, ignore_errors=True))
     os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
     sys.dont_write_bytecode = False  # this process too (`-n 0`): its test modules, rewritten once
+    if not hasattr(config, "workerinput") and config.getoption("numprocesses", None) not in (None, 0):
+        bytecode.make_once(config, Path(__file__).resolve().parent.parent)  # tests/bytecode.py: why
 
 
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
