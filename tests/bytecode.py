@@ -22,16 +22,17 @@ from pathlib import Path
 
 import pytest
 
+try:
+    from _pytest.assertion.rewrite import PYC_TAIL, _read_pyc, _rewrite_test, _write_pyc, assertstate_key
+except ImportError:  # moved: the workers rewrite for themselves
+    _rewrite_test = None
+
 _config: pytest.Config | None = None  # for the forked helpers: a Config does not pickle
 
 
 def make_once(config: pytest.Config, root: Path) -> None:
     global _config
-    try:
-        from _pytest.assertion.rewrite import _read_pyc, _rewrite_test, _write_pyc  # noqa: F401
-    except ImportError:
-        return
-    if config.getoption("assertmode", "rewrite") != "rewrite":
+    if _rewrite_test is None or config.getoption("assertmode", "rewrite") != "rewrite":
         return
     patterns = [*config.getini("python_files"), "conftest.py"]
     modules = sorted(
@@ -49,8 +50,6 @@ def make_once(config: pytest.Config, root: Path) -> None:
 
 
 def _rewrite(module: str) -> None:
-    from _pytest.assertion.rewrite import PYC_TAIL, _read_pyc, _rewrite_test, _write_pyc, assertstate_key
-
     source = Path(module)
     cache = source.parent / "__pycache__"
     pyc = cache / (source.name[:-3] + PYC_TAIL)

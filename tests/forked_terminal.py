@@ -90,6 +90,11 @@ def _as_in_the_foreground() -> None:
         signal.signal(getattr(signal, name), signal.SIG_DFL)
 
 
+def _arguments(args: list) -> list[str]:
+    """orderbot's arguments from what pexpect hands _spawnpty: the program first, then bytes."""
+    return [a.decode() if isinstance(a, bytes) else a for a in args[1:]]
+
+
 class _Forked(_Spawned):
     """Its input is read whole lines at a time (no REPL: see above), so a line typed before the
     child reads it waits in the terminal as a person's would: no need to wait 0.05 s before each
@@ -102,9 +107,7 @@ class _Forked(_Spawned):
     def _spawnpty(self, args, *, env, cwd, dimensions=(24, 80), **_):
         pid, fd = pty.fork()
         if pid == 0:
-            become_orderbot_on_a_terminal(
-                [a.decode() if isinstance(a, bytes) else a for a in args[1:]], env, cwd, dimensions
-            )
+            become_orderbot_on_a_terminal(_arguments(args), env, cwd, dimensions)
         return ptyprocess.PtyProcess(pid, fd)
 
 
@@ -112,9 +115,7 @@ class _Warm(_Spawned):
     """The warm orderbot's command on a terminal this process opened."""
 
     def _spawnpty(self, args, *, env, cwd, dimensions=(24, 80), **_):
-        pid, fd, connection = warm_orderbot.terminal(
-            [a.decode() if isinstance(a, bytes) else a for a in args[1:]], env, cwd, dimensions
-        )
+        pid, fd, connection = warm_orderbot.terminal(_arguments(args), env, cwd, dimensions)
         return _WarmPty(pid, fd, connection)
 
 

@@ -105,15 +105,16 @@ def serve(socket_path: str) -> None:
             signal.signal(signal.SIGCHLD, signal.SIG_DFL)
             message, fds, _, _ = socket.recv_fds(connection, 1 << 20, 3)
             request = json.loads(message)
+            on_a_terminal = "terminal" in request  # from terminal() below, else from the shim
             worker = os.fork()
             if worker == 0:
                 connection.close()
-                if "terminal" in request:
+                if on_a_terminal:
                     become_a_terminal_command(request, fds[0])
                 os._exit(become_the_command(request, fds))
             for fd in fds:
                 os.close(fd)
-            if "terminal" in request:
+            if on_a_terminal:
                 connection.sendall(f"{worker}\n".encode())
             ended = os.pidfd_open(worker)
             ready, _, _ = select.select([ended, connection], [], [])
@@ -121,7 +122,7 @@ def serve(socket_path: str) -> None:
                 os.kill(worker, signal.SIGKILL)
             _, status = os.waitpid(worker, 0)
             code = os.waitstatus_to_exitcode(status)
-            reply = f"{status}\n" if "terminal" in request else str(code if code >= 0 else 128 - code)
+            reply = f"{status}\n" if on_a_terminal else str(code if code >= 0 else 128 - code)
             with contextlib.suppress(OSError):
                 connection.sendall(reply.encode())
             os._exit(0)
@@ -269,25 +270,28 @@ _server: _Server | None = None
 
 def command() -> str:
     """What to run as `orderbot`: this process's warm one, or with COLD_ORDERBOT=1 the installed one."""
-    global _server
     if os.environ.get("COLD_ORDERBOT"):
         return shutil.which("orderbot", path=os.path.dirname(sys.executable)) or "orderbot"
+    return _the_server().shim
+
+
+def _the_server() -> _Server:
+    """This process's warm orderbot, started on first use."""
+    global _server
     if _server is None:
         _server = _Server()
-    return _server.shim
+    return _server
 
 
 def terminal(args: list[str], env: dict[str, str], cwd: str | None, dimensions: tuple[int, int]):
     """`orderbot ARGS` forked by this process's warm orderbot on a new pseudo-terminal of
     `dimensions` (rows, columns): its pid, the terminal's side for the test, and the
     connection its wait status will come on (closing it kills the command)."""
-    global _server
-    if _server is None:
-        _server = _Server()
+    server = _the_server()
     ours, theirs = os.openpty()
     connection = socket.socket(socket.AF_UNIX)
     try:
-        connection.connect(_server.socket)
+        connection.connect(server.socket)
         request = {"argv": list(args), "cwd": cwd, "env": env, "terminal": list(dimensions)}
         socket.send_fds(connection, [json.dumps(request).encode()], [theirs])
         pid = int(read_line(connection))
