@@ -28,10 +28,17 @@ say that a signal ended it, not the person at the keyboard.
 
 Provider exceptions (openai, httpx) are translated into ModelError at the adapter boundary,
 so nothing from an SDK ever reaches the engine or the command line.
+
+An error says what went wrong as a `Phrase`, a message id of the UI's catalogue and its
+parameters, never as words: `raise RecordError("runs.no_such_run", run_id=..., where=...)`.
+Only the one who shows it to a person turns it into a sentence, in that person's language
+(`orderbot.i18n.say`), so nothing below the screen imports the catalogue.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from enum import IntEnum
 
 
@@ -58,14 +65,38 @@ class ExitCode(IntEnum):
     TERMINATED = 143  # 128 + SIGTERM
 
 
+@dataclass(frozen=True, slots=True)
+class Phrase:
+    """A sentence not yet said: a message id of the UI's catalogue (orderbot/i18n) and its
+    parameters, any of which may be a phrase itself. Code below the screen keeps and passes
+    these; the reader's language is chosen where it is shown (`orderbot.i18n.say`).
+
+    An id the catalogue lacks is said as it is, so text that is already words (another
+    library's message) can travel in the same place."""
+
+    id: str
+    params: Mapping[str, object] = field(default_factory=dict)
+
+    def __str__(self) -> str:
+        """For a log line or a traceback, never for a person: the id and its values."""
+        if not self.params:
+            return self.id
+        return f"{self.id}({', '.join(f'{name}={value!r}' for name, value in self.params.items())})"
+
+
 class Terminated(KeyboardInterrupt):  # noqa: N818 - a signal, named for what happened, as KeyboardInterrupt
     """SIGTERM arrived (`kill`, a service manager, a closing terminal): stop as for Ctrl-C."""
 
 
 class OrderbotError(Exception):
-    """Base of every error orderbot raises on purpose."""
+    """Base of every error orderbot raises on purpose: what went wrong as a `Phrase` (a message
+    id and its parameters; a phrase may also be passed whole)."""
 
     exit_code: ExitCode = ExitCode.DIFFERS
+
+    def __init__(self, message: str | Phrase = "", /, **params: object) -> None:
+        self.phrase = message if isinstance(message, Phrase) else Phrase(message, params)
+        super().__init__(str(self.phrase))
 
 
 class ConfigError(OrderbotError):
@@ -118,8 +149,8 @@ class ModelTimeout(ModelError):
     limit), already free of secrets, so the person learns why and not only that.
     """
 
-    def __init__(self, message: str, cause: str | None = None) -> None:
-        super().__init__(message)
+    def __init__(self, message: str | Phrase, /, cause: str | None = None, **params: object) -> None:
+        super().__init__(message, **params)
         self.cause = cause
 
 
@@ -143,6 +174,6 @@ class ToolError(OrderbotError):
     so it must never contain paths, keys, addresses or other customers' data.
     """
 
-    def __init__(self, message: str, code: str = "tool_error") -> None:
-        super().__init__(message)
+    def __init__(self, message: str | Phrase, /, code: str = "tool_error", **params: object) -> None:
+        super().__init__(message, **params)
         self.code = code

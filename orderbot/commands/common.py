@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from orderbot.errors import ExitCode, OrderbotError, Terminated, UsageError
-from orderbot.i18n import t
+from orderbot.i18n import say, t
 from orderbot.loop.limits import SPEC_OF, StopReason
 from orderbot.models import FACTORIES
 from orderbot.runs.stores import open_run_store
@@ -279,4 +279,4 @@ def error_line(exc: BaseException) -> str:
     """The one line an error prints: it may quote outside text (an id, a file's field),
     so it is bounded and goes through orderbot.ui.escape.visible."""
 
-    return t("error.prefix", error=cut(visible(exc, one_line=True), MAX_ERROR_LINE))
+    return t("error.prefix", error=cut(visible(say(exc), one_line=True), MAX_ERROR_LINE))

@@ -95,6 +95,27 @@ def t(message_id: str, /, lang: str | None = None, **params: object) -> str:
     return MESSAGES[message_id][lang or language()].format(**params)
 
 
+def say(said: object, /, lang: str | None = None) -> str:
+    """A `Phrase` (orderbot.errors), or an error carrying one, as a sentence in the UI
+    language (or `lang`), its parameters said first when they are phrases too. An id the
+    catalogue lacks is text already (another library's words) and is shown as it is;
+    anything else is shown as `str()` gives it."""
+    phrase = getattr(said, "phrase", said)
+    if not _is_phrase(phrase):
+        return str(said)
+    message_id, params = phrase.id, phrase.params
+    texts = MESSAGES.get(message_id)
+    if texts is None:
+        return message_id
+    said_params = {name: say(value, lang) if _is_phrase(value) else value for name, value in params.items()}
+    return texts[lang or language()].format(**said_params)
+
+
+def _is_phrase(value: object) -> bool:
+    # By its shape: the catalogue sits on the floor below orderbot.errors and may not import it.
+    return isinstance(getattr(value, "id", None), str) and isinstance(getattr(value, "params", None), Mapping)
+
+
 def from_english(text: str, prefix: str, /) -> str:
     """`text`, an English message some library wrote, in the UI language when it is one of
     the catalogue's `prefix*` texts (placeholders match anything); else as it is."""

@@ -443,3 +443,30 @@ def test_a_whole_float_bound_is_shown_as_pydantic_shows_it():
     assert validation_message(error) == error["msg"][:1].lower() + error["msg"][1:]
     i18n.set_language("zh")
     assert validation_message(error) == "应大于或等于 0"
+
+
+def test_an_error_says_its_phrase_in_the_readers_language_where_it_is_shown():
+    from orderbot.commands.common import error_line
+    from orderbot.errors import Phrase, RecordError
+
+    error = RecordError("runs.settled_first", run_id="r1", tool="cancel_order", verb=Phrase("runs.verb_rejected"),
+                        by="desk2", at="2026-12-04T10:00:00Z")
+    assert "desk2" in str(error) and "runs.settled_first" in str(error)  # a log's view: the id and its values
+    i18n.set_language("zh")
+    try:
+        assert error_line(error) == i18n.t("error.prefix", error=i18n.t(
+            "runs.settled_first", run_id="r1", tool="cancel_order", verb=i18n.t("runs.verb_rejected"),
+            by="desk2", at="2026-12-04T10:00:00Z"))
+        assert "拒绝" in error_line(error)
+    finally:
+        i18n.set_language(None)
+    english = i18n.say(error, "en")
+    assert "rejected" in english and "拒绝" not in english
+
+
+def test_a_phrase_keeps_its_numbers_formatted_and_text_that_is_no_id_as_it_is():
+    from orderbot.errors import ConfigError, Phrase
+
+    assert i18n.say(Phrase("detail.response_too_large", {"size": 20000, "cap": 16000}), "en") == (
+        "the model's response had 20,000 characters, over the 16,000 cap")
+    assert i18n.say(ConfigError("a library's own words"), "zh") == "a library's own words"
