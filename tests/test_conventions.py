@@ -200,6 +200,23 @@ def test_a_sqlite_database_given_as_a_path_gets_its_url_suggested(tmp_path):
     assert result.exit_code == 6 and f"pass --orders sqlite:///{database}" in result.output
 
 
+def test_every_orders_example_in_the_docs_is_a_json_file_or_a_database_url():
+    """A path is a JSON file and a database is a URL, wherever `--orders` takes one: an example
+    with `--orders shop.db` (a command line, a host's "args" list) would exit 6 as written."""
+    root = Path(__file__).resolve().parent.parent
+    pages = [root / "README.md", *sorted((root / "docs").glob("*.md"))]
+    given = re.compile(r'--orders(?:", "| |=)([^\s"`)]+)')
+    values = {(page.name, value) for page in pages for value in given.findall(page.read_text(encoding="utf-8"))}
+    assert sum(name == "mcp.md" for name, _ in values) >= 2  # the control: a host's "args" list is read too
+    wrong = {
+        (name, value)
+        for name, value in values
+        if not (value.endswith(".json") or re.match(r"(sqlite|postgresql)://", value) or value.isupper())
+        and value != "with"  # prose: "--orders with ..."
+    }
+    assert not wrong
+
+
 def test_a_missing_orders_file_does_not_suggest_the_flag_that_named_it():
     result = cli("ask", "--orders", "nothere.json", "x")
     assert result.exit_code == 6 and "nothere.json: no such file" in result.output
