@@ -42,7 +42,8 @@ import functools
 import json
 import re
 from collections.abc import Iterable
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
+from enum import StrEnum
 
 from orderbot.answers.facts import Fact
 from orderbot.loop.state import CallRecord
@@ -150,15 +151,28 @@ def _status_of(fact: Fact, words: Reading) -> str | None:
     return words.of.get(fact.status.lower(), fact.status) if fact.status else fact.status
 
 
+class ClaimKind(StrEnum):
+    """The kinds of finding (the module's docstring says each). Every view has words for each
+    (tests/test_message_ids.py checks the catalogue), so a new kind is added here first."""
+
+    UNKNOWN_ID = "unknown_id"
+    NONEXISTENT_ID = "nonexistent_id"
+    STATUS = "status"
+    CANCELLATION = "cancellation"
+    AMOUNT = "amount"
+    ITEMS = "items"
+    DATE = "date"
+
+
 @dataclass(frozen=True)
 class Claim:
-    kind: str  # unknown_id, nonexistent_id, status, cancellation, amount
+    kind: ClaimKind
     order_id: str
     said: str
     observed: str | None  # what the tools returned; None when they returned nothing about it
 
     def as_dict(self) -> dict:
-        return asdict(self)
+        return {"kind": str(self.kind), "order_id": self.order_id, "said": self.said, "observed": self.observed}
 
 
 def check(
@@ -228,22 +242,22 @@ def _check_segment(
     computed: frozenset[float] = frozenset(),
 ) -> list[Claim]:
     if fact is None:
-        return [] if returned else [Claim("unknown_id", order_id, order_id, None)]
+        return [] if returned else [Claim(ClaimKind.UNKNOWN_ID, order_id, order_id, None)]
     said = _status_before(before, words) + _status_words(segment, words)
     if fact.not_found:
         if said:
-            return [Claim("status", order_id, said[0][0], fact.unknown)]
+            return [Claim(ClaimKind.STATUS, order_id, said[0][0], fact.unknown)]
         if not NOT_FOUND_WORDS.search(sentence):
-            return [Claim("nonexistent_id", order_id, order_id, fact.unknown)]
+            return [Claim(ClaimKind.NONEXISTENT_ID, order_id, order_id, fact.unknown)]
         return []
     cancel = _cancel_claim(sentence)
     if cancel and not fact.cancelled and _status_of(fact, words) != words.vocabulary.cancelled:
-        return [Claim("cancellation", order_id, cancel, _observed(fact))]
+        return [Claim(ClaimKind.CANCELLATION, order_id, cancel, _observed(fact))]
     if fact.cancelled:
         return []
     found = _amount_claims(order_id, segment, fact, computed) + _detail_claims(order_id, segment, fact)
     if said and (fact.status is None or all(status != _status_of(fact, words) for _, status in said)):
-        return [Claim("status", order_id, said[0][0], _observed(fact)), *found]
+        return [Claim(ClaimKind.STATUS, order_id, said[0][0], _observed(fact)), *found]
     if not RULE.search(sentence):
         found += _negated_claims(order_id, segment, fact, words)
     return found
@@ -258,11 +272,11 @@ def _check_unnamed(sentence: str, fact: Fact, words: Reading, computed: frozense
     order_id = fact.order_id
     cancel = _cancel_claim(sentence)
     if cancel and _status_of(fact, words) != words.vocabulary.cancelled:
-        return [Claim("cancellation", order_id, cancel, _observed(fact))]
+        return [Claim(ClaimKind.CANCELLATION, order_id, cancel, _observed(fact))]
     said = _status_words(sentence, words)
     observed = fact.unknown if fact.not_found else _observed(fact)
     if said and (fact.status is None or fact.not_found or all(status != _status_of(fact, words) for _, status in said)):
-        return [Claim("status", order_id, said[0][0], observed)]
+        return [Claim(ClaimKind.STATUS, order_id, said[0][0], observed)]
     if said:
         return []
     return (
@@ -287,7 +301,7 @@ def _negated_claims(order_id: str, text: str, fact: Fact, words: Reading) -> lis
     for milestone, pattern in NOT_YET.items():
         match = pattern.search(text)
         if match and _status_of(fact, words) in words.vocabulary.once.get(milestone, ()):
-            return [Claim("status", order_id, " ".join(match.group().split()), fact.status)]
+            return [Claim(ClaimKind.STATUS, order_id, " ".join(match.group().split()), fact.status)]
     return []
 
 
@@ -303,7 +317,7 @@ def _amount_claims(order_id: str, text: str, fact: Fact, computed: frozenset[flo
         number = next(g for g in match.groups() if g is not None)
         value = float(number.replace(",", ""))
         if all(abs(value - amount) > 0.005 for amount in known):
-            out.append(Claim("amount", order_id, match.group().strip(), fact.fields.get("total")))
+            out.append(Claim(ClaimKind.AMOUNT, order_id, match.group().strip(), fact.fields.get("total")))
     return out
 
 
@@ -330,7 +344,7 @@ def _item_claims(order_id: str, text: str, fact: Fact) -> list[Claim]:
                 continue
             same_script = [n for n in names if _cjk(n) == _cjk(name)]
             if same_script and not any(name in n or n in name for n in same_script):
-                out.append(Claim("items", order_id, part, fact.fields.get("items")))
+                out.append(Claim(ClaimKind.ITEMS, order_id, part, fact.fields.get("items")))
     return out
 
 
@@ -342,7 +356,7 @@ def _date_claims(order_id: str, text: str, fact: Fact) -> list[Claim]:
     for match in DATE.finditer(text):
         year, month, day = (int(g) for g in match.groups())
         if f"{year:04d}-{month:02d}-{day:02d}" not in fact.dates:
-            out.append(Claim("date", order_id, match.group(), ", ".join(fact.dates)))
+            out.append(Claim(ClaimKind.DATE, order_id, match.group(), ", ".join(fact.dates)))
     return out
 
 

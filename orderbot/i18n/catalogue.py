@@ -1786,6 +1786,14 @@ MESSAGES: dict[str, dict[str, str]] = {
         "en": "⚠ Unsupported: the answer gives {order_id} the amount {said}, but the tools returned {observed}",
         "zh": "⚠ 无依据：回答说 {order_id} 的金额是 {said}，但工具返回的是 {observed}",
     },
+    "claims.items": {
+        "en": "⚠ Unsupported: the answer says {order_id} holds {said}, but the tools returned {observed}",
+        "zh": "⚠ 无依据：回答说 {order_id} 包含 {said}，但工具返回的是 {observed}",
+    },
+    "claims.date": {
+        "en": "⚠ Unsupported: the answer gives {order_id} the date {said}, but the tools returned {observed}",
+        "zh": "⚠ 无依据：回答说 {order_id} 的日期是 {said}，但工具返回的是 {observed}",
+    },
     "claims.nothing": {"en": "nothing about it", "zh": "没有相关结果"},
     # ---- orderbot eval ----------------------------------------------------------------------------
     "eval.unknown_limit": {
@@ -1868,6 +1876,14 @@ MESSAGES: dict[str, dict[str, str]] = {
     "eval.reason.claim.amount": {
         "en": "{order_id}: amount ({said})",
         "zh": "{order_id}：金额与工具返回的不符（{said}）",
+    },
+    "eval.reason.claim.items": {
+        "en": "{order_id}: items ({said})",
+        "zh": "{order_id}：商品与工具返回的不符（{said}）",
+    },
+    "eval.reason.claim.date": {
+        "en": "{order_id}: date ({said})",
+        "zh": "{order_id}：日期与工具返回的不符（{said}）",
     },
     "eval.reason.claim": {"en": "{order_id}: {kind} ({said})", "zh": "{order_id}：{kind}（{said}）"},
     "eval.case_limits": {"en": "case {name}: invalid limits ({error})", "zh": "用例 {name}：限制无效（{error}）"},

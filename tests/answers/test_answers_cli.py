@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 from clikit import cli
+from fakeapi import WIRES, FakeAPI
 
 from orderbot.models.scripted import ScriptedModel, call, calls, text
 from orderbot.runs.store import RunStore
@@ -98,3 +100,37 @@ def test_a_lookup_the_store_could_not_answer_is_not_called_a_failed_cancellation
         doc = json.loads(cli("ask", "--orders", url, "--json", question).output)
         assert doc["answer"].startswith(said), doc["answer"]
         assert [f["text"] for f in doc["facts"]] == ["ORD-1001 · orders unreadable"]
+
+
+RETAIL = Path(__file__).parents[1] / "fixtures" / "tau2-retail" / "db.json"
+
+
+def test_a_wrong_item_list_from_a_real_provider_is_an_unsupported_claim(tmp_path):
+    """A retail answer naming items the order does not hold, through the openai SDK and a
+    loopback server: each wrong item is a claim on screen, in --json and behind exit 7, and
+    nothing ends in a traceback (the claim's kind had no sentence once)."""
+    shop = tmp_path / "db.json"
+    shutil.copyfile(RETAIL, shop)
+    wire = WIRES["openai"]
+    args = ["--provider", "openai", "--orders", str(shop), "--user", "olivia_ito_3591", "--strict-claims"]
+    expected = [
+        {"kind": "items", "order_id": "#W5866402", "said": said, "observed": "Espresso Machine, Sneakers"}
+        for said in ("a Laptop", "a Desk Lamp")
+    ]
+    for lang, shown in (
+        ("en", "the answer says #W5866402 holds a Laptop"),
+        ("zh", "回答说 #W5866402 包含 a Desk Lamp"),
+    ):
+        with FakeAPI() as api:
+            for _ in range(2):
+                api.enqueue(
+                    wire.route,
+                    wire.calls(("get_order_details", {"order_id": "#W5866402"})),
+                    wire.text("Order #W5866402 contains a Laptop and a Desk Lamp."),
+                )
+            env = {"OPENAI_API_KEY": "sk-test", "ORDERBOT_LANG": lang}
+            screen = cli("ask", *args, "--base-url", api.url, "what is in #W5866402?", env=env)
+            document = cli("ask", *args, "--base-url", api.url, "--json", "what is in #W5866402?", env=env)
+        assert screen.exit_code == 7 and "Traceback" not in screen.output, screen.output
+        assert shown in " ".join(screen.output.split())
+        assert document.exit_code == 7 and json.loads(document.stdout)["claims"] == expected
