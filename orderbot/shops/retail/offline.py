@@ -12,7 +12,7 @@ network, in the language of the question.
                                              options or item id; asked for when not named)
     pay #W… with another payment method      modify_pending_order_payment
     change my address (of #W…) to …          modify_user_address (modify_pending_order_address)
-    a person, about #W…                      transfer_to_human_agents
+    a person (about #W…)                     transfer_to_human_agents
 
 Every write goes through the same approval as any model's. What is missing (the order, the
 items, the new variant, the payment method, the address) is asked for in one plain
@@ -188,7 +188,7 @@ def next_step(question: str, done: list[Done]) -> tuple[str, dict] | str:
         return signed
     order_id = _order_id(question)
     if TRANSFER.search(question):
-        return _transfer(question, order_id, words)
+        return _transfer(question, order_id)
     if ADDRESS.search(question):
         return _address(question, order_id, done, words)
     if CANCEL.search(question) and order_id:
@@ -247,14 +247,12 @@ def _cancel(question: str, order_id: str, done: list[Done], words: Words) -> tup
     return words.cancelled(found.data) if found.ok else words.failure(found, order_id)
 
 
-def _transfer(question: str, order_id: str | None, words: Words) -> tuple[str, dict] | str:
-    if order_id is None:
-        return words.say("offline.which_order")
-    # For the person who takes over, in the shop's language; the question is the customer's own.
-    return (
-        "transfer_to_human_agents",
-        {"summary": f"The customer asks for a person about order {order_id}: {question.strip()[:1500]}"},
-    )
+def _transfer(question: str, order_id: str | None) -> tuple[str, dict]:
+    # Handed over at once, as a model following the policy does: the person who takes over
+    # asks what is missing. The summary is for them, in the shop's language; the question is
+    # the customer's own.
+    about = f" about order {order_id}" if order_id else ""
+    return ("transfer_to_human_agents", {"summary": f"The customer asks for a person{about}: {question.strip()[:1500]}"})
 
 
 def _address(question: str, order_id: str | None, done: list[Done], words: Words) -> tuple[str, dict] | str:

@@ -152,6 +152,13 @@ def test_without_a_customer_it_asks_who_is_asking(shop, question, said) -> None:
     assert result.exit_code == 0 and document["answer"].startswith(said)
 
 
+def test_asked_for_a_person_it_hands_over_at_once_as_a_model_would(shop) -> None:
+    """No order to name and no one signed in: the person who takes over asks what is missing."""
+    result, document = ask(shop, "transfer me to a human")
+    assert result.exit_code == 8 and document["stop_reason"] == "transferred", result.output
+    assert names(document) == ["transfer_to_human_agents"] and document["user"] is None
+
+
 def test_someone_elses_order_is_not_shown(shop) -> None:
     result, document = ask(shop, "where is #W4862767?", "--user", OLIVIA)
     assert document["answer"] == "Order #W4862767 is not among your orders."
@@ -221,8 +228,9 @@ REQUESTS = [
      "What is the new address? Please write it as: street, apartment (or none), city, state, country, zip code."),
     ("retail", "我想改一下我的地址", None,
      "新地址是什么？请按这个格式写：街道，门牌或公寓（没有就写 none），城市，州，国家，邮编。"),
-    ("retail", "transfer me to a human", None, "Which order is it about? Please give me its id (it starts with #W)."),
-    ("retail", "转人工", None, "是哪个订单？请告诉我订单号（以 #W 开头）。"),
+    ("retail", "transfer me to a human", "transfer_to_human_agents",
+     {"summary": "The customer asks for a person: transfer me to a human"}),
+    ("retail", "转人工", "transfer_to_human_agents", {"summary": "The customer asks for a person: 转人工"}),
     ("retail", "I want to exchange my sneakers", None,
      "Which order is it about? Please give me its id (it starts with #W)."),
     ("retail", "pay #W5442520 with my gift card", None,
