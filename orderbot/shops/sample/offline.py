@@ -299,7 +299,8 @@ def answer(question: str, outputs: Sequence[FunctionCallOutput], calls: dict[str
             lines.append(_success(name, target, envelope.get("data"), zh, where))
         else:
             lines.append(_failure(name, target, str(envelope.get("code", "")), str(envelope.get("error", "")), zh))
-    return "\n".join(lines)
+    # A sentence that names no order (sign in, cannot do that) is said once, however many orders met it.
+    return "\n".join(dict.fromkeys(lines))
 
 
 def _results(outputs: Sequence[FunctionCallOutput], calls: dict[str, FunctionCall]) -> list[tuple[str, str, dict]]:

@@ -249,6 +249,16 @@ def test_cli_anonymous_details_asks_to_sign_in():
     assert "西湖龙井" not in result.output
 
 
+@pytest.mark.parametrize(
+    ("question", "sign_in"),
+    [("Where is ORD-1002 and ORD-1005?", "This needs you to sign in"), ("ORD-1002 和 ORD-1005 在哪？", "请用 --user")],
+)
+def test_anonymous_where_of_two_orders_says_both_statuses_and_to_sign_in_once(question, sign_in):
+    answer = json.loads(ask("--json", question).stdout)["answer"]
+    assert "ORD-1002" in answer and "ORD-1005" in answer
+    assert answer.count(sign_in) == 1, answer
+
+
 @pytest.mark.parametrize("user", ["C0 01", "a\x1b[31m", "x" * 65, "-rf", "C001;rm"])
 def test_bad_user_ids_are_a_usage_error(user):
     result = ask("--user", user, "ORD-1001")
