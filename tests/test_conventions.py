@@ -299,7 +299,9 @@ def test_the_one_exit_code_rule():
     for args in usage:
         assert cli(*args).exit_code == 2, args
     assert cli().exit_code == 0
-    assert cli("orders").exit_code == 0
+    for group in ("orders", "keys"):  # a command group alone: its help, as `orderbot` alone
+        alone = cli(group)
+        assert alone.exit_code == 0 and f"orderbot {group} [OPTIONS] COMMAND" in alone.output, (group, alone.output)
     bad_env = cli("ask", "x", env={"ORDERBOT_MAX_STEPS": "0"})
     assert bad_env.exit_code == 6 and "ORDERBOT_MAX_STEPS in the environment" in bad_env.output
 

@@ -20,7 +20,16 @@ HELP = COMMAND_HELP["keys"]
 MAX_KEY_CHARS = 4096
 
 EPILOG = "Example: orderbot keys set openai"
-app = typer.Typer(rich_markup_mode="rich", add_completion=False, help=HELP, epilog=EPILOG, no_args_is_help=True)
+app = typer.Typer(rich_markup_mode="rich", add_completion=False, help=HELP, epilog=EPILOG, no_args_is_help=False)
+
+
+@app.callback(invoke_without_command=True)
+def keys_group(ctx: typer.Context) -> None:
+    """`orderbot keys` alone: its help, and no error (as `orderbot` alone; Click's
+    no_args_is_help exits 2)."""
+    if ctx.invoked_subcommand is None:
+        typer.echo(ctx.get_help())
+        raise typer.Exit(0)
 
 
 @app.command("set", epilog='Example: orderbot keys set openai  (or: echo "$KEY" | orderbot keys set openai)')
