@@ -215,7 +215,7 @@ def usage_error(exc: typer.TyperException | UsageError, path: str) -> typer.Type
     other error of Typer's (exit code not 2) passes unchanged. What the line quotes was typed
     (a flag, a command name): it is shown escaped and bounded."""
     if isinstance(exc, UsageError):
-        text = str(exc)
+        text = i18n.say(exc)
     elif exc.exit_code != ExitCode.USAGE or type(exc).__name__ == "NoArgsIsHelpError":
         return exc
     else:

@@ -7,6 +7,7 @@
     │   ├── OrdersFileError       orders.json missing, not JSON, wrong shape, bad field
     │   └── LoginRefused          a database server refused the user name or password
     ├── RecordError               a run record that is corrupt, foreign or may not be resumed; exit 6
+    │   ├── RunFinished           answered or handed over: nothing to resume; exit 1
     │   └── OperatorRefused       not this operator, not now: four eyes, not an approver, settled
     │                             first by someone else, busy in another shell; exit 9
     ├── ModelError                the model service failed for good; the run stops as model_error
@@ -127,6 +128,14 @@ class RecordError(OrderbotError):
     """A run record is corrupt, foreign, or fails a re-check before resuming."""
 
     exit_code = ExitCode.CONFIG
+
+
+class RunFinished(RecordError):
+    """The run has finished (answered, handed to a person): there is nothing to resume. The
+    record is sound and nothing was configured wrong, so not exit 6: the command could not do
+    what it was asked, exit 1."""
+
+    exit_code = ExitCode.DIFFERS
 
 
 class OperatorRefused(RecordError):

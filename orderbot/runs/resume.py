@@ -16,7 +16,7 @@ import math
 
 from pydantic import ValidationError
 
-from orderbot.errors import OperatorRefused, RecordError, UsageError
+from orderbot.errors import OperatorRefused, RecordError, RunFinished, UsageError
 from orderbot.i18n import t
 from orderbot.loop.dispatch import Prepared, Refused, Toolbox
 from orderbot.loop.engine import StopReason
@@ -50,9 +50,9 @@ def check_resume(
     if approve is not None and reason is not StopReason.AWAITING_APPROVAL:
         _refuse_if_settled_by_another(record)
     if reason is StopReason.ANSWERED:
-        raise RecordError(t("resume.answered", run_id=rid))
+        raise RunFinished("resume.answered", run_id=rid)
     if reason not in RESUMABLE:
-        raise RecordError(t("resume.not_resumable", run_id=rid, reason=reason))
+        raise RunFinished("resume.not_resumable", run_id=rid, reason=reason)
     if state.signed_in and user is not None and user != state.user:
         raise RecordError(t("resume.signed_in_other", run_id=rid, customer=state.user, user=user))
     if state.user != user and not (state.signed_in and user is None):
@@ -67,8 +67,8 @@ def check_resume(
         if current != version:
             raise RecordError(t("resume.tool_changed", run_id=rid, tool=name, was=version, now=current))
     if reason is not StopReason.AWAITING_APPROVAL:
-        if approve is not None:
-            raise RecordError(t("resume.not_waiting", run_id=rid, reason=reason))
+        if approve is not None:  # what was typed does not fit the run: as --approve missing is
+            raise UsageError("resume.not_waiting", run_id=rid, reason=reason)
         return
     if approve is None:
         raise UsageError(t("resume.waiting", run_id=rid))  # --approve or --reject: what to type

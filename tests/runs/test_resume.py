@@ -209,7 +209,7 @@ def test_a_limit_stopped_run_resumed_with_more_steps_answers(orders_file):
     assert stopped.exit_code == 3
     [path] = runs_dir().glob("*.json")
     refused = cli("resume", path.stem, "--approve")
-    assert refused.exit_code == 6 and "not waiting for approval" in refused.output
+    assert refused.exit_code == 2 and "not waiting for approval" in refused.output  # what was typed
     result = cli("resume", path.stem, "--max-steps", "3")
     assert result.exit_code == 0, result.output
     assert "订单 ORD-1001 的状态是：已发货。" in result.output
@@ -217,7 +217,7 @@ def test_a_limit_stopped_run_resumed_with_more_steps_answers(orders_file):
     assert [s["limits"]["max_steps"] for s in doc["segments"]] == [1, 3]
     assert doc["state"]["steps"] == 3  # 1 before, 2 after: counted over the whole run
     again = cli("resume", path.stem, "--max-steps", "3")
-    assert again.exit_code == 6 and "already answered" in again.output
+    assert again.exit_code == 1 and "already answered" in again.output  # nothing broken, nothing done
 
 
 def test_a_resumed_run_that_stops_again_keeps_its_exit_code(use_model, orders_file):

@@ -121,4 +121,4 @@ def test_a_forged_index_line_changes_no_decision(orders_file):
     index.write_text(index.read_text(encoding="utf-8").replace('"answered"', '"awaiting_approval"'), encoding="utf-8")
     assert listed()[0]["status"] == "awaiting_approval"  # a current index is believed for listing
     refused = cli("resume", row["run_id"], "--approve")
-    assert refused.exit_code == 6 and "already answered" in refused.output  # what the record says
+    assert refused.exit_code == 1 and "already answered" in refused.output  # what the record says

@@ -46,7 +46,7 @@ def test_a_hand_off_in_json_and_in_the_record(shop, use_model) -> None:
     record = json.loads((Path(os.environ["ORDERBOT_STATE_DIR"]) / "runs" / f"{document['run_id']}.json").read_text())
     assert record["state"]["stop_reason"] == "transferred" and record["state"]["stop_detail"] == SUMMARY
     again = cli("resume", document["run_id"], "--orders", str(shop))
-    assert again.exit_code == 6 and "stopped with transferred; it cannot be resumed" in again.stderr
+    assert again.exit_code == 1 and "stopped with transferred; it cannot be resumed" in again.stderr
 
 
 def test_a_hand_off_in_chinese(shop, use_model) -> None:
