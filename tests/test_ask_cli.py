@@ -162,6 +162,23 @@ def test_usage_error_exits_2():
     assert cli("ask").exit_code == 2
 
 
+def test_text_piped_beside_a_question_goes_before_it():
+    doc = json.loads(ask("--json", "这个订单的状态？", input="客户来信：我的订单 ORD-1002 还没到。\n").stdout)
+    assert doc["question"] == "客户来信：我的订单 ORD-1002 还没到。\n\n这个订单的状态？"
+    assert "处理中" in doc["answer"]
+    alone = json.loads(ask("--json", "查询 ORD-1001", input="   \n").stdout)  # nothing but blanks: the question alone
+    assert alone["question"] == "查询 ORD-1001"
+
+
+@pytest.mark.slow  # processes of their own: a real pipe, and /dev/null
+def test_a_real_pipe_beside_a_question_is_read_and_dev_null_is_not_waited_for():
+    command = [sys.executable, "-m", "orderbot", "ask", "--json", "what is its status?"]
+    piped = subprocess.run(command, input="my order is ORD-1003", capture_output=True, text=True, timeout=60)
+    assert json.loads(piped.stdout)["question"] == "my order is ORD-1003\n\nwhat is its status?"
+    quiet = subprocess.run(command, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=60)
+    assert json.loads(quiet.stdout)["question"] == "what is its status?"
+
+
 def _run(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
     return subprocess.run(
         [sys.executable, *args], capture_output=True, text=True, timeout=60, env={**os.environ, **(env or {})}

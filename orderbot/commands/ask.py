@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import stat
 import sys
 from typing import Annotated
 
@@ -43,7 +45,7 @@ def ask(
         str | None,
         typer.Argument(
             help="The question, in Chinese or English; - (or none, when standard input is not a terminal) reads "
-            "it from standard input.",
+            "it from standard input. Text piped in beside a question goes before it.",
             show_default=False,
         ),
     ] = None,
@@ -106,11 +108,28 @@ def ask(
             raise UsageError(t("error.question_missing"))
         if question in (None, "-"):  # the question from standard input: `echo 查询 ORD-1001 | orderbot ask`
             question = sys.stdin.read(MAX_QUESTION_CHARS + 1)
+        elif piped():
+            # Text piped in beside a question (`cat mail.txt | orderbot ask "where are these orders?"`)
+            # is part of it, first, as `llm` does: dropping it would answer another question.
+            text = sys.stdin.read(MAX_QUESTION_CHARS + 1).strip()
+            question = f"{text}\n\n{question}" if text else question
         if not question.strip():
             raise UsageError(t("error.question_empty"))
         if len(question) > MAX_QUESTION_CHARS:
             raise UsageError(t("error.question_too_long", chars=len(question), limit=MAX_QUESTION_CHARS))
     run(ctx.params, Start(question, continue_=continue_, conversation=cid))
+
+
+def piped() -> bool:
+    """Whether standard input is a pipe or a file (what a person sends on purpose), not a
+    terminal, /dev/null or a socket an outer program left open (reading that would wait)."""
+    if sys.stdin is None or sys.stdin.isatty():
+        return False
+    try:
+        mode = os.fstat(sys.stdin.fileno()).st_mode
+    except (OSError, ValueError):  # no descriptor: a stream in memory (a test's, an embedding program's)
+        return True
+    return stat.S_ISFIFO(mode) or stat.S_ISREG(mode)
 
 
 app = typer.Typer(rich_markup_mode="rich", add_completion=False)
