@@ -324,3 +324,28 @@ def test_a_pause_under_four_eyes_says_another_operator_must_approve(orders_file,
         [run_id] = [row["run_id"] for row in queue(runs_db)]
         assert f"  orderbot approvals approve {run_id} --runs {runs_db}" in result.output.splitlines()
         assert "To approve it, at another operator's desk:" in result.output
+
+
+@pytest.mark.slow  # terminal sessions
+def test_in_a_terminal_the_desk_is_asked_first_and_four_eyes_sends_it_to_the_queue(orders_file, runs_db):
+    """What docs/team.md says a terminal does with its queue example: the desk that may
+    approve is asked at the prompt (nothing queued meanwhile); with four eyes the run pauses
+    into the queue without asking."""
+    import pexpect
+    from forked_terminal import orderbot_in_a_terminal
+
+    args = ["ask", "--runs", runs_db, "--orders", str(orders_file), "--user", "C001", CANCEL]
+    env = {**os.environ, "COLUMNS": "100", "TERM": "xterm"}
+    child = orderbot_in_a_terminal(args, env=env, dimensions=(50, 100))
+    child.expect_exact("? [y/N]")
+    assert queue(runs_db) == []
+    child.sendline("n")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0 and status(orders_file) == "处理中"
+    child = orderbot_in_a_terminal(args, env={**env, "ORDERBOT_FOUR_EYES": "1"}, dimensions=(50, 100))
+    child.expect_exact("Paused: another operator must approve this action.")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == ExitCode.AWAITING_APPROVAL
+    assert [row["customer"] for row in queue(runs_db)] == ["C001"]
