@@ -56,6 +56,8 @@ HISTORY_FILE = "repl_history"
 RUNS_SHOWN = 10
 # A line that leaves, as in a shell, Python or vi: never sent to the model as a question.
 LEAVE = frozenset({"exit", "quit", ":q", "/exit", "/quit"})
+# What a shell user types for a command of the REPL's own: never sent as a question either.
+SHELL_WORDS = {"help": "/help", "clear": "/clear"}
 
 
 def repl(
@@ -123,6 +125,7 @@ class Repl:
         with line_history(self.settings.resolved_state_dir() / HISTORY_FILE, enabled=self.interactive):
             while True:
                 line = read_line(f"orderbot {self.user}> " if self.user else "orderbot> ", interactive=self.interactive)
+                line = SHELL_WORDS.get((line or "").strip().lower(), line)
                 if line is None or line.strip().lower() in LEAVE or line.startswith("/") and not self.command(line):
                     return self.exit_code()
                 if line and not line.startswith("/"):
@@ -190,6 +193,7 @@ class Repl:
         arg = arg.strip()
         handler = {
             "/help": self.help,
+            "/clear": self.clear,
             "/trace": self.set_trace,
             "/limits": self.set_limits,
             "/user": self.set_user,
@@ -204,6 +208,10 @@ class Repl:
 
     def help(self, arg: str) -> None:
         self.say(t("repl.help"))
+
+    def clear(self, arg: str) -> None:
+        if self.console.is_terminal:  # piped, there is no screen: no escape codes in a file
+            self.console.clear()
 
     def set_trace(self, arg: str) -> None:
         if arg.lower() not in ("on", "off"):

@@ -302,7 +302,8 @@ MESSAGES: dict[str, dict[str, str]] = {
     },
     "repl.help": {
         "en": (
-            "/help                 this list\n"
+            "/help                 this list (so does help)\n"
+            "/clear                clear the screen (so does clear)\n"
             "/trace on|off         per-step panels instead of one line per step\n"
             "/limits               show the limits of each run\n"
             "/limits steps=5 timeout=20 calls=4 per-step=2\n"
@@ -314,7 +315,8 @@ MESSAGES: dict[str, dict[str, str]] = {
             "Ctrl-C during a run cancels that run."
         ),
         "zh": (
-            "/help                 显示这份列表\n"
+            "/help                 显示这份列表（输入 help 也可以）\n"
+            "/clear                清屏（输入 clear 也可以）\n"
             "/trace on|off         每一步显示详细面板，而不是一行\n"
             "/limits               显示每次运行的上限\n"
             "/limits steps=5 timeout=20 calls=4 per-step=2\n"

@@ -376,6 +376,17 @@ def test_slash_commands_help_user_trace_and_exit(spawn):
     assert child.exitstatus == 0
 
 
+def test_help_and_clear_typed_as_in_a_shell_list_the_commands_and_clear_the_screen(spawn, tmp_path):
+    child = spawn(live=True)
+    child.expect_exact(PROMPT)
+    assert "/trace on|off" in say(child, "help") and "/clear" in say(child, "/help")
+    assert "已发货" in say(child, "查询 ORD-1001")
+    say(child, "clear")
+    assert final_screen(child) == [PROMPT.rstrip()]  # the answer is gone; a fresh prompt at the top
+    assert leave(child) == 0
+    assert len(list((tmp_path / "state" / "runs").glob("*.json"))) == 1  # neither word was sent as a question
+
+
 def test_small_talk_and_follow_ups_about_the_order_last_talked_about(spawn):
     child = spawn()
     child.expect_exact(PROMPT)

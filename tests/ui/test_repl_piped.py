@@ -30,3 +30,10 @@ def test_runs_shows_this_sessions_runs_and_runs_all_every_run():
     assert "查询 ORD-1001" in mine and "查询 ORD-1003" not in mine
     assert "查询 ORD-1001" in every and "查询 ORD-1003" in every
     assert "/runs all every recorded run" in result.stdout.split("orderbot> /runs nope")[1]
+
+
+def test_help_and_clear_are_the_repls_own_commands_and_piped_clear_writes_no_escape_code():
+    result = cli("repl", input="help\nclear\nCLEAR\n")
+    assert result.exit_code == 0, result.output
+    assert "/trace on|off" in result.stdout and "\x1b" not in result.stdout
+    assert recorded() == []  # no word was sent to the model as a question
