@@ -252,7 +252,10 @@ def _transfer(question: str, order_id: str | None) -> tuple[str, dict]:
     # asks what is missing. The summary is for them, in the shop's language; the question is
     # the customer's own.
     about = f" about order {order_id}" if order_id else ""
-    return ("transfer_to_human_agents", {"summary": f"The customer asks for a person{about}: {question.strip()[:1500]}"})
+    return (
+        "transfer_to_human_agents",
+        {"summary": f"The customer asks for a person{about}: {question.strip()[:1500]}"},
+    )
 
 
 def _address(question: str, order_id: str | None, done: list[Done], words: Words) -> tuple[str, dict] | str:
