@@ -60,7 +60,8 @@ def test_json_document_keys():
         assert key in doc
     assert doc["stop_reason"] == "answered" and doc["provider"] == "offline"
     for transition in doc["transitions"]:
-        assert {"step", "from", "to", "event", "detail", "elapsed_ms"} <= set(transition)
+        assert {"step", "from", "to", "kind", "data", "elapsed_ms"} <= set(transition)
+        assert "event" not in transition and "detail" not in transition  # values, no words
 
 
 def test_json_answer_is_null_on_a_limit_stop():

@@ -13,7 +13,6 @@ import orderbot.runner as runner_module
 from orderbot.loop.dispatch import Toolbox
 from orderbot.loop.engine import Limits, StopReason
 from orderbot.loop.state import RunState
-from orderbot.loop.transitions import describe
 from orderbot.models.scripted import ScriptedModel, call, calls, text
 from orderbot.runner import Runner
 from orderbot.runs.record import COMMITTED, EXECUTING
@@ -31,14 +30,14 @@ def test_the_record_is_on_disk_before_any_view_sees_a_transition(toolbox, tmp_pa
     shown, on_disk_when_shown = [], []
 
     def view(transition, state):
-        shown.append(describe(transition, "en").event)
+        shown.append(str(transition.kind))
         on_disk_when_shown.append(read_record(runs.path(state.run_id)).run_id == state.run_id)
 
     Runner(toolbox, model, runs, provider="scripted").start(state, Limits(), views=[view])
     assert state.stop_reason is StopReason.ANSWERED
     assert on_disk_when_shown and all(on_disk_when_shown)
     # A read-only run is written at its start and at its stop: then with every transition.
-    assert [t["event"] for t in read_record(runs.path(state.run_id)).transitions] == shown
+    assert [t["kind"] for t in read_record(runs.path(state.run_id)).transitions] == shown
 
 
 def test_an_approved_call_is_noted_on_disk_before_it_runs_and_committed_after(store, tmp_path):

@@ -20,7 +20,7 @@ from orderbot.commands import COMMAND_HELP
 from orderbot.commands.common import Json, RunId, Runs, StateDir, errors_to_exit_codes
 from orderbot.commands.logs import setup_logging
 from orderbot.errors import ConfigError, ExitCode, RecordError
-from orderbot.i18n import counted, t
+from orderbot.i18n import counted, say, t
 from orderbot.runner.replay import pin_time, scratch_session
 from orderbot.runner.replay import replay as replay_record
 from orderbot.runs.stores import open_run_store
@@ -30,6 +30,7 @@ from orderbot.shops.source import parse_source
 from orderbot.ui.escape import json_text  # --json: valid JSON, no raw controls
 from orderbot.ui.layout import flow_dots, hanging
 from orderbot.ui.render import make_console
+from orderbot.ui.replay import difference_words
 from orderbot.ui.styles import STYLE_DIM, STYLE_OK, STYLE_WARN
 
 HELP = COMMAND_HELP["replay"]
@@ -66,7 +67,7 @@ def replay(
         finally:
             store.close()
         if record.pruned_at:
-            raise RecordError(t("runs.pruned", run_id=record.run_id, at=record.pruned_at))
+            raise RecordError("runs.pruned", run_id=record.run_id, at=record.pruned_at)
         source = _orders_source(settings, record, orders_source)
         with tempfile.TemporaryDirectory(prefix="orderbot-replay-") as tmp:
             session = scratch_session(source, Path(tmp))
@@ -85,8 +86,8 @@ def replay(
                 "orders": str(source),
                 "recorded_stop_reason": record.status,
                 "replayed_stop_reason": str(report.state.stop_reason),
-                "differences": [{"step": d.step, "text": d.said("en")} for d in report.differences],
-                "notes": [note.said("en") for note in report.notes],
+                "differences": [{"step": d.step, "text": difference_words(d, "en")} for d in report.differences],
+                "notes": [say(note, "en") for note in report.notes],
             }
             sys.stdout.write(json_text(doc) + "\n")
         else:
@@ -99,7 +100,7 @@ def replay(
             )
             console.print(flow_dots(console, header, STYLE_DIM), soft_wrap=True)
             for note in report.notes:  # a long note continues indented
-                note_line = Text(t("replay.note", note=note.said()), style=STYLE_DIM)
+                note_line = Text(t("replay.note", note=say(note)), style=STYLE_DIM)
                 console.print(hanging(console, note_line, first=0, rest=2), soft_wrap=True)
             if report.identical:
                 console.print(Text(t("replay.same", reason=record.status), style=STYLE_OK))
@@ -112,7 +113,7 @@ def replay(
                     )
                 )
                 for diff in report.differences:  # a long difference continues indented
-                    line = Text(t("replay.difference", step=diff.step, text=diff.said()).strip())
+                    line = Text(t("replay.difference", step=diff.step, text=difference_words(diff)).strip())
                     console.print(hanging(console, line), soft_wrap=True)
         raise typer.Exit(0 if report.identical else ExitCode.DIFFERS)
 

@@ -3,11 +3,9 @@
 Each kind of transition (orderbot.loop.state.Event) has one payload type here, a frozen
 named tuple of typed values: what was asked, which call, its arguments as the model sent
 them, dispatch's decision, the result the model saw, the stop reason. The engine makes
-the value and nothing else; `describe(transition, lang)` says it, the one place a
-transition becomes words, for every reader: the record and `--json` (English), the table
-and the trace (the UI language), and replay's report. `as_json()` is its JSON shape, the
-same for the record and `--json`, and `from_json()` reads it back, so `runs show`,
-`resume` and `replay` work on the values, never on the words.
+the value and nothing else; orderbot.ui.describe says it for a person. `as_json()` is its
+JSON shape, the same for the record and `--json`, and `from_json()` reads it back, so
+`runs show`, `resume` and `replay` work on the values, never on words.
 
     kind                        payload    what it holds
     started, resumed            Started    the question, the limits of this run or resumption
@@ -20,7 +18,7 @@ same for the record and `--json`, and `from_json()` reads it back, so `runs show
     finished                    Finished   the stop reason, its detail (and catalogue id), the last request
 
 `Recorded` stands in for a payload an older record no longer holds (dropped for its size):
-it keeps the English that record wrote and shows it as it is.
+it keeps the English words that record wrote beside it and shows them as they are.
 """
 
 from __future__ import annotations
@@ -30,13 +28,11 @@ from typing import Any, NamedTuple
 
 from pydantic_core import from_json, to_json
 
-from orderbot.i18n import language, t
-from orderbot.i18n.catalogue import MESSAGES
+from orderbot.i18n import t
 from orderbot.loop.budget import Limits
 from orderbot.loop.items import FunctionCall
 from orderbot.loop.limits import StopReason
-from orderbot.loop.state import Event, PendingCall, Phase, RunState, describe_call, summarize_result
-from orderbot.text import one_line
+from orderbot.loop.state import Event, PendingCall, Phase, RunState, describe_call
 
 MAX_ARGUMENTS = 2000  # of a call's arguments: longer ones are shown cut, never parsed whole
 SHOWN_ARGUMENTS = 500  # what is kept of arguments that are too long or not JSON
@@ -219,8 +215,8 @@ class Finished(NamedTuple):
     def from_json(cls, doc: dict) -> Finished:
         request = Request.from_json(doc) if "sent" in doc else None
         message = doc.get("message")
-        if message is not None and not (isinstance(message.get("params"), dict) and message.get("id") in MESSAGES):
-            message = None  # a sentence this orderbot no longer has: the English detail stands
+        if message is not None and not (isinstance(message, dict) and isinstance(message.get("params"), dict)):
+            message = None  # not a message this orderbot wrote: the recorded detail stands
         return cls(StopReason(doc["reason"]), str(doc.get("detail", "")), message, request)
 
 
@@ -283,9 +279,8 @@ class Transition(NamedTuple):
         }
 
     def as_dict(self) -> dict:
-        """The JSON of `--json` and of the record: the values, and the English description
-        for a person reading the file (never read back)."""
-        said = describe(self, "en")
+        """The JSON of `--json` and of the record: the values only (orderbot.ui.describe says
+        them; records before this one also kept English words, read only for a payload they dropped)."""
         data = self.payload.as_json()
         if not isinstance(self.payload, Recorded):
             data["budget_left"] = self.budget_left
@@ -294,8 +289,6 @@ class Transition(NamedTuple):
             "from": str(self.from_),
             "to": str(self.to),
             "kind": str(self.kind),
-            "event": said.event,
-            "detail": said.detail,
             "elapsed_ms": round(self.elapsed * 1000, 1),
             "steps_used": self.steps_used,
             "calls_used": self.calls_used,
@@ -342,107 +335,6 @@ class Stop(NamedTuple):
         """A stop whose detail is one of orderbot's sentences: English in the record, any
         language on the terminal."""
         return cls(reason, t(message_id, lang="en", **params), message={"id": message_id, "params": params})
-
-
-# ---- saying it ------------------------------------------------------------------------
-
-
-class Said(NamedTuple):
-    event: str  # the event column: what happened
-    detail: str  # the detail column: to what, with what result
-
-
-def describe(transition: Transition, lang: str | None = None) -> Said:
-    """The transition in words, in `lang` (default: the UI language). What is orderbot's
-    own sentence comes from the catalogue; what came from outside (a question, a call, a
-    result's data, a stop detail that is not orderbot's sentence) is shown as it is."""
-    payload = transition.payload
-    if isinstance(payload, Recorded):
-        return Said(payload.event, payload.detail)
-    return _SAYING[transition.kind](payload, transition.kind, lang or language())
-
-
-def _started(p: Started, kind: Event, lang: str) -> Said:
-    return Said(t(f"event.{kind}", lang=lang), one_line(p.question, 80))
-
-
-def _proposed(p: Proposed, kind: Event, lang: str) -> Said:
-    calls = p.request.calls
-    count = len(calls)
-    event = t("event.proposed_one" if count == 1 else "event.proposed", lang=lang, count=count)
-    return Said(event, "; ".join(c.line() for c in calls))
-
-
-def _called(p: Called, kind: Event, lang: str) -> Said:
-    event = t("event.refused", lang=lang, code=p.decision) if kind is Event.REFUSED else t(f"event.{kind}", lang=lang)
-    return Said(event, f"{p.call.line()} → {result_words(p.result, lang)}")
-
-
-def result_words(result: dict, lang: str) -> str:
-    """A call's result in a line: its data as compact JSON, or its failure. English keeps
-    the tool's own message; other languages say the failure in orderbot's words."""
-    summary = summarize_result(result)
-    if lang == "en":
-        return summary
-    if result.get("ok"):
-        return t("detail.call_ok", lang=lang, data=summary.removeprefix("ok "))
-    return t("detail.call_failed", lang=lang, code=failure_words(str(result.get("code")), lang))
-
-
-def failure_words(code: str, lang: str | None = None) -> str:
-    """A tool's failure code in the words of the facts panel where it has them (`rejected`:
-    nothing was done), else the code itself: a value people may look up."""
-    if f"facts.{code}" in MESSAGES:
-        try:
-            return t(f"facts.{code}", lang=lang)
-        except (KeyError, IndexError):  # a facts text that needs values the code alone lacks
-            pass
-    return code
-
-
-def decision_words(decision: str, lang: str | None = None) -> str:
-    """What dispatch decided about a call, in a word or two (one-line views): a refusal names
-    its code, a value people may look up."""
-    if f"decision_short.{decision}" in MESSAGES:
-        return t(f"decision_short.{decision}", lang=lang)
-    return t("decision_short.refused", lang=lang, code=decision)
-
-
-def _awaiting(p: Awaiting, kind: Event, lang: str) -> Said:
-    names = "; ".join(describe_call(c.name, c.arguments) for c in p.pending)  # as the proposal showed them
-    return Said(t("event.awaiting_approval", lang=lang), names)
-
-
-def _signed_in(p: SignIn, kind: Event, lang: str) -> Said:
-    detail = t("detail.signed_in", lang=lang, customer=p.customer, tool=p.tool)
-    return Said(t("event.signed_in", lang=lang), detail)
-
-
-def _returned(p: Returned, kind: Event, lang: str) -> Said:
-    count, ok = p.results, p.ok
-    message_id = "detail.returned_one" if count == 1 else "detail.returned"
-    return Said(t("event.returned", lang=lang), t(message_id, lang=lang, count=count, ok=ok, failed=count - ok))
-
-
-def _finished(p: Finished, kind: Event, lang: str) -> Said:
-    message = p.message
-    detail = t(message["id"], lang=lang, **message["params"]) if message else p.detail
-    return Said(str(p.reason), detail)
-
-
-_SAYING: dict[Event, Callable[[Any, Event, str], Said]] = {
-    Event.STARTED: _started,
-    Event.RESUMED: _started,
-    Event.PROPOSED: _proposed,
-    Event.EXECUTED: _called,
-    Event.APPROVED: _called,
-    Event.REJECTED: _called,
-    Event.REFUSED: _called,
-    Event.AWAITING_APPROVAL: _awaiting,
-    Event.SIGNED_IN: _signed_in,
-    Event.RETURNED: _returned,
-    Event.FINISHED: _finished,
-}
 
 
 # ---- comparing ------------------------------------------------------------------------

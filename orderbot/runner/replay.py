@@ -26,15 +26,14 @@ from typing import NamedTuple
 
 from pydantic import ValidationError
 
-from orderbot.errors import ModelError, ModelResponseError, ModelTimeout, RecordError, Terminated
-from orderbot.i18n import t
+from orderbot.errors import ModelError, ModelResponseError, ModelTimeout, Phrase, RecordError, Terminated
 from orderbot.loop.dispatch import Outcome, Prepared, Refused, Toolbox
 from orderbot.loop.engine import Limits, StopReason
 from orderbot.loop.items import ITEMS, FunctionCall, Message
 from orderbot.loop.model import Turn, Usage
-from orderbot.loop.state import CallRecord, Phase, RunState, summarize_result
+from orderbot.loop.state import CallRecord, Phase, RunState
 from orderbot.loop.tools import ToolContext
-from orderbot.loop.transitions import Called, Finished, SignIn, Transition, decision_words, describe, key, result_words
+from orderbot.loop.transitions import Called, Finished, SignIn, Transition, key
 from orderbot.models.scripted import ScriptedModel
 from orderbot.runner import Runner
 from orderbot.runs.record import RunRecord, bound_call
@@ -51,17 +50,9 @@ Row = tuple[int, Transition]  # a transition with the index of its segment
 
 @dataclass(frozen=True)
 class Difference:
-    """One step that now differs from the record, as values; `said(lang)` puts it in words
-    (the report in the UI language, `--json` in English)."""
+    """One step that now differs from the record, as values (orderbot.ui.replay says it)."""
 
     step: int
-
-    def said(self, lang: str | None = None) -> str:
-        raise NotImplementedError
-
-    @property
-    def text(self) -> str:
-        return self.said("en")
 
 
 @dataclass(frozen=True)
@@ -71,15 +62,6 @@ class CallDiffers(Difference):
     was: CallRecord | None
     now: CallRecord | None
 
-    def said(self, lang: str | None = None) -> str:
-        was, now = self.was, self.now
-        call = _call(was or now)
-        if was is None:
-            return t("replay.call_new", lang=lang, call=call, now=_outcome(now, lang))
-        if now is None:
-            return t("replay.call_gone", lang=lang, call=call, was=_outcome(was, lang))
-        return t("replay.call_changed", lang=lang, call=call, was=_outcome(was, lang), now=_outcome(now, lang))
-
 
 @dataclass(frozen=True)
 class StepDiffers(Difference):
@@ -88,34 +70,16 @@ class StepDiffers(Difference):
     was: Row | None
     now: Row | None
 
-    def said(self, lang: str | None = None) -> str:
-        return t("replay.step_changed", lang=lang, was=_row(self.was, lang), now=_row(self.now, lang))
-
 
 @dataclass(frozen=True)
 class StopDiffers(Difference):
     was: str
     now: str
 
-    def said(self, lang: str | None = None) -> str:
-        return t("replay.stop_changed", lang=lang, was=self.was, now=self.now)
-
 
 @dataclass(frozen=True)
 class AnswerDiffers(Difference):
-    def said(self, lang: str | None = None) -> str:
-        return t("replay.answer_changed", lang=lang)
-
-
-class Note(NamedTuple):
-    """Something the report says besides the differences (a tool that changed since the run):
-    a catalogue id and its values."""
-
-    message: str
-    params: dict
-
-    def said(self, lang: str | None = None) -> str:
-        return t(self.message, lang=lang, **self.params)
+    pass
 
 
 @dataclass
@@ -124,7 +88,7 @@ class ReplayReport:
     state: RunState
     transitions: list[Row]
     differences: list[Difference] = field(default_factory=list)
-    notes: list[Note] = field(default_factory=list)
+    notes: list[Phrase] = field(default_factory=list)  # what the report says besides the differences
 
     @property
     def identical(self) -> bool:
@@ -225,9 +189,9 @@ def replay(
     tools (`what_if`: the tools run on the data anyway, as the person asked), and a note says so.
     """
     if record.dropped.get("turns"):
-        raise RecordError(t("runs.cannot_replay_dropped", run_id=record.run_id))
+        raise RecordError("runs.cannot_replay_dropped", run_id=record.run_id)
     if not record.segments:
-        raise RecordError(t("runs.cannot_replay_empty", run_id=record.run_id))
+        raise RecordError("runs.cannot_replay_empty", run_id=record.run_id)
     stopped = interruptions(record)
     interrupted = {i.call_id: i for i in stopped.values() if i.call_id is not None}
     tools = _Replayed(toolbox, record, interrupted)
@@ -237,7 +201,7 @@ def replay(
     user = None if record.state.signed_in else record.state.user
     state = RunState.start(record.state.question, user=user, run_id=record.run_id)
     seen: list[Row] = []
-    notes: list[Note] = []
+    notes: list[Phrase] = []
     for index, segment in enumerate(record.segments):
         if index and state.stop_reason is StopReason.ANSWERED:
             break  # it answered earlier than recorded: the comparison says so
@@ -265,12 +229,12 @@ def replay(
     return report
 
 
-def _data_note(segment: int, step: int, what_if: bool) -> Note:
+def _data_note(segment: int, step: int, what_if: bool) -> Phrase:
     if what_if:
-        return Note("replay.other_data", {})
+        return Phrase("replay.other_data", {})
     if segment == 0:
-        return Note("replay.data_changed", {})
-    return Note("replay.data_changed_at", {"step": step})
+        return Phrase("replay.data_changed", {})
+    return Phrase("replay.data_changed_at", {"step": step})
 
 
 def _settled_as_recorded(decisions: dict[str, bool], interrupted: dict[str, Interruption]):
@@ -359,14 +323,14 @@ class _Replayed(Toolbox):
         return super().run(prepared, ctx)
 
 
-def version_notes(record: RunRecord, toolbox: Toolbox) -> list[Note]:
+def version_notes(record: RunRecord, toolbox: Toolbox) -> list[Phrase]:
     notes = []
     for name, version in record.tool_versions.items():
         current = toolbox.versions.get(name)
         if current is None:
-            notes.append(Note("replay.tool_gone", {"name": name}))
+            notes.append(Phrase("replay.tool_gone", {"name": name}))
         elif current != version:
-            notes.append(Note("replay.tool_changed", {"name": name, "was": version, "now": current}))
+            notes.append(Phrase("replay.tool_changed", {"name": name, "was": version, "now": current}))
     return notes
 
 
@@ -397,37 +361,8 @@ def compare(record: RunRecord, state: RunState, seen: list[Row]) -> list[Differe
     return sorted(diffs, key=lambda d: d.step)
 
 
-def _call(call: CallRecord) -> str:
-    return f"{call.name}({cut(call.arguments, 80)})"
-
-
-def _outcome(call: CallRecord, lang: str | None) -> str:
-    """What dispatch decided and what came back, in a line: the result's data as it is (it
-    is the shop's), the rest in `lang`."""
-    decision = decision_words(call.decision, lang)
-    if call.result is None:
-        return decision
-    result = summarize_result(call.result, 160) if lang == "en" else cut(result_words(call.result, lang), 160)
-    return f"{decision} → {result}"
-
-
 def _key(row: Row | None) -> tuple | None:
     return None if row is None else (row[0], *key(row[1]))
-
-
-def _row(row: Row | None, lang: str | None) -> str:
-    if row is None:
-        return t("replay.no_step", lang=lang)
-    transition = row[1]
-    said = describe(transition, lang)
-    return t(
-        "replay.step",
-        lang=lang,
-        from_=t(f"phase.{transition.from_}", lang=lang),
-        to=t(f"phase.{transition.to}", lang=lang),
-        event=said.event,
-        detail=cut(said.detail, 100),
-    )
 
 
 def scratch_session(orders: Path, workdir: Path) -> Session:

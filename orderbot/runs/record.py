@@ -330,9 +330,8 @@ class RunRecord:
         text = _dumps(doc)
         if len(text) > MAX_TRANSITION:
             doc["data"] = _bound(doc.get("data"), 300)
-            doc["detail"] = cut(doc["detail"], 500)
             text = _dumps(doc)
-            if len(text) > MAX_TRANSITION:  # still too big: keep the line, drop the detail
+            if len(text) > MAX_TRANSITION:  # still too big: keep the line, drop the data
                 doc["data"] = {"dropped": True}
                 text = _dumps(doc)
         _append_bounded(self.transition_texts, text, MAX_TRANSITIONS, self.dropped, "transitions")

@@ -31,9 +31,10 @@ from orderbot.i18n import counted, language
 from orderbot.i18n import t as _t
 from orderbot.loop.engine import Limits, StopReason
 from orderbot.loop.state import PHASES, Event, PendingCall, RunState, describe_call, summarize_result
-from orderbot.loop.transitions import Called, Transition, describe, result_words
+from orderbot.loop.transitions import Called, Transition
 from orderbot.runs.record import utc_iso
 from orderbot.text import cut
+from orderbot.ui.describe import describe, result_words, stop_words
 from orderbot.ui.escape import arguments_value, visible
 from orderbot.ui.layout import flow, flow_dots, hanging, wrap_cell
 from orderbot.ui.presentation import RESUME_ASIDE
@@ -206,8 +207,7 @@ def format_stop(state: RunState, *, elsewhere: bool = False) -> str:
         return ""
     waits_for_another = elsewhere and reason is StopReason.AWAITING_APPROVAL
     sentence = _t("stop.awaiting_another" if waits_for_another else f"stop.{reason}")
-    message = state.stop_message  # orderbot's own sentence: in the UI language
-    detail = _t(message["id"], **message["params"]) if message else state.stop_detail.rstrip(".")
+    detail = stop_words(state.stop_message, state.stop_detail).rstrip(".")  # orderbot's own: in the UI language
     return _t("outcome.stop", sentence=sentence, detail=detail[:1].upper() + detail[1:]) if detail else sentence
 
 

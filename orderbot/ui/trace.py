@@ -24,8 +24,9 @@ from orderbot.i18n import counted, from_english
 from orderbot.i18n import t as _t
 from orderbot.loop.engine import Limits, StopReason
 from orderbot.loop.state import Event, Phase, RunState, describe_call
-from orderbot.loop.transitions import Awaiting, Called, Finished, Recorded, Transition, decision_words, describe
+from orderbot.loop.transitions import Awaiting, Called, Finished, Recorded, Transition
 from orderbot.text import cut
+from orderbot.ui.describe import decision_words, describe, stop_words
 from orderbot.ui.layout import flow
 from orderbot.ui.styles import STYLE_DIM, STYLE_ERROR, STYLE_OK, STYLE_PHASE, STYLE_WARN
 
@@ -336,8 +337,7 @@ def format_step_panel(rec: dict, *, plain: bool = False) -> Panel:
 
 def stop_detail(stop: dict) -> str:
     """A stop's detail in the UI language when the record names its sentence, else as written."""
-    message = stop.get("message")
-    return _t(message["id"], **message["params"]) if message else stop["detail"]
+    return stop_words(stop.get("message"), stop["detail"])
 
 
 def format_limits(limits: Limits) -> str:

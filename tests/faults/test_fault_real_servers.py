@@ -119,7 +119,7 @@ def test_llama_cpp_parse_error_is_shown_and_retried_at_most_once(api, orders, wi
     assert "HTTP 500" in outcome.doc["stop_detail"]
     assert len(outcome.doc["stop_detail"]) <= 400  # bounded
     finish = outcome.doc["transitions"][-1]
-    assert "Failed to parse tool call arguments as JSON" in finish["detail"]  # what --trace shows
+    assert "Failed to parse tool call arguments as JSON" in finish["data"]["detail"]  # what --trace shows
     assert "Failed to parse tool call arguments as JSON" in log_text()
 
 

@@ -15,9 +15,9 @@ from orderbot.loop.items import FunctionCallOutput, assistant
 from orderbot.loop.model import ModelRequest, Turn
 from orderbot.loop.state import Event, Phase, RunState
 from orderbot.loop.tools import Tool
-from orderbot.loop.transitions import describe
 from orderbot.models.scripted import ScriptedModel, call, calls, text
 from orderbot.shops.sample.tools import OrderIdArgs
+from orderbot.ui.describe import describe
 
 
 def run(model, toolbox, limits=None, **kwargs) -> tuple[RunState, list]:

@@ -17,11 +17,12 @@ from orderbot.loop.engine import Engine, Limits, StopReason
 from orderbot.loop.items import FunctionCallOutput
 from orderbot.loop.state import Event, Phase, RunState
 from orderbot.loop.tools import HandedOff, SignedIn, Tool
-from orderbot.loop.transitions import SignIn, describe
+from orderbot.loop.transitions import SignIn
 from orderbot.models.scripted import ScriptedModel, call, calls, text
 from orderbot.runner import Runner
 from orderbot.runs.resume import check_resume
 from orderbot.runs.store import RunStore
+from orderbot.ui.describe import describe
 from orderbot.ui.presentation import resume_command
 
 CUSTOMERS = {"ann@example.com": "ann_1", "bob@example.com": "bob_2"}

@@ -10,8 +10,9 @@ import pytest
 from orderbot.i18n.catalogue import MESSAGES
 from orderbot.loop.engine import Engine, Limits
 from orderbot.loop.state import Event, RunState
-from orderbot.loop.transitions import PAYLOADS, Transition, describe, key
+from orderbot.loop.transitions import PAYLOADS, Transition, key
 from orderbot.models.scripted import ScriptedModel, call, calls, text
+from orderbot.ui.describe import describe
 
 
 def every_kind(toolbox) -> list[Transition]:

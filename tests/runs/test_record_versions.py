@@ -13,6 +13,7 @@ from clikit import cli
 from orderbot.loop.state import Event
 from orderbot.runs.record import VERSION
 from orderbot.runs.store import RunStore, read_record
+from orderbot.ui.describe import Said, describe
 
 CANCEL = "取消订单 ORD-1002"
 
@@ -21,12 +22,13 @@ def runs_dir() -> Path:
     return Path(os.environ["ORDERBOT_STATE_DIR"]) / "runs"
 
 
-def as_version_1(doc: dict) -> dict:
-    """The record as orderbot wrote it before the current version: no kind on a transition,
-    no stop reason nor detail in a finish's data, no data for a `returned` row."""
+def as_version_1(doc: dict, said: list[Said]) -> dict:
+    """The record as orderbot wrote it before the current version: each transition's English
+    words (`said`) beside it, no kind on a transition, no stop reason nor detail in a finish's
+    data, no data for a `returned` row."""
     transitions = []
-    for t in doc["transitions"]:
-        t = {k: v for k, v in t.items() if k != "kind"}
+    for t, words in zip(doc["transitions"], said, strict=True):
+        t = {k: v for k, v in t.items() if k != "kind"} | {"event": words.event, "detail": words.detail}
         data = t.get("data")
         if t["to"] == "finish":
             t["data"] = {k: v for k, v in data.items() if k not in ("reason", "detail")}
@@ -42,7 +44,8 @@ def rewrite_as_version_1(run_id: str) -> None:
     path = runs_dir() / f"{run_id}.json"
     doc = json.loads(path.read_text(encoding="utf-8"))
     doc.pop("integrity")
-    body = json.dumps(as_version_1(doc), ensure_ascii=False, separators=(",", ":")).encode()
+    said = [describe(transition, "en") for _, transition in read_record(path).transition_values()]
+    body = json.dumps(as_version_1(doc, said), ensure_ascii=False, separators=(",", ":")).encode()
     store = RunStore(Path(os.environ["ORDERBOT_STATE_DIR"]))
     path.write_bytes(store.tag(body))
 

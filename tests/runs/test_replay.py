@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 from clikit import cli
+from saying import raises
 
 from orderbot.errors import ExitCode, RecordError
 from orderbot.i18n import t
@@ -18,6 +19,7 @@ from orderbot.loop.state import Event
 from orderbot.runner.replay import replay, replay_file
 from orderbot.runs.store import read_record
 from orderbot.shops.sample.tools import order_tools
+from orderbot.ui.replay import difference_words
 
 FIXTURES = Path(__file__).parent / "fixtures" / "runs"
 
@@ -27,7 +29,7 @@ def test_recorded_fixtures_replay_without_difference(fixture):
     """Regression fixtures: runs recorded with the offline model against the bundled sample.
     A change in tools, dispatch or the engine that alters any step fails here."""
     report = replay_file(fixture)
-    assert report.identical, [d.text for d in report.differences]
+    assert report.identical, [difference_words(d, "en") for d in report.differences]
     assert report.state.stop_reason is not None
 
 
@@ -57,7 +59,7 @@ def test_replay_stamps_times_in_the_zone_the_run_was_recorded_in():
         else:
             os.environ["TZ"] = old
         time.tzset()
-    assert report.identical, [d.text for d in report.differences]
+    assert report.identical, [difference_words(d, "en") for d in report.differences]
 
 
 def test_replay_reports_the_step_whose_tool_output_changed(store):
@@ -73,8 +75,12 @@ def test_replay_reports_the_step_whose_tool_output_changed(store):
     report = replay(record, Toolbox(tools))
     assert not report.identical
     [diff] = report.differences
-    assert diff.step == 1 and "get_order_details" in diff.text and "ORD-1001" in diff.text
-    assert "已签收" in diff.text
+    assert (
+        diff.step == 1
+        and "get_order_details" in difference_words(diff, "en")
+        and "ORD-1001" in difference_words(diff, "en")
+    )
+    assert "已签收" in difference_words(diff, "en")
 
 
 def test_cli_replay_of_a_fresh_run_is_identical_and_stays_so_when_the_shop_changes(orders_file):
@@ -142,10 +148,12 @@ def test_on_the_run_s_own_data_a_changed_tool_still_differs(orders_file):
     same_data = replay(record, Toolbox(tools), orders_digest=lambda: record.segments[0].orders_digest)
     assert [d.step for d in same_data.differences] == [1] and not same_data.notes
     other_data = replay(record, Toolbox(tools), orders_digest=lambda: "0" * 64)
-    assert other_data.identical, [d.text for d in other_data.differences]
+    assert other_data.identical, [difference_words(d, "en") for d in other_data.differences]
     without_the_tool = [t for t in tools if t.name != "get_order_details"]
     gone = replay(record, Toolbox(without_the_tool), orders_digest=lambda: "0" * 64)
-    assert any("unknown_tool" in d.text for d in gone.differences), [d.text for d in gone.differences]
+    assert any("unknown_tool" in difference_words(d, "en") for d in gone.differences), [
+        difference_words(d, "en") for d in gone.differences
+    ]
 
 
 def test_replay_of_a_paused_run_stops_at_the_pause_and_writes_nothing(orders_file):
@@ -159,7 +167,7 @@ def test_replay_of_a_paused_run_stops_at_the_pause_and_writes_nothing(orders_fil
 def test_a_record_that_dropped_turns_cannot_be_replayed(toolbox):
     record = read_record(FIXTURES / "details_and_refusals.json")
     record.dropped["turns"] = 3
-    with pytest.raises(RecordError, match="cannot be replayed"):
+    with raises(RecordError, match="cannot be replayed"):
         replay(record, toolbox)
 
 
@@ -207,7 +215,7 @@ def test_an_inline_approval_is_recorded_and_replayed_the_same_way(orders_file, t
     record = runs.load(state.run_id)
     assert record.approvals == {"c1": True} and record.side_effects == {"c1": COMMITTED}
     report = replay_file(runs.path(state.run_id))  # over a fresh copy of the sample
-    assert report.identical, [d.text for d in report.differences]
+    assert report.identical, [difference_words(d, "en") for d in report.differences]
     assert [t.kind for _, t in report.transitions if t.to == "observe"] == [Event.APPROVED]
 
 
@@ -220,7 +228,7 @@ def test_replay_compares_values_not_words(monkeypatch):
         monkeypatch.setitem(MESSAGES, message_id, {**MESSAGES[message_id], "en": "now " + MESSAGES[message_id]["en"]})
     for fixture in sorted(FIXTURES.glob("*.json")):
         report = replay_file(fixture)
-        assert report.identical, [d.text for d in report.differences]
+        assert report.identical, [difference_words(d, "en") for d in report.differences]
 
 
 def test_replay_still_finds_a_different_result():
@@ -251,7 +259,7 @@ def test_a_run_ended_by_sigterm_replays_as_ended_by_sigterm(use_model):
     [path] = (Path(os.environ["ORDERBOT_STATE_DIR"]) / "runs").glob("*.json")
     assert json.loads(path.read_text())["state"]["stop_detail"] == "terminated by a signal (SIGTERM)"
     report = replay_file(path)
-    assert report.identical, [d.text for d in report.differences]
+    assert report.identical, [difference_words(d, "en") for d in report.differences]
 
 
 def test_a_run_whose_customer_signed_in_replays_the_sign_in(tmp_path):
@@ -337,7 +345,7 @@ def test_a_run_stopped_while_a_call_ran_or_waited_for_a_yes_replays_the_stop_the
     record = runs.load(record.run_id)
     assert record.state.answer == "好的。"
     report = replay(record, Toolbox(tools))
-    assert report.identical, [d.text for d in report.differences]
+    assert report.identical, [difference_words(d, "en") for d in report.differences]
     [finished, _] = [t for _, t in report.transitions if t.kind is Event.FINISHED]
     assert finished.from_ == "act" and finished.payload.reason.value == "cancelled"
 

@@ -57,7 +57,10 @@ def test_ask_writes_one_record_with_what_is_needed_to_inspect_it(orders_file):
     assert doc["run_id"] == shown["run_id"] and doc["state"]["user"] == "C001"
     assert (doc["provider"], doc["model"]) == ("offline", "offline-planner")
     assert doc["state"]["stop_reason"] == "answered" and doc["state"]["answer"] == shown["answer"]
-    assert [t["event"] for t in doc["transitions"]] == [t["event"] for t in shown["transitions"]]
+    assert doc["transitions"] == [
+        {**t, "segment": 0, "elapsed": doc_t["elapsed"]}
+        for t, doc_t in zip(shown["transitions"], doc["transitions"], strict=True)
+    ]
     assert [c["call_id"] for c in doc["state"]["calls"]] == [c["call_id"] for c in shown["calls"]]
     assert len(doc["turns"]) == 2 and doc["turns"][0]["items"][0]["name"] == "get_order_status"
     assert set(doc["tool_versions"]) >= {"get_order_status", "cancel_order"}
@@ -105,7 +108,7 @@ class WatchedStore(RunStore):
         self.writes: list[tuple[str, list[str], dict]] = []
 
     def save(self, record, audit=()):
-        events = [t["event"] for t in record.transitions]
+        events = [t["kind"] for t in record.transitions]
         self.writes.append((record.status, events, dict(record.side_effects)))
         return super().save(record, audit)
 
@@ -116,7 +119,7 @@ def test_a_read_only_run_writes_its_record_at_the_start_and_at_the_stop(toolbox,
     Runner(toolbox, model, runs, provider="scripted").start(RunState.start("查询 ORD-1001"), Limits())
     assert runs.writes == [
         ("incomplete", ["started"], {}),
-        ("answered", ["started", "proposed 1 call", "executed", "returned", "answered"], {}),
+        ("answered", ["started", "proposed", "executed", "returned", "finished"], {}),
     ]
 
 
@@ -181,7 +184,7 @@ def test_a_run_killed_mid_way_leaves_a_readable_record(orders_file):
     assert record.state.stop_reason is None and record.status == "incomplete"
     # A read-only run is written when it starts and when it stops: killed in between, it
     # leaves the record of its start.
-    assert [t["event"] for t in record.transitions] == ["started"]
+    assert [t["kind"] for t in record.transitions] == ["started"]
     assert record.state.question == "查询 ORD-1001"
     listed = cli("runs")
     assert listed.exit_code == 0 and run_id in listed.output and "incomplete" in listed.output

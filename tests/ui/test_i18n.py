@@ -96,8 +96,9 @@ def test_json_does_not_change_with_the_language(monkeypatch):
         assert result.exit_code == 3
         doc = json.loads(result.stdout)
         documents.append({k: v for k, v in doc.items() if k not in ("run_id", "transitions", "resume_command")})
-        assert [(t["event"], t["detail"]) for t in doc["transitions"]]
+        documents[-1]["transitions"] = [(t["kind"], t["data"].get("message")) for t in doc["transitions"]]
     assert documents[0] == documents[1]
+    assert documents[0]["transitions"][-1][1]["id"] == "detail.step_limit_one"  # a stop's sentence, by its id
 
 
 # ---- no user-facing text around the catalogue ----------------------------------------------
@@ -141,6 +142,8 @@ def _words(node: ast.AST) -> list[str]:
     (Text inside print). Calls to the catalogue, and strings handed to other calls (a
     `.replace("T", " ")`, say), are not text for the person."""
     if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        if node.value in MESSAGES or node.value in i18n.LANGUAGES:  # a message id (a Phrase's), a language
+            return []
         return [node.value] if LETTERS.search(MARKUP.sub("", node.value)) else []
     if isinstance(node, ast.JoinedStr):
         return [w for part in node.values for w in _words(part)]
@@ -449,14 +452,28 @@ def test_an_error_says_its_phrase_in_the_readers_language_where_it_is_shown():
     from orderbot.commands.common import error_line
     from orderbot.errors import Phrase, RecordError
 
-    error = RecordError("runs.settled_first", run_id="r1", tool="cancel_order", verb=Phrase("runs.verb_rejected"),
-                        by="desk2", at="2026-12-04T10:00:00Z")
+    error = RecordError(
+        "runs.settled_first",
+        run_id="r1",
+        tool="cancel_order",
+        verb=Phrase("runs.verb_rejected"),
+        by="desk2",
+        at="2026-12-04T10:00:00Z",
+    )
     assert "desk2" in str(error) and "runs.settled_first" in str(error)  # a log's view: the id and its values
     i18n.set_language("zh")
     try:
-        assert error_line(error) == i18n.t("error.prefix", error=i18n.t(
-            "runs.settled_first", run_id="r1", tool="cancel_order", verb=i18n.t("runs.verb_rejected"),
-            by="desk2", at="2026-12-04T10:00:00Z"))
+        assert error_line(error) == i18n.t(
+            "error.prefix",
+            error=i18n.t(
+                "runs.settled_first",
+                run_id="r1",
+                tool="cancel_order",
+                verb=i18n.t("runs.verb_rejected"),
+                by="desk2",
+                at="2026-12-04T10:00:00Z",
+            ),
+        )
         assert "拒绝" in error_line(error)
     finally:
         i18n.set_language(None)
@@ -468,5 +485,6 @@ def test_a_phrase_keeps_its_numbers_formatted_and_text_that_is_no_id_as_it_is():
     from orderbot.errors import ConfigError, Phrase
 
     assert i18n.say(Phrase("detail.response_too_large", {"size": 20000, "cap": 16000}), "en") == (
-        "the model's response had 20,000 characters, over the 16,000 cap")
+        "the model's response had 20,000 characters, over the 16,000 cap"
+    )
     assert i18n.say(ConfigError("a library's own words"), "zh") == "a library's own words"

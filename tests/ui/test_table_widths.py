@@ -16,7 +16,8 @@ from rich.cells import cell_len
 
 from orderbot.i18n import set_language, t
 from orderbot.loop.engine import Limits
-from orderbot.loop.transitions import Called, Transition, describe
+from orderbot.loop.transitions import Called, Transition
+from orderbot.ui.describe import describe
 from orderbot.ui.escape import visible
 from orderbot.ui.render import SUMMARY_LINES, SafeConsole, call_detail, format_transitions, table_widths
 

@@ -355,7 +355,7 @@ def test_a_signed_in_run_is_resumed_for_its_customer_only(tmp_path, use_model) -
     assert asked.exit_code == 4, asked.output
     document = json.loads(asked.stdout)
     assert document["user"] == OLIVIA and "--user" not in document["resume_command"]
-    assert [t["event"] for t in document["transitions"]].count("signed in") == 1
+    assert [t["kind"] for t in document["transitions"]].count("signed_in") == 1
     run_id = document["run_id"]
     other = cli("resume", run_id, "--approve", "--orders", str(path), "--user", SOPHIA)
     assert other.exit_code == 6 and f"signed in customer {OLIVIA}, not {SOPHIA}" in other.stderr
