@@ -397,3 +397,27 @@ def test_the_wiring_check_sees_a_runner_and_four_eyes(tmp_path):
         "line 3: for_session",
     ]
     assert wiring_in(ROOT / "orderbot" / "commands" / "run.py")  # the one module that does it
+
+
+ASK_QUIETLY = """
+import json, sys
+from orderbot.cli import main
+sys.argv = ["orderbot", "ask", "-q", "--provider", "offline", "查询 ORD-1001"]
+try:
+    main()
+except SystemExit as exc:
+    code = exc.code
+print(json.dumps({"code": code, "filelock": sorted(m for m in sys.modules if m.split(".")[0] == "filelock")}))
+"""
+
+
+@pytest.mark.slow
+def test_an_offline_ask_that_locks_nothing_never_imports_filelock():
+    """filelock costs ~8 ms to import: only what takes a lock (a resume, a cancellation in the
+    orders file, a side effect's audit entry) loads it, never a read-only `ask`."""
+    env = {key: value for key, value in os.environ.items() if key != "PYTHONPROFILEIMPORTTIME"}
+    done = subprocess.run([sys.executable, "-c", ASK_QUIETLY], capture_output=True, text=True, timeout=60, env=env)
+    assert done.returncode == 0, done.stderr[-3000:]
+    answer, last = done.stdout.splitlines()[-2:]
+    assert answer == "订单 ORD-1001 的状态是：已发货。"
+    assert json.loads(last) == {"code": 0, "filelock": []}
