@@ -1,19 +1,31 @@
-"""Generate a bare Typer app with orderbot's commands and options but no logic.
+"""Generate a bare Typer app with orderbot's commands and options but no logic of orderbot's.
 
-    python benchmarks/bare_app.py OUT.py
+    python benchmarks/bare_app.py OUT.py [--job]
 
-It is the baseline of the `--help` cold-start figure: what any Typer CLI with the same
-commands, options and help texts costs to start. It is generated from orderbot's own
-Typer declarations each time the benchmark runs, so it never drifts from the real CLI.
+It is the baseline of the cold-start figures: what any Typer CLI with the same commands,
+options and help texts costs to start. It is generated from orderbot's own Typer and
+settings declarations each time the benchmark runs, so it never drifts from the real CLI.
+
+Without --job every command does nothing once Typer has parsed its options (the `--help`
+figure's baseline; `ask` then measures Typer's parsing alone). With --job, `ask` does what
+any Typer + Rich + pydantic program that answers this job must do before its own logic,
+and nothing more: Typer parses ask's options, one pydantic-settings model with the fields,
+types, defaults, environment names and `.env` of orderbot's `Settings` is built from them
+(none of orderbot's validators), and one Rich table of the question and the settings given
+is printed. That is the fair cold-start floor of `orderbot ask`. Like orderbot, the app
+imports pydantic-settings and Rich's table only when `ask` runs, so its `--help` is the same.
 """
 
 from __future__ import annotations
 
 import inspect
 import sys
+import types
+import typing
 from pathlib import Path
 
 import typer
+from pydantic import AliasChoices, SecretStr
 from typer.models import ArgumentInfo, DefaultPlaceholder, OptionInfo
 from typer.utils import get_params_from_function
 
@@ -56,14 +68,68 @@ def _param(name: str, meta) -> str:
     return f"{name}: {annotation} = typer.{kind}({', '.join(args + kwargs)})"
 
 
-def _function(name: str, callback, doc: str | None) -> list[str]:
+def _function(name: str, callback, doc: str | None, body: list[str] = ()) -> list[str]:
     params = get_params_from_function(callback) if callback else {}
     lines = [f"def {name}(", *(f"    {_param(n, m)}," for n, m in params.items()), ") -> None:"]
     lines.append(f"    {(doc if doc is not None else inspect.getdoc(callback) if callback else '') or ''!r}")
-    return lines
+    return lines + [f"    {line}" if line else "" for line in body]
 
 
-def _typer(var: str, app: typer.Typer, out: list[str], counter: list[int]) -> None:
+def _source_type(annotation: object) -> str:
+    """A settings field's type as source: builtins, Path, SecretStr and their `| None`."""
+    args = typing.get_args(annotation)
+    if args and typing.get_origin(annotation) in (typing.Union, types.UnionType):
+        return " | ".join(_source_type(arg) for arg in args)
+    if annotation is type(None):
+        return "None"
+    if annotation is SecretStr:
+        return "pydantic.SecretStr"
+    if isinstance(annotation, type) and issubclass(annotation, Path):
+        return "pathlib.Path"
+    if isinstance(annotation, type) and annotation.__module__ == "builtins":
+        return annotation.__name__
+    raise ValueError(f"no source for the settings type {annotation!r}: teach bare_app._source_type it")
+
+
+def settings_job() -> list[str]:
+    """The fair floor's `ask` body (its parameters are its locals when it starts): orderbot's
+    settings fields as one pydantic-settings model, built from the options given (over the
+    environment and .env), and one Rich table printed: the question and every setting that
+    is not at its default."""
+    from orderbot.settings import Settings
+
+    config = {key: Settings.model_config[key] for key in ("env_prefix", "env_file", "env_file_encoding", "extra")}
+    config |= {key: Settings.model_config[key] for key in ("populate_by_name", "env_ignore_empty")}
+    fields = []
+    for name, field in Settings.model_fields.items():
+        alias = field.validation_alias
+        default = repr(field.default)
+        if isinstance(alias, AliasChoices):
+            names = ", ".join(map(repr, alias.choices))
+            default = f"pydantic.Field({default}, validation_alias=pydantic.AliasChoices({names}))"
+        fields.append(f"    {name}: {_source_type(field.annotation)} = {default}")
+    return [
+        "given = {name: value for name, value in locals().items() if value is not None and value is not False}",
+        "import pydantic",  # as orderbot: loaded when the command runs, not for --help
+        "import pydantic_settings",
+        "from rich.console import Console",
+        "from rich.table import Table",
+        "",
+        "class Settings(pydantic_settings.BaseSettings):",
+        f"    model_config = pydantic_settings.SettingsConfigDict(**{config!r})",
+        *fields,
+        "",
+        "settings = Settings(**{name: value for name, value in given.items() if name in Settings.model_fields})",
+        'table = Table("setting", "value", title="orderbot ask")',
+        'table.add_row("question", given.get("question", ""))',
+        "for name, field in Settings.model_fields.items():",
+        "    if getattr(settings, name) != field.default:",
+        "        table.add_row(name, str(getattr(settings, name)))",
+        "Console().print(table)",
+    ]
+
+
+def _typer(var: str, app: typer.Typer, out: list[str], counter: list[int], bodies: dict[str, list[str]]) -> None:
     info = app.registered_callback
     if info is not None:
         out.append(f"@{var}.callback(invoke_without_command={_v(info.invoke_without_command)!r})")
@@ -76,7 +142,7 @@ def _typer(var: str, app: typer.Typer, out: list[str], counter: list[int]) -> No
             f"@{var}.command({name!r}, help={_v(command.help)!r}, epilog={_v(command.epilog)!r}, "
             f"hidden={_v(command.hidden)!r}, no_args_is_help={_v(command.no_args_is_help)!r})"
         )
-        out.extend(_function(f"command_{counter[0]}", command.callback, _v(command.help)))
+        out.extend(_function(f"command_{counter[0]}", command.callback, _v(command.help), bodies.get(name, ())))
         out.append("")
     for group in app.registered_groups:
         counter[0] += 1
@@ -85,10 +151,11 @@ def _typer(var: str, app: typer.Typer, out: list[str], counter: list[int]) -> No
         no_args = bool(_v(group.no_args_is_help) or _v(child.info.no_args_is_help))
         out.append(f"{sub} = typer.Typer(help={help_text!r}, no_args_is_help={no_args!r})")
         out.append(f"{var}.add_typer({sub}, name={_v(group.name) or _v(child.info.name)!r})")
-        _typer(sub, child, out, counter)
+        _typer(sub, child, out, counter, bodies)
 
 
-def generate() -> str:
+def generate(*, job: bool = False) -> str:
+    """The app's source; with `job`, `ask` does the fair floor's work (the module's docstring)."""
     from orderbot.cli import app, command_app
     from orderbot.commands import COMMAND_HELP
 
@@ -107,24 +174,25 @@ def generate() -> str:
         "",
     ]
     counter = [0]
-    _typer("app", app, out, counter)
+    bodies = {"ask": settings_job()} if job else {}
+    _typer("app", app, out, counter, bodies)
     # orderbot loads a command's module when it runs; the bare app registers them all up front.
     for name in COMMAND_HELP:
         child = command_app(name)
         if child.registered_callback is None and len(child.registered_commands) == 1:
-            _typer("app", child, out, counter)
+            _typer("app", child, out, counter, bodies)
             continue
         counter[0] += 1
         sub = f"group_{counter[0]}"
         no_args = bool(_v(child.info.no_args_is_help))
         out.append(f"{sub} = typer.Typer(help={_v(child.info.help)!r}, no_args_is_help={no_args!r})")
         out.append(f"app.add_typer({sub}, name={name!r})")
-        _typer(sub, child, out, counter)
+        _typer(sub, child, out, counter, bodies)
     out += ["", 'if __name__ == "__main__":', '    app(prog_name="orderbot")', ""]
     return "\n".join(out)
 
 
 if __name__ == "__main__":
-    if len(sys.argv) != 2:
-        sys.exit("usage: bare_app.py OUT.py")
-    Path(sys.argv[1]).write_text(generate(), encoding="utf-8")
+    if len(sys.argv) not in (2, 3) or sys.argv[2:] not in ([], ["--job"]):
+        sys.exit("usage: bare_app.py OUT.py [--job]")
+    Path(sys.argv[1]).write_text(generate(job="--job" in sys.argv), encoding="utf-8")

@@ -64,7 +64,7 @@ def load_orderbot(path: Path):
 
 def cancel_one(path: Path) -> dict:
     """One cancellation through the store's own API (lock, re-read, atomic rewrite)."""
-    from orderbot.shops.sample.model import CANCELLABLE
+    from orderbot.shops.sample.model import CANCELLABLE, CANCELLED
     from orderbot.shops.sample.stores.jsonfile import JsonStore as OrderStore
 
     store = OrderStore.load(path)
@@ -72,7 +72,15 @@ def cancel_one(path: Path) -> dict:
     began = time.perf_counter()
     store.cancel(order.order_id, "benchmark", "call_bench", user=order.customer_id)
     seconds = time.perf_counter() - began
-    return {"mode": "cancel", "seconds": seconds, "how": "OrderStore.cancel: lock, re-read, validate, atomic rewrite"}
+    after = OrderStore.load(path).get(order.order_id).status  # read back from the file: was it written?
+    return {
+        "mode": "cancel",
+        "seconds": seconds,
+        "how": "OrderStore.cancel: lock, re-read, validate, atomic rewrite",
+        "order_id": order.order_id,
+        "cancelled": CANCELLED,
+        "status_after": after,
+    }
 
 
 def main(mode: str, path: Path) -> None:

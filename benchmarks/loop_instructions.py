@@ -27,7 +27,8 @@ sys.path.insert(0, str(HERE))
 QUESTION = "请查询订单 ORD-1001 的状态。"
 
 
-def runs(count: int) -> None:
+def runs(count: int) -> int:
+    """Makes `count` runs of the scenario; how many answered (all of them, or it raises)."""
     import plain_loop
     from rich.console import Console
 
@@ -44,6 +45,7 @@ def runs(count: int) -> None:
     toolbox = Toolbox(order_tools(store))
     limits = Limits()
     console = Console(file=StringIO(), width=120)
+    answered = 0
     for _ in range(count):
         model = ScriptedModel(
             [calls(call("get_order_status", plain_loop.ARGUMENTS, call_id="call_1")), text(plain_loop.ANSWER)]
@@ -52,6 +54,8 @@ def runs(count: int) -> None:
         state = Engine(model, toolbox, limits, observers=[view]).run(RunState.start(QUESTION))
         if state.stop_reason is not StopReason.ANSWERED:
             raise AssertionError(f"orderbot stopped with {state.stop_reason}")
+        answered += 1
+    return answered
 
 
 def counted(count: int) -> int:

@@ -4,6 +4,11 @@
     python benchmarks/run.py --quick          # fewer rounds, no 1M file (about two minutes)
     python benchmarks/run.py --only loop,cold --sizes 10k --json out.json
     python benchmarks/run.py --check          # exit 1 when a target is missed
+    python benchmarks/run.py --smoke --json out.json   # seconds: every section on tiny data, no figure
+
+--smoke is what the test suite runs (tests/benchmarks/): each section once or twice on tiny
+data, its outputs and counts checked, so a moved class or a changed exit code fails a test
+rather than a person minutes into a real run. Its times are not measurements.
 
 Absolute times on a shared machine are noise; ratios of variants measured in the same run,
 interleaved round by round, are much less so. Every figure shows the minimum and the
@@ -16,8 +21,11 @@ table, each figure says exactly what it compares. Sections:
   cold     whole-process wall time: --help, an offline run, an openai run over loopback
   orders   order files (10k, 100k, 1M): load time and peak memory vs json.load with the
            collector paused as orderbot pauses it (and with it on), lookup, one cancellation
-  records  a whole offline run writing its record vs the same run writing none; `runs`
+  records  a whole offline run keeping its record vs the same run with --no-log; `runs`
            (with and without a filter) at 10,000 records vs at 10
+
+Each section also checks what it measured (an answer printed, orders loaded, records kept or
+not, runs listed): a benchmark that no longer does what its figure says stops with the reason.
 
 Generated files go to a temporary directory that is removed at the end.
 """
@@ -35,6 +43,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -56,6 +65,8 @@ class Figure:
     target: float | None = None  # the median ratio must stay at or under this
     compared: str = ""  # exactly what is measured against what
     unit: str = "s"  # "s" or "bytes"
+    checks: dict[str, object] = field(default_factory=dict)  # what the section verified it measured
+    judged: bool = True  # False on the smoke path: its figures are not measurements
 
     @property
     def ratios(self) -> list[float]:
@@ -71,6 +82,8 @@ class Figure:
 
     @property
     def verdict(self) -> str:
+        if not self.judged:
+            return "not judged"
         if self.target is None or self.ratio is None:
             return "info"
         return "ok" if self.ratio <= self.target else "MISSED"
@@ -87,7 +100,26 @@ class Figure:
             "target": self.target,
             "verdict": self.verdict,
             "compared": self.compared,
+            "checks": self.checks,
         }
+
+
+@dataclass(frozen=True)
+class Effort:
+    """How many rounds and how much data each section uses."""
+
+    loop: tuple[int, int]  # rounds, runs per round
+    cold_rounds: int  # the --help pair gets twice as many
+    order_rounds: tuple[int, int]  # below 100k orders, from 100k up
+    record_rounds: int
+    runs_counts: tuple[int, int]  # `runs` with this many records vs with that many
+    smoke: bool = False
+
+
+FULL = Effort(loop=(21, 1000), cold_rounds=15, order_rounds=(5, MIN_ROUNDS), record_rounds=15, runs_counts=(10, 10_000))
+QUICK = Effort(loop=(5, 300), cold_rounds=5, order_rounds=(5, MIN_ROUNDS), record_rounds=5, runs_counts=(10, 10_000))
+# Each variant once after its warm-up run, on tiny data: checks that everything runs and counts right.
+SMOKE = Effort(loop=(2, 20), cold_rounds=1, order_rounds=(1, 1), record_rounds=1, runs_counts=(10, 100), smoke=True)
 
 
 def show(values: list[float], unit: str) -> str:
@@ -133,7 +165,7 @@ def per_run(run: Callable[[], None], batch: int) -> Callable[[], float]:
 # ---- 1. loop overhead -------------------------------------------------------------------
 
 
-def loop_overhead(quick: bool) -> list[Figure]:
+def loop_overhead(effort: Effort) -> list[Figure]:
     """orderbot's Engine vs the plain loop, the same scenario from fresh turns."""
     from io import StringIO
 
@@ -154,6 +186,7 @@ def loop_overhead(quick: bool) -> list[Figure]:
     toolbox = Toolbox(order_tools(store))
     limits = Limits()
     console = Console(file=StringIO(), width=120)  # as `orderbot ask | cat`: the table is drawn at the end
+    answered: Counter[str] = Counter()  # runs that gave the scripted answer, by side
 
     def orderbot_run() -> None:
         # What a piped `orderbot ask` wires up, minus the drawing at the end and the record
@@ -167,13 +200,15 @@ def loop_overhead(quick: bool) -> list[Figure]:
         state = Engine(model, toolbox, limits, observers=[view]).run(RunState.start(QUESTION))
         if state.stop_reason is not StopReason.ANSWERED or state.answer != ANSWER:
             raise AssertionError(f"orderbot stopped with {state.stop_reason}")
+        answered["orderbot"] += 1
 
     def plain_run() -> None:
         if plain_loop.run_workflow(plain_loop.ScriptedClient(plain_loop.two_turn_script()), QUESTION) != ANSWER:
             raise AssertionError("the plain loop did not answer")
+        answered["plain loop"] += 1
 
     runners, missing = peers.available()
-    rounds, batch = (5, 300) if quick else (21, 1000)
+    rounds, batch = effort.loop
     variants = {"orderbot": per_run(orderbot_run, batch), "plain": per_run(plain_run, batch)}
     for name, run in runners.items():  # milliseconds per run: fewer runs per round
         variants[name] = per_run(run, max(10, batch // 50))
@@ -191,6 +226,7 @@ def loop_overhead(quick: bool) -> list[Figure]:
             10.0,
             "Engine.run (limits, validation, envelopes, transitions, new run id, the transition view of a piped "
             f"ask collecting rows) vs the plain run_workflow (benchmarks/plain_loop.py); CPU time; {same}",
+            checks={"runs answered": dict(answered)},
         )
     ]
     for name in runners:
@@ -227,13 +263,26 @@ def _orderbot_command() -> list[str]:
     return [str(script)] if script.exists() else [sys.executable, "-m", "orderbot"]
 
 
-def _wall(command: list[str], *, env: dict, cwd: Path, expect: int = 0) -> Callable[[], float]:
+def _wall(
+    command: list[str], *, env: dict, cwd: Path, expect: int = 0, shows: str | None = None
+) -> Callable[[], float]:
+    """A measurement: the command's wall time, its exit code checked. With `shows`, the first
+    run (the untimed warm-up of rounds_of) also checks that its output holds that text: a
+    variant that stopped doing its job (an error that exits 0, an empty answer) is caught
+    rather than timed. The timed runs write to /dev/null, as before."""
+    first = [shows is not None]
+
     def measure() -> float:
+        out = subprocess.PIPE if first[0] else subprocess.DEVNULL
         began = time.perf_counter()
-        done = subprocess.run(command, env=env, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        done = subprocess.run(command, env=env, cwd=cwd, stdout=out, stderr=subprocess.PIPE)
         seconds = time.perf_counter() - began
         if done.returncode != expect:
             raise RuntimeError(f"{' '.join(command)} exited {done.returncode}: {done.stderr.decode()[-500:]}")
+        if first[0]:
+            first[0] = False
+            if shows not in done.stdout.decode(errors="replace"):
+                raise RuntimeError(f"{' '.join(command)} did not print {shows!r}: {done.stdout.decode()[-500:]}")
         return seconds
 
     return measure
@@ -254,53 +303,67 @@ def _process_env(work: Path) -> dict:
     return env
 
 
-# The libraries an offline run cannot do without, loaded as orderbot loads them, with
-# Typer's runtime option parsing and one pydantic model: no orderbot code at all.
+# The imports-only floor: the libraries an offline run cannot do without, loaded as orderbot
+# loads them, and one pydantic model; no option parsed, nothing printed, no orderbot code.
 FLOOR = (
     "import typer, typer._adapters, rich.console, rich.table, rich.live, rich.panel, pydantic_settings\n"
     "from pydantic import BaseModel\nclass M(BaseModel):\n    x: int\n"
 )
 
 
-def cold_start(quick: bool, tmp: Path) -> list[Figure]:
+def cold_start(effort: Effort, tmp: Path) -> list[Figure]:
     from bare_app import generate
     from loopback import Loopback
 
     work = tmp / "cold"
     work.mkdir()
-    bare = work / "bare_app.py"
+    bare, fair = work / "bare_app.py", work / "fair_floor.py"
     bare.write_text(generate(), encoding="utf-8")
+    fair.write_text(generate(job=True), encoding="utf-8")
     env = _process_env(work)
     orderbot, py = _orderbot_command(), sys.executable
-    rounds = 5 if quick else 15
+    rounds = effort.cold_rounds
+    question = "查询 ORD-1001"
     with Loopback() as api:
         env_openai = env | {"OPENAI_API_KEY": "sk-benchmark"}
         # The --help pair is cheap and its gap small: twice the rounds, so load from other
         # work on a shared machine does not decide the verdict.
         t = rounds_of(
             {
-                "orderbot --help": _wall([*orderbot, "--help"], env=env, cwd=work),
-                "bare --help": _wall([py, str(bare), "--help"], env=env, cwd=work),
+                "orderbot --help": _wall([*orderbot, "--help"], env=env, cwd=work, shows="Usage"),
+                "bare --help": _wall([py, str(bare), "--help"], env=env, cwd=work, shows="Usage"),
             },
             2 * rounds,
         )
+        offline = ["ask", "--provider", "offline", question]
         variants = {
-            "orderbot offline": [*orderbot, "ask", "--provider", "offline", "查询 ORD-1001"],
-            "import typer, rich, pydantic": [py, "-c", "import typer, rich, pydantic"],
+            "orderbot offline": ([*orderbot, *offline], ANSWER),
+            "orderbot offline -q": ([*orderbot, "ask", "-q", "--provider", "offline", question], ANSWER),
+            "import typer, rich, pydantic": ([py, "-c", "import typer, rich, pydantic"], None),
             # Where the offline figure's time goes: Typer's own parsing of the same options
-            # (it builds a pydantic adapter per option), and the libraries orderbot stands on.
-            "bare ask": [py, str(bare), "ask", "--provider", "offline", "查询 ORD-1001"],
-            "dependency floor": [py, "-c", FLOOR],
-            "orderbot openai": [*orderbot, "ask", "--provider", "openai", "--base-url", api.url, "查询 ORD-1001"],
-            "import openai + requests": [py, str(HERE / "openai_baseline.py"), api.url],
-            "openai floor": [py, str(HERE / "openai_baseline.py"), api.url, "--floor"],
+            # (it builds a pydantic adapter per option), the fair floor (that, one settings
+            # model, one table) and the libraries orderbot stands on, imported only.
+            "bare ask": ([py, str(bare), *offline], None),
+            "fair floor": ([py, str(fair), "ask", "-q", "--provider", "offline", question], question),
+            "imports-only floor": ([py, "-c", FLOOR], None),
+            "orderbot openai": ([*orderbot, "ask", "--provider", "openai", "--base-url", api.url, question], ANSWER),
+            "import openai + requests": ([py, str(HERE / "openai_baseline.py"), api.url], ANSWER),
+            "openai floor": ([py, str(HERE / "openai_baseline.py"), api.url, "--floor"], ANSWER),
         }
-        t |= rounds_of({k: _wall(v, env=env_openai, cwd=work) for k, v in variants.items()}, rounds)
+        t |= rounds_of({k: _wall(v, env=env_openai, cwd=work, shows=text) for k, (v, text) in variants.items()}, rounds)
 
     def fig(name: str, ours: str, base: str, target: float | None, compared: str) -> Figure:
-        return Figure("cold", name, t[ours], t[base], target, compared)
+        shown = {side: variants[side][1] for side in (ours, base) if side in variants}
+        printed = {f"{side} printed": text for side, text in shown.items() if text}
+        return Figure("cold", name, t[ours], t[base], target, compared, checks=printed)
 
-    whole = "whole-process wall time, stdout piped, bytecode cached, interleaved"
+    whole = "whole-process wall time, stdout not a terminal, bytecode cached, interleaved"
+    floor_job = (
+        "benchmarks/bare_app.py --job: a bare Typer app with orderbot's commands and ask's options that "
+        "parses them, builds one pydantic-settings model with the fields of orderbot's Settings from them "
+        "(and the environment, .env) and prints one Rich table (the question and the settings not at their "
+        "default), run as `ask -q --provider offline`"
+    )
     return [
         fig(
             "orderbot --help",
@@ -315,7 +378,7 @@ def cold_start(quick: bool, tmp: Path) -> list[Figure]:
             "orderbot offline",
             "import typer, rich, pydantic",
             None,
-            f'`orderbot ask --provider offline "查询 ORD-1001"` (record written) vs '
+            f'`orderbot ask --provider offline "{question}"` (tables drawn, record written) vs '
             f'`python -c "import typer, rich, pydantic"`; {whole}, {rounds} rounds',
         ),
         fig(
@@ -326,19 +389,43 @@ def cold_start(quick: bool, tmp: Path) -> list[Figure]:
             "the bare app parsing ask's options (the command does nothing) vs the same import line",
         ),
         fig(
-            "  share: dependency floor",
-            "dependency floor",
+            "  share: fair floor",
+            "fair floor",
             "import typer, rich, pydantic",
             None,
-            "Typer's option parsing, pydantic-settings, Rich table/live/panel, one model vs the import line",
+            f"the fair floor ({floor_job}) vs the same import line",
         ),
         fig(
-            "  orderbot offline vs the floor",
-            "orderbot offline",
-            "dependency floor",
+            "  share: imports-only floor",
+            "imports-only floor",
+            "import typer, rich, pydantic",
+            None,
+            "Typer with its option parsing, pydantic-settings, Rich table/live/panel and one pydantic model, "
+            "imported only, vs the import line",
+        ),
+        fig(
+            "ask -q offline vs the fair floor",
+            "orderbot offline -q",
+            "fair floor",
             1.25,
-            "what orderbot itself adds on top of its libraries (the offline target: the floor is what "
-            "the libraries the mission names cost before orderbot does anything)",
+            f'`orderbot ask -q --provider offline "{question}"` (the answer only, record written) vs the fair '
+            f"floor ({floor_job}); what orderbot adds over any Typer + Rich + pydantic program doing this job; "
+            f"{whole}, {rounds} rounds",
+        ),
+        fig(
+            "  ask -q offline vs the imports-only floor",
+            "orderbot offline -q",
+            "imports-only floor",
+            None,
+            "the same run vs the imports-only floor (the libraries imported, one model, nothing parsed or "
+            "printed): the floor the offline target was judged against before the fair floor",
+        ),
+        fig(
+            "  ask offline (tables) vs the fair floor",
+            "orderbot offline",
+            "fair floor",
+            None,
+            "`ask` drawing its transitions table and answer panel vs the fair floor",
         ),
         fig(
             "ask --provider openai (loopback)",
@@ -377,10 +464,12 @@ def _worker(*args: str) -> dict:
 
 
 def _label(size: int) -> str:
+    if size < 1000:
+        return str(size)
     return f"{size // 1000}k" if size < 1_000_000 else f"{size // 1_000_000}M"
 
 
-def order_files(sizes: list[int], tmp: Path) -> list[Figure]:
+def order_files(sizes: list[int], tmp: Path, effort: Effort) -> list[Figure]:
     from gen_orders import write
 
     figures = []
@@ -388,9 +477,13 @@ def order_files(sizes: list[int], tmp: Path) -> list[Figure]:
         path = write(size, tmp / f"orders-{size}.json")
         label, mb = _label(size), path.stat().st_size / 1e6
         runs: dict[str, list[dict]] = {"json-gc-off": [], "json-gc-on": [], "orderbot": []}
-        for _ in range(MIN_ROUNDS if size >= 100_000 else 5):  # interleaved, each in a fresh process
+        small, large = effort.order_rounds
+        for _ in range(large if size >= 100_000 else small):  # interleaved, each in a fresh process
             for mode, results in runs.items():
-                results.append(_worker(mode, str(path)))
+                loaded = _worker(mode, str(path))
+                if loaded["count"] != size:
+                    raise RuntimeError(f"{mode} loaded {loaded['count']} of the {size} orders in {path.name}")
+                results.append(loaded)
 
         def samples(mode: str, key: str) -> list[float]:
             return [r[key] for r in runs[mode]]  # noqa: B023 - used within this iteration
@@ -405,6 +498,7 @@ def order_files(sizes: list[int], tmp: Path) -> list[Figure]:
                 1.5,
                 "OrderStore.load (every order validated) vs json.load + a dict by id with the collector "
                 f"paused and the result frozen, as orderbot does; both timed with a final gc.collect(); {how}",
+                checks={"orders loaded by each": size},
             ),
             Figure(
                 "orders",
@@ -432,15 +526,19 @@ def order_files(sizes: list[int], tmp: Path) -> list[Figure]:
         ]
         copy = tmp / f"cancel-{size}.json"
         cancels = []
-        for _ in range(MIN_ROUNDS):
+        for _ in range(large):
             shutil.copyfile(path, copy)
-            cancels.append(_worker("cancel", str(copy))["seconds"])
+            done = _worker("cancel", str(copy))
+            if done["status_after"] != done["cancelled"]:
+                raise RuntimeError(f"the cancellation left {done['order_id']} {done['status_after']!r}")
+            cancels.append(done["seconds"])
         figures.append(
             Figure(
                 "orders",
                 f"one cancellation {label}",
                 cancels,
                 compared="OrderStore.cancel on a copy of the file: lock, re-read, validate, atomic rewrite",
+                checks={"orders cancelled, read back from the file": len(cancels)},
             )
         )
         for leftover in (copy, path):
@@ -478,20 +576,36 @@ def _fill_runs(state: Path, count: int, template: bytes, template_id: str) -> No
         (runs / f"{run_id}.json").write_bytes(template.replace(template_id.encode(), run_id.encode()))
 
 
-def run_records(quick: bool, tmp: Path) -> list[Figure]:
-    """A whole offline run writing its record vs the same run writing none; `runs` at scale."""
+def _listed(env: dict, cwd: Path, limit: int, *flags: str) -> int:
+    """How many runs `orderbot runs --json` lists (at most `limit`): what a person would see."""
+    command = [*_orderbot_command(), "runs", "--json", "-n", str(limit), *flags]
+    done = subprocess.run(command, env=env, cwd=cwd, capture_output=True, text=True)
+    if done.returncode != 0:
+        raise RuntimeError(f"{' '.join(command)} exited {done.returncode}: {done.stderr[-500:]}")
+    return len(json.loads(done.stdout))
+
+
+def run_records(effort: Effort, tmp: Path) -> list[Figure]:
+    """A whole offline run keeping its record vs the same run with --no-log; `runs` at scale."""
     work = tmp / "records"
     work.mkdir()
     env = _process_env(work)
-    py, rounds = sys.executable, (5 if quick else 15)
-    ask = ["ask", "--provider", "offline", "查询 ORD-1001"]
+    kept, unkept = env | {"ORDERBOT_STATE_DIR": str(work / "kept")}, env | {"ORDERBOT_STATE_DIR": str(work / "unkept")}
+    orderbot, rounds = _orderbot_command(), effort.record_rounds
+    ask = [*orderbot, "ask", "--provider", "offline", "查询 ORD-1001"]
     t = rounds_of(
         {
-            "record": _wall([py, str(HERE / "ask_process.py"), "record", *ask], env=env, cwd=work),
-            "no record": _wall([py, str(HERE / "ask_process.py"), "no-record", *ask], env=env, cwd=work),
+            "record": _wall(ask, env=kept, cwd=work, shows=ANSWER),
+            "no record": _wall([*ask, "--no-log"], env=unkept, cwd=work, shows=ANSWER),
         },
         rounds,
     )
+    # Each side in a state directory of its own: one run kept per run made (the warm-up's
+    # too), none with --no-log. Counted as `orderbot runs` sees them, whatever the store.
+    made = rounds + 1
+    checks = {"runs kept by ask": _listed(kept, work, 2 * made), "runs kept by ask --no-log": _listed(unkept, work, 10)}
+    if checks != {"runs kept by ask": made, "runs kept by ask --no-log": 0}:
+        raise RuntimeError(f"{made} runs each side, but `orderbot runs` lists {checks}")
     figures = [
         Figure(
             "records",
@@ -499,36 +613,45 @@ def run_records(quick: bool, tmp: Path) -> list[Figure]:
             t["record"],
             t["no record"],
             1.1,
-            '`orderbot ask --provider offline "查询 ORD-1001"` writing its record (with fsync) vs the same '
-            f"run with RunStore.save replaced by a no-op (benchmarks/ask_process.py); state directory on "
-            f"{_filesystem(work)}; whole process, {rounds} rounds interleaved",
+            '`orderbot ask --provider offline "查询 ORD-1001"` keeping its record (with fsync) vs the same '
+            f"command with --no-log (the same modules imported, the same store opened, no record kept); "
+            f"state directory on {_filesystem(work)}; whole process, {rounds} rounds interleaved",
+            checks=checks,
         )
     ]
 
-    # `runs` at 10 and at 10,000 records, made from the record the runs above wrote.
-    state = work / "state"
+    # `runs` at few and at many records, made from the record the runs above wrote.
+    state = work / "kept"
     written = sorted((state / "runs").glob("*.json"))
     template_id = written[-1].stem
     template = written[-1].read_bytes()
-    orderbot = _orderbot_command()
-    lists = {}
-    for count in (10, 10_000):
+    few, many = effort.runs_counts
+    lists, envs = {}, {}
+    for count in (few, many):
         other = tmp / f"runs-{count}"
         _fill_runs(other / "state", count, template, template_id)
-        run_env = _process_env(other) | {"ORDERBOT_KEEP_RUNS": str(count * 2)}
-        lists[f"runs {count}"] = _wall([*orderbot, "runs"], env=run_env, cwd=work)
-        lists[f"filter {count}"] = _wall([*orderbot, "runs", "--user", "nobody"], env=run_env, cwd=work)
+        envs[count] = _process_env(other) | {"ORDERBOT_KEEP_RUNS": str(count * 2)}
+        lists[f"runs {count}"] = _wall([*orderbot, "runs"], env=envs[count], cwd=work)
+        lists[f"filter {count}"] = _wall([*orderbot, "runs", "--user", "nobody"], env=envs[count], cwd=work)
     t = rounds_of(lists, rounds)  # the warm-up runs build any index the records lack
+    listed, expected = {}, {}
+    for count in (few, many):
+        listed[f"runs listed at {count}"] = _listed(envs[count], work, count + 1)
+        listed[f"runs of user nobody at {count}"] = _listed(envs[count], work, 10, "--user", "nobody")
+        expected |= {f"runs listed at {count}": count, f"runs of user nobody at {count}": 0}
+    if listed != expected:
+        raise RuntimeError(f"the stores filled with {few} and {many} runs list {listed}")
     for what, name in (("runs", "orderbot runs"), ("filter", "orderbot runs --user nobody")):
         figures.append(
             Figure(
                 "records",
-                f"`{name}` at 10k records",
-                t[f"{what} 10000"],
-                t[f"{what} 10"],
+                f"`{name}` at {_label(many)} records",
+                t[f"{what} {many}"],
+                t[f"{what} {few}"],
                 1.2,
                 f"`{name}` (newest 20{'; a filter that matches no run' if what == 'filter' else ''}) "
-                f"with 10,000 records vs with 10; whole process, {rounds} rounds interleaved",
+                f"with {many:,} records vs with {few}; whole process, {rounds} rounds interleaved",
+                checks={k: v for k, v in listed.items() if ("nobody" in k) == (what == "filter")},
             )
         )
     return figures
@@ -562,6 +685,10 @@ def print_table(figures: list[Figure]) -> None:
     for f in figures:
         if f.compared:
             print(f"  {f.section} · {f.name.strip()}: {f.compared}")
+    print("What was checked while measuring (a run stops when a check fails):")
+    for f in figures:
+        for what, value in f.checks.items():
+            print(f"  {f.section} · {f.name.strip()}: {what}: {value}")
 
 
 def _times(ratio: float | None) -> str:
@@ -587,34 +714,46 @@ def parse_sizes(text: str) -> list[int]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="fewer rounds (still at least 3), no 1M-order file")
+    parser.add_argument(
+        "--smoke", action="store_true", help="every section on tiny data, checked but not judged (what the tests run)"
+    )
     parser.add_argument("--only", default="loop,cold,orders,records", help="comma-separated sections")
-    parser.add_argument("--sizes", help="order-file sizes, e.g. 10k,100k (default 10k,100k,1M; --quick 10k,100k)")
+    parser.add_argument(
+        "--sizes", help="order-file sizes, e.g. 10k,100k (default 10k,100k,1M; --quick 10k,100k; --smoke 1000)"
+    )
     parser.add_argument("--json", type=Path, help="also write the figures to this JSON file")
     parser.add_argument("--check", action="store_true", help="exit 1 when any measured figure misses its target")
     args = parser.parse_args(argv)
+    if args.smoke and (args.check or args.quick):
+        parser.error("--smoke measures nothing: it cannot be --check'ed, nor be --quick")
+    effort = SMOKE if args.smoke else QUICK if args.quick else FULL
     sections = set(args.only.split(","))
-    sizes = parse_sizes(args.sizes or ("10k,100k" if args.quick else "10k,100k,1M"))
+    sizes = parse_sizes(args.sizes or ("1000" if args.smoke else "10k,100k" if args.quick else "10k,100k,1M"))
     stamp = machine()  # when the run started
-    print(stamp + (" · quick" if args.quick else ""), flush=True)
+    mode = " · smoke: checks that everything runs, no figure is a measurement" if args.smoke else ""
+    print(stamp + (" · quick" if args.quick else "") + mode, flush=True)
     figures: list[Figure] = []
     with tempfile.TemporaryDirectory(prefix="orderbot-bench-") as name:
         tmp = Path(name)
         if "loop" in sections:
             progress("loop overhead")
-            figures += loop_overhead(args.quick)
+            figures += loop_overhead(effort)
         if "cold" in sections:
             progress("cold start")
-            figures += cold_start(args.quick, tmp)
+            figures += cold_start(effort, tmp)
         if "orders" in sections:
             progress(f"order files ({', '.join(map(_label, sizes))})")
-            figures += order_files(sizes, tmp)
+            figures += order_files(sizes, tmp, effort)
         if "records" in sections:
             progress("run records and the runs index")
-            figures += run_records(args.quick, tmp)
+            figures += run_records(effort, tmp)
+    if args.smoke:
+        for figure in figures:
+            figure.judged = False
     print()
     print_table(figures)
     if args.json:
-        doc = {"machine": stamp, "quick": args.quick, "figures": [f.as_dict() for f in figures]}
+        doc = {"machine": stamp, "quick": args.quick, "smoke": args.smoke, "figures": [f.as_dict() for f in figures]}
         args.json.write_text(json.dumps(doc, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
     missed = [f.name.strip() for f in figures if f.verdict == "MISSED"]
     if args.check and missed:

@@ -164,7 +164,7 @@ def main() -> None:
         )
         stop = None
         if not options.no_postgres:
-            from shops import start_postgres
+            from shopkit import start_postgres
 
             server, stop = start_postgres()
             import psycopg

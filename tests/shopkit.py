@@ -85,8 +85,8 @@ def scratch_parent() -> str | None:
     return shm if room.f_bavail * room.f_frsize >= 1 << 30 and os.access(shm, os.W_OK) else None
 
 
-def start_postgres() -> tuple[PostgresServer, callable]:
-    """A fresh cluster; returns the server and a function that stops and removes it."""
+def require_postgres() -> None:
+    """Skip the test when the server binaries or psycopg are missing (fail under CI=true)."""
     binaries = [shutil.which(name) for name in ("initdb", "pg_ctl")]
     try:
         import psycopg  # noqa: F401
@@ -96,6 +96,11 @@ def start_postgres() -> tuple[PostgresServer, callable]:
         if os.environ.get("CI") == "true":
             pytest.fail("CI=true: " + ENABLE.replace("skipped", "must run"))
         pytest.skip(ENABLE)
+
+
+def start_postgres() -> tuple[PostgresServer, callable]:
+    """A fresh cluster; returns the server and a function that stops and removes it."""
+    require_postgres()
     root = Path(tempfile.mkdtemp(prefix="orderbot-pg-", dir=scratch_parent()))
     as_root = os.geteuid() == 0
     prefix: list[str] = []
