@@ -359,7 +359,7 @@ def cold_start(effort: Effort, tmp: Path) -> list[Figure]:
 
     whole = "whole-process wall time, stdout not a terminal, bytecode cached, interleaved"
     floor_job = (
-        "benchmarks/bare_app.py --job: a bare Typer app with orderbot's commands and ask's options that "
+        "benchmarks/bare_app.py --job: a bare Typer app with orderbot's root options and ask's, that "
         "parses them, builds one pydantic-settings model with the fields of orderbot's Settings from them "
         "(and the environment, .env) and prints one Rich table (the question and the settings not at their "
         "default), run as `ask -q --provider offline`"

@@ -117,7 +117,8 @@ def test_the_fair_floor_parses_asks_options_into_one_settings_model_and_prints_o
         "trace": "True",
     }
     assert result.output.count("┏") == 1  # one table
-    # The same command line, the help and the parsing are the bare app's: only the work differs.
+    # The same command line, ask's help and parsing are the bare app's: only the work differs.
     assert cli.invoke(bare.app, command).output == ""
-    for args in (["--help"], ["ask", "--help"]):
-        assert cli.invoke(fair.app, args).output == cli.invoke(bare.app, args).output
+    assert cli.invoke(fair.app, ["ask", "--help"]).output == cli.invoke(bare.app, ["ask", "--help"]).output
+    # The only command it builds is ask, as orderbot builds only the command it runs.
+    assert cli.invoke(fair.app, ["runs"]).exit_code == 2 and cli.invoke(bare.app, ["runs"]).exit_code == 0
