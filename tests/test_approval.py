@@ -7,6 +7,7 @@ import io
 import json
 import os
 import re
+import shlex
 import sys
 import time
 from pathlib import Path
@@ -339,7 +340,15 @@ def test_ctrl_c_or_ctrl_d_at_the_prompt_ends_its_line_before_the_table_goes_on(o
     assert len(tables) > 8 and all(line[-1] in "╮│┤╯" for line in tables), lines
 
 
-def test_a_command_to_copy_is_one_line_at_80_columns_however_long(orders_file, tmp_path):
+def copied(output: str) -> list[str]:
+    """The command under "To resume:" as a shell reads it when it is pasted: its lines
+    joined where each ends in ` \\`, split into its words."""
+    lines = output.split("To resume:\n")[1].splitlines()
+    end = next(i for i, line in enumerate(lines) if not line.endswith(" \\"))
+    return shlex.split("\n".join(lines[: end + 1]).replace("\\\n", ""))
+
+
+def test_a_command_to_copy_is_continued_between_its_arguments_at_80_columns(orders_file, tmp_path):
     runs = f"sqlite:///{tmp_path / 'a-team-store-whose-path-is-long-enough-to-pass-the-edge' / 'runs.db'}"
     (tmp_path / "a-team-store-whose-path-is-long-enough-to-pass-the-edge").mkdir()
     result = cli(
@@ -350,10 +359,11 @@ def test_a_command_to_copy_is_one_line_at_80_columns_however_long(orders_file, t
     [run_id] = re.findall(r"\d{6}-\d{6}-[0-9a-f]{4}", result.output.split("To resume:")[1])
     command = f"orderbot approvals approve {run_id} --runs {runs}"
     assert len(command) > 80
-    assert f"  {command}" in result.output.splitlines()  # whole on its own line: copied, it runs
+    assert copied(result.output) == shlex.split(command)  # copied, it runs
+    assert f"      --runs {runs}" in result.output.splitlines()  # a value longer than the line: whole on its own
 
 
-def test_the_resume_command_naming_its_server_is_one_line_at_80_columns(orders_file):
+def test_the_resume_command_naming_its_server_is_continued_within_80_columns(orders_file):
     with FakeAPI(streams=False) as api:
         api.enqueue("chat", reply(completion(tool_calls=[tool_call("get_order_status", {"order_id": "ORD-1001"})])))
         args = ["--provider", "chat", "--base-url", api.url, "--model", "fake", "--max-steps", "1"]
@@ -364,4 +374,6 @@ def test_the_resume_command_naming_its_server_is_one_line_at_80_columns(orders_f
     assert result.exit_code == 3, result.output
     [run_id] = re.findall(r"\d{6}-\d{6}-[0-9a-f]{4}", result.output.split("To resume:")[1])
     command = f"orderbot resume {run_id} --max-steps 3 --user C001 --base-url {api.url}"
-    assert len(command) > 80 and f"  {command}" in result.output.splitlines()
+    assert len(command) > 80 and copied(result.output) == shlex.split(command)
+    shown = result.output.split("To resume:\n")[1].splitlines()
+    assert shown[0].endswith(" \\") and max(map(len, shown)) <= 80, shown

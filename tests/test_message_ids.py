@@ -19,7 +19,7 @@ from orderbot.i18n import LANGUAGES
 from orderbot.i18n.catalogue import MESSAGES
 from orderbot.loop.limits import StopReason
 from orderbot.loop.state import PHASES, Event, Phase
-from orderbot.ui import render, trace
+from orderbot.ui import trace
 
 ROOT = Path(__file__).resolve().parents[1] / "orderbot"
 PREFIXES = sorted({message_id.split(".")[0] for message_id in MESSAGES})
@@ -36,7 +36,8 @@ DOMAINS: dict[str, object] = {
     "claims.{}": list(ClaimKind),
     "eval.reason.claim.{}": list(ClaimKind),
     "stop.{}": [reason for reason in StopReason if reason is not StopReason.ANSWERED],  # an answer is no stop message
-    "event.{}": [*render.FIXED_EVENTS, *render.CALL_EVENTS[:3]],  # proposed and refused have words of their own
+    # ui.describe names these kinds' events by the kind; proposed, refused and the rest have ids of their own
+    "event.{}": [Event.STARTED, Event.RESUMED, Event.EXECUTED, Event.APPROVED, Event.REJECTED],
     "phase.{}": [phase for pair in PHASES.values() for phase in pair] + list(Phase),
     "decision.{}": list(trace.DECISIONS),
     "decision_short.{}": GUARDED,

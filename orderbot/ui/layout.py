@@ -100,22 +100,53 @@ def print_whole(console: Console, table: RenderableType) -> None:
 
 
 # Where a line of a table cell may break: at a space, after a call's `(`, a `,` or `;`, a
-# JSON key's `:`, after a CJK character and before an ideograph; never inside a word, id, number or call.
+# JSON key's `:`, after a CJK character and before an ideograph; never inside a word, id,
+# number or call, nor inside a short quoted value (`status="已发货"` stays whole, its quotes
+# with it). A piece still wider than its cell breaks after a `key=`, before its value.
 CJK = "\u2e80-\u9fff\uf900-\ufaff\uff00-\uffef"
 IDEOGRAPH = "\u3400-\u9fff\uf900-\ufaff"  # a line may start with one, never with a comma
 BREAK = re.compile(rf"(?<=\w\()|(?<=[,;])(?=\S)|(?<=\":)(?=[\"{{\[])|(?<=[{CJK}])|(?=[{IDEOGRAPH}])")
+BEFORE_VALUE = re.compile(r"(?<=\w=)(?=[\"{\[])")
+QUOTED = re.compile(r'"(?:[^"\\]|\\.)*"')  # a value shown in quotes, as a call's arguments are
+SHORT_VALUE = 40  # characters: a quoted value this long or shorter is kept whole
 
 
-def pieces(text: str) -> list[tuple[str, Text]]:
-    """`text` as `flow()` parts: the runs between break points, each with the spaces before it."""
+def pieces(text: str, width: int | None = None) -> list[tuple[str, Text]]:
+    """`text` as `flow()` parts: the runs between break points, each with the spaces before
+    it; a run wider than `width` is broken before its values too."""
+    quoted = [match.span() for match in QUOTED.finditer(text) if match.end() - match.start() <= SHORT_VALUE + 2]
+
+    def cuts(where: re.Pattern, start: int, end: int) -> list[int]:
+        found = (match.start() for match in where.finditer(text, start, end))
+        return [at for at in found if start < at < end and not any(a < at < b for a, b in quoted)]
+
     parts: list[tuple[str, Text]] = []
+    start = 0
     for index, word in enumerate(text.split(" ")):
-        for position, piece in enumerate(p for p in BREAK.split(word) if p):
-            parts.append((" " if index and not position else "", Text(piece)))
+        end = start + len(word)
+        runs = _runs(start, end, cuts(BREAK, start, end))
+        if width is not None:
+            runs = [
+                run
+                for begin, stop in runs
+                for run in (
+                    _runs(begin, stop, cuts(BEFORE_VALUE, begin, stop))
+                    if cell_len(text[begin:stop]) > width
+                    else [(begin, stop)]
+                )
+            ]
+        for position, (begin, stop) in enumerate(runs):
+            parts.append((" " if index and not position else "", Text(text[begin:stop])))
+        start = end + 1
     return parts
+
+
+def _runs(start: int, end: int, cuts: list[int]) -> list[tuple[int, int]]:
+    edges = [start, *dict.fromkeys(cuts), end]
+    return [(a, b) for a, b in zip(edges, edges[1:], strict=False) if b > a]
 
 
 def wrap_cell(console: Console, text: str, width: int) -> Text:
     """A table cell's text broken into lines of `width` cells at `pieces()` breaks only
     (a run longer than the line is folded: nothing else could hold it)."""
-    return flow(console, pieces(text), width, indent=0, least=1)
+    return flow(console, pieces(text, width), width, indent=0, least=1)

@@ -31,7 +31,6 @@ RUN_ID_CELLS = len("261130-114943-3f2a")
 STARTED_CELLS = len("2026-11-30 18:26")
 QUESTION_CHARS = 28  # of the question, in the table of runs (twice that when it wraps)
 QUESTION_MIN_CELLS = 16  # of the question, before a run takes two lines
-USER_CELLS = 12  # of a user id, when a run takes two lines
 YES = ("y", "yes", "是", "好")
 RESUME_ASIDE = "   "  # between the resume command and what else may be done
 # Stands for the approving operator's own database login in a command printed at the
@@ -186,10 +185,10 @@ def _stop_text(row) -> str:
 def format_runs(rows, *, plain: bool, width: int | None = None, operators: bool = False) -> Table:
     """Recorded runs (orderbot.runs.RunSummary), one row each, newest first: one line per
     run where that fits in `width` (and always when `plain`: piped output is read by grep),
-    else two (the start time under the run id, the step and call counts under the stop
-    reason, the question wrapped beside them), so that an 80-column terminal shows every
-    column of a closed table. `operators` (a store a team shares) adds who ran each run
-    beside its customer."""
+    else a few (the start time and the customer under the run id, the step and call counts
+    under the stop reason, the question wrapped beside them between its words), so that an
+    80-column terminal shows every value whole in a closed table. `operators` (a store a
+    team shares) adds who ran each run under its customer."""
     if plain:  # piped, a run stays one line to grep, its question whole (ui.layout.print_whole)
         return _runs_table(rows, plain=plain, stacked=False, question_cells=None, operators=operators)
     cells = _one_line_cells(rows, plain=plain, operators=operators)
@@ -233,11 +232,10 @@ def _runs_table(
 
     # A run id is the one thing a person must copy whole, and a start time cut to its date
     # says nothing: neither shrinks (the question gives way, then the stop reason wraps).
-    if stacked:
-        column(f"{t('table.run_id')}\n{t('table.started')}", cells=RUN_ID_CELLS, no_wrap=True)
-        who = f"{t('table.user')}\n{t('table.operator')}" if operators else t("table.user")
-        column(who, no_wrap=True, overflow="ellipsis", max_width=USER_CELLS)
-        column(f"{t('table.stop_reason')}\n{t('table.steps')} · {t('table.calls')}")
+    if stacked:  # ids, times and names whole, one under another; the question has the rest
+        who = [t("table.user"), *([t("table.operator")] if operators else [])]
+        column("\n".join([t("table.run_id"), t("table.started"), *who]), cells=RUN_ID_CELLS, no_wrap=True)
+        column(f"{t('table.stop_reason')}\n{t('table.steps')} · {t('table.calls')}", no_wrap=True)
         column(t("table.question"), overflow="fold", ratio=1)
     else:
         column(t("table.run_id"), cells=RUN_ID_CELLS, no_wrap=True)
@@ -255,7 +253,7 @@ def _runs_table(
             unreadable = Text(t("table.unreadable"), style=STYLE_ERROR)
             why = Text(from_english(row.error, "runs.unreadable_"), style=STYLE_ERROR)  # kept English for --json
             blank = ("",) if operators else ()
-            table.add_row(row.run_id, "", unreadable, why) if stacked else table.add_row(
+            table.add_row(row.run_id, unreadable, why) if stacked else table.add_row(
                 row.run_id, "", "", *blank, unreadable, "", "", why
             )
             continue
@@ -266,11 +264,14 @@ def _runs_table(
         user = Text(visible(row.user or "-", one_line=True))
         operator = Text(visible(row.operator or "-", one_line=True))
         stop = Text(_stop_text(row), style=style)
-        if stacked:
+        if stacked:  # each stop of the run on a line of its own: the question keeps the room
+            stop = Text(_stop_text(row).replace(" → ", " →\n"), style=style)
             counts = Text(f"{row.steps} · {row.tool_calls}", style=STYLE_DIM)  # untranslated: two numbers
             question = Text(visible(one_line(row.question, 2 * QUESTION_CHARS), one_line=True))
-            who = Text("\n").join([user, operator]) if operators else user
-            table.add_row(f"{row.run_id}\n{started}", who, Text("\n").join([stop, counts]), question)
+            who = [user, operator] if operators else [user]
+            table.add_row(
+                Text("\n").join([Text(row.run_id), Text(started), *who]), Text("\n").join([stop, counts]), question
+            )
         else:
             shown = " ".join(row.question.split()) if question_cells is None else one_line(row.question, QUESTION_CHARS)
             question = Text(visible(shown, one_line=True))

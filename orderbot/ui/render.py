@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import os
 import re
+import shlex
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import asdict
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from pydantic_core import to_json
 from rich import box
@@ -30,13 +31,24 @@ from orderbot.answers.facts import Fact
 from orderbot.i18n import counted, language
 from orderbot.i18n import t as _t
 from orderbot.loop.engine import Limits, StopReason
-from orderbot.loop.state import PHASES, Event, PendingCall, RunState, describe_call, summarize_result
-from orderbot.loop.transitions import Called, Transition
+from orderbot.loop.state import PHASES, Event, PendingCall, Phase, RunState, describe_call, summarize_result
+from orderbot.loop.transitions import (
+    Awaiting,
+    Call,
+    Called,
+    Finished,
+    Proposed,
+    Request,
+    Returned,
+    SignIn,
+    Started,
+    Transition,
+)
 from orderbot.runs.record import utc_iso
 from orderbot.text import cut
 from orderbot.ui.describe import describe, result_words, stop_words
 from orderbot.ui.escape import arguments_value, visible
-from orderbot.ui.layout import flow, flow_dots, hanging, wrap_cell
+from orderbot.ui.layout import flow, flow_dots, hanging, pieces, wrap_cell
 from orderbot.ui.presentation import RESUME_ASIDE
 from orderbot.ui.styles import STYLE_DIM, STYLE_ERROR, STYLE_OK, STYLE_PHASE, STYLE_WARN
 from orderbot.ui.terminal import end_quietly_on_closed_pipe
@@ -94,109 +106,184 @@ def event_style(t: Transition) -> str:
 
 
 def format_transitions(
-    transitions: list[Transition], limits: Limits, *, plain: bool = False, width: int | None = None
+    transitions: list[Transition],
+    limits: Limits,
+    *,
+    plain: bool = False,
+    width: int | None = None,
+    widths: dict[str, int] | None = None,
 ) -> Table:
-    """The transitions table, laid out for `width` cells (table_widths): the detail gets at
-    least half the line at any width, and never less on a wider terminal. Below about twice
-    what the other five columns need, the table keeps step, event and detail only (ms,
-    budget, from → to go first: the event names the move). Each column has the width its
-    widest possible value needs, whatever the rows hold, so the part of a run drawn after an
-    approval prompt (or a resumption, in `runs show`) lines up with the part above. A cell
-    breaks only between words, ids, numbers and a call's arguments (layout.wrap_cell)."""
-    widths = table_widths(limits, width or PIPED_WIDTH, plain=plain)
-    narrow = "table.transition" not in widths
+    """The transitions table, laid out for `width` cells (table_widths): every row shows its
+    from → to at any width; the detail gets at least half the line. Columns are as wide as
+    the rows need, or `widths` (a part of a run drawn after an approval prompt keeps the
+    columns of the part above: TransitionView). A cell breaks only between words, ids,
+    numbers and a call's arguments (layout.wrap_cell)."""
+    said = [describe(t) for t in transitions]  # in the UI language
+    widths = widths or table_widths(column_needs(transitions, limits), width or PIPED_WIDTH, plain=plain)
+    stacked = "table.event" not in widths  # the event under its from → to, in one column
     table = Table(
         box=box.SIMPLE if plain else box.ROUNDED,
         show_edge=not plain,
         header_style="" if plain else "bold",
         title=None,
         expand=False,
-        pad_edge=not narrow,
+        pad_edge=padded(len(widths), plain=plain),
     )
     console = Console(width=widths["table.detail"])  # measures cells only: never prints
-
-    def column(name: str, **options) -> None:
-        table.add_column(_t(name), width=widths[name], **options)
-
-    column("table.step", justify="right")
-    if not narrow:
-        column("table.transition", no_wrap=True)
-    column("table.event", overflow="fold")
-    column("table.detail", overflow="fold")
-    if not narrow:
-        column("table.ms", justify="right", no_wrap=True)
-        column("table.budget", no_wrap=True)
-    for t in transitions:
-        said = describe(t)  # in the UI language
+    for name in widths:
+        heading = Text(_t(name))
+        if stacked and name == "table.transition":
+            heading = Text(f"{_t(name)}\n{_t('table.event')}")
+        numeric = name in ("table.step", "table.ms")
+        table.add_column(heading, width=widths[name], justify="right" if numeric else "left", overflow="fold")
+    for t, words in zip(transitions, said, strict=True):
+        phases = phase_cell(console, t, widths["table.transition"])
         # Outside text: never Rich markup, never raw controls.
-        event = wrap_cell(console, visible(said.event, one_line=True), widths["table.event"])
+        event_width = widths["table.transition" if stacked else "table.event"]
+        event = wrap_cell(console, visible(words.event, one_line=True), event_width)
         event.stylize(event_style(t))
-        said_detail = (
-            call_detail(t, language(), widths["table.detail"]) if isinstance(t.payload, Called) else said.detail
-        )
-        detail = wrap_cell(console, visible(said_detail, one_line=True), widths["table.detail"])
-        if narrow:
-            table.add_row(str(t.step), event, detail)
-        else:
-            phases = Text(f"{_t(f'phase.{t.from_}')} → {_t(f'phase.{t.to}')}", style=STYLE_PHASE)
-            table.add_row(str(t.step), phases, event, detail, f"{t.elapsed * 1000:.0f}", format_budget(t, limits))
+        shown = call_detail(t, language(), widths["table.detail"]) if isinstance(t.payload, Called) else words.detail
+        detail = wrap_cell(console, visible(shown, one_line=True), widths["table.detail"])
+        cells = {"table.step": str(t.step), "table.transition": phases, "table.event": event, "table.detail": detail}
+        if stacked:
+            cells["table.transition"] = Text("\n").join([phases, event])
+        cells |= {"table.ms": f"{t.elapsed * 1000:.0f}", "table.budget": format_budget(t, limits)}
+        table.add_row(*(cells[name] for name in widths))
     return table
 
 
-FULL = ("table.step", "table.transition", "table.event", "table.ms", "table.budget")
+def phase_cell(console: Console, t: Transition, width: int) -> Text:
+    """`from → to`, broken after the arrow only when the pair is wider than its column."""
+    parts = [("", Text(f"{_t(f'phase.{t.from_}')} →")), (" ", Text(_t(f"phase.{t.to}")))]
+    cell = flow(console, parts, width, indent=0, least=1)
+    cell.stylize(STYLE_PHASE)
+    return cell
 
 
-def table_widths(limits: Limits, width: int, *, plain: bool) -> dict[str, int]:
-    """Each column's width in a table `width` cells wide. With all six columns the detail
-    has what the other five leave; it takes them only once that is at least half the line
-    (about 180 columns in English). Below, step, event and detail: the event wraps at its
-    spaces down to its longest word, so that the detail has half the line, and the detail
-    grows no further than what six columns would give it, so that a wider terminal never
-    gives it less."""
-    steady = steady_widths(limits)
-    full = sum(steady[name] for name in FULL) + overhead(6, plain=plain, pad_edge=True)
-    if width - full >= full:
-        return {name: steady[name] for name in FULL} | {"table.detail": width - full}
-    others = steady["table.step"] + overhead(3, plain=plain, pad_edge=False)
-    least = steady["table.event_word"]
-    detail = min(full, max(-(-width // 2), width - others - steady["table.event"]), width - others - least)
-    detail = max(detail, 10)  # a terminal narrower than any table: Rich folds what does not fit
-    event = max(least, min(steady["table.event"], width - others - detail))
-    return {"table.step": steady["table.step"], "table.event": event, "table.detail": detail}
+# The layouts of the transitions table, richest first. As the line gets shorter the ms column
+# goes first, then the budget, then the event's own column: it goes under its from → to.
+LAYOUTS = (
+    ("table.step", "table.transition", "table.event", "table.detail", "table.ms", "table.budget"),
+    ("table.step", "table.transition", "table.event", "table.detail", "table.budget"),
+    ("table.step", "table.transition", "table.event", "table.detail"),
+    ("table.step", "table.transition", "table.detail"),
+)
 
 
-def overhead(columns: int, *, plain: bool, pad_edge: bool) -> int:
-    """The cells a table's borders and padding take: an edge on either side (a box drawn),
-    a rule between columns, a space either side of each cell (bar the outer ones without pad_edge)."""
-    return (0 if plain else 2) + columns - 1 + 2 * columns - (0 if pad_edge else 2)
+class Need(NamedTuple):
+    least: int  # the cells its widest unbreakable piece takes
+    usual: int  # the cells that hold every value but the widest on one line
+    most: int  # the cells its widest value takes on one line
 
 
-def steady_widths(limits: Limits) -> dict[str, int]:
-    """The cells each column but the detail needs for any row a run within `limits` can
-    have: the widest event and phase pair in the UI language, the largest counts and times
-    (a digit more than the limits, for a step number past them after a resumption or a time
-    just past its limit). A refusal's code, a value from outside, may still be wider."""
-    events = [_t(f"event.{kind}") for kind in (*FIXED_EVENTS, *CALL_EVENTS[:3])]
-    events += [_t("event.proposed", count=limits.max_calls_per_step), *map(str, StopReason)]
-    phases = [f"{_t(f'phase.{a}')} → {_t(f'phase.{b}')}" for a, b in PHASES.values()]
+def column_needs(transitions: list[Transition], limits: Limits) -> dict[str, Need]:
+    """What each column but the detail needs, in the UI language: the step; the from → to of
+    any move the engine makes (broken after its arrow at least) and the event of any kind
+    (broken between its words at least), so that every run and both parts of one around an
+    approval prompt get the same columns; a refusal's code, a value from outside, may be
+    wider. For the numbers, what a run within `limits` can reach (a digit more than the
+    limits, for a step past them after a resumption or a time just past its limit)."""
+    moves = {*PHASES.values(), (Phase.ACT, Phase.FINISH), *((t.from_, t.to) for t in transitions)}  # Ctrl-C in act
+    pairs = [(f"{_t(f'phase.{a}')} →", _t(f"phase.{b}")) for a, b in moves]
+    events = [visible(describe(t).event, one_line=True) for t in [*possible_events(limits), *transitions]]
+    steps = [str(t.step) for t in transitions] + [str(limits.max_steps)]
     budget = f"{limits.max_steps}/{limits.max_steps} {limits.max_tool_calls}/{limits.max_tool_calls} "
     budget += f"{limits.timeout:.1f}s"
 
-    def widest(heading: str, texts: list[str], more: int = 0) -> int:
-        return max(cell_len(_t(heading)), *(cell_len(text) + more for text in texts))
+    def fixed(heading: str, values: list[str], more: int = 0) -> Need:
+        cells = max(cell_len(_t(heading)), *(cell_len(value) + more for value in values))
+        return Need(cells, cells, cells)
+
+    def flexible(heading: str, pieces_of: list[int], whole: list[int]) -> Need:
+        words = [cell_len(word) for word in _t(heading).split()]
+        widest = sorted(set(whole))
+        usual = widest[-2] if len(widest) > 1 else widest[-1]
+        return Need(max(*words, *pieces_of), max(*words, usual), max(cell_len(_t(heading)), widest[-1]))
 
     return {
-        "table.step": widest("table.step", [str(limits.max_steps)], 1),
-        "table.transition": widest("table.transition", phases),
-        "table.event": widest("table.event", events),
-        "table.event_word": widest("table.event", [word for text in events for word in text.split()]),
-        "table.ms": widest("table.ms", [f"{limits.timeout * 1000:.0f}"], 1),
-        "table.budget": widest("table.budget", [budget], 1),
+        "table.step": fixed("table.step", steps),
+        "table.transition": flexible(
+            "table.transition",
+            [max(cell_len(a), cell_len(b)) for a, b in pairs],
+            [cell_len(f"{a} {b}") for a, b in pairs],
+        ),
+        "table.event": flexible(
+            "table.event", [piece.cell_len for text in events for _, piece in pieces(text)], list(map(cell_len, events))
+        ),
+        "table.ms": fixed("table.ms", [f"{limits.timeout * 1000:.0f}"], 1),
+        "table.budget": fixed("table.budget", [budget], 1),
     }
 
 
-CALL_EVENTS = (Event.EXECUTED, Event.APPROVED, Event.REJECTED, Event.REFUSED)
-FIXED_EVENTS = (Event.STARTED, Event.RESUMED, Event.AWAITING_APPROVAL, Event.SIGNED_IN, Event.RETURNED)
+def possible_events(limits: Limits) -> list[Transition]:
+    """A transition of each kind whose event is orderbot's own word (not a refusal's code),
+    each stop among them, for the widths of the event column."""
+    start = Started("", limits)
+    call = Called(Call("", "", "{}"), "executed", {"ok": True})
+    request = Request(0, 0, (), 0.0, None, (call.call,) * limits.max_calls_per_step, None)
+    payloads = {
+        Event.STARTED: [start], Event.RESUMED: [start], Event.PROPOSED: [Proposed(request)],
+        Event.EXECUTED: [call], Event.APPROVED: [call], Event.REJECTED: [call], Event.AWAITING_APPROVAL: [Awaiting(())],
+        Event.SIGNED_IN: [SignIn("", "")], Event.RETURNED: [Returned(0, 0)],
+        Event.FINISHED: [Finished(reason, "") for reason in StopReason],
+    }  # fmt: skip
+    return [
+        Transition(0, Phase.START, Phase.PLAN, kind, payload, 0.0, 0, 0, limits)
+        for kind, each in payloads.items()
+        for payload in each
+    ]
+
+
+def table_widths(needs: dict[str, Need], width: int, *, plain: bool) -> dict[str, int]:
+    """Each column's width in a table `width` cells wide, in the order of the richest layout
+    whose columns fit and leave the detail at least half the line. The ms and budget columns
+    come only with every from → to and event on one line; without them a from → to may break
+    after its arrow (the widest one), an event between its words, and in the narrowest
+    layout the event goes under its from → to, that column giving up room down to its widest
+    unbreakable piece before the detail has less than half. Room to spare widens from → to,
+    then the event, to hold each value on one line; the rest is the detail's."""
+    half = -(-width // 2)
+    moves, event = needs["table.transition"], needs["table.event"]
+    for columns in LAYOUTS:
+        if "table.event" not in columns:  # the event under its from → to: one column for both
+            flexible = {"table.transition": (max(moves.usual, event.least), max(moves.most, event.most))}
+        elif len(columns) > 4:
+            flexible = {"table.transition": (moves.most, moves.most), "table.event": (event.most, event.most)}
+        else:
+            flexible = {"table.transition": (moves.usual, moves.most), "table.event": (event.least, event.most)}
+        widths = {name: needs[name].most for name in columns if name not in flexible and name != "table.detail"}
+        widths |= {name: floor for name, (floor, _) in flexible.items()}
+        spare = width - half - overhead(len(columns), plain=plain) - sum(widths.values())
+        if spare >= 0 or columns is LAYOUTS[-1]:
+            for name, (floor, most) in flexible.items():
+                if 0 <= most - floor <= spare:  # a cell or two more would hold nothing more on one line
+                    widths[name], spare = most, spare - (most - floor)
+            if spare < 0:  # the narrowest layout on a short line: its shared column gives way first
+                least = max(moves.least, event.least)
+                widths["table.transition"] = max(least, widths["table.transition"] + spare)
+            detail = width - overhead(len(columns), plain=plain) - sum(widths.values())
+            return {name: widths.get(name, max(10, detail)) for name in columns}
+    raise AssertionError("the last layout always returns")  # pragma: no cover
+
+
+def widths_hold(widths: dict[str, int], needs: dict[str, Need]) -> bool:
+    """Whether rows of these `needs` fit columns of these `widths`, each piece whole."""
+    shared = "table.event" not in widths  # the event under its from → to
+    held = [needs[name].least <= cells for name, cells in widths.items() if name != "table.detail"]
+    return all(held) and (not shared or needs["table.event"].least <= widths["table.transition"])
+
+
+def padded(columns: int, *, plain: bool) -> bool:
+    """Whether a table pads its outer edges: a drawn one does, but for the narrowest layout
+    (its detail needs every cell), and a plain one never (its lines start at the margin)."""
+    return not plain and columns > len(LAYOUTS[-1])
+
+
+def overhead(columns: int, *, plain: bool) -> int:
+    """The cells a table's borders and padding take: a rule between columns and a space
+    either side of each cell (but the outer ones, unless padded); a drawn table has its edges."""
+    edges = 0 if plain else 2
+    return edges + columns - 1 + 2 * columns - (0 if padded(columns, plain=plain) else 2)
 
 
 def format_stop(state: RunState, *, elsewhere: bool = False) -> str:
@@ -307,6 +394,8 @@ class TransitionView:
         self.transitions: list[Transition] = []
         self._live: Live | None = None
         self._live_from = 0  # rows before this stay on screen from before a pause
+        self._widths_drawn: dict[str, int] | None = None  # the columns of the table last drawn
+        self._widths_above: dict[str, int] | None = None  # those of the part printed before a pause
         # Asked once: Rich works it out from the environment and the file on every call.
         self._draws_live = enabled and console.is_terminal
         # The request in flight (spinner, clock, retry, streamed text): only a view that
@@ -364,10 +453,13 @@ class TransitionView:
             self._live.refresh()
 
     def _table(self, start: int = 0) -> Table:
-        console = self.console
-        return format_transitions(
-            self.transitions[start:], self.limits, plain=not console.is_terminal, width=console.width
-        )
+        console, rows = self.console, self.transitions[start:]
+        plain = not console.is_terminal
+        widths = self._widths_above  # a part after a pause keeps the columns above, where its rows fit
+        if widths is None or not widths_hold(widths, column_needs(rows, self.limits)):
+            widths = table_widths(column_needs(rows, self.limits), console.width, plain=plain)
+        self._widths_drawn = widths
+        return format_transitions(rows, self.limits, plain=plain, widths=widths)
 
     @contextmanager
     def paused(self) -> Iterator[None]:
@@ -376,6 +468,7 @@ class TransitionView:
             self._live.stop()
             self._live = None
             self._live_from = len(self.transitions)  # the stopped table stays printed: continue below it
+            self._widths_above = self._widths_drawn
         yield  # the next transition starts a new live table below the prompt
 
     def close(self) -> None:
@@ -447,21 +540,46 @@ def print_outcome(
     observed = format_observed(state)
     if observed:
         console.print(_t("outcome.observed"), markup=False)
-        for line in observed:
-            console.print(f"  {line}", markup=False)
+        for line in observed:  # broken between values, never inside one; a continued line indented
+            parts = pieces(visible(line, one_line=True), console.width - 4)
+            parts[0] = ("", Text("  ") + parts[0][1])
+            console.print(flow(console, parts, indent=4), soft_wrap=True)
     console.print(_t("outcome.stop_line", reason=state.stop_reason, run_id=state.run_id), markup=False)
     print_tokens(console, state)
     if resume_hint:
         console.print(Text(_t("outcome.to_approve_elsewhere" if elsewhere else "outcome.to_resume")))
-        # A command to copy is one line, never wrapped (a terminal may fold it on screen, but a
-        # copied line stays the whole command); what else may be done follows it where it fits.
+        # A command to copy is never folded inside an argument: one line where it fits, else
+        # continued as a shell continues a line (` \`), so that it still copies and runs whole;
+        # what else may be done follows it where it fits.
         command, _, aside = resume_hint.partition(RESUME_ASIDE)
         line = f"  {command}"
         if aside and cell_len(line + RESUME_ASIDE + aside) <= console.width:
             line, aside = line + RESUME_ASIDE + aside, ""
-        console.print(Text(line), soft_wrap=True)
+        shown = line if cell_len(line) <= console.width else continued(command, console.width)
+        console.print(Text(shown), soft_wrap=True)  # an argument longer than the line stays whole
         if aside:
             console.print(flow(console, [("", Text(f"  {aside}"))]), soft_wrap=True)
+
+
+def continued(command: str, width: int) -> str:
+    """A shell command in lines of `width` cells broken between its arguments (a flag stays
+    with its value), each line but the last ending in ` \\`, as a shell continues one."""
+    words = shlex.split(command)
+    groups: list[str] = []
+    for word in words:
+        quoted = shlex.quote(word)
+        if groups and groups[-1].startswith("-") and " " not in groups[-1] and not word.startswith("-"):
+            groups[-1] += f" {quoted}"
+        else:
+            groups.append(quoted)
+    lines = [f"  {groups[0]}"]
+    for group in groups[1:]:
+        if cell_len(f"{lines[-1]} {group} \\") <= width:
+            lines[-1] += f" {group}"
+        else:
+            lines[-1] += " \\"
+            lines.append(f"      {group}")
+    return "\n".join(lines)
 
 
 SUMMARY_LINES = 2  # a call's result in the table: what it is and its key fields, in this many lines
@@ -470,7 +588,8 @@ SHOWN_VALUE = 40  # characters of one string value in that summary
 
 def call_detail(t: Transition, lang: str, width: int) -> str:
     """A call's row: the call, then its result summarised to fit SUMMARY_LINES lines of
-    `width` (its first values, a list or an object by its size); --trace shows it whole."""
+    `width` (its first values, a list or an object by its size), or one line more than the
+    call itself takes in a narrow column; --trace shows it whole."""
     payload = t.payload
     call = payload.call.line()
     if not payload.result.get("ok"):
@@ -478,16 +597,17 @@ def call_detail(t: Transition, lang: str, width: int) -> str:
     fields = summary_fields(payload.result.get("data"))
     console = Console(width=width)
 
+    def lines(text: str) -> int:
+        return len(wrap_cell(console, visible(text, one_line=True), width).plain.splitlines())
+
     def said(shown: list[str]) -> str:
         more = "…" if len(shown) < len(fields) else ""
         return f"{call} → {_t('detail.call_ok', lang=lang, data=', '.join(shown) + more)}"
 
+    room = max(SUMMARY_LINES, lines(said([])) + 1)
     shown: list[str] = []
     for field in fields:  # each that still fits, in order: a long one gives way to those after it
-        if (
-            len(wrap_cell(console, visible(said([*shown, field]), one_line=True), width).plain.splitlines())
-            <= SUMMARY_LINES
-        ):
+        if lines(said([*shown, field])) <= room:
             shown.append(field)
     return said(shown or fields[:1])
 

@@ -12,6 +12,8 @@ import json
 from collections.abc import Iterable
 
 from rich import box
+from rich.cells import cell_len
+from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
@@ -21,6 +23,7 @@ from orderbot.runs.audit import EVENTS, AuditCheck, AuditEntry
 from orderbot.runs.base import Waiting
 from orderbot.text import one_line
 from orderbot.ui.escape import visible
+from orderbot.ui.layout import wrap_cell
 from orderbot.ui.styles import STYLE_ERROR, STYLE_OK, STYLE_WARN
 
 WHOLE = 1 << 16  # a call is shown whole (a record's bounds keep it far shorter)
@@ -86,31 +89,58 @@ def format_waiting(rows: Iterable[Waiting], *, plain: bool, expired_before: str,
     return table
 
 
-def _call_lines(tool: str, arguments: str) -> Text:
+def _call_lines(tool: str, arguments: str, width: int = WHOLE) -> Text:
     """A call as the audit table shows it: its tool, then each argument on a line of its own
-    (`order_id="ORD-1002"`), so a narrow column breaks between arguments, not inside an id.
+    (`order_id="ORD-1002"`), so a narrow column breaks between arguments, not inside an id;
+    an argument wider than `width` goes on after its `=`, its value whole on the next line.
     Arguments that are not a JSON object are shown whole after the tool, as describe_call does."""
     try:
         parsed = json.loads(arguments)
     except ValueError:
         parsed = None
     if not isinstance(parsed, dict) or not parsed:
-        return cell(describe_call(tool, arguments, WHOLE))
-    shown = [f"  {key}={json.dumps(value, ensure_ascii=False)}" for key, value in parsed.items()]
-    return _lines(cell(tool), *(cell(line) for line in shown))
+        return _wrapped(describe_call(tool, arguments, WHOLE), width)
+    shown = [f"{key}={json.dumps(value, ensure_ascii=False)}" for key, value in parsed.items()]
+    return _lines(_wrapped(tool, width), *(_wrapped(line, width - 2, first="  ", rest="    ") for line in shown))
+
+
+def _wrapped(value: str, width: int, *, first: str = "", rest: str = "") -> Text:
+    """`value` shown safely in lines of `width` cells, broken between words and values only
+    (layout.wrap_cell); `first` and `rest` begin its first and its other lines."""
+    shown = visible(value, one_line=True)
+    if width >= WHOLE:
+        return Text(first + shown)
+    lines = wrap_cell(Console(width=max(width, 1)), shown, max(width, 1)).plain.split("\n")
+    return Text("\n".join((rest if index else first) + line for index, line in enumerate(lines)))
 
 
 def format_audit(entries: Iterable[AuditEntry], *, plain: bool, width: int | None = None) -> Table:
     """Audit entries, oldest first: what happened to which call, for whom, by whom. In a
-    narrow terminal an entry takes three lines (its number, time and run; its event and
-    customer; who asked and who decided), so that every id and time stays whole."""
+    narrow terminal an entry takes a few lines (its time and run; its number and event, its
+    customer, who asked and who decided), so that every id and time stays whole and the call
+    has the rest of the line, broken between its arguments."""
+    entries = list(entries)
     table = _table(plain)
     stacked = _stacked(plain, width, below=AUDIT_STACKED_BELOW)
+    call_cells = WHOLE
     if stacked:
-        table.add_column(f"#\n{t('table.time')}\n{t('table.run_id')}", no_wrap=True)
-        table.add_column(f"{t('table.event')}\n{t('table.customer')}", no_wrap=True)
-        table.add_column(f"{t('table.requested_by')}\n{t('table.decided_by')}", no_wrap=True)
+        times = [t("table.time"), t("table.run_id")]
+        people = [f"# {t('table.event')}", t("table.customer"), t("table.requested_by"), t("table.decided_by")]
+        firsts = [len("2026-12-01 10:04:05"), *(cell_len(e.run_id) for e in entries), *map(cell_len, times)]
+        seconds = [*map(cell_len, people)]
+        for e in entries:
+            seconds += [cell_len(f"{e.seq} {audit_event(e.event)}"), *(cell_len(visible(v or "-", one_line=True))
+                        for v in (e.customer, e.requested_by, e.decided_by))]  # fmt: skip
+        call_cells = (width or WHOLE) - max(firsts) - max(seconds) - 10  # three columns: edges, rules, padding
+        narrow = call_cells < len('  payment_method_id="paypal_0000000"')  # the second column goes under the first
+        if narrow:
+            call_cells = (width or WHOLE) - max(*firsts, *seconds) - 7
+            table.add_column("\n".join([*times, *people]), no_wrap=True)
+        else:
+            table.add_column("\n".join(times), no_wrap=True)
+            table.add_column("\n".join(people), no_wrap=True)
         table.add_column(t("table.call"), ratio=1, overflow="fold")
+        call_cells = max(1, call_cells)
     else:
         for name, justify in (
             ("table.seq", "right"),
@@ -124,19 +154,20 @@ def format_audit(entries: Iterable[AuditEntry], *, plain: bool, width: int | Non
         ):
             table.add_column(t(name), justify=justify, no_wrap=name != "table.call", overflow="fold")
     for entry in entries:
-        # The call and a rejection's reason whole, each wrapped at its spaces: what was decided.
-        shown = _call_lines(entry.tool, entry.arguments)
+        # The call and a rejection's reason whole, each wrapped between words: what was decided.
+        shown = _call_lines(entry.tool, entry.arguments, call_cells)
         if entry.reason:
-            shown = _lines(shown, Text(t("audit.reason", reason=visible(entry.reason, one_line=True))))
-        event = Text(visible(audit_event(entry.event), one_line=True), style=EVENT_STYLES.get(entry.event, ""))
+            shown = _lines(shown, _wrapped(t("audit.reason", reason=entry.reason), call_cells))
+        style = EVENT_STYLES.get(entry.event, "")
+        event = Text(visible(audit_event(entry.event), one_line=True), style=style)
         at = cell(entry.at.replace("T", " ")[:19])
         if stacked:
-            table.add_row(
-                _lines(Text(str(entry.seq)), at, cell(entry.run_id)),
-                _lines(event, cell(entry.customer)),
-                _lines(cell(entry.requested_by), cell(entry.decided_by)),
-                shown,
+            when = _lines(at, cell(entry.run_id))
+            who = _lines(
+                Text.assemble(f"{entry.seq} ", event),
+                *map(cell, (entry.customer, entry.requested_by, entry.decided_by)),
             )
+            table.add_row(*([_lines(when, who)] if narrow else [when, who]), shown)
         else:
             table.add_row(
                 str(entry.seq), at, event, cell(entry.run_id), shown,

@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 from rich import box
+from rich.cells import cell_len
 from rich.console import Console
 from rich.panel import Panel
 from rich.table import Table
@@ -27,7 +28,7 @@ from orderbot.loop.state import Event, Phase, RunState, describe_call
 from orderbot.loop.transitions import Awaiting, Called, Finished, Recorded, Transition
 from orderbot.text import cut
 from orderbot.ui.describe import decision_words, describe, stop_words
-from orderbot.ui.layout import flow
+from orderbot.ui.layout import flow, flow_dots, wrap_cell
 from orderbot.ui.styles import STYLE_DIM, STYLE_ERROR, STYLE_OK, STYLE_PHASE, STYLE_WARN
 
 MAX_SHOWN_CHARS = 1500  # of one pretty-printed argument or result block
@@ -90,11 +91,13 @@ def _new_step(step: int) -> dict:
         "steps_used": 0,
         "calls_used": 0,
         "elapsed": 0.0,
+        "phases": [],
     }
 
 
 def _absorb(rec: dict, t: Transition) -> None:
     payload = t.payload
+    rec["phases"].append([str(t.from_), str(t.to)])
     request = getattr(payload, "request", None)  # a proposal's, or that of the request a run stopped after
     if request is not None:
         sent = request.as_json()
@@ -258,10 +261,27 @@ def step_label(rec: dict) -> str:
     return _t("trace.step", step=rec["step"]) if rec.get("sent") or rec["calls"] else _t("trace.run")
 
 
-def format_step_line(rec: dict, limits: Limits) -> list[tuple[str, Text]]:
+def phase_path(pairs: list[list[str]]) -> str:
+    """The phases a step went through, each from → to joined where one ends as the next
+    begins (`plan → act → observe → plan`), in the UI language."""
+    pairs = [pair for index, pair in enumerate(pairs) if index == 0 or pairs[index - 1] != pair]  # a call each
+    path = ""
+    for index, (source, target) in enumerate(pairs):
+        if index == 0 or pairs[index - 1][1] != source:
+            path += (", " if path else "") + _t(f"phase.{source}")
+        path += f" → {_t(f'phase.{target}')}"
+    return path
+
+
+def format_step_line(rec: dict, limits: Limits, *, before: list[list[str]] = ()) -> list[tuple[str, Text]]:
     """The REPL's default view: one line per step, as parts that orderbot.ui.layout.flow
-    breaks between (a call, the stop and the budget each stay whole where they fit)."""
+    breaks between (a call, the stop and the budget each stay whole where they fit): the
+    step, the phases it went through (after `before`, the start of the run), its calls, its
+    stop and the budget used."""
     parts: list[tuple[str, Text]] = [("", Text(step_label(rec), style=STYLE_PHASE))]
+    path = phase_path([*before, *rec.get("phases", [])])
+    if path:
+        parts.append((" · ", Text(path, style=STYLE_PHASE)))
     for call in rec["calls"]:
         decision = call.get("decision", "")
         part = Text(format_call(call))
@@ -286,21 +306,21 @@ def format_step_line(rec: dict, limits: Limits) -> list[tuple[str, Text]]:
     return parts
 
 
-def format_step_panel(rec: dict, *, plain: bool = False) -> Panel:
-    """The `--trace` view of one step: a panel of labelled rows."""
-    grid = Table.grid(padding=(0, 2))
-    grid.add_column(style="bold" if not plain else "", no_wrap=True)
-    grid.add_column(overflow="fold")
-    grid.add_row(_t("trace.sent"), Text(format_sent(rec)))  # Text everywhere: the model wrote much of this
+def format_step_panel(rec: dict, *, plain: bool = False, width: int | None = None) -> Panel:
+    """The `--trace` view of one step: a panel of labelled rows, `width` cells wide at most.
+    A value breaks between words, ids and JSON members (layout.pieces), never inside one."""
+    rows: list[tuple[str, Text]] = []
+    rows.append((_t("table.transition"), Text(phase_path(rec.get("phases", [])), style=STYLE_PHASE)))
+    rows.append((_t("trace.sent"), Text(format_sent(rec))))  # Text everywhere: the model wrote much of this
     if rec.get("proposed"):
-        grid.add_row(_t("trace.proposed"), counted(len(rec["proposed"]), "tool_call"))
+        rows.append((_t("trace.proposed"), counted(len(rec["proposed"]), "tool_call")))
     elif rec.get("text"):
-        grid.add_row(_t("trace.answered"), Text(rec["text"]))
+        rows.append((_t("trace.answered"), Text(rec["text"])))
     for index, call in enumerate(rec["calls"], 1):
-        grid.add_row(
-            _t("trace.call", index=index), Text(f"{call.get('name')}  ({call.get('call_id')})", style=STYLE_PHASE)
+        rows.append(
+            (_t("trace.call", index=index), Text(f"{call.get('name')}  ({call.get('call_id')})", style=STYLE_PHASE))
         )
-        grid.add_row("  " + _t("trace.arguments"), Text(pretty(call.get("arguments"))))
+        rows.append(("  " + _t("trace.arguments"), Text(pretty(call.get("arguments")))))
         decision = Text(decision_text(call), style=decision_style(call.get("decision", "")))
         if call.get("why") and call.get("decision") != "not_executed":
             decision.append(_t("trace.why", why=from_english(call["why"], "tool_error.")))  # the model got the English
@@ -315,17 +335,24 @@ def format_step_panel(rec: dict, *, plain: bool = False) -> Panel:
             decision.append(f": {why}")
         if call.get("ms") is not None:
             decision.append(_t("trace.ms", ms=f"{call['ms']:g}"), style=STYLE_DIM)
-        grid.add_row("  " + _t("trace.decision"), decision)
+        rows.append(("  " + _t("trace.decision"), decision))
         if call.get("result") is not None:
-            grid.add_row("  " + _t("trace.result"), Text(format_result(call)))
+            rows.append(("  " + _t("trace.result"), Text(format_result(call))))
     stop = rec.get("stop")
     if stop:
         if stop["reason"] == StopReason.ANSWERED:  # the answer is already shown above
-            grid.add_row(_t("trace.finish"), Text(stop["reason"], style=STYLE_OK))
+            rows.append((_t("trace.finish"), Text(stop["reason"], style=STYLE_OK)))
         else:
-            grid.add_row(_t("trace.finish"), Text(f"{stop['reason']}: {stop_detail(stop)}", style=STYLE_ERROR))
-    grid.add_row(_t("trace.time"), Text(format_times(rec)))
-    grid.add_row(_t("trace.budget_left"), Text(format_budget_left(rec.get("budget_left"))))
+            rows.append((_t("trace.finish"), Text(f"{stop['reason']}: {stop_detail(stop)}", style=STYLE_ERROR)))
+    rows.append((_t("trace.time"), Text(format_times(rec))))
+    rows.append((_t("trace.budget_left"), Text(format_budget_left(rec.get("budget_left")))))
+    labels = max(cell_len(label) for label, _ in rows)
+    values = max(10, (width or 1 << 16) - 4 - labels - 2)  # the panel's edges and padding, the grid's gap
+    grid = Table.grid(padding=(0, 2))
+    grid.add_column(style="bold" if not plain else "", no_wrap=True)
+    grid.add_column(overflow="fold")
+    for label, value in rows:
+        grid.add_row(label, wrap_value(value, values))
     return Panel(
         grid,
         title=step_label(rec),
@@ -333,6 +360,32 @@ def format_step_panel(rec: dict, *, plain: bool = False) -> Panel:
         box=box.ASCII if plain else box.ROUNDED,
         border_style="" if plain else STYLE_PHASE,
     )
+
+
+def wrap_value(value: str | Text, width: int) -> Text:
+    """A panel's value in lines of `width` cells, broken where a table cell breaks
+    (layout.wrap_cell), each line keeping its indent (pretty JSON) and its styles."""
+    text = value if isinstance(value, Text) else Text(value)
+    measure = Console(width=max(width, 1))  # measures only: never prints
+    lines: list[Text] = []
+    start = 0
+    for line in text.plain.split("\n"):
+        body = line.lstrip(" ")
+        lead = len(line) - len(body)
+        original = text[start + lead : start + len(line)]
+        start += len(line) + 1
+        cursor = 0
+        for piece in wrap_cell(measure, body, max(1, width - lead)).plain.split("\n"):
+            # The piece is the body's text from here, but for runs of spaces it made one.
+            while cursor < len(body) and body[cursor] == " ":
+                cursor += 1
+            begin = cursor
+            for char in piece:
+                cursor += 1
+                while char == " " and cursor < len(body) and body[cursor] == " ":
+                    cursor += 1
+            lines.append(Text(" " * lead) + original[begin:cursor])
+    return Text("\n").join(lines)
 
 
 def stop_detail(stop: dict) -> str:
@@ -390,24 +443,31 @@ class TraceView(_StepPrinter):
     """`--trace`: the limits once, then one panel per step."""
 
     def started(self, transition: Transition) -> None:
-        self.console.print(Text(f"{describe(transition).event} · {format_limits(self.limits)}", style=STYLE_DIM))
+        path = phase_path([[str(transition.from_), str(transition.to)]])
+        line = f"{path} · {describe(transition).event} · {format_limits(self.limits)}"
+        self.console.print(flow_dots(self.console, line, STYLE_DIM), soft_wrap=True)
 
     def print_step(self, rec: dict) -> None:
-        self.console.print(format_step_panel(rec, plain=not self.console.is_terminal))
+        console = self.console
+        console.print(format_step_panel(rec, plain=not console.is_terminal, width=console.width))
 
 
 class StepLines(_StepPrinter):
-    """The REPL's compact view: one line per step."""
+    """The REPL's compact view: one line per step; the first also shows how the run started."""
+
+    def started(self, transition: Transition) -> None:
+        self._start = [[str(transition.from_), str(transition.to)]]
 
     def print_step(self, rec: dict) -> None:
+        before, self._start = getattr(self, "_start", []), []
         # Broken only between a step's parts, never inside a word (orderbot.ui.layout).
-        self.console.print(flow(self.console, format_step_line(rec, self.limits)), soft_wrap=True)
+        self.console.print(flow(self.console, format_step_line(rec, self.limits, before=before)), soft_wrap=True)
 
 
 def print_trace(console: Console, transitions: list[Transition]) -> None:
     """All steps of a finished run at once (for `runs show --trace`)."""
     for rec in trace_steps(transitions):
-        console.print(format_step_panel(rec, plain=not console.is_terminal))
+        console.print(format_step_panel(rec, plain=not console.is_terminal, width=console.width))
 
 
 __all__ = ["StepLines", "TraceView", "format_step_line", "format_step_panel", "print_trace", "trace_steps"]

@@ -244,7 +244,7 @@ def test_runs_show_reproduces_the_table_of_ask(orders_file):
 
 def _table(output: str) -> list[str]:
     lines = output.splitlines()
-    start = next(i for i, line in enumerate(lines) if line.split()[:2] == ["step", "event"])
+    start = next(i for i, line in enumerate(lines) if line.split()[:1] == ["step"] and "detail" in line)
     end = next(i for i in range(start, len(lines)) if lines[i].startswith("+"))  # the answer panel
     return lines[start:end]
 

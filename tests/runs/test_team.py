@@ -7,6 +7,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import shlex
 import sqlite3
 from pathlib import Path
 
@@ -309,6 +310,46 @@ def test_at_80_columns_the_queue_and_the_audit_wrap_the_action_and_reason_at_wor
     assert 'order_id="ORD-1002"' in audited and "rejected" in _words(audited)
 
 
+RETAIL = Path(__file__).parents[1] / "fixtures" / "tau2-retail" / "db.json"
+OLIVIA = "olivia_ito_3591"
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_at_80_columns_the_audit_and_the_runs_keep_every_value_whole(tmp_path, runs_db, lang):
+    """A retail return's call (a long tool name, a list of item ids, a payment method), a
+    customer's id and an e-mail in a question: each whole on one line of its table, the
+    table within 80 columns; lines break between values, never inside one."""
+    import shutil
+
+    from orderbot.i18n import set_language
+    from orderbot.runs.stores import open_run_store
+    from orderbot.settings import load_settings
+    from orderbot.ui.presentation import format_runs
+    from orderbot.ui.team import format_audit
+
+    shop = tmp_path / "shop.json"
+    shutil.copyfile(RETAIL, shop)
+    where = ("--runs", runs_db, "--orders", str(shop))
+    asked = cli("ask", "--json", *where, "--user", OLIVIA, "I want to return the sneakers from order #W5866402")
+    run_id = json.loads(asked.stdout)["run_id"]
+    assert cli("approvals", "approve", run_id, *where).exit_code == 0
+    assert cli("ask", *where, "I am olivia.ito5204@example.com, where is #W5866402?").exit_code == 0
+    set_language(lang)
+    store = open_run_store(load_settings(runs=runs_db))
+    try:
+        audited = _rendered(format_audit(list(store.audit_entries()), plain=False, width=80), 80).splitlines()
+        listed = _rendered(format_runs(list(store.summaries()), plain=False, width=80), 80).splitlines()
+    finally:
+        store.close()
+        set_language(None)
+    call = ["return_delivered_order_items", 'item_ids=["9727387530"]', 'payment_method_id="paypal_8049766"']
+    for lines, values in ((audited, [*call, 'order_id="#W5866402"', OLIVIA, run_id]),
+                          (listed, [OLIVIA, run_id, "olivia.ito5204@example.com,", "#W5866402"])):  # fmt: skip
+        assert max(map(len, lines)) <= 80 and "…" not in "".join(lines), "\n".join(lines)
+        for value in values:
+            assert any(value in line for line in lines), f"{value!r} broken:\n" + "\n".join(lines)
+
+
 @pytest.mark.parametrize("quiet", [False, True])
 def test_a_pause_under_four_eyes_says_another_operator_must_approve(orders_file, runs_db, quiet):
     """The requester may not approve it: the pause says so (with -q, in its one line on stderr)
@@ -322,8 +363,9 @@ def test_a_pause_under_four_eyes_says_another_operator_must_approve(orders_file,
     assert "your approval" not in result.output
     if not quiet:
         [run_id] = [row["run_id"] for row in queue(runs_db)]
-        assert f"  orderbot approvals approve {run_id} --runs {runs_db}" in result.output.splitlines()
-        assert "To approve it, at another operator's desk:" in result.output
+        # Copied, it runs: at 80 columns it is continued between its arguments, as a shell continues a line.
+        shown = result.output.split("To approve it, at another operator's desk:\n")[1].split("\n  (")[0]
+        assert shlex.split(shown.replace("\\\n", "")) == ["orderbot", "approvals", "approve", run_id, "--runs", runs_db]
 
 
 @pytest.mark.slow  # terminal sessions

@@ -136,8 +136,8 @@ PAUSED_FOR_ANOTHER = {
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_a_pause_under_four_eyes_gives_the_command_another_desk_runs_with_its_own_login(team, lang):
     """The requester may not approve: the pause says another operator must, and its command
-    (one line, however narrow the terminal) names LOGIN in both URLs; at desk2, LOGIN
-    replaced by desk2, it approves and executes the call."""
+    (continued between its arguments where the line is short, as a shell continues one) names
+    LOGIN in both URLs; at desk2, LOGIN replaced by desk2, it approves and executes the call."""
     _four_eyes_and_desk2_approves(team)
     desk1, desk1_env = _at_desk(team, "desk1")
     asked = run(
@@ -146,9 +146,9 @@ def test_a_pause_under_four_eyes_gives_the_command_another_desk_runs_with_its_ow
     assert asked.exit_code == ExitCode.AWAITING_APPROVAL, asked.output
     assert PAUSED_FOR_ANOTHER[lang] in asked.output and "your approval" not in asked.output, asked.output
     run_id = re.search(r"\d{6}-\d{6}-[0-9a-f]{4}", asked.output)[0]
-    [command] = [
-        line.strip() for line in asked.output.splitlines() if line.lstrip().startswith("orderbot approvals approve")
-    ]
+    shown = asked.output[asked.output.index("orderbot approvals approve") :].splitlines()
+    end = next(i for i, line in enumerate(shown) if not line.endswith(" \\"))
+    command = shlex.join(shlex.split("\n".join(shown[: end + 1]).replace("\\\n", "")))  # as a shell reads it pasted
     anyone = desk1.replace("desk1@", "LOGIN@")
     assert command == f"orderbot approvals approve {run_id} --runs {anyone} --orders {anyone}", asked.output
 

@@ -40,7 +40,7 @@ ALLOWED = {
     "offline", "openai", "OpenAI", "chat", "auto", "planner", "gpt", "mini", "fake", "sample", "retail", "tau", "bench",
     *(str(reason) for reason in StopReason), "incomplete",
     "on", "off", "y", "N", "Ctrl", "UTC", "URL", "API", "JSON", "ID", "SQLite", "PostgreSQL", "PayPal",
-    "SIGTERM", "echo", "all", "exit", "quit", "MCP", "Bearer", "PGOPTIONS", "chmod", "none",
+    "SIGTERM", "echo", "all", "exit", "quit", "help", "clear", "MCP", "Bearer", "PGOPTIONS", "chmod", "none",
     "ASCII", "NUL", "ORD", "psycopg", "http", "https", "llama", "cpp", "vLLM", "jinja", "zh", "en", "true", "false",
     "null", "ok",
 }  # fmt: skip

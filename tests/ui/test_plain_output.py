@@ -75,7 +75,9 @@ def test_piped_repl_reads_lines_and_prints_plain_text():
     result = orderbot_piped("repl", stdin="查询 ORD-1001\n/exit\n")
     assert result.returncode == 0, result.stderr
     assert ESC not in result.stdout
-    assert 'step 1 · get_order_status(order_id="ORD-1001") → executed' in result.stdout
+    assert 'step 1 · start → plan → act → observe → plan · get_order_status(order_id="ORD-1001") → executed' in (
+        result.stdout
+    )
     assert "订单 ORD-1001 的状态是：已发货。" in result.stdout
 
 

@@ -91,8 +91,8 @@ def test_three_turns_with_carried_context_inline_approval_and_ctrl_d(spawn, orde
     child = spawn()
     child.expect_exact(PROMPT)
     first = say(child, "查询 ORD-1001")
-    assert 'step 1 · get_order_status(order_id="ORD-1001") → executed' in first
-    assert "step 2 · answered" in first and "订单 ORD-1001 的状态是：已发货。" in first
+    assert 'step 1 · start → plan → act → observe → plan · get_order_status(order_id="ORD-1001") → executed' in first
+    assert "step 2 · plan → finish · answered" in first and "订单 ORD-1001 的状态是：已发货。" in first
     second = say(child, "那 ORD-1002 呢？")
     assert "订单 ORD-1002 的状态是：处理中。" in second
     # "它" is the order of the turn before: only the carried history can say which one
@@ -142,7 +142,7 @@ def test_limits_change_what_the_next_run_obeys_and_a_stopped_run_can_continue(sp
     assert "stopped: step_limit" in out and "[1/1 steps" in out and "not executed" in out
     child.send("c")  # one key, no Enter
     child.expect_exact(PROMPT)
-    assert 'step 2 · get_order_status(order_id="ORD-1001") → executed' in child.before
+    assert 'get_order_status(order_id="ORD-1001") → executed' in child.before.split("step 2 · ")[1]
     assert "订单 ORD-1001 的状态是：已发货。" in child.before
     child.sendline("查询 ORD-1002")
     child.expect_exact("Press c to continue")
@@ -203,7 +203,7 @@ def test_ctrl_c_cancels_the_running_request_and_the_next_prompt_works(spawn):
         assert arrived.wait(WAIT), "the request never reached the fake API"
         child.sendintr()
         child.expect_exact(PROMPT)
-        assert "run · stopped: cancelled" in child.before and "Cancelled." in child.before
+        assert "run · start → plan → finish · stopped: cancelled" in child.before and "Cancelled." in child.before
         assert "stop reason: cancelled" in child.before
         out = say(child, "第二个问题")
         assert "你好，我在。" in out

@@ -179,6 +179,15 @@ def test_an_answer_step_has_its_text_and_no_calls(toolbox, clock):
     assert steps == [{**steps[0], "calls": [], "text": "你好", "stop": {"reason": "answered", "detail": "你好"}}]
 
 
+def test_each_step_record_names_its_moves(toolbox, clock):
+    model = ScriptedModel([calls(call("get_order_status", {"order_id": "ORD-1001"})), text("好的")])
+    state, steps = run_engine(model, toolbox, Limits(), clock)
+    assert [step["phases"] for step in steps] == [
+        [["plan", "act"], ["act", "observe"], ["observe", "plan"]],
+        [["plan", "finish"]],
+    ]
+
+
 def test_a_record_cut_off_mid_step_still_lists_its_calls(toolbox, clock):
     seen = []
     state = RunState.start("查询", run_id="r2")
