@@ -149,4 +149,6 @@ def _runs(start: int, end: int, cuts: list[int]) -> list[tuple[int, int]]:
 def wrap_cell(console: Console, text: str, width: int) -> Text:
     """A table cell's text broken into lines of `width` cells at `pieces()` breaks only
     (a run longer than the line is folded: nothing else could hold it)."""
+    if cell_len(text) <= width:  # the common case, and a cell's text as it is
+        return Text(text)
     return flow(console, pieces(text, width), width, indent=0, least=1)

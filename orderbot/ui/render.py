@@ -137,7 +137,7 @@ def format_transitions(
         numeric = name in ("table.step", "table.ms")
         table.add_column(heading, width=widths[name], justify="right" if numeric else "left", overflow="fold")
     for t, words in zip(transitions, said, strict=True):
-        phases = phase_cell(console, t, widths["table.transition"])
+        phases = phase_cell(t, widths["table.transition"])
         # Outside text: never Rich markup, never raw controls.
         event_width = widths["table.transition" if stacked else "table.event"]
         event = wrap_cell(console, visible(words.event, one_line=True), event_width)
@@ -152,12 +152,12 @@ def format_transitions(
     return table
 
 
-def phase_cell(console: Console, t: Transition, width: int) -> Text:
+def phase_cell(t: Transition, width: int) -> Text:
     """`from → to`, broken after the arrow only when the pair is wider than its column."""
-    parts = [("", Text(f"{_t(f'phase.{t.from_}')} →")), (" ", Text(_t(f"phase.{t.to}")))]
-    cell = flow(console, parts, width, indent=0, least=1)
-    cell.stylize(STYLE_PHASE)
-    return cell
+    source, target = _t(f"phase.{t.from_}"), _t(f"phase.{t.to}")
+    if cell_len(f"{source} → {target}") <= width:
+        return Text(f"{source} → {target}", style=STYLE_PHASE)
+    return Text(f"{source} →\n{target}", style=STYLE_PHASE)
 
 
 # The layouts of the transitions table, richest first. As the line gets shorter the ms column
