@@ -109,7 +109,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--rounds", type=int, default=9)
     parser.add_argument("--runs", type=int, default=40, help="runs per side per round")
-    parser.add_argument("--dir", type=Path, default=None, help="where the state directory goes (default: a temporary one)")
+    parser.add_argument(
+        "--dir", type=Path, default=None, help="where the state directory goes (default: a temporary one)"
+    )
     options = parser.parse_args()
     from orderbot.runs.stores import open_run_store
     from orderbot.settings import load_settings
@@ -136,10 +138,14 @@ def main() -> None:
     def ms(values: list[float]) -> str:
         return f"{min(values) * 1e3:.2f} / {statistics.median(values) * 1e3:.2f} ms"
 
-    print(f"{options.rounds} rounds × {options.runs} runs a side, state directory on {kind}, store: {type(store.store).__name__}")
+    print(
+        f"{options.rounds} rounds × {options.runs} runs a side, state directory on {kind}, store: {type(store.store).__name__}"
+    )
     print(f"  store work per run (saves + prune)     {ms(ours)}")
     print(f"  plain durable writes of the same bytes {ms(base)}")
-    print(f"  ratio (median of per-round ratios)     {statistics.median(ratios):.2f}×  (of mins {min(ours) / min(base):.2f}×)")
+    print(
+        f"  ratio (median of per-round ratios)     {statistics.median(ratios):.2f}×  (of mins {min(ours) / min(base):.2f}×)"
+    )
     print(f"  opening the store in a process         {ms(opened)}  (info)")
 
 

@@ -17,10 +17,10 @@ from pathlib import Path
 import anyio
 import mcp_types as types
 from mcp import Client
+from runkit import open_store
 
 from orderbot.commands.mcp import compose
 from orderbot.mcp import server
-from orderbot.runs.store import RunStore
 from orderbot.settings import load_settings
 from orderbot.shops.session import session_over
 from orderbot.shops.source import parse_source
@@ -52,7 +52,7 @@ class Served:
 
     def __init__(self, source, state: Path, *, user: str | None = None, queue: bool = False, clock=None, **settings):
         self.shop = session_over(parse_source(source), writable=True, user=user)
-        self.runs = RunStore(state)
+        self.runs = open_store(state)
         chosen = load_settings(**{"max_tool_calls": 20, "timeout": 60.0, "user": user, **settings})
         self.session, self.server = compose(server, chosen, self.runs, self.shop, queue=queue, clock=clock)
 

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 from clikit import cli
+from runkit import run_ids
 
 from orderbot.errors import ModelError
 from orderbot.models.scripted import ScriptedModel, call, calls
@@ -218,8 +219,8 @@ def test_offline_ask_imports_nothing_heavy():
     assert not [line for line in result.stderr.splitlines() if HEAVY.search(line)]
 
 
-def _records() -> list[Path]:
-    return list((Path(os.environ["ORDERBOT_STATE_DIR"]) / "runs").glob("*.json"))
+def _records() -> list[str]:
+    return run_ids()
 
 
 def test_no_log_runs_without_a_record_and_refuses_a_side_effect_before_it_runs(orders_file):

@@ -8,6 +8,7 @@ import json
 from pathlib import Path
 
 from clikit import cli
+from runkit import open_store
 
 import orderbot.runner as runner_module
 from orderbot.loop.dispatch import Toolbox
@@ -16,7 +17,6 @@ from orderbot.loop.state import RunState
 from orderbot.models.scripted import ScriptedModel, call, calls, text
 from orderbot.runner import Runner
 from orderbot.runs.record import COMMITTED, EXECUTING
-from orderbot.runs.store import RunStore, read_record
 from orderbot.shops.sample.tools import order_tools
 
 PACKAGE = Path(__file__).resolve().parents[1] / "orderbot"
@@ -24,24 +24,24 @@ CANCEL = {"order_id": "ORD-1002", "reason": "不要了"}
 
 
 def test_the_record_is_on_disk_before_any_view_sees_a_transition(toolbox, tmp_path):
-    runs = RunStore(tmp_path / "state")
+    runs = open_store(tmp_path / "state")
     model = ScriptedModel([calls(call("get_order", {"order_id": "ORD-1001"})), text("已发货")])
     state = RunState.start("查询 ORD-1001", user="C001")
     shown, on_disk_when_shown = [], []
 
     def view(transition, state):
         shown.append(str(transition.kind))
-        on_disk_when_shown.append(read_record(runs.path(state.run_id)).run_id == state.run_id)
+        on_disk_when_shown.append(open_store(tmp_path / "state").load(state.run_id).run_id == state.run_id)
 
     Runner(toolbox, model, runs, provider="scripted").start(state, Limits(), views=[view])
     assert state.stop_reason is StopReason.ANSWERED
     assert on_disk_when_shown and all(on_disk_when_shown)
     # A read-only run is written at its start and at its stop: then with every transition.
-    assert [t["kind"] for t in read_record(runs.path(state.run_id)).transitions] == shown
+    assert [t["kind"] for t in open_store(tmp_path / "state").load(state.run_id).transitions] == shown
 
 
 def test_an_approved_call_is_noted_on_disk_before_it_runs_and_committed_after(store, tmp_path):
-    runs = RunStore(tmp_path / "state")
+    runs = open_store(tmp_path / "state")
     model = ScriptedModel([calls(call("cancel_order", CANCEL, call_id="c1")), text("已取消")])
     state = RunState.start("取消 ORD-1002", user="C001")
     on_disk_while_running = []
@@ -50,7 +50,7 @@ def test_an_approved_call_is_noted_on_disk_before_it_runs_and_committed_after(st
     real_cancel = next(t for t in tools if t.name == "cancel_order").run
 
     def cancel(args, ctx):
-        on_disk_while_running.append(read_record(runs.path(state.run_id)).side_effects)
+        on_disk_while_running.append(open_store(tmp_path / "state").load(state.run_id).side_effects)
         return real_cancel(args, ctx)
 
     tools = [t if t.name != "cancel_order" else dataclasses.replace(t, run=cancel) for t in tools]
@@ -64,7 +64,7 @@ def test_an_approved_call_is_noted_on_disk_before_it_runs_and_committed_after(st
 
 
 def test_a_paused_run_resumes_through_the_runner_and_appends_to_its_record(toolbox, tmp_path):
-    runs = RunStore(tmp_path / "state")
+    runs = open_store(tmp_path / "state")
     state = RunState.start("取消 ORD-1002", user="C001")
     Runner(toolbox, ScriptedModel([calls(call("cancel_order", CANCEL, call_id="c1"))]), runs).start(state, Limits())
     assert state.stop_reason is StopReason.AWAITING_APPROVAL

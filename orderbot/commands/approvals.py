@@ -33,13 +33,13 @@ from orderbot.commands.common import (
     StrictClaims,
     Timeout,
     errors_to_exit_codes,
+    open_store,
 )
 from orderbot.commands.resume import Orders, Provider
 from orderbot.commands.run import Resume, run
 from orderbot.errors import UsageError
 from orderbot.i18n import t
 from orderbot.runs.record import utc_iso
-from orderbot.runs.stores import open_run_store
 from orderbot.settings import load_settings
 from orderbot.ui.escape import arguments_value, json_text  # --json: valid JSON, no raw controls
 from orderbot.ui.layout import print_whole
@@ -72,7 +72,7 @@ def list_waiting(
         return  # `approvals approve ...`: the subcommand does the work
     with errors_to_exit_codes():
         settings = load_settings(runs=runs, state_dir=state_dir)
-        store = open_run_store(settings)
+        store = open_store(settings)
         try:
             rows = list(islice(store.waiting(limit=limit), limit))
         finally:

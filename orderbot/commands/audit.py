@@ -17,11 +17,10 @@ from typing import Annotated
 import typer
 
 from orderbot.commands import COMMAND_HELP
-from orderbot.commands.common import Json, Runs, StateDir, errors_to_exit_codes
+from orderbot.commands.common import Json, Runs, StateDir, errors_to_exit_codes, open_store
 from orderbot.errors import UsageError
-from orderbot.i18n import t
+from orderbot.i18n import say, t
 from orderbot.runs.audit import matches, verify
-from orderbot.runs.stores import open_run_store
 from orderbot.settings import load_settings
 from orderbot.ui.escape import json_text  # --json: valid JSON, no raw controls
 from orderbot.ui.layout import print_whole
@@ -70,7 +69,7 @@ def audit(
     with errors_to_exit_codes():
         since_at, until_at = _stamp("--since", since), _stamp("--until", until)
         noted = _head(head, check)
-        store = open_run_store(load_settings(runs=runs, state_dir=state_dir))
+        store = open_store(load_settings(runs=runs, state_dir=state_dir))
         try:
             if check:
                 _verify(store, json_out, noted)
@@ -101,7 +100,7 @@ def _verify(store, json_out: bool, head: str | None) -> None:
     extra = store.audit_problems()
     intact = found.intact and not extra
     if json_out:
-        problems = [p.text("en") for p in (*found.problems, *extra)]
+        problems = [say(p, "en") for p in (*found.problems, *extra)]  # untranslated: --json is English
         doc = {
             "intact": intact,
             "entries": found.entries,

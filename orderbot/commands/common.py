@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from orderbot.errors import ExitCode, OrderbotError, Terminated, UsageError
+from orderbot.errors import ExitCode, OrderbotError, Phrase, Terminated, UsageError
 from orderbot.i18n import say, t
 from orderbot.loop.limits import SPEC_OF, StopReason
 from orderbot.models import FACTORIES
@@ -26,6 +26,7 @@ from orderbot.ui.terminal import end_quietly_on_closed_pipe
 
 if TYPE_CHECKING:
     from orderbot.runner import RunResult
+    from orderbot.runs.base import BaseRunStore
 
 
 # How each way a run stops becomes the exit code; errors before a run are 1, bad input 6.
@@ -84,6 +85,22 @@ User = Annotated[
         show_default=False,
     ),
 ]
+
+
+def open_store(settings: Settings) -> BaseRunStore:
+    """The run store the settings name (orderbot.runs.stores.open_run_store). When this
+    process took over an earlier orderbot's JSON records, it says so on stderr: what came
+    over, where the old files went, and each file or line left out, with why."""
+    store = open_run_store(settings)
+    report = store.took_over
+    if report is not None:
+        aside = report.aside or store.where
+        lines = [Phrase("takeover.done", {"db": store.where, "runs": report.runs, "entries": report.entries,
+                                          "aside": aside})]  # fmt: skip
+        lines += [Phrase("takeover.left", {"what": what, "why": why, "aside": aside}) for what, why in report.left]
+        for line in lines:
+            print(t("error.prefix", error=cut(visible(say(line), one_line=True), MAX_ERROR_LINE)), file=sys.stderr)
+    return store
 
 
 def complete_provider(incomplete: str) -> list[str]:

@@ -27,13 +27,15 @@ from orderbot.commands.common import (
 )
 from orderbot.commands.logs import setup_logging
 from orderbot.errors import ConfigError, ExitCode, ModelError, RecordError
-from orderbot.i18n import t
+from orderbot.i18n import say, t
 from orderbot.loop.items import user
 from orderbot.loop.limits import LIMIT_SPECS
 from orderbot.loop.model import ModelRequest
 from orderbot.models import create, resolve_provider
 from orderbot.runs import statedir
+from orderbot.runs.sqlite import DB_FILE
 from orderbot.runs.statedir import LOG_FILE
+from orderbot.runs.takeover import noted
 from orderbot.settings import load_settings
 from orderbot.settings import public_base_url as public_url
 from orderbot.shops.session import DEFAULT_SHOP, orders_source, session_over
@@ -95,16 +97,20 @@ def doctor(
         exit_code = exit_code or (0 if ok else ExitCode.CONFIG)
         where = settings.resolved_state_dir()
         facts["state_dir"], facts["state_dir_error"], facts["log_error"] = str(where), None, None
+        facts["taken_over"] = []  # when an earlier orderbot's JSON records came over (orderbot.runs.takeover)
         try:
             statedir.refuse_unusable(where)
         except RecordError as exc:
-            facts["state_dir_error"] = str(exc)
-            lines.append(("state_dir", t("doctor.not_usable_short", error=exc)))
+            facts["state_dir_error"] = say(exc)
+            lines.append(("state_dir", t("doctor.not_usable_short", error=say(exc))))
             exit_code = exit_code or ExitCode.CONFIG
         else:
             lines.append(("state_dir", str(where)))
+            facts["taken_over"] = noted(where / DB_FILE)  # said once when it happened; kept here too
+            lines += [("runs", t("doctor.taken_over", **row)) for row in facts["taken_over"]]
             # A run drops log lines it cannot write, silently: this is where that is said, once.
-            facts["log_error"] = statedir.log_problem(where / LOG_FILE)
+            problem = statedir.log_problem(where / LOG_FILE)
+            facts["log_error"] = None if problem is None else say(problem)
             if facts["log_error"] is not None:
                 lines.append(("log", t("doctor.log_dropped", path=where / LOG_FILE, error=facts["log_error"])))
         facts["ping"] = None

@@ -17,13 +17,12 @@ import typer
 from rich.text import Text
 
 from orderbot.commands import COMMAND_HELP
-from orderbot.commands.common import Json, RunId, Runs, StateDir, errors_to_exit_codes
+from orderbot.commands.common import Json, RunId, Runs, StateDir, errors_to_exit_codes, open_store
 from orderbot.commands.logs import setup_logging
 from orderbot.errors import ConfigError, ExitCode, RecordError
 from orderbot.i18n import counted, say, t
 from orderbot.runner.replay import pin_time, scratch_session
 from orderbot.runner.replay import replay as replay_record
-from orderbot.runs.stores import open_run_store
 from orderbot.settings import load_settings
 from orderbot.shops.session import orders_source
 from orderbot.shops.source import parse_source
@@ -61,7 +60,7 @@ def replay(
     with errors_to_exit_codes():
         settings = load_settings(orders=orders, state_dir=state_dir, runs=runs)
         setup_logging(settings.resolved_state_dir())  # the tools run again, and a failing one is logged
-        store = open_run_store(settings)
+        store = open_store(settings)
         try:
             record = store.load(run_id)
         finally:

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 
 import typer
 
-from orderbot.commands.common import errors_to_exit_codes, run_exit_code, run_settings
+from orderbot.commands.common import errors_to_exit_codes, open_store, run_exit_code, run_settings
 from orderbot.commands.logs import setup_logging
 from orderbot.errors import LoginRefused, OperatorRefused, UsageError
 from orderbot.i18n import t
@@ -34,8 +34,7 @@ from orderbot.models.mcp_client import ClientModel
 from orderbot.runner import Runner
 from orderbot.runs.base import BaseRunStore
 from orderbot.runs.resume import check_decider, check_resume, recorded_orders, settled_first
-from orderbot.runs.store import RunStore
-from orderbot.runs.stores import open_run_store
+from orderbot.runs.sqlite import SqliteRunStore
 from orderbot.settings import Settings, public_base_url
 from orderbot.shops.session import Session, open_session
 from orderbot.shops.source import public_source, source_identity
@@ -102,7 +101,7 @@ def run(flags: Mapping[str, object], wanted: Start | Resume) -> None:
         setup_logging(settings.resolved_state_dir())
         quiet = bool(flags.get("quiet")) and not settings.json_output  # --json is one document whatever else
         shown = Shown(watch=not quiet, answer_only=quiet, otel=bool(flags.get("otel")), runs_flag=flags.get("runs"))
-        store = open_run_store(settings)  # first: a run store that cannot be reached is one sentence, no run
+        store = open_store(settings)  # first: a run store that cannot be reached is one sentence, no run
         try:
             if isinstance(wanted, Start):
                 code = _start(wanted, settings, store, shown)
@@ -129,7 +128,7 @@ def _recorded_session(flags: Mapping[str, object]) -> Iterator[tuple[Settings, B
     sentence before anything runs) and the session; both stores closed at the end."""
     settings = run_settings(flags)
     setup_logging(settings.resolved_state_dir())
-    store = open_run_store(settings)
+    store = open_store(settings)
     try:
         store.prepare()
         session = open_session(settings)
@@ -177,7 +176,7 @@ def evaluate(flags: Mapping[str, object], score: Callable[[Settings, Callable[..
         provider, otel = resolve_provider(settings), bool(flags.get("otel"))
 
         def case_runner(session: Session, llm: Model, case_settings: Settings) -> Runner:
-            store = RunStore(case_settings.resolved_state_dir(), keep=CASE_RUNS_KEPT)
+            store = SqliteRunStore.in_state_dir(case_settings.resolved_state_dir(), keep=CASE_RUNS_KEPT)
             return runner_for(session, llm, store, case_settings, provider=provider, otel=otel)
 
         raise typer.Exit(score(settings, case_runner))
@@ -224,50 +223,42 @@ def _resume(wanted: Resume, settings: Settings, store: BaseRunStore, shown: Show
 
     run_id = store.resolve(wanted.run_id)
     decision = wanted.decision
+    record = store.load(run_id)
+    if wanted.for_customer:
+        _settled_already(record, decision)
+        customer = None if record.state.signed_in else record.state.user
+        settings = settings.model_copy(update={"user": customer})
+    settings, was = _defaults_from_record(
+        settings, record, explicit_orders=flags.get("orders") is not None, base_url_flag=flags.get("base_url")
+    )
+    policy = store.policy()
+    four_eyes = settings.four_eyes or policy.four_eyes
+    check_decider(record, operator=store.operator, approve=decision, four_eyes=four_eyes, approvers=policy.approvers)
+    session = _resumed_session(settings, store, explicit_orders=flags.get("orders") is not None)
     try:
-        with store.lock(run_id):
-            record = store.load(run_id)
-            if wanted.for_customer:
-                _settled_already(record, decision)
-                customer = None if record.state.signed_in else record.state.user
-                settings = settings.model_copy(update={"user": customer})
-            settings, was = _defaults_from_record(
-                settings, record, explicit_orders=flags.get("orders") is not None, base_url_flag=flags.get("base_url")
-            )
-            policy = store.policy()
-            four_eyes = settings.four_eyes or policy.four_eyes
-            check_decider(
-                record, operator=store.operator, approve=decision, four_eyes=four_eyes, approvers=policy.approvers
-            )
-            session = _resumed_session(settings, store, explicit_orders=flags.get("orders") is not None)
-            try:
-                check_resume(
-                    record,
-                    session.toolbox,
-                    user=settings.user,
-                    approve=decision,
-                    now=time.time(),
-                    ttl_hours=settings.approval_ttl_hours,
-                )
-                llm, chosen = _model_for(record, settings, session.shop)
-                note = (
-                    t("header.resumed")
-                    + " · "
-                    + provider_text(settings.provider, chosen, llm.name, endpoint(settings), was=was)
-                )
-                extra = {"resumed": True} | ({"operator": store.operator} if store.shared else {})
+        check_resume(
+            record,
+            session.toolbox,
+            user=settings.user,
+            approve=decision,
+            now=time.time(),
+            ttl_hours=settings.approval_ttl_hours,
+        )
+        llm, chosen = _model_for(record, settings, session.shop)
+        note = (
+            t("header.resumed")
+            + " · "
+            + provider_text(settings.provider, chosen, llm.name, endpoint(settings), was=was)
+        )
+        extra = {"resumed": True} | ({"operator": store.operator} if store.shared else {})
 
-                def begin(runner, limits, views, approver):
-                    return runner.resume(
-                        record, limits, approve=decision, reason=wanted.reason, views=views, approver=approver
-                    )
+        def begin(runner, limits, views, approver):
+            return runner.resume(record, limits, approve=decision, reason=wanted.reason, views=views, approver=approver)
 
-                resumed = Shown(watch=False, otel=shown.otel, runs_flag=shown.runs_flag, extra=extra)
-                return _go(settings, store, session, llm, chosen, record.state, note, resumed, begin)
-            finally:
-                session.store.close()
-    except LockTimeout:
-        raise OperatorRefused(t("error.resume_busy", run_id=run_id)) from None
+        resumed = Shown(watch=False, otel=shown.otel, runs_flag=shown.runs_flag, extra=extra)
+        return _go(settings, store, session, llm, chosen, record.state, note, resumed, begin)
+    finally:
+        session.store.close()
 
 
 def _go(settings, store, session, llm, chosen, state, note, shown: Shown, begin) -> int:

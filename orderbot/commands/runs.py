@@ -1,24 +1,26 @@
-"""`orderbot runs` (recent runs, newest first) and `orderbot runs show ID` (one run's
-transitions and answer, rebuilt from its record)."""
+"""`orderbot runs` (recent runs, newest first), `orderbot runs show ID` (one run's transitions
+and answer, rebuilt from its record), `orderbot runs export ID` (its record as JSON) and
+`orderbot runs prune`."""
 
 from __future__ import annotations
 
 import sys
 import time
 from itertools import islice
+from pathlib import Path
 from typing import Annotated
 
 import typer
 from rich.text import Text
 
+from orderbot.atomic import atomic_write
 from orderbot.commands import COMMAND_HELP
-from orderbot.commands.common import Json, RunId, Runs, StateDir, Trace, errors_to_exit_codes
-from orderbot.errors import OrderbotError, UsageError
-from orderbot.i18n import t
+from orderbot.commands.common import Json, RunId, Runs, StateDir, Trace, errors_to_exit_codes, open_store
+from orderbot.errors import ConfigError, OrderbotError, UsageError
+from orderbot.i18n import say, t
 from orderbot.loop.engine import Limits
 from orderbot.loop.limits import SPEC_OF, StopReason
 from orderbot.runner import result_of
-from orderbot.runs.stores import open_run_store
 from orderbot.settings import load_settings
 from orderbot.shops.session import shop_named
 from orderbot.ui.escape import json_text  # --json: valid JSON, no raw controls
@@ -31,7 +33,7 @@ from orderbot.ui.trace import print_trace
 HELP = COMMAND_HELP["runs"]
 EPILOG = (
     "Examples: orderbot runs --user C001 --stop-reason awaiting_approval · orderbot runs --search ORD-1002 -n 5 · "
-    "orderbot runs show 261130-050026-1a2b · "
+    "orderbot runs show 261130-050026-1a2b · orderbot runs export 261130-050026-1a2b -o run.json · "
     "orderbot runs prune --older-than 30"
 )
 SHOW_HELP = "Show one run from its record: the transitions table and the answer (or why it stopped)."
@@ -139,6 +141,54 @@ def show(
         print_record(make_console(), record, trace=trace, runs=store.where if runs else None)
 
 
+EXPORT_HELP = (
+    "Write one run's record as JSON, as kept: tagged with the state directory's key, as earlier "
+    "orderbots kept it in runs/<run id>.json. In a terminal it is shown as runs show --json shows it."
+)
+EXPORT_EPILOG = "Example: orderbot runs export 261130-050026-1a2b -o run.json"
+
+
+@app.command("export", help=EXPORT_HELP, epilog=EXPORT_EPILOG)
+def export(
+    run_id: RunId,
+    output: Annotated[
+        Path | None,
+        typer.Option(
+            "--output",
+            "-o",
+            help="Write it to this file (made 0600: a record holds customers' orders) \\[default: standard output].",
+            show_default=False,
+        ),
+    ] = None,
+    runs: Runs = None,
+    state_dir: StateDir = None,
+) -> None:
+    with errors_to_exit_codes():
+        store = _store(state_dir, runs)
+        try:
+            full = store.resolve(run_id)
+            raw = store.export(full)
+            document = store.document(full) if output is None and sys.stdout.isatty() else None
+        finally:
+            store.close()
+        if output is not None:
+            write_private(output, raw)
+        elif document is not None:  # a terminal: shown as --json shows text from outside, escaped
+            sys.stdout.write(json_text(document) + "\n")
+        else:
+            sys.stdout.buffer.write(raw)
+            sys.stdout.buffer.flush()
+
+
+def write_private(path: Path, data: bytes) -> None:
+    """`data` in a new or replaced file at `path`, 0600, written whole or not at all."""
+    try:
+        atomic_write(path, data)
+        path.chmod(0o600)
+    except OSError as exc:
+        raise ConfigError(t("runs.cannot_export", path=path, reason=exc.strerror or type(exc).__name__)) from None
+
+
 PRUNE_HELP = (
     "Drop the conversation of runs older than DAYS, keeping each run's summary and the whole audit log "
     "(ORDERBOT_PRUNE_AFTER_DAYS does it after every run)."
@@ -187,7 +237,7 @@ def print_record(console, record, *, trace: bool = False, runs: str | None = Non
             line += " · " + t("runs.fingerprint", fingerprint=state.system_fingerprint)
         console.print(Text(line, style=STYLE_DIM))
     if record.altered:
-        console.print(Text(t("runs.altered", reason=record.altered), style=STYLE_ERROR))
+        console.print(Text(t("runs.altered", reason=say(record.altered)), style=STYLE_ERROR))
     if record.pruned_at:  # only the summary is left: the header says what it was
         console.print(Text(t("runs.pruned_note", at=record.pruned_at, status=record.status), style=STYLE_DIM))
         return
@@ -224,4 +274,4 @@ def print_record(console, record, *, trace: bool = False, runs: str | None = Non
 
 
 def _store(state_dir, runs):
-    return open_run_store(load_settings(state_dir=state_dir, runs=runs))
+    return open_store(load_settings(state_dir=state_dir, runs=runs))

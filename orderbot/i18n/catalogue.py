@@ -390,6 +390,7 @@ MESSAGES: dict[str, dict[str, str]] = {
         "zh": "它在运行存储中的摘要已损坏",
     },
     "runs.none": {"en": "No runs recorded in {dir}.", "zh": "{dir} 中没有记录任何运行。"},
+    "runs.cannot_export": {"en": "cannot write {path} ({reason})", "zh": "无法写入 {path}（{reason}）"},
     "runs.no_match": {"en": "No runs match.", "zh": "没有符合条件的运行。"},
     "runs.approved": {"en": "approved", "zh": "已批准"},
     "runs.rejected": {"en": "rejected", "zh": "已拒绝"},
@@ -661,10 +662,6 @@ MESSAGES: dict[str, dict[str, str]] = {
         "zh": "审计日志的最后一条（第 {seq} 条）与这个会话的审计密钥不符：是另一个密钥，或该记录被改动过"
         "（orderbot audit --verify）；什么都没有写入",
     },
-    "audit.cannot_append": {
-        "en": "cannot append to the audit log {path}: {why}",
-        "zh": "无法追加写入审计日志 {path}：{why}",
-    },
     # ---- orderbot doctor ---------------------------------------------------------------------------
     "doctor.provider": {"en": "provider:", "zh": "模型服务："},
     "doctor.model": {"en": "model:", "zh": "模型："},
@@ -672,6 +669,7 @@ MESSAGES: dict[str, dict[str, str]] = {
     "doctor.api_key": {"en": "API key:", "zh": "API 密钥："},
     "doctor.orders": {"en": "orders:", "zh": "订单："},
     "doctor.state_dir": {"en": "state dir:", "zh": "状态目录："},
+    "doctor.runs": {"en": "runs:", "zh": "运行记录："},
     "doctor.shop": {"en": "shop:", "zh": "商店："},
     "doctor.limits": {"en": "limits:", "zh": "限制："},
     "doctor.shop_sample": {"en": "sample (order status and cancellation)", "zh": "sample（订单状态查询与取消）"},
@@ -1673,10 +1671,6 @@ MESSAGES: dict[str, dict[str, str]] = {
         "en": "the question is {chars:,} characters long; the limit is {limit:,}",
         "zh": "问题有 {chars:,} 个字符，上限是 {limit:,}",
     },
-    "error.resume_busy": {
-        "en": "run {run_id} is being resumed by another orderbot process; try again when it ends",
-        "zh": "运行 {run_id} 正被另一个 orderbot 进程继续执行；请等它结束后再试",
-    },
     "error.approve_and_reject": {
         "en": "--approve and --reject cannot be used together",
         "zh": "--approve 和 --reject 不能同时使用",
@@ -1694,9 +1688,10 @@ MESSAGES: dict[str, dict[str, str]] = {
         "en": "the state directory {path} is not a directory: point --state-dir or ORDERBOT_STATE_DIR at a directory",
         "zh": "状态目录 {path} 不是目录：请用 --state-dir 或 ORDERBOT_STATE_DIR 指向一个目录",
     },
-    "state.runs_not_a_directory": {
-        "en": "{path} is not a directory: orderbot keeps its run records there; move it away and try again",
-        "zh": "{path} 不是目录：orderbot 在这里保存运行记录；请把它移走后再试",
+    "state.planted": {
+        "en": "{path} is not a regular file (a link, a FIFO or a folder), and orderbot keeps its runs there: "
+        "move it away and try again",
+        "zh": "{path} 不是普通文件（而是链接、命名管道或目录），orderbot 在这里保存运行记录：请把它移走后再试",
     },
     "state.unusable": {"en": "{path} cannot be used ({reason})", "zh": "{path} 无法使用（{reason}）"},
     "state.cannot_create": {
@@ -1706,10 +1701,6 @@ MESSAGES: dict[str, dict[str, str]] = {
     "state.cannot_list": {
         "en": "the run records in {path} cannot be listed ({reason})",
         "zh": "无法列出 {path} 中的运行记录（{reason}）",
-    },
-    "state.cannot_write_record": {
-        "en": "cannot write the run record {path} ({reason})",
-        "zh": "无法写入运行记录 {path}（{reason}）",
     },
     "state.nothing_changed": {"en": "{error}; nothing was changed", "zh": "{error}；没有做任何修改"},
     "state.effect_unrecorded": {
@@ -1726,14 +1717,41 @@ MESSAGES: dict[str, dict[str, str]] = {
         "zh": "已批准的操作已经执行（{actions}），但无法记录这次运行：{error}。"
         "这个修改已经生效：请直接在订单数据中核对；运行存储中仍显示该操作正在执行，所以它不会再被执行",
     },
-    "state.cannot_lock": {
-        "en": "run {run_id} cannot be resumed: {path} is not writable ({reason}); nothing was done",
-        "zh": "无法继续运行 {run_id}：{path} 不可写（{reason}）；没有执行任何操作",
-    },
     "state.not_a_regular_file": {"en": "not a regular file", "zh": "不是普通文件"},
     "state.log_is_a_link": {
         "en": "it is a symbolic link, which orderbot does not follow",
         "zh": "它是符号链接，orderbot 不会跟随",
+    },
+    # ---- taking over an earlier orderbot's JSON records (orderbot.runs.takeover) ---------------
+    "takeover.done": {
+        "en": "orderbot now keeps runs in {db}: {runs} runs and {entries} audit entries of the JSON files an "
+        "earlier orderbot kept came over; the files themselves are in {aside}",
+        "zh": "orderbot 现在把运行记录保存在 {db} 中：早先版本保存的 JSON 文件里的 {runs} 个运行和 {entries} "
+        "条审计记录已迁入；原文件保存在 {aside}",
+    },
+    "takeover.left": {
+        "en": "{what} was not taken over ({why}); it stays in {aside}",
+        "zh": "{what} 没有迁入（{why}）；它留在 {aside}",
+    },
+    "takeover.not_a_folder": {"en": "not a folder", "zh": "不是目录"},
+    "takeover.too_large": {"en": "far too large for a run record", "zh": "远超运行记录的大小"},
+    "takeover.unreadable": {"en": "cannot be read: {why}", "zh": "无法读取：{why}"},
+    "takeover.log_exists": {
+        "en": "the database already holds an audit log of its own, and two chains do not mix",
+        "zh": "数据库中已有自己的审计日志，两条链不能混合",
+    },
+    "takeover.not_an_entry": {"en": "not an audit entry", "zh": "不是审计记录"},
+    "takeover.entry_repeated": {
+        "en": "an earlier line already holds entry {seq}",
+        "zh": "前面的行已经是第 {seq} 条记录",
+    },
+    "takeover.cannot_move": {
+        "en": "the JSON files of an earlier orderbot in {path} came over, but cannot be moved aside ({reason})",
+        "zh": "{path} 中早先版本的 JSON 文件已迁入，但无法移到一旁（{reason}）",
+    },
+    "doctor.taken_over": {
+        "en": "taken over from JSON files at {at}: {runs} runs, {entries} audit entries, {left} left out ({aside})",
+        "zh": "于 {at} 从 JSON 文件迁入：{runs} 个运行、{entries} 条审计记录，{left} 项未迁入（{aside}）",
     },
     # ---- under the answer: the facts panel and the claim check (orderbot.answers.facts, orderbot.answers.claims) --
     "facts.title": {"en": "Facts from the tools:", "zh": "工具返回的事实："},

@@ -30,7 +30,7 @@ from typing import Any, NamedTuple
 from pydantic import ValidationError
 
 from orderbot.errors import OrderbotError
-from orderbot.i18n import t
+from orderbot.i18n import say, t
 from orderbot.loop.budget import Limits
 from orderbot.loop.dispatch import Prepared
 from orderbot.loop.envelope import capped, fail, ok
@@ -133,7 +133,7 @@ class McpSession:
                 try:
                     self._refresh()
                 except OrderbotError as exc:
-                    return Reply.of(fail("orders_unreadable", str(exc)))
+                    return Reply.of(fail("orders_unreadable", say(exc)))
             if self._thread is None:
                 self._start(elicit)
             self._count += 1
@@ -168,7 +168,7 @@ class McpSession:
         try:
             record = self._runner.store.load(run_id)
         except OrderbotError as exc:
-            return Reply.of(fail("record_error", str(exc)))
+            return Reply.of(fail("record_error", say(exc)))
         state = record.state
         if state.stop_reason is StopReason.AWAITING_APPROVAL and state.pending:
             return Reply.of(ok({"status": "awaiting_approval", "run_id": run_id}))

@@ -37,7 +37,7 @@ from orderbot.loop.transitions import Called, Finished, SignIn, Transition, key
 from orderbot.models.scripted import ScriptedModel
 from orderbot.runner import Runner
 from orderbot.runs.record import RunRecord, bound_call
-from orderbot.runs.store import read_record
+from orderbot.runs.tagged import read_record
 from orderbot.shops.session import DEFAULT_SHOP, Session, session_over
 from orderbot.shops.shop import Shop
 from orderbot.text import cut

@@ -19,26 +19,20 @@ checks that a head noted earlier is still in the log, and a SQL store cross-chec
 against its queue both ways (`against_queue`): every approval has its proposal, decision and
 outcome in the log, and every entry agrees with the approval it is about.
 
-Stores append with `append` (the file store, below) or the same hashing in SQL; both read
-back as `AuditEntry` values, which `verify` and `matches` check and filter. No store ever
-rewrites or deletes an entry: pruning runs leaves the log alone.
+Stores append with the same hashing in SQL (orderbot.runs.sql) and read entries back as
+`AuditEntry` values, which `verify` and `matches` check and filter. No store ever rewrites or
+deletes an entry: pruning runs leaves the log alone.
 """
 
 from __future__ import annotations
 
-import contextlib
-import errno
 import hashlib
 import hmac
 import json
-import os
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass, replace
-from pathlib import Path
 
 from orderbot.errors import RecordError
-from orderbot.i18n import t
-from orderbot.runs import statedir
 from orderbot.text import cut
 
 GENESIS = "0" * 64
@@ -60,7 +54,6 @@ FIELDS = (
     "reason",
 )
 MAX_ARGUMENTS, MAX_RESULT, MAX_REASON = 2000, 1000, 500  # characters kept per entry
-AUDIT_FILE = "audit.log"  # the file store's log, in the state directory next to runs/
 
 
 @dataclass(frozen=True)
@@ -128,9 +121,9 @@ def next_link(last: AuditEntry | None, key: bytes | None) -> tuple[int, str]:
         return 0, GENESIS
     if last.hash.startswith(KEYED):
         if key is None:
-            raise RecordError(t("audit.key_needed_to_append"))
+            raise RecordError("audit.key_needed_to_append")
         if entry_hash(last, key) != last.hash:
-            raise RecordError(t("audit.other_key_to_append", seq=last.seq))
+            raise RecordError("audit.other_key_to_append", seq=last.seq)
     return last.seq, last.hash
 
 
@@ -142,13 +135,11 @@ def from_row(row: Sequence) -> AuditEntry:
 
 @dataclass(frozen=True)
 class Problem:
-    """One thing `verify` found wrong: a catalogue id (`audit.*`) and its values."""
+    """One thing `verify` found wrong: a catalogue id (`audit.*`) and its values, said as any
+    phrase is (orderbot.i18n.say)."""
 
     id: str
     params: dict
-
-    def text(self, lang: str | None = None) -> str:
-        return t(self.id, lang=lang, **self.params)
 
 
 @dataclass(frozen=True)
@@ -363,91 +354,3 @@ def _disagreements(found: list[AuditEntry], row: QueueRow, *, inline: bool = Fal
                 problems.append(Problem("audit.names_disagree", ids | shown))
                 break
     return problems
-
-
-# ---- the file store's log ------------------------------------------------------------
-
-
-class AuditFile:
-    """`<state_dir>/audit.log`: one JSON line per entry, only ever appended to (O_APPEND,
-    flushed to disk), under a lock so that two orderbots never number an entry twice."""
-
-    TAIL = 1 << 16  # bytes read from the end to find the last entry; entries are far smaller
-
-    def __init__(self, path: Path, key: bytes | None = None) -> None:
-        self.path = path
-        self.key = key  # the audit key: links are HMACs with it
-
-    def append(self, entries: Sequence[AuditEntry]) -> list[AuditEntry]:
-        if not entries:
-            return []
-        from filelock import FileLock  # ~20 ms to import: only a side effect's run appends
-
-        try:
-            self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-            if statedir.is_planted(self.path):  # a link or FIFO in the log's place: not followed, not waited on
-                raise OSError(errno.EINVAL, t("state.not_a_regular_file"))
-            statedir.clear_planted(Path(str(self.path) + ".lock"))
-            with FileLock(str(self.path) + ".lock", timeout=10):
-                seq, prev = next_link(self._last(), self.key)
-                chained = []
-                for entry in entries:
-                    seq += 1
-                    entry = entry.chained(seq, prev, self.key)
-                    prev = entry.hash
-                    chained.append(entry)
-                data = "".join(_line(e) + "\n" for e in chained).encode()
-                fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW, 0o600)
-                try:
-                    os.write(fd, data)
-                    os.fsync(fd)
-                finally:
-                    os.close(fd)
-        except OSError as exc:
-            raise RecordError(t("audit.cannot_append", path=self.path, why=exc.strerror or exc)) from None
-        return chained
-
-    def _last(self) -> AuditEntry | None:
-        """The last entry; None for an empty log. A last line that is not an entry is not
-        repaired here: the chain goes on from the entry before it, and --verify reports it."""
-        try:
-            with open(self.path, "rb") as handle:
-                size = handle.seek(0, os.SEEK_END)
-                handle.seek(max(0, size - self.TAIL))
-                tail = handle.read()
-        except FileNotFoundError:
-            return None
-        lines = tail.splitlines()
-        if size > self.TAIL:
-            lines = lines[1:]  # the first may be cut
-        for raw in reversed(lines):
-            entry = _parse(raw)
-            if isinstance(entry, AuditEntry):
-                return entry
-        if size > self.TAIL:  # no whole entry in the tail: read it all
-            last = [e for e in self.read() if isinstance(e, AuditEntry)]
-            if last:
-                return last[-1]
-        return None
-
-    def read(self) -> Iterator[AuditEntry | str]:
-        """Every line, oldest first: an entry, or why the line is not one."""
-        if statedir.is_planted(self.path):  # never waiting on a FIFO, never reading through a link
-            yield "unreadable"
-            return
-        with contextlib.suppress(FileNotFoundError), open(self.path, "rb") as handle:
-            for raw in handle:
-                if raw.strip():
-                    yield _parse(raw)
-
-
-def _line(entry: AuditEntry) -> str:
-    return json.dumps(entry.as_dict(), ensure_ascii=False, separators=(",", ":"))
-
-
-def _parse(raw: bytes) -> AuditEntry | str:
-    try:
-        doc = json.loads(raw)
-        return AuditEntry(**{name: doc[name] for name in (*FIELDS, "prev", "hash")})
-    except (ValueError, KeyError, TypeError):
-        return "unreadable"

@@ -1,9 +1,11 @@
-"""What every run store offers: the interface the file store (orderbot.runs.store) and the SQL
-stores (orderbot.runs.sql, with sqlite and postgres) implement, and the values they share.
+"""What every run store offers, and the values they share: one interface, two databases
+behind it (orderbot.runs.sql: SQLite, the state directory's by default or a team's file, and
+PostgreSQL for a team that outgrows one machine).
 
 A run store keeps, for one person or for a team:
-- the run records (orderbot.runs.record), each checked when it is read back;
-- the index `orderbot runs` reads (one summary per run);
+- the run records (orderbot.runs.record), tagged (orderbot.runs.tagged) and checked when
+  they are read back;
+- what `orderbot runs` lists (one summary per run);
 - the approval queue: every side effect a run waits for, who asked, who settled it;
 - the `executing` mark written before an approved side effect runs, so that no crash,
   lost connection or second approver can ever have it run twice;
@@ -11,10 +13,10 @@ A run store keeps, for one person or for a team:
   belongs to.
 
 **Saving is the claim.** A store's `save` writes the record, its summary, its approvals and
-its audit entries together. A SQL store does it in one transaction, and only if the run is
-still as it was when this process read it (its revision): of two operators approving one
-call at once, exactly one save lands, and the other is told who settled it first, before
-anything ran. The file store has one person and a lock per resumed run instead.
+its audit entries in one transaction, and only if the run is still as it was when this
+process read it (its revision): of two operators approving one call at once, or two shells
+resuming one run, exactly one save lands, and the other is told who settled it first,
+before anything ran. The database's own locking is the only lock.
 
 The operator is who runs orderbot, taken from the session and never from a flag or the
 model: with PostgreSQL the role the connection logged in as (`session_user`; a session
@@ -30,11 +32,12 @@ import os
 from abc import ABC, abstractmethod
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
-from orderbot.errors import OperatorRefused
+from orderbot.errors import OperatorRefused, Phrase
 from orderbot.runs.audit import AuditEntry
-from orderbot.runs.index import RunSummary
 from orderbot.runs.record import RunRecord
+from orderbot.runs.summary import RunSummary
 
 
 class RunConflict(OperatorRefused):
@@ -90,16 +93,30 @@ class Policy:
         return self.approvers is None or operator in self.approvers
 
 
+@dataclass(frozen=True)
+class Takeover:
+    """What a store brought over from an earlier orderbot's files (orderbot.runs.takeover):
+    how many runs and audit entries, where the old files went, and what was left out (the
+    file or line, and why)."""
+
+    runs: int
+    entries: int
+    aside: Path | None
+    left: tuple[tuple[str, Phrase], ...] = ()
+
+
 class BaseRunStore(ABC):
     """A place that keeps runs. `where` names it in messages (never with a password);
     `operator` is this session's operator; `shared` is True for a store several operators
     use (listings then show who ran each run); `audit_key`, when set, keys the audit log's
-    links (set by orderbot.runs.stores from the settings; never stored)."""
+    links (set by orderbot.runs.stores from the settings; never stored); `took_over`, what
+    this process brought over from an earlier orderbot's files (orderbot.runs.takeover)."""
 
     where: str
     operator: str
     shared: bool = False
     audit_key: bytes | None = None  # the audit key (orderbot.runs.audit): links are HMACs with it
+    took_over: Takeover | None = None
 
     def prepare(self) -> None:  # noqa: B027 - a store with nothing to make or check
         """Make the store ready for records, or refuse it in one sentence (RecordError),
@@ -128,25 +145,29 @@ class BaseRunStore(ABC):
         """Newest first; an unreadable record yields a summary with `error` set."""
 
     @abstractmethod
+    def export(self, run_id: str) -> bytes:
+        """The record of a full run id as stored: tagged JSON, what an earlier orderbot kept
+        in `runs/<run id>.json` (`orderbot runs export`)."""
+
+    @abstractmethod
     def document(self, run_id: str) -> dict:
         """The record of a full run id as stored, for `runs show --json`."""
 
     @abstractmethod
     def prune(self, keep_id: str | None = None) -> list[str]:
-        """What a store drops after each run (the file store: records past its count)."""
+        """What a store drops after each run (the state directory's: runs past its count)."""
 
     @abstractmethod
-    def prune_older(self, days: float, *, now: float) -> int:
+    def prune_older(self, days: float, *, now: float, keep_id: str | None = None) -> int:
         """Drop the conversation of runs older than `days` (not waiting for approval),
         keeping each run's summary and the whole audit log; how many were pruned."""
 
     @abstractmethod
-    def lock(self, run_id: str) -> contextlib.AbstractContextManager:
-        """Held while a run is resumed; raises filelock.Timeout when another holds it."""
-
-    @abstractmethod
-    def waiting(self, *, limit: int = 1000) -> list[Waiting]:
-        """The approval queue: every side effect a run waits for, oldest request first."""
+    def waiting(
+        self, *, limit: int = 1000, customer: str | None = None, requested_by: str | None = None
+    ) -> list[Waiting]:
+        """The approval queue, oldest request first: every side effect a run waits for, or
+        only those about one customer, or asked for by one operator."""
 
     @abstractmethod
     def audit_entries(self) -> Iterator[AuditEntry | str]:

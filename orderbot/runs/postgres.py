@@ -30,7 +30,6 @@ from collections.abc import Iterator
 from typing import Any
 
 from orderbot.errors import ConfigError, OperatorRefused, RecordError
-from orderbot.i18n import t
 from orderbot.runs.sql import SqlRunStore
 from orderbot.shops.postgres_access import INSTALL_COMMAND, connect, native_sql
 from orderbot.shops.source import parse_source
@@ -136,7 +135,7 @@ def _psycopg():
     try:
         import psycopg
     except ImportError:
-        raise ConfigError(t("runs.needs_psycopg", command=INSTALL_COMMAND)) from None
+        raise ConfigError("runs.needs_psycopg", command=INSTALL_COMMAND) from None
     return psycopg
 
 
@@ -161,10 +160,10 @@ class PostgresRunStore(SqlRunStore):
         errors = self._psycopg.errors
         if isinstance(exc, errors.InsufficientPrivilege):
             why = getattr(getattr(exc, "diag", None), "message_primary", None) or "permission denied"
-            return RecordError(t("runs.store_refused", where=self.where, why=cut(why, 300)))
+            return RecordError("runs.store_refused", where=self.where, why=cut(why, 300))
         if isinstance(exc, self._psycopg.OperationalError):
-            return RecordError(t("runs.store_lost", where=self.where))
-        return RecordError(t("runs.store_failed", where=self.where, why=type(exc).__name__))
+            return RecordError("runs.store_lost", where=self.where)
+        return RecordError("runs.store_failed", where=self.where, why=type(exc).__name__)
 
     def _execute(self, sql: str, params: tuple):
         return self.connection.execute(native_sql(sql), params or None)
@@ -196,7 +195,7 @@ class PostgresRunStore(SqlRunStore):
         """The role that logged in; refused when the session acts as another role."""
         logged_in, acting = self._rows("SELECT session_user, current_user")[0]
         if logged_in != acting:
-            raise OperatorRefused(t("runs.role_switched", where=self.where, login=logged_in, role=acting))
+            raise OperatorRefused("runs.role_switched", where=self.where, login=logged_in, role=acting)
         return logged_in
 
     def _extra_schema(self) -> list[str]:

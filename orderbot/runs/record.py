@@ -49,7 +49,7 @@ from orderbot.loop.items import FunctionCallOutput, Item, ProviderItem
 from orderbot.loop.model import Turn
 from orderbot.loop.state import Event, Phase, RunState
 from orderbot.loop.transitions import Transition
-from orderbot.runs.index import QUESTION_HEAD, RunSummary
+from orderbot.runs.summary import QUESTION_HEAD, RunSummary
 from orderbot.settings import public_base_url
 from orderbot.shops.source import source_fingerprint, source_identity
 from orderbot.text import cut

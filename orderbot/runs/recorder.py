@@ -14,7 +14,6 @@ from collections.abc import Callable
 from pathlib import Path
 
 from orderbot.errors import ModelError, RecordError
-from orderbot.i18n import t
 from orderbot.loop.dispatch import Toolbox
 from orderbot.loop.engine import Limits
 from orderbot.loop.model import Model, ModelRequest, Turn
@@ -103,10 +102,10 @@ class Recorder:
             if self._carried_out:
                 actions = "; ".join(self._described.get(c, c) for c in self._carried_out)
                 unrecorded = "state.effect_unrecorded_shared" if self.store.shared else "state.effect_unrecorded"
-                raise RecordError(t(unrecorded, actions=actions, error=exc)) from None
+                raise RecordError(unrecorded, actions=actions, error=exc.phrase) from None
             if isinstance(exc, RunConflict):  # says itself that nothing was done
                 raise
-            raise RecordError(t("state.nothing_changed", error=exc)) from None
+            raise RecordError("state.nothing_changed", error=exc.phrase) from None
         self._audit = []
         self._written = True
 

@@ -1,15 +1,18 @@
 """What the SQLite and PostgreSQL run stores share: the tables, and every question and write
 of a run store written once in SQL. Each database module supplies the connection, its
-transactions and its driver's errors (orderbot.runs.sqlite, orderbot.runs.postgres).
+transactions and its driver's errors (orderbot.runs.sqlite, orderbot.runs.postgres). The
+default run store, a SQLite database in the state directory, is this same code
+(orderbot.runs.sqlite.SqliteRunStore.in_state_dir).
 
 Tables (run_schema version 3), named so that they can share a database with the orders:
 
     run_schema     one row: the version of this layout; an older one is migrated, a newer
                    one refused
-    run_key        one row: the key of the records' integrity tags (as record.key does for
-                   the file store)
-    runs           one row per run: the record (tagged JSON, as a file store's file), what a
-                   listing shows (summary JSON, customer, operator, status), its revision
+    run_key        one row: the key of the records' integrity tags (orderbot.runs.tagged); the
+                   state directory's database keeps its key in a file instead (record.key)
+    runs           one row per run: the record (tagged JSON, what `orderbot runs export`
+                   writes), what a listing shows (summary JSON, customer, operator, status),
+                   its revision
     run_approvals  one row per side effect a run paused for: what, for whom, requested by
                    and when, and how it was settled (pending, then rejected, or approved,
                    executing, committed or failed) by whom and when: the team's queue
@@ -19,7 +22,8 @@ Tables (run_schema version 3), named so that they can share a database with the 
 
 Every save is one transaction that lands only if the run's revision is still the one this
 process read: a second approver, a second resume, finds the run changed and is told who
-settled it, before anything runs (orderbot.runs.base).
+settled it, before anything runs (orderbot.runs.base). A table a later feature needs comes
+with a new schema version and its step in MIGRATIONS.
 """
 
 from __future__ import annotations
@@ -31,14 +35,13 @@ import time
 from collections.abc import Iterator, Sequence
 from typing import Any, Self
 
-from orderbot.errors import ConfigError, RecordError, UsageError
-from orderbot.i18n import t
+from orderbot.errors import ConfigError, Phrase, RecordError, UsageError
 from orderbot.loop.limits import StopReason
 from orderbot.runs.audit import FIELDS, AuditEntry, QueueRow, Settled, against_queue, from_row, next_link
 from orderbot.runs.base import BaseRunStore, Policy, RunConflict, Waiting
-from orderbot.runs.index import RUN_ID, RunSummary, started_key
-from orderbot.runs.record import COMMITTED, EXECUTING, FAILED, RunRecord
-from orderbot.runs.store import parse_record, tag_problem, tag_record, waiting_calls
+from orderbot.runs.record import COMMITTED, EXECUTING, FAILED, RunRecord, utc_iso
+from orderbot.runs.summary import RUN_ID, RunSummary, started_key
+from orderbot.runs.tagged import parse_record, tag_problem, tag_record
 from orderbot.text import cut
 
 SCHEMA_VERSION = 3
@@ -125,14 +128,21 @@ class SqlRunStore(BaseRunStore):
     """A run store in a SQL database. A subclass provides `_rows` (one statement, outside a
     transaction), `_transaction` (a context in which `_tx_rows` / `_tx_change` run, committed
     at its end, rolled back on any error), `_lock_log` (within a transaction: wait until no
-    other process appends to the log) and `_operator`."""
+    other process appends to the log) and `_operator`.
 
-    shared = True
+    `keep`: how many runs the store keeps, the newest (None: every run, as a team's store
+    does); `shared`: whether several operators use it (listings then name who ran each run)."""
+
     key_type, real_type, seq_type = "TEXT", "REAL", "INTEGER"
+    keeps_its_key = True  # the key is in run_key (else `_own_key` gives it: a file beside the database)
 
-    def __init__(self, where: str, *, prune_after_days: float | None = None) -> None:
+    def __init__(
+        self, where: str, *, prune_after_days: float | None = None, keep: int | None = None, shared: bool = True
+    ) -> None:
         self.where = where
         self.prune_after_days = prune_after_days
+        self.keep = keep
+        self.shared = shared
         self._key: bytes | None = None
         self._operator_name: str | None = None
 
@@ -183,20 +193,21 @@ class SqlRunStore(BaseRunStore):
                     for statement in tables(self.key_type, self.real_type, self.seq_type) + self._extra_schema():
                         self._tx_change(statement)
                     self._tx_change("INSERT INTO run_schema VALUES (?)", (SCHEMA_VERSION,))
-                    self._tx_change("INSERT INTO run_key VALUES (?)", (os.urandom(32).hex(),))
+                    if self.keeps_its_key:
+                        self._tx_change("INSERT INTO run_key VALUES (?)", (os.urandom(32).hex(),))
             version = SCHEMA_VERSION
         if version > SCHEMA_VERSION:
-            raise ConfigError(t("runs.schema_newer", where=self.where, found=version, reads=SCHEMA_VERSION))
+            raise ConfigError("runs.schema_newer", where=self.where, found=version, reads=SCHEMA_VERSION)
         while version < SCHEMA_VERSION:
             if version not in MIGRATIONS:
-                raise ConfigError(t("runs.schema_unknown", where=self.where, found=version, reads=SCHEMA_VERSION))
+                raise ConfigError("runs.schema_unknown", where=self.where, found=version, reads=SCHEMA_VERSION)
             try:
                 with self._transaction():
                     for statement in self._migration(version):
                         self._tx_change(statement)
                     self._tx_change("UPDATE run_schema SET version = ?", (version + 1,))
             except RecordError as exc:  # a desk's role may not replace the owner's tables or guards
-                raise ConfigError(t("runs.migration_refused", where=self.where, found=version, why=exc)) from None
+                raise ConfigError("runs.migration_refused", where=self.where, found=version, why=exc.phrase) from None
             version += 1
 
     def _migration(self, version: int) -> list[str]:
@@ -211,7 +222,7 @@ class SqlRunStore(BaseRunStore):
 
     def _version(self, rows: list[tuple]) -> int:
         if len(rows) != 1 or not isinstance(rows[0][0], int):
-            raise ConfigError(t("runs.schema_damaged", where=self.where))
+            raise ConfigError("runs.schema_damaged", where=self.where)
         return rows[0][0]
 
     # -- identity and the key --
@@ -222,13 +233,21 @@ class SqlRunStore(BaseRunStore):
             self._operator_name = self._session_operator()
         return self._operator_name
 
-    def key(self) -> bytes:
+    def key(self, *, create: bool = False) -> bytes | None:
+        """The key of the records' tags; a store that keeps it in a file makes it at its first
+        save (`create`), and has none before (then no record verifies)."""
         if self._key is None:
+            if not self.keeps_its_key:
+                self._key = self._own_key(create=create)
+                return self._key
             rows = self._rows("SELECT key FROM run_key")
             if len(rows) != 1:
-                raise RecordError(t("runs.key_damaged", where=self.where))
+                raise RecordError("runs.key_damaged", where=self.where)
             self._key = bytes.fromhex(rows[0][0])
         return self._key
+
+    def _own_key(self, *, create: bool) -> bytes | None:
+        raise NotImplementedError
 
     def policy(self) -> Policy:
         return self._policy(self._rows)
@@ -243,7 +262,9 @@ class SqlRunStore(BaseRunStore):
     # -- writing --
 
     def save(self, record: RunRecord, audit: Sequence[AuditEntry] = ()) -> None:
-        raw = tag_record(self.key(), record.to_json().encode()).decode()
+        key = self.key(create=True)
+        assert key is not None
+        raw = tag_record(key, record.to_json().encode()).decode()
         summary = record.summary()
         row = (
             time.time(),
@@ -269,9 +290,9 @@ class SqlRunStore(BaseRunStore):
         except _Conflict:
             raise RunConflict(self._conflict(record)) from None
         except _Unsettled as exc:
-            raise RecordError(t("runs.settled_outside", run_id=run_id, where=self.where, by=exc.by or "?")) from None
+            raise RecordError("runs.settled_outside", run_id=run_id, where=self.where, by=exc.by or "?") from None
         except _IdTaken:
-            raise RunConflict(t("runs.id_taken", run_id=run_id, where=self.where)) from None
+            raise RunConflict("runs.id_taken", run_id=run_id, where=self.where) from None
         record.revision = 1 if seen is None else seen + 1
 
     def _insert_run(self, record: RunRecord, row: tuple) -> None:
@@ -366,7 +387,44 @@ class SqlRunStore(BaseRunStore):
             prev = entry.hash
             self._tx_change(INSERT_AUDIT, (*entry.values(), entry.prev, entry.hash))
 
-    def _conflict(self, record: RunRecord) -> str:
+    def _import(self, raw: bytes, record: RunRecord) -> None:
+        """Within a transaction: a record brought in whole, as another store kept it (its
+        tagged bytes unchanged), with a queue row for each call it waits for, at the status
+        its decisions and side effects give; RunConflict when its id is taken."""
+        if self._tx_rows("SELECT 1 FROM runs WHERE run_id = ?", (record.run_id,)):
+            raise RunConflict("runs.id_taken", run_id=record.run_id, where=self.where)
+        summary = record.summary()
+        self._tx_change(
+            INSERT_RUN,
+            (
+                record.run_id,
+                started_key(record.created_at, record.run_id),
+                time.time(),
+                summary.user,
+                summary.operator,
+                summary.status,
+                _summary_json(summary),
+                raw.decode(),
+                record.pruned_at,
+            ),
+        )
+        for waiting in waiting_calls(record):
+            decision = record.decisions.get(waiting.call_id)
+            status, by, at = PENDING, None, None
+            if decision is not None and decision.approved is not None:
+                status = record.side_effects.get(waiting.call_id, APPROVED) if decision.approved else REJECTED
+                by, at = decision.decided_by, decision.decided_at
+            self._tx_change(
+                "INSERT INTO run_approvals (run_id, call_id, tool, arguments, description, customer, requested_by, "
+                "requested_at, status, decided_by, decided_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (*waiting.as_dict().values(), status, by, at),
+            )
+
+    def _import_entry(self, entry: AuditEntry) -> None:
+        """Within a transaction: an audit entry as it was, its number and links unchanged."""
+        self._tx_change(INSERT_AUDIT, (*entry.values(), entry.prev, entry.hash))
+
+    def _conflict(self, record: RunRecord) -> Phrase:
         """Who got there first: the settlement of one of the run's calls, if there is one."""
         settled = self._rows(
             "SELECT tool, status, decided_by, decided_at FROM run_approvals WHERE run_id = ? AND status <> 'pending' "
@@ -375,9 +433,10 @@ class SqlRunStore(BaseRunStore):
         )
         if settled:
             tool, status, by, at = settled[0]
-            verb = t("runs.verb_rejected") if status == REJECTED else t("runs.verb_approved")
-            return t("runs.settled_first", run_id=record.run_id, tool=tool, verb=verb, by=by or "?", at=at or "?")
-        return t("runs.changed_elsewhere", run_id=record.run_id)
+            verb = Phrase("runs.verb_rejected" if status == REJECTED else "runs.verb_approved")
+            params = {"run_id": record.run_id, "tool": tool, "verb": verb, "by": by or "?", "at": at or "?"}
+            return Phrase("runs.settled_first", params)
+        return Phrase("runs.changed_elsewhere", {"run_id": record.run_id})
 
     # -- reading --
 
@@ -386,14 +445,14 @@ class SqlRunStore(BaseRunStore):
         if run_id == "last":
             rows = self._rows("SELECT run_id FROM runs ORDER BY written DESC LIMIT 1")
             if not rows:
-                raise RecordError(t("runs.none_in", where=self.where))
+                raise RecordError("runs.none_in", where=self.where)
             return rows[0][0]
         if RUN_ID.fullmatch(run_id):
             if not self._rows("SELECT 1 FROM runs WHERE run_id = ?", (run_id,)):
-                raise RecordError(t("runs.no_such_run", run_id=run_id, where=self.where))
+                raise RecordError("runs.no_such_run", run_id=run_id, where=self.where)
             return run_id
         if len(run_id) < 6 or not all(c in "0123456789abcdef-" for c in run_id):
-            raise UsageError(t("runs.not_an_id", value=repr(cut(run_id, 40))))
+            raise UsageError("runs.not_an_id", value=repr(cut(run_id, 40)))
         found = [
             r[0]
             for r in self._rows(
@@ -402,34 +461,39 @@ class SqlRunStore(BaseRunStore):
             )
         ]
         if not found:
-            raise RecordError(t("runs.no_prefix", prefix=cut(run_id, 40), where=self.where))
+            raise RecordError("runs.no_prefix", prefix=cut(run_id, 40), where=self.where)
         if len(found) > 1:
-            raise UsageError(t("runs.ambiguous", prefix=cut(run_id, 40), some=", ".join(found[:3])))
+            raise UsageError("runs.ambiguous", prefix=cut(run_id, 40), some=", ".join(found[:3]))
         return found[0]
 
     def load(self, run_id: str, *, allow_altered: bool = False) -> RunRecord:
         full = self.resolve(run_id)
         rows = self._rows("SELECT record, revision FROM runs WHERE run_id = ?", (full,))
         if not rows:
-            raise RecordError(t("runs.no_such_run", run_id=full, where=self.where))
-        text, revision = rows[0]
-        raw = text.encode()
-        record = parse_record(t("runs.record_in", where=self.where, run_id=full), raw)
-        reason = tag_problem(self.key(), raw, elsewhere=t("runs.elsewhere_store"))
+            raise RecordError("runs.no_such_run", run_id=full, where=self.where)
+        kept, revision = rows[0]
+        raw = _as_bytes(kept)
+        record = parse_record(Phrase("runs.record_in", {"where": self.where, "run_id": full}), raw)
+        reason = tag_problem(self.key(), raw, elsewhere=Phrase(self.elsewhere))
         if record.run_id != full or record.state.run_id != full:
-            reason = t("runs.other_run_inside", found=repr(cut(record.state.run_id, 40)), run_id=full)
+            reason = Phrase("runs.other_run_inside", {"found": repr(cut(record.state.run_id, 40)), "run_id": full})
         if reason is not None:
             if not allow_altered:
-                raise RecordError(t("runs.record_altered", run_id=full, reason=reason))
+                raise RecordError("runs.record_altered", run_id=full, reason=reason)
             record.altered = reason
         record.revision = revision
         return record
 
-    def document(self, run_id: str) -> dict:
+    elsewhere = "runs.elsewhere_store"  # where a record that does not verify may come from
+
+    def export(self, run_id: str) -> bytes:
         rows = self._rows("SELECT record FROM runs WHERE run_id = ?", (run_id,))
         if not rows:
-            raise RecordError(t("runs.no_such_run", run_id=run_id, where=self.where))
-        return json.loads(rows[0][0])
+            raise RecordError("runs.no_such_run", run_id=run_id, where=self.where)
+        return _as_bytes(rows[0][0])
+
+    def document(self, run_id: str) -> dict:
+        return json.loads(self.export(run_id))
 
     def ids(self, limit: int = 50) -> list[str]:
         return [r[0] for r in self._rows("SELECT run_id FROM runs" + NEWEST_FIRST + " LIMIT ?", (limit,))]
@@ -455,11 +519,18 @@ class SqlRunStore(BaseRunStore):
                 return
             below, batch = (rows[-1][2], rows[-1][0]), BATCH
 
-    def waiting(self, *, limit: int = 1000) -> list[Waiting]:
+    def waiting(
+        self, *, limit: int = 1000, customer: str | None = None, requested_by: str | None = None
+    ) -> list[Waiting]:
+        where, params = ["status = 'pending'"], []
+        for column, value in (("customer", customer), ("requested_by", requested_by)):
+            if value is not None:
+                where.append(f"{column} = ?")
+                params.append(value)
         rows = self._rows(
             "SELECT run_id, call_id, tool, arguments, description, customer, requested_by, requested_at "
-            "FROM run_approvals WHERE status = 'pending' ORDER BY requested_at, run_id LIMIT ?",
-            (limit,),
+            f"FROM run_approvals WHERE {' AND '.join(where)} ORDER BY requested_at, run_id LIMIT ?",
+            (*params, limit),
         )
         return [Waiting(*row) for row in rows]
 
@@ -491,17 +562,39 @@ class SqlRunStore(BaseRunStore):
             tool = next((c.name for c in record.state.calls if c.call_id == call_id), None)
             return Settled(tool, decision.requested_by, decision.decided_by, decision.approved)
 
-        rows = (QueueRow(*row) for row in self._rows(QUEUE_ROWS))
-        return against_queue(self.audit_entries(), rows, recorded)
+        rows = [QueueRow(*row) for row in self._rows(QUEUE_ROWS)]
+        entries: Iterator[AuditEntry | str] = self.audit_entries()
+        if self.keep is not None:
+            # Runs past `keep` were dropped whole; their entries stay in the chain, which
+            # `verify` checks, but there is nothing left to hold them against.
+            kept = {row[0] for row in self._rows("SELECT run_id FROM runs")}
+            entries = (e for e in entries if isinstance(e, str) or e.run_id in kept)
+        return against_queue(entries, rows, recorded)
 
-    # -- pruning and locking --
+    # -- pruning --
 
     def prune(self, keep_id: str | None = None) -> list[str]:
-        """A team's store keeps every run; with `prune_after_days`, older ones keep only
-        their summary. The audit log is never pruned."""
+        """With `prune_after_days`, older runs keep only their summary; past `keep`, the
+        oldest runs are dropped (never one waiting for approval, nor `keep_id`); a team's
+        store keeps every run. The audit log is never pruned. The ids dropped."""
         if self.prune_after_days is not None:
             self.prune_older(self.prune_after_days, now=time.time(), keep_id=keep_id)
-        return []
+        if self.keep is None:
+            return []
+        rows = self._rows("SELECT run_id FROM runs" + NEWEST_FIRST + " LIMIT -1 OFFSET ?", (self.keep,))
+        doomed = [run_id for (run_id,) in rows if run_id != keep_id]
+        if not doomed:
+            return []
+        waiting = str(StopReason.AWAITING_APPROVAL)
+        dropped = []
+        with self._transaction():
+            for run_id in doomed:
+                if not self._tx_rows("SELECT 1 FROM runs WHERE run_id = ? AND status <> ?", (run_id, waiting)):
+                    continue  # waiting, or dropped meanwhile by another orderbot
+                self._tx_change("DELETE FROM run_approvals WHERE run_id = ?", (run_id,))
+                self._tx_change("DELETE FROM runs WHERE run_id = ?", (run_id,))
+                dropped.append(run_id)
+        return dropped
 
     def prune_older(self, days: float, *, now: float, keep_id: str | None = None) -> int:
         # Run ids begin with their start time (to the second), so "started by then" is a range of the key.
@@ -523,9 +616,27 @@ class SqlRunStore(BaseRunStore):
             pruned += 1
         return pruned
 
-    def lock(self, run_id: str) -> contextlib.AbstractContextManager:
-        """Nothing to hold: a save lands only on the revision it read (see `save`)."""
-        return contextlib.nullcontext()
+
+def waiting_calls(record: RunRecord) -> list[Waiting]:
+    """The calls a record waits for, with who asked (the operator of the run's last segment
+    when the record does not say)."""
+    asked_by = record.segments[-1].operator if record.segments else record.operator
+    out = []
+    for pending in record.state.pending:
+        decision = record.decisions.get(pending.call_id)
+        out.append(
+            Waiting(
+                run_id=record.run_id,
+                call_id=pending.call_id,
+                tool=pending.name,
+                arguments=pending.arguments,
+                description=pending.description,
+                customer=pending.user,
+                requested_by=(decision.requested_by if decision else None) or asked_by,
+                requested_at=utc_iso(pending.requested_at),
+            )
+        )
+    return out
 
 
 class _Conflict(Exception):
@@ -548,6 +659,14 @@ def _entry(row: Sequence) -> AuditEntry | str:
         return from_row(row)
     except TypeError:
         return "unreadable"
+
+
+def _as_bytes(kept: object) -> bytes:
+    """A record as the database gave it back: text as orderbot wrote it, or whatever someone
+    else put in its place (bytes, a number), which then fails as a record, never here."""
+    if isinstance(kept, str):
+        return kept.encode("utf-8", "surrogatepass")
+    return kept if isinstance(kept, bytes) else b""
 
 
 def _summary_json(summary: RunSummary) -> str:

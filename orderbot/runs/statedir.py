@@ -2,18 +2,19 @@
 planted in it is followed or waited on.
 
     <state dir>/          0700 when orderbot makes it (parents it makes too)
-      runs/               0700: one record per run (orderbot.runs.store); a file, a link or
-                          anything but a directory here is refused in one sentence
-      runs.index          a cache (orderbot.runs.index): read only while it is a regular
-                          file; a link, FIFO or device in its place is replaced, never
-                          followed or opened
-      record.key          0600 (orderbot.runs.store); read only as a regular file
-      audit.log           appended to (orderbot.runs.audit); refused when it is not a regular file
-      *.lock              orderbot's own: a link or FIFO in a lock's place is removed first
+      runs.db             0600: the run store, a SQLite database (orderbot.runs.sqlite): runs,
+                          the approval queue and the audit log; with -wal and -shm beside it
+                          while it is open. A link, FIFO or folder in its place (or theirs)
+                          is refused in one sentence, never opened
+      record.key          0600: the key of the records' integrity tags (orderbot.runs.tagged);
+                          read only as a regular file
+      json-runs.old/      what an earlier orderbot kept here (runs/, runs.index, audit.log),
+                          moved aside once it was taken over (orderbot.runs.takeover)
       orderbot.log        0600, appended to; a link or anything but a regular file is not
                           written; when the file system is full, lines are dropped silently
                           (`orderbot doctor` says so)
-      repl_history        the REPL's lines, under the same rule as the index
+      repl_history        the REPL's lines: read only while a regular file, and replaced
+                          (never followed) when written
 
 A refusal is a RecordError (exit 6) whose one sentence names the path and what is wrong.
 """
@@ -29,51 +30,56 @@ import sys
 import time
 from pathlib import Path
 
-from orderbot.errors import RecordError
-from orderbot.i18n import t
+from orderbot.errors import Phrase, RecordError
 
 PRIVATE = 0o700
 LOG_FILE = "orderbot.log"
 
 
 def make(state_dir: Path) -> None:
-    """The state directory and its runs/ folder, created private when missing; RecordError
-    when either is there but is not a directory."""
+    """The state directory, created private when missing (the parents it makes too);
+    RecordError when it is there but is not a directory."""
     refuse_unusable(state_dir)
     try:
         for missing in reversed([state_dir, *state_dir.parents]):  # the parents it makes are private too (XDG)
             if not missing.exists():
                 missing.mkdir(mode=PRIVATE, exist_ok=True)
-        (state_dir / "runs").mkdir(mode=PRIVATE, exist_ok=True)
     except OSError as exc:
         refuse_unusable(state_dir)  # made meanwhile as something else: say that
-        raise RecordError(t("state.cannot_create", path=state_dir, reason=reason(exc))) from None
+        raise RecordError("state.cannot_create", path=state_dir, reason=reason(exc)) from None
+
+
+DATABASE = "runs.db"  # the run store (orderbot.runs.sqlite)
+# What SQLite keeps beside a database while it is open, and what it would open there.
+COMPANIONS = ("-wal", "-shm", "-journal")
 
 
 def refuse_unusable(state_dir: Path) -> None:
-    """RecordError when the state directory or its runs/ folder exists and is not a
-    directory (a missing one is fine: nothing is recorded yet). The state directory may
-    be a link to a directory (a dotfiles checkout); runs/ may not be a link at all."""
+    """RecordError when the state directory exists and is not a directory (a missing one
+    is fine: nothing is recorded yet), or when anything but a regular file sits where the
+    run store's database or its journal goes. The state directory may be a link to a
+    directory (a dotfiles checkout); what orderbot keeps inside it may not be a link at all."""
     try:
         if not stat.S_ISDIR(os.stat(state_dir).st_mode):
-            raise RecordError(t("state.not_a_directory", path=state_dir))
+            raise RecordError("state.not_a_directory", path=state_dir)
     except FileNotFoundError:
         return
     except NotADirectoryError:  # a parent is a file
-        raise RecordError(t("state.not_a_directory", path=state_dir)) from None
+        raise RecordError("state.not_a_directory", path=state_dir) from None
     except OSError as exc:
-        raise RecordError(t("state.unusable", path=state_dir, reason=reason(exc))) from None
-    runs = state_dir / "runs"
-    try:
-        if not stat.S_ISDIR(os.lstat(runs).st_mode):
-            raise RecordError(t("state.runs_not_a_directory", path=runs))
-    except FileNotFoundError:
-        return
-    except OSError as exc:
-        raise RecordError(t("state.unusable", path=runs, reason=reason(exc))) from None
+        raise RecordError("state.unusable", path=state_dir, reason=reason(exc)) from None
+    for name in (DATABASE, *(DATABASE + suffix for suffix in COMPANIONS)):
+        if is_planted(state_dir / name):
+            raise RecordError("state.planted", path=state_dir / name)
 
 
-def reason(exc: OSError) -> str:
+NOT_REGULAR = "not a regular file"  # why read_own refuses a FIFO, a device or a folder
+
+
+def reason(exc: OSError) -> str | Phrase:
+    """Why an operation on a file failed, in the system's words (strerror)."""
+    if exc.strerror == NOT_REGULAR:
+        return Phrase("state.not_a_regular_file")
     return exc.strerror or type(exc).__name__
 
 
@@ -83,19 +89,11 @@ def read_own(path: Path) -> bytes:
     fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
     try:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise OSError(errno.EINVAL, t("state.not_a_regular_file"))
+            raise OSError(errno.EINVAL, NOT_REGULAR)
         with os.fdopen(fd, "rb", closefd=False) as handle:
             return handle.read()
     finally:
         os.close(fd)
-
-
-def read_regular(path: Path) -> bytes | None:
-    """As read_own, but None for anything but a regular file that can be read."""
-    try:
-        return read_own(path)
-    except OSError:
-        return None
 
 
 def is_planted(path: Path) -> bool:
@@ -109,15 +107,6 @@ def is_planted(path: Path) -> bool:
         return True
 
 
-def clear_planted(path: Path) -> None:
-    """Remove a link, FIFO or device planted where orderbot keeps a lock file of its own:
-    opening the lock (O_TRUNC) through a link would empty the file it points to. The
-    link itself goes, never its target."""
-    if is_planted(path) and not path.is_dir():
-        with contextlib.suppress(FileNotFoundError):
-            path.unlink()
-
-
 def open_private_append(path: Path):
     """`path` opened for appending, created 0600; OSError when it is a link (O_NOFOLLOW)
     or anything but a regular file (a FIFO would otherwise block the open)."""
@@ -128,7 +117,7 @@ def open_private_append(path: Path):
     )
     try:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise OSError(errno.EINVAL, "not a regular file")
+            raise OSError(errno.EINVAL, NOT_REGULAR)
         os.fchmod(fd, 0o600)  # one an older version left readable becomes private too
         os.set_blocking(fd, True)
         return os.fdopen(fd, "a", encoding="utf-8")
@@ -171,12 +160,12 @@ class LogFile(logging.FileHandler):
                 stream.close()
 
 
-def log_problem(path: Path) -> str | None:
+def log_problem(path: Path) -> Phrase | str | None:
     """Why orderbot.log cannot be written, or None when it can: what `doctor` reports, in
     one line, where a run drops its log lines silently. It writes one line, as a run
     would, so a full file system shows itself."""
     if os.path.islink(path):
-        return t("state.log_is_a_link")
+        return Phrase("state.log_is_a_link")
     try:
         with open_private_append(path) as handle:
             handle.write(f"{time.strftime('%Y-%m-%d %H:%M:%S')} INFO orderbot doctor checked this log\n")

@@ -1,12 +1,12 @@
-"""Which run store a command uses: `--runs URL` / ORDERBOT_RUNS, else the file store in the
-state directory (what orderbot has always done).
+"""Which run store a command uses: `--runs URL` / ORDERBOT_RUNS, else the state directory's.
 
-    (not set)                  the state directory's runs/ (orderbot.runs.store)
-    sqlite:///runs.db          a SQLite database (orderbot.runs.sqlite), made when missing
+    (not set)                  runs.db in the state directory (orderbot.runs.sqlite), made
+                               when missing; an earlier orderbot's JSON records there are
+                               taken over on its first use (orderbot.runs.takeover)
+    sqlite:///runs.db          a SQLite database of a team's (orderbot.runs.sqlite), made when missing
     postgresql://role@host/db  a PostgreSQL database (orderbot.runs.postgres), psycopg needed
 
-The SQL modules are imported only for their URL: the default never imports sqlite3's run
-store nor psycopg.
+psycopg is imported only for its URL.
 """
 
 from __future__ import annotations
@@ -15,9 +15,8 @@ import os
 from pathlib import Path
 
 from orderbot.errors import ConfigError
-from orderbot.i18n import t
 from orderbot.runs.base import BaseRunStore
-from orderbot.runs.store import RunStore
+from orderbot.runs.sqlite import SqliteRunStore
 from orderbot.shops.source import public_source
 from orderbot.text import POSTGRES_SCHEMES, url_scheme
 
@@ -40,7 +39,7 @@ def audit_key(settings) -> bytes | None:
     both); None when neither is set. A sentence about it names the setting or the file,
     never the key."""
     if settings.audit_key is not None and settings.audit_key_file is not None:
-        raise ConfigError(t("settings.audit_key_twice"))
+        raise ConfigError("settings.audit_key_twice")
     if settings.audit_key is not None:
         key = settings.audit_key.get_secret_value().strip().encode()
         where = "ORDERBOT_AUDIT_KEY"
@@ -49,15 +48,15 @@ def audit_key(settings) -> bytes | None:
         try:
             with open(path, "rb") as handle:
                 if os.name == "posix" and os.fstat(handle.fileno()).st_mode & 0o077:
-                    raise ConfigError(t("settings.audit_key_file_open", path=path))
+                    raise ConfigError("settings.audit_key_file_open", path=path)
                 key = handle.read(4096).strip()
         except OSError as exc:
-            raise ConfigError(t("settings.audit_key_file_unreadable", path=path, why=exc.strerror or exc)) from None
+            raise ConfigError("settings.audit_key_file_unreadable", path=path, why=exc.strerror or str(exc)) from None
         where = str(path)
     else:
         return None
     if len(key) < MIN_AUDIT_KEY:
-        raise ConfigError(t("settings.audit_key_short", where=where, least=MIN_AUDIT_KEY, command=MAKE_AUDIT_KEY))
+        raise ConfigError("settings.audit_key_short", where=where, least=MIN_AUDIT_KEY, command=MAKE_AUDIT_KEY)
     return key
 
 
@@ -65,17 +64,17 @@ def _open(settings) -> BaseRunStore:
     url = settings.runs
     days = settings.prune_after_days
     if url is None:
-        return RunStore(settings.resolved_state_dir(), keep=settings.keep_runs, prune_after_days=days)
+        return SqliteRunStore.in_state_dir(
+            settings.resolved_state_dir(), keep=settings.keep_runs, prune_after_days=days
+        )
     scheme = url_scheme(url)
     if scheme == "sqlite":
         rest = url.split("://", 1)[1]
         if not rest.startswith("/") or rest == "/":
-            raise settings.error_for("runs")(t("runs.bad_sqlite_url", url=public_source(url)))
-        from orderbot.runs.sqlite import SqliteRunStore  # a store when chosen: the file store loads no sqlite3
-
+            raise settings.error_for("runs")("runs.bad_sqlite_url", url=public_source(url))
         return SqliteRunStore.open(Path(rest[1:]), where=f"sqlite:///{rest[1:]}", prune_after_days=days)
     if scheme in POSTGRES_SCHEMES:
         from orderbot.runs.postgres import PostgresRunStore  # psycopg: the postgres extra
 
         return PostgresRunStore.open(url, prune_after_days=days)
-    raise settings.error_for("runs")(t("runs.bad_url", url=public_source(url)))
+    raise settings.error_for("runs")("runs.bad_url", url=public_source(url))

@@ -17,7 +17,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from orderbot.i18n import counted, t
+from orderbot.i18n import counted, say, t
 from orderbot.loop.state import describe_call
 from orderbot.runs.audit import EVENTS, AuditCheck, AuditEntry
 from orderbot.runs.base import Waiting
@@ -202,7 +202,7 @@ def check_lines(check: AuditCheck, extra: list) -> list[Text]:
             style=STYLE_ERROR,
         )
     ]
-    lines += [Text("  " + visible(p.text(), one_line=True)) for p in problems]
+    lines += [Text("  " + visible(say(p), one_line=True)) for p in problems]
     if check.more:
         lines.append(Text("  " + t("audit.more_problems", count=check.more)))
     return lines

@@ -8,9 +8,9 @@ from pathlib import Path
 
 from clikit import cli
 from fakeapi import WIRES, FakeAPI
+from runkit import open_store
 
 from orderbot.models.scripted import ScriptedModel, call, calls, text
-from orderbot.runs.store import RunStore
 
 
 def wrong_about_missing_order() -> ScriptedModel:
@@ -34,7 +34,7 @@ def test_claims_and_facts_in_json_and_in_the_run_record(use_model, tmp_path):
     expected = [{"kind": "status", "order_id": "ORD-9999", "said": "已发货", "observed": "不存在"}]
     assert doc["claims"] == expected
     assert [f["text"] for f in doc["facts"]] == ["ORD-9999 · not found"]
-    record = RunStore(tmp_path / "state").load(doc["run_id"])
+    record = open_store(tmp_path / "state").load(doc["run_id"])
     assert record.claims == expected
 
 

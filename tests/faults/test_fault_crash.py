@@ -28,9 +28,9 @@ from pathlib import Path
 import pytest
 from clikit import cli
 from fuzz import IN_CI
+from runkit import open_store, run_ids
 
-from orderbot.runs.index import RUN_ID as RUN_ID_FORMAT
-from orderbot.runs.store import RunStore, read_record
+from orderbot.runs.summary import RUN_ID as RUN_ID_FORMAT
 from orderbot.shops.sample.model import ORDER, SAMPLE_PATH
 from orderbot.shops.sample.stores.jsonfile import JsonStore
 
@@ -96,11 +96,11 @@ def kill_after(proc: subprocess.Popen, seconds: float) -> float | None:
 
 def check_state(state_dir: Path, orders: Path, before: dict, target: str) -> dict:
     """Every record readable; orders.json whole, changed in at most `target`."""
-    runs = state_dir / "runs"
-    for path in sorted(runs.glob("*.json")) if runs.exists() else []:
-        if not path.name.startswith("."):
-            read_record(path)  # raises RecordError on a torn or corrupt record
-    assert all(s.error is None for s in RunStore(state_dir).summaries())
+    store = open_store(state_dir)
+    for run_id in run_ids(state_dir):
+        store.load(run_id)  # raises RecordError on a torn or corrupt record
+    assert all(s.error is None for s in store.summaries())
+    store.close()
     after = {oid: ORDER.dump_python(o, mode="json") for oid, o in JsonStore.load(orders).orders.items()}
     assert after.keys() == before.keys()
     changed = {oid for oid in after if after[oid] != before[oid]}

@@ -14,6 +14,7 @@ import pytest
 from clikit import cli
 from fakeapi import LLAMA_CPP_BAD_ARGUMENTS, WIRES, FakeAPI, Request, error, llama_cpp_error, raw, sse, stream_of
 from faultkit import KEY, Caps, check, run
+from runkit import record_bytes
 
 from orderbot.loop.engine import StopReason
 
@@ -310,7 +311,7 @@ def test_resume_sends_to_the_recorded_base_url_without_the_flag(orders, wire):
     with FakeAPI() as local, FakeAPI() as elsewhere:
         host = local.url.removeprefix("http://")
         outcome = _paused_run(wire, local, path, f"http://admin:s3cret-pw@{host}")
-        record = (Path(os.environ["ORDERBOT_STATE_DIR"]) / "runs" / f"{outcome.doc['run_id']}.json").read_text()
+        record = record_bytes(outcome.doc["run_id"]).decode()
         assert json.loads(record)["base_url"] == local.url  # kept, stripped
         assert "s3cret-pw" not in record and "admin" not in record
         assert outcome.doc["resume_command"].endswith(f"--base-url {local.url}")

@@ -9,6 +9,7 @@ import time
 
 import pytest
 from pydantic import BaseModel, ConfigDict
+from runkit import open_store
 
 from orderbot.commands.common import EXIT_CODES
 from orderbot.errors import ConfigError, RecordError
@@ -21,7 +22,6 @@ from orderbot.loop.transitions import SignIn
 from orderbot.models.scripted import ScriptedModel, call, calls, text
 from orderbot.runner import Runner
 from orderbot.runs.resume import check_resume
-from orderbot.runs.store import RunStore
 from orderbot.ui.describe import describe
 from orderbot.ui.presentation import resume_command
 
@@ -179,7 +179,7 @@ def test_the_identity_check_lets_a_sign_in_lookup_take_its_credentials_only() ->
 
 
 def test_a_signed_in_run_resumes_without_user_and_refuses_another(tmp_path) -> None:
-    runs = RunStore(tmp_path / "state")
+    runs = open_store(tmp_path / "state")
     tools = toolbox()
     state = RunState.start("change it")
     model = ScriptedModel([calls(call("find_by_email", {"email": "ann@example.com"})), calls(call("change"))])
@@ -201,7 +201,7 @@ def test_a_signed_in_run_resumes_without_user_and_refuses_another(tmp_path) -> N
 
 
 def test_a_run_given_its_user_still_needs_that_user_to_resume(tmp_path) -> None:
-    runs = RunStore(tmp_path / "state")
+    runs = open_store(tmp_path / "state")
     tools = toolbox()
     state = RunState.start("change it", user="ann_1")
     Runner(tools, ScriptedModel([calls(call("change"))]), runs, provider="scripted").start(state, Limits())

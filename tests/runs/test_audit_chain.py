@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-import pytest
+from saying import raises
 
 from orderbot.errors import RecordError
 from orderbot.runs.audit import (
@@ -130,9 +130,9 @@ def test_a_keyed_log_is_continued_only_with_its_key():
     keyed = chain(entry("proposed"), key=KEY)
     assert next_link(keyed[-1], KEY) == (1, keyed[-1].hash)
     assert next_link(settled()[-1], None)[0] == 3 and next_link(None, KEY) == (0, GENESIS)
-    with pytest.raises(RecordError, match="has none"):
+    with raises(RecordError, match="has none"):
         next_link(keyed[-1], None)
-    with pytest.raises(RecordError, match="does not match this session's audit key"):
+    with raises(RecordError, match="does not match this session's audit key"):
         next_link(keyed[-1], OTHER)
 
 

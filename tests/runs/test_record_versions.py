@@ -5,21 +5,15 @@ its row's words) as the current version, and what is read are the transitions' v
 from __future__ import annotations
 
 import json
-import os
-from pathlib import Path
 
 from clikit import cli
+from runkit import only_run, open_store, record_doc, write_doc
 
 from orderbot.loop.state import Event
 from orderbot.runs.record import VERSION
-from orderbot.runs.store import RunStore, read_record
 from orderbot.ui.describe import Said, describe
 
 CANCEL = "取消订单 ORD-1002"
-
-
-def runs_dir() -> Path:
-    return Path(os.environ["ORDERBOT_STATE_DIR"]) / "runs"
 
 
 def as_version_1(doc: dict, said: list[Said]) -> dict:
@@ -41,22 +35,16 @@ def as_version_1(doc: dict, said: list[Said]) -> dict:
 def rewrite_as_version_1(run_id: str) -> None:
     """Write the record back as version 1, tagged with this state directory's key (as a
     record an older orderbot wrote here would be)."""
-    path = runs_dir() / f"{run_id}.json"
-    doc = json.loads(path.read_text(encoding="utf-8"))
-    doc.pop("integrity")
-    said = [describe(transition, "en") for _, transition in read_record(path).transition_values()]
-    body = json.dumps(as_version_1(doc, said), ensure_ascii=False, separators=(",", ":")).encode()
-    store = RunStore(Path(os.environ["ORDERBOT_STATE_DIR"]))
-    path.write_bytes(store.tag(body))
+    said = [describe(transition, "en") for _, transition in open_store().load(run_id).transition_values()]
+    write_doc(run_id, as_version_1(record_doc(run_id), said), sign=True)
 
 
 def test_a_version_1_record_shows_resumes_and_replays(orders_file):
     asked = cli("ask", "--user", "C001", "--orders", str(orders_file), CANCEL)
     assert asked.exit_code == 4, asked.output
-    [path] = runs_dir().glob("*.json")
-    run_id = path.stem
+    run_id = only_run()
     rewrite_as_version_1(run_id)
-    assert json.loads(path.read_text(encoding="utf-8"))["version"] == 1
+    assert record_doc(run_id)["version"] == 1
 
     shown = cli("runs", "show", run_id)
     assert shown.exit_code == 0, shown.output
@@ -65,8 +53,8 @@ def test_a_version_1_record_shows_resumes_and_replays(orders_file):
     resumed = cli("resume", run_id, "--approve", "--user", "C001", "--orders", str(orders_file))
     assert resumed.exit_code == 0, resumed.output
     assert "approved and executed" in resumed.output and "订单 ORD-1002 已取消。" in resumed.output
-    record = read_record(path)  # written back in the current version, the older transitions upgraded
-    assert json.loads(path.read_text(encoding="utf-8"))["version"] == VERSION
+    record = open_store().load(run_id)  # written back in the current version, the older transitions upgraded
+    assert record_doc(run_id)["version"] == VERSION
     kinds = [t.kind for _, t in record.transition_values()]
     assert kinds == [
         Event.STARTED,
@@ -88,9 +76,9 @@ def test_a_version_1_record_shows_resumes_and_replays(orders_file):
 def test_a_version_1_finish_keeps_its_stop_reason_and_detail(orders_file):
     asked = cli("ask", "--max-steps", "1", "--orders", str(orders_file), "查询 ORD-1001")
     assert asked.exit_code == 3, asked.output
-    [path] = runs_dir().glob("*.json")
-    rewrite_as_version_1(path.stem)
-    [*_, (_, finish)] = read_record(path).transition_values()
+    run_id = only_run()
+    rewrite_as_version_1(run_id)
+    [*_, (_, finish)] = open_store().load(run_id).transition_values()
     assert finish.stop_reason == "step_limit" and finish.payload.message["id"].startswith("detail.")
-    shown = cli("runs", "show", path.stem)
+    shown = cli("runs", "show", run_id)
     assert "step_limit" in shown.output

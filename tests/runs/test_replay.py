@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 from clikit import cli
+from runkit import export_file, only_run, open_store, record_doc
 from saying import raises
 
 from orderbot.errors import ExitCode, RecordError
@@ -17,7 +18,7 @@ from orderbot.i18n import t
 from orderbot.loop.dispatch import Toolbox
 from orderbot.loop.state import Event
 from orderbot.runner.replay import replay, replay_file
-from orderbot.runs.store import read_record
+from orderbot.runs.tagged import read_record
 from orderbot.shops.sample.tools import order_tools
 from orderbot.ui.replay import difference_words
 
@@ -89,8 +90,8 @@ def test_cli_replay_of_a_fresh_run_is_identical_and_stays_so_when_the_shop_chang
     with --orders, the same orders are a what-if: the tools run on them, and the change shows."""
     asked = cli("ask", "--orders", str(orders_file), "查询 ORD-1001 和 ORD-1002")
     assert asked.exit_code == 0
-    [path] = (Path(os.environ["ORDERBOT_STATE_DIR"]) / "runs").glob("*.json")
-    same = cli("replay", path.stem)
+    run_id = only_run()
+    same = cli("replay", run_id)
     assert same.exit_code == 0, same.output
     assert "No difference" in same.output and "note:" not in same.output
 
@@ -98,13 +99,13 @@ def test_cli_replay_of_a_fresh_run_is_identical_and_stays_so_when_the_shop_chang
     data["orders"][1]["status"] = "已发货"  # ORD-1002 shipped since
     orders_file.write_text(json.dumps(data, ensure_ascii=False))
     before = orders_file.read_bytes()
-    today = cli("replay", path.stem, "--json")
+    today = cli("replay", run_id, "--json")
     assert today.exit_code == 0, today.output
     doc = json.loads(today.output)
     assert doc["identical"] is True and doc["differences"] == []
     assert doc["notes"] == [t("replay.data_changed", lang="en")]
 
-    what_if = cli("replay", path.stem, "--orders", str(orders_file), "--json")
+    what_if = cli("replay", run_id, "--orders", str(orders_file), "--json")
     assert what_if.exit_code == ExitCode.DIFFERS == 1
     doc = json.loads(what_if.output)
     assert doc["identical"] is False and doc["recorded_stop_reason"] == doc["replayed_stop_reason"] == "answered"
@@ -118,11 +119,11 @@ def test_a_run_that_cancelled_an_order_replays_against_its_own_orders_afterwards
     """The run changed its orders itself (approved on resume): the recorded results stand in
     for the tools, so the cancel is neither refused nor done again."""
     assert cli("ask", "--user", "C001", "--orders", str(orders_file), "取消订单 ORD-1002").exit_code == 4
-    [path] = (Path(os.environ["ORDERBOT_STATE_DIR"]) / "runs").glob("*.json")
-    assert cli("resume", path.stem, "--approve", "--user", "C001").exit_code == 0
+    run_id = only_run()
+    assert cli("resume", run_id, "--approve", "--user", "C001").exit_code == 0
     after = orders_file.read_bytes()
     assert json.loads(after)["orders"][1]["status"] == "已取消"
-    replayed = cli("replay", path.stem, "--json")
+    replayed = cli("replay", run_id, "--json")
     assert replayed.exit_code == 0, replayed.output
     doc = json.loads(replayed.output)
     assert doc["differences"] == [] and doc["notes"] == [t("replay.data_changed", lang="en")]
@@ -135,8 +136,8 @@ def test_on_the_run_s_own_data_a_changed_tool_still_differs(orders_file):
     from orderbot.shops.sample.stores.jsonfile import JsonStore
 
     assert cli("ask", "--user", "C001", "--orders", str(orders_file), "查询 ORD-1001 的详情").exit_code == 0
-    [path] = (Path(os.environ["ORDERBOT_STATE_DIR"]) / "runs").glob("*.json")
-    record = read_record(path)
+    run_id = only_run()
+    record = open_store().load(run_id)
 
     def get_order_details_v2(args, ctx):
         return {"order_id": args.order_id, "status": "已签收"}
@@ -158,8 +159,8 @@ def test_on_the_run_s_own_data_a_changed_tool_still_differs(orders_file):
 
 def test_replay_of_a_paused_run_stops_at_the_pause_and_writes_nothing(orders_file):
     assert cli("ask", "--user", "C001", "--orders", str(orders_file), "取消订单 ORD-1002").exit_code == 4
-    [path] = (Path(os.environ["ORDERBOT_STATE_DIR"]) / "runs").glob("*.json")
-    result = cli("replay", path.stem)
+    run_id = only_run()
+    result = cli("replay", run_id)
     assert result.exit_code == 0 and "awaiting_approval" in result.output
     assert json.loads(orders_file.read_text())["orders"][1]["status"] == "处理中"
 
@@ -179,14 +180,13 @@ def test_an_inline_approval_is_recorded_and_replayed_the_same_way(orders_file, t
     from orderbot.models.scripted import ScriptedModel, call, calls, text
     from orderbot.runs.record import COMMITTED
     from orderbot.runs.recorder import Recorder
-    from orderbot.runs.store import RunStore
     from orderbot.shops.sample.stores.jsonfile import JsonStore
 
     noon = datetime(2026, 11, 30, 12, 0, 0, tzinfo=UTC)
     store = JsonStore.load(orders_file)
     store.now = lambda: noon  # the store stamps the cancellation with this time
     toolbox = Toolbox(order_tools(store))
-    runs = RunStore(tmp_path / "state")
+    runs = open_store(tmp_path / "state")
     model = ScriptedModel(
         [calls(call("cancel_order", {"order_id": "ORD-1002", "reason": "不要了"}, call_id="c1")), text("已取消")]
     )
@@ -214,7 +214,7 @@ def test_an_inline_approval_is_recorded_and_replayed_the_same_way(orders_file, t
     assert asked == ["c1"] and state.answer == "已取消"
     record = runs.load(state.run_id)
     assert record.approvals == {"c1": True} and record.side_effects == {"c1": COMMITTED}
-    report = replay_file(runs.path(state.run_id))  # over a fresh copy of the sample
+    report = replay_file(export_file(state.run_id, tmp_path, tmp_path / "state"))  # over a fresh copy of the sample
     assert report.identical, [difference_words(d, "en") for d in report.differences]
     assert [t.kind for _, t in report.transitions if t.to == "observe"] == [Event.APPROVED]
 
@@ -250,15 +250,15 @@ def test_replay_still_finds_a_different_result():
     assert not report.identical
 
 
-def test_a_run_ended_by_sigterm_replays_as_ended_by_sigterm(use_model):
+def test_a_run_ended_by_sigterm_replays_as_ended_by_sigterm(use_model, tmp_path):
     from orderbot.errors import Terminated
     from orderbot.models.scripted import ScriptedModel, call, calls
 
     use_model(ScriptedModel([calls(call("get_order_status", {"order_id": "ORD-1001"})), Terminated()]))
     assert cli("ask", "--provider", "scripted", "查询 ORD-1001").exit_code == ExitCode.CANCELLED
-    [path] = (Path(os.environ["ORDERBOT_STATE_DIR"]) / "runs").glob("*.json")
-    assert json.loads(path.read_text())["state"]["stop_detail"] == "terminated by a signal (SIGTERM)"
-    report = replay_file(path)
+    run_id = only_run()
+    assert record_doc(run_id)["state"]["stop_detail"] == "terminated by a signal (SIGTERM)"
+    report = replay_file(export_file(run_id, tmp_path))
     assert report.identical, [difference_words(d, "en") for d in report.differences]
 
 
@@ -271,20 +271,20 @@ def test_a_run_whose_customer_signed_in_replays_the_sign_in(tmp_path):
     shutil.copyfile(Path(__file__).parents[1] / "fixtures" / "tau2-retail" / "db.json", shop)
     asked = cli("ask", "--orders", str(shop), "I am olivia.ito5204@example.com, where is #W5866402?")
     assert asked.exit_code == 0, asked.output
-    [path] = (Path(os.environ["ORDERBOT_STATE_DIR"]) / "runs").glob("*.json")
-    assert read_record(path).state.signed_in
-    replayed = cli("replay", path.stem, "--orders", str(shop), "--json")
+    run_id = only_run()
+    assert open_store().load(run_id).state.signed_in
+    replayed = cli("replay", run_id, "--orders", str(shop), "--json")
     assert replayed.exit_code == 0, replayed.output
     assert json.loads(replayed.stdout)["differences"] == []
     with shop.open("a") as changed:  # the shop is not the run's now: the results are the record's
         changed.write("\n")
-    replayed = cli("replay", path.stem, "--json")
+    replayed = cli("replay", run_id, "--json")
     assert replayed.exit_code == 0, replayed.output
     doc = json.loads(replayed.stdout)
     assert doc["differences"] == [] and doc["notes"] == [t("replay.data_changed", lang="en")]
 
 
-def test_a_run_cancelled_with_ctrl_c_and_resumed_replays_both_parts(use_model):
+def test_a_run_cancelled_with_ctrl_c_and_resumed_replays_both_parts(use_model, tmp_path):
     """The recorded turns are played back in order and the Ctrl-C is done again where the
     person did it: the interruption is theirs, not a difference."""
     from orderbot.models.scripted import ScriptedModel, call, calls, text
@@ -293,14 +293,14 @@ def test_a_run_cancelled_with_ctrl_c_and_resumed_replays_both_parts(use_model):
     use_model(ScriptedModel([lookup, KeyboardInterrupt(), text("已发货。")]))
     stopped = cli("ask", "--provider", "scripted", "--user", "C001", "查询 ORD-1001")
     assert stopped.exit_code == ExitCode.CANCELLED, stopped.output
-    [path] = (Path(os.environ["ORDERBOT_STATE_DIR"]) / "runs").glob("*.json")
-    resumed = cli("resume", path.stem, "--provider", "scripted", "--user", "C001")
+    run_id = only_run()
+    resumed = cli("resume", run_id, "--provider", "scripted", "--user", "C001")
     assert resumed.exit_code == 0, resumed.output
-    assert [s["stop_reason"] for s in json.loads(path.read_text())["segments"]] == ["cancelled", "answered"]
-    replayed = cli("replay", path.stem)
+    assert [s["stop_reason"] for s in record_doc(run_id)["segments"]] == ["cancelled", "answered"]
+    replayed = cli("replay", run_id)
     assert replayed.exit_code == 0, replayed.output
     assert "No difference" in replayed.output and "answered" in replayed.output
-    report = replay_file(path)
+    report = replay_file(export_file(run_id, tmp_path))
     kinds = [(segment, str(t.kind)) for segment, t in report.transitions if t.kind in (Event.FINISHED, Event.RESUMED)]
     assert kinds == [(0, "finished"), (1, "resumed"), (1, "finished")]
     assert report.state.answer == "已发货。"
@@ -324,7 +324,6 @@ def test_a_run_stopped_while_a_call_ran_or_waited_for_a_yes_replays_the_stop_the
     from orderbot.loop.engine import Limits
     from orderbot.models.scripted import ScriptedModel, call, calls, text
     from orderbot.runner import Runner
-    from orderbot.runs.store import RunStore
 
     name = "get_order_details" if where == "tool" else "cancel_order"
     args = {"order_id": "ORD-1002"} | ({"reason": "不要了"} if where == "prompt" else {})
@@ -337,7 +336,7 @@ def test_a_run_stopped_while_a_call_ran_or_waited_for_a_yes_replays_the_stop_the
 
     tools = order_tools(store)
     stopping = [dataclasses.replace(t, run=interrupted) if t.name == name and where == "tool" else t for t in tools]
-    runs = RunStore(tmp_path / "state")
+    runs = open_store(tmp_path / "state")
     model = ScriptedModel([calls(call(name, args, call_id="c1")), text("好的。")])
     record = _recorded(Toolbox(stopping), runs, model, approver=at_the_prompt if where == "prompt" else None)
     assert record.state.stop_reason.value == "cancelled" and record.state.calls == []
@@ -360,9 +359,9 @@ def test_a_retail_cancellation_replays_after_it_cancelled_the_order(tmp_path):
     user = ("--orders", str(shop), "--user", "olivia_ito_3591")
     asked = cli("ask", *user, "Please cancel #W5442520, I ordered it by mistake")
     assert asked.exit_code == 4, asked.output
-    [path] = (Path(os.environ["ORDERBOT_STATE_DIR"]) / "runs").glob("*.json")
-    assert cli("resume", path.stem, "--approve", *user[2:]).exit_code == 0
-    replayed = cli("replay", path.stem, "--json")
+    run_id = only_run()
+    assert cli("resume", run_id, "--approve", *user[2:]).exit_code == 0
+    replayed = cli("replay", run_id, "--json")
     assert replayed.exit_code == 0, replayed.output
     doc = json.loads(replayed.stdout)
     assert doc["differences"] == [] and doc["notes"] == [t("replay.data_changed", lang="en")]
@@ -379,8 +378,8 @@ def test_a_hand_off_replays_as_a_hand_off_after_the_shop_changed(tmp_path):
     assert asked.exit_code == ExitCode.TRANSFERRED, asked.output
     with shop.open("a") as changed:
         changed.write("\n")
-    [path] = (Path(os.environ["ORDERBOT_STATE_DIR"]) / "runs").glob("*.json")
-    replayed = cli("replay", path.stem, "--json")
+    run_id = only_run()
+    replayed = cli("replay", run_id, "--json")
     assert replayed.exit_code == 0, replayed.output
     doc = json.loads(replayed.stdout)
     assert doc["replayed_stop_reason"] == "transferred" and doc["differences"] == []

@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import os
 import shutil
 import time
 from pathlib import Path
 
 import pytest
 from clikit import cli
+from runkit import only_run, open_store, record_bytes, record_doc, state_dir
+from saying import raises
 
 from orderbot.errors import RecordError
 from orderbot.loop.dispatch import Toolbox
@@ -20,26 +21,22 @@ from orderbot.loop.state import RunState
 from orderbot.loop.tools import Tool
 from orderbot.models.scripted import ScriptedModel, call, calls, text
 from orderbot.runner import Runner
+from orderbot.runs.base import BaseRunStore
 from orderbot.runs.record import COMMITTED, EXECUTING
 from orderbot.runs.resume import check_resume
-from orderbot.runs.store import RunStore
 from orderbot.shops.sample.stores.jsonfile import JsonStore
 from orderbot.shops.sample.tools import order_tools
 
 CANCEL = "取消订单 ORD-1002"
 
 
-def runs_dir() -> Path:
-    return Path(os.environ["ORDERBOT_STATE_DIR"]) / "runs"
-
-
 def paused_cancel(orders_file: Path) -> str:
     """A piped `ask` that stops for approval; returns its run id."""
     result = cli("ask", "--user", "C001", "--orders", str(orders_file), CANCEL)
     assert result.exit_code == 4, result.output
-    [path] = runs_dir().glob("*.json")
-    assert path.stem in result.output  # the run id is printed
-    return path.stem
+    run_id = only_run()
+    assert run_id in result.output  # the run id is printed
+    return run_id
 
 
 def status(orders_file: Path, order_id: str = "ORD-1002") -> str:
@@ -47,7 +44,7 @@ def status(orders_file: Path, order_id: str = "ORD-1002") -> str:
 
 
 def record(run_id: str) -> dict:
-    return json.loads((runs_dir() / f"{run_id}.json").read_text())
+    return record_doc(run_id)
 
 
 def test_the_pending_call_is_on_disk_when_ask_exits_4(orders_file):
@@ -99,12 +96,12 @@ def test_resume_reject_changes_nothing_and_the_model_is_told(orders_file):
 @pytest.mark.parametrize("who", [["--user", "C002"], []])
 def test_resume_as_another_user_is_refused(orders_file, who):
     run_id = paused_cancel(orders_file)
-    before = (runs_dir() / f"{run_id}.json").read_bytes()
+    before = record_bytes(run_id)
     result = cli("resume", run_id, "--approve", *who)
     assert result.exit_code == 6
     assert "belongs to user C001" in result.output and "Traceback" not in result.output
     assert status(orders_file) == "处理中"
-    assert (runs_dir() / f"{run_id}.json").read_bytes() == before  # nothing ran, nothing recorded
+    assert record_bytes(run_id) == before  # nothing ran, nothing recorded
 
 
 def test_approve_and_reject_together_is_a_usage_error(orders_file):
@@ -147,7 +144,7 @@ def test_resume_when_the_order_no_longer_qualifies_is_refused(orders_file):
 # ---- the Python API, with a wall clock the test moves ----------------------------------
 
 
-def pause(toolbox: Toolbox, runs: RunStore, wall) -> RunState:
+def pause(toolbox: Toolbox, runs: BaseRunStore, wall) -> RunState:
     model = ScriptedModel([calls(call("cancel_order", {"order_id": "ORD-1002", "reason": "不要了"}, call_id="c1"))])
     state = RunState.start(CANCEL, user="C001")
     Runner(toolbox, model, runs, provider="scripted", wall_clock=wall).start(state, Limits())
@@ -156,13 +153,13 @@ def pause(toolbox: Toolbox, runs: RunStore, wall) -> RunState:
 
 
 def test_an_expired_approval_is_refused(toolbox, clock, tmp_path):
-    runs = RunStore(tmp_path / "state")
+    runs = open_store(tmp_path / "state")
     state = pause(toolbox, runs, clock)
     stored = runs.load(state.run_id)
     clock.advance(23.9 * 3600)
     check_resume(stored, toolbox, user="C001", approve=True, now=clock(), ttl_hours=24)  # still fine
     clock.advance(0.2 * 3600)
-    with pytest.raises(RecordError, match=r"expired: it was made 24\.1 h ago and approvals last 24 h"):
+    with raises(RecordError, match=r"expired: it was made 24\.1 h ago and approvals last 24 h"):
         check_resume(stored, toolbox, user="C001", approve=True, now=clock(), ttl_hours=24)
 
 
@@ -176,7 +173,7 @@ def test_a_call_interrupted_while_executing_is_never_run_again(store, tmp_path, 
 
     tools = [t if t.name != "cancel_order" else dataclasses.replace(t, run=explode) for t in order_tools(store)]
     toolbox = Toolbox(tools)
-    runs = RunStore(tmp_path / "state")
+    runs = open_store(tmp_path / "state")
     state = pause(toolbox, runs, clock)
     stored = runs.load(state.run_id)
     check_resume(stored, toolbox, user="C001", approve=True, now=clock(), ttl_hours=24)
@@ -184,21 +181,21 @@ def test_a_call_interrupted_while_executing_is_never_run_again(store, tmp_path, 
     assert ran == ["c1"] and stored.state.stop_reason is StopReason.CANCELLED
     again = runs.load(state.run_id)
     assert again.side_effects == {"c1": EXECUTING}
-    with pytest.raises(RecordError, match="may have been done"):
+    with raises(RecordError, match="may have been done"):
         check_resume(again, toolbox, user="C001", approve=True, now=clock(), ttl_hours=24)
     assert ran == ["c1"]
 
 
 def test_a_lost_record_update_does_not_cancel_twice(orders_file, tmp_path):
-    """If the record still said `awaiting_approval` after the cancel had landed (say it was
-    restored from a backup), a second approve finds the call already done by the store."""
+    """If the run store still said `awaiting_approval` after the cancel had landed (say it was
+    restored from a backup), a second approve finds the call already done by the orders' store."""
     run_id = paused_cancel(orders_file)
-    path = runs_dir() / f"{run_id}.json"
-    saved = tmp_path / "paused.json"
-    shutil.copyfile(path, saved)
+    database = state_dir() / "runs.db"  # whole: orderbot closed it, so nothing is left in its journal
+    saved = tmp_path / "paused.db"
+    shutil.copyfile(database, saved)
     assert cli("resume", run_id, "--approve", "--user", "C001").exit_code == 0
     written = orders_file.read_bytes()
-    shutil.copyfile(saved, path)
+    shutil.copyfile(saved, database)
     again = cli("resume", run_id, "--approve", "--user", "C001")
     assert again.exit_code == 0, again.output
     assert orders_file.read_bytes() == written  # the store saw the same call id: nothing written
@@ -207,16 +204,16 @@ def test_a_lost_record_update_does_not_cancel_twice(orders_file, tmp_path):
 def test_a_limit_stopped_run_resumed_with_more_steps_answers(orders_file):
     stopped = cli("ask", "--max-steps", "1", "查询 ORD-1001")
     assert stopped.exit_code == 3
-    [path] = runs_dir().glob("*.json")
-    refused = cli("resume", path.stem, "--approve")
+    run_id = only_run()
+    refused = cli("resume", run_id, "--approve")
     assert refused.exit_code == 2 and "not waiting for approval" in refused.output  # what was typed
-    result = cli("resume", path.stem, "--max-steps", "3")
+    result = cli("resume", run_id, "--max-steps", "3")
     assert result.exit_code == 0, result.output
     assert "订单 ORD-1001 的状态是：已发货。" in result.output
-    doc = json.loads(path.read_text())
+    doc = record_doc(run_id)
     assert [s["limits"]["max_steps"] for s in doc["segments"]] == [1, 3]
     assert doc["state"]["steps"] == 3  # 1 before, 2 after: counted over the whole run
-    again = cli("resume", path.stem, "--max-steps", "3")
+    again = cli("resume", run_id, "--max-steps", "3")
     assert again.exit_code == 1 and "already answered" in again.output  # nothing broken, nothing done
 
 
@@ -231,10 +228,10 @@ def test_a_resumed_run_that_stops_again_keeps_its_exit_code(use_model, orders_fi
     )
     use_model(model)
     assert cli("ask", "--provider", "scripted", "--max-steps", "1", "查询 ORD-1001").exit_code == 3
-    [path] = runs_dir().glob("*.json")
+    run_id = only_run()
     # no --provider: the run continues with the model it used
-    assert cli("resume", path.stem, "--max-steps", "1").exit_code == 3
-    result = cli("resume", path.stem, "--max-steps", "2", "--json")
+    assert cli("resume", run_id, "--max-steps", "1").exit_code == 3
+    result = cli("resume", run_id, "--max-steps", "2", "--json")
     doc = json.loads(result.output)
     assert result.exit_code == 0 and doc["answer"] == "好了" and doc["resumed"] is True
     model.assert_complete()
@@ -261,7 +258,7 @@ def test_a_side_effect_tool_of_the_test_is_settled_like_cancel(tmp_path):
         run=lambda args, ctx: sent.append(args.note) or {"sent": True},
     )
     toolbox = Toolbox([tool])
-    runs = RunStore(tmp_path / "state")
+    runs = open_store(tmp_path / "state")
     model = ScriptedModel([calls(call("send_note", {"note": "hi"}, call_id="n1")), text("sent")])
     state = RunState.start("send hi", user="C001")
     runner = Runner(toolbox, model, runs, provider="scripted")

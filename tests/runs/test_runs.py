@@ -1,10 +1,10 @@
-"""Run records on disk, `orderbot runs` and `orderbot runs show`."""
+"""Run records in the state directory's store, `orderbot runs`, `orderbot runs show` and
+`orderbot runs export`."""
 
 from __future__ import annotations
 
 import dataclasses
 import json
-import os
 import signal
 import subprocess
 import sys
@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 from clikit import cli
+from runkit import open_store, record_bytes, record_doc, run_ids, sql, state_dir
+from saying import raises
 
 from orderbot.errors import RecordError
 from orderbot.loop.dispatch import Toolbox
@@ -22,21 +24,14 @@ from orderbot.models.scripted import ScriptedModel, call, calls, text
 from orderbot.runner import Runner
 from orderbot.runs.record import COMMITTED, EXECUTING, FORMAT, MAX_RESULT, MAX_TEXT
 from orderbot.runs.recorder import Recorder
-from orderbot.runs.store import RunStore, read_record
+from orderbot.runs.sqlite import SqliteRunStore
+from orderbot.runs.tagged import read_record
 from orderbot.shops.sample.tools import order_tools
 
 
-def state_dir() -> Path:
-    return Path(os.environ["ORDERBOT_STATE_DIR"])
-
-
-def record_files() -> list[Path]:
-    return sorted((state_dir() / "runs").glob("*.json"))
-
-
 def only_record() -> dict:
-    [path] = record_files()
-    return json.loads(path.read_text())
+    [run_id] = run_ids()
+    return record_doc(run_id)
 
 
 def test_ask_writes_one_record_with_what_is_needed_to_inspect_it(orders_file):
@@ -65,24 +60,24 @@ def test_ask_writes_one_record_with_what_is_needed_to_inspect_it(orders_file):
     assert len(doc["turns"]) == 2 and doc["turns"][0]["items"][0]["name"] == "get_order_status"
     assert set(doc["tool_versions"]) >= {"get_order_status", "cancel_order"}
     assert doc["segments"][0]["limits"]["max_steps"] == 3
-    raw = record_files()[0].read_text()
-    assert "sk-test-secret" not in raw and "api_key" not in raw  # never a key
+    for kept in state_dir().iterdir():  # the database and whatever SQLite keeps beside it
+        assert b"sk-test-secret" not in kept.read_bytes() and b"api_key" not in kept.read_bytes()  # never a key
 
 
 def test_record_is_bounded_when_tools_return_huge_results(toolbox, store, tmp_path):
     huge = "x" * 50_000
     model = ScriptedModel([calls(call("get_order_status", {"order_id": "ORD-1001"})), text(huge)])
-    runs = RunStore(tmp_path / "state")
+    runs = open_store(tmp_path / "state")
     state = RunState.start("查询 ORD-1001 " + "很长" * 5000)
     recorder = Recorder.start(
         runs, state, provider="scripted", model="m", toolbox=toolbox, limits=Limits(max_response_chars=100_000)
     )
     Engine(recorder.wrap(model), toolbox, Limits(max_response_chars=100_000), observers=[recorder]).run(state)
     recorder.close()
-    size = runs.path(state.run_id).stat().st_size
+    kept = runs.export(state.run_id)
     assert state.answer == huge  # the run itself is untouched
-    assert size < 60_000  # the per-field caps, whatever the run produced (over 100 KB here)
-    doc = json.loads(runs.path(state.run_id).read_text())
+    assert len(kept) < 60_000  # the per-field caps, whatever the run produced (over 100 KB here)
+    doc = json.loads(kept)
     assert len(doc["state"]["answer"]) <= 8000
     assert all(len(i.get("content", "")) <= MAX_TEXT for i in doc["state"]["items"])
     assert doc["turns"][1]["size"] == 50_000  # replay pads the turn back to this size
@@ -100,12 +95,11 @@ def test_long_results_are_shortened_in_the_record(toolbox, tmp_path):
     assert big.result["data"] == ["row"] * 2000  # the run's own copy is not changed
 
 
-class WatchedStore(RunStore):
-    """A real RunStore that also notes what each save wrote: status, transitions, side effects."""
+class WatchedStore(SqliteRunStore):
+    """The state directory's store that also notes what each save wrote: status, transitions,
+    side effects."""
 
-    def __init__(self, state: Path) -> None:
-        super().__init__(state)
-        self.writes: list[tuple[str, list[str], dict]] = []
+    writes: list[tuple[str, list[str], dict]]
 
     def save(self, record, audit=()):
         events = [t["kind"] for t in record.transitions]
@@ -113,8 +107,14 @@ class WatchedStore(RunStore):
         return super().save(record, audit)
 
 
+def watched_store(state: Path) -> WatchedStore:
+    store = WatchedStore.in_state_dir(state)
+    store.writes = []
+    return store
+
+
 def test_a_read_only_run_writes_its_record_at_the_start_and_at_the_stop(toolbox, tmp_path):
-    runs = WatchedStore(tmp_path / "state")
+    runs = watched_store(tmp_path / "state")
     model = ScriptedModel([calls(call("get_order_status", {"order_id": "ORD-1001"})), text("已发货")])
     Runner(toolbox, model, runs, provider="scripted").start(RunState.start("查询 ORD-1001"), Limits())
     assert runs.writes == [
@@ -124,7 +124,7 @@ def test_a_read_only_run_writes_its_record_at_the_start_and_at_the_stop(toolbox,
 
 
 def test_an_approved_side_effect_is_executing_on_disk_before_it_runs(store, tmp_path):
-    runs = WatchedStore(tmp_path / "state")
+    runs = watched_store(tmp_path / "state")
     seen = []
 
     def watched(run):
@@ -153,7 +153,7 @@ CHILD = textwrap.dedent("""
     from orderbot.shops.sample.tools import order_tools
     from orderbot.shops.sample.stores.jsonfile import JsonStore
     from orderbot.runs.recorder import Recorder
-    from orderbot.runs.store import RunStore
+    from orderbot.runs.sqlite import SqliteRunStore
     from orderbot.loop.dispatch import Toolbox
 
     def block(request):
@@ -162,7 +162,7 @@ CHILD = textwrap.dedent("""
 
     toolbox = Toolbox(order_tools(JsonStore.load(Path(sys.argv[1]))))
     state = RunState.start("查询 ORD-1001", run_id=sys.argv[3])
-    recorder = Recorder.start(RunStore(Path(sys.argv[2])), state, provider="scripted", model="slow",
+    recorder = Recorder.start(SqliteRunStore.in_state_dir(Path(sys.argv[2])), state, provider="scripted", model="slow",
                               toolbox=toolbox, limits=Limits())
     model = ScriptedModel([calls(call("get_order_status", {"order_id": "ORD-1001"})), block])
     Engine(recorder.wrap(model), toolbox, Limits(), observers=[recorder]).run(state)
@@ -180,7 +180,7 @@ def test_a_run_killed_mid_way_leaves_a_readable_record(orders_file):
     finally:
         child.send_signal(signal.SIGKILL)
         child.wait()
-    record = read_record(state_dir() / "runs" / f"{run_id}.json")
+    record = open_store().load(run_id)
     assert record.state.stop_reason is None and record.status == "incomplete"
     # A read-only run is written when it starts and when it stops: killed in between, it
     # leaves the record of its start.
@@ -194,7 +194,7 @@ def test_a_run_killed_mid_way_leaves_a_readable_record(orders_file):
     assert refused.exit_code == 6 and "did not finish cleanly" in refused.output
 
 
-def _run(runs: RunStore, toolbox, run_id: str, question: str = "查询 ORD-1001") -> None:
+def _run(runs: SqliteRunStore, toolbox, run_id: str, question: str = "查询 ORD-1001") -> None:
     state = RunState.start(question, run_id=run_id)
     recorder = Recorder.start(runs, state, provider="scripted", model="m", toolbox=toolbox, limits=Limits())
     Engine(recorder.wrap(ScriptedModel([text("好")])), toolbox, Limits(), observers=[recorder]).run(state)
@@ -205,11 +205,11 @@ def test_retention_keeps_the_newest_runs(toolbox, monkeypatch):
     monkeypatch.setenv("ORDERBOT_KEEP_RUNS", "3")
     from orderbot.settings import load_settings
 
-    runs = RunStore(state_dir(), keep=load_settings().keep_runs)
+    runs = open_store(keep=load_settings().keep_runs)
     ids = [new_run_id(now=1_790_000_000 + day * 86400) for day in range(5)]
     for run_id in ids:
         _run(runs, toolbox, run_id)
-    assert runs.ids() == sorted(ids[2:], reverse=True)  # the two oldest are gone
+    assert run_ids() == sorted(ids[2:], reverse=True)  # the two oldest are gone
 
 
 def test_runs_lists_newest_first_with_filters_and_json(orders_file):
@@ -250,28 +250,33 @@ def _table(output: str) -> list[str]:
 
 
 def test_corrupt_and_foreign_records_are_named_and_do_not_hide_the_others(orders_file):
-    assert cli("ask", "查询 ORD-1001").exit_code == 0
-    runs = state_dir() / "runs"
-    (runs / "261101-000000-dead.json").write_text('{"format": "orderbot-run", "version": 1, "run_')
-    (runs / "261101-000001-beef.json").write_text('{"hello": "world"}')
-    shown = cli("runs", "show", "261101-000000-dead")
+    """Records changed behind orderbot's back (sqlite3 on the database): each is refused in one
+    sentence naming the run, and a damaged listing row shows as unreadable beside the others."""
+    for question in ("查询 ORD-1001", "查询 ORD-1003", "查询 ORD-1006"):
+        assert cli("ask", question).exit_code == 0
+    corrupt, foreign, unlisted = run_ids()
+    sql("UPDATE runs SET record = ? WHERE run_id = ?", ('{"format": "orderbot-run", "version": 1, "run_', corrupt))
+    sql("UPDATE runs SET record = ? WHERE run_id = ?", ('{"hello": "world"}', foreign))
+    sql("UPDATE runs SET summary = ? WHERE run_id = ?", ("[not a summary", unlisted))
+    shown = cli("runs", "show", corrupt)
     assert shown.exit_code == 6
-    assert "261101-000000-dead.json" in shown.output and "corrupt" in shown.output
+    assert corrupt in shown.output and "corrupt" in shown.output
     assert "Traceback" not in shown.output
-    foreign = cli("resume", "261101-000001-beef", "--max-steps", "3")
-    assert foreign.exit_code == 6 and "not an orderbot run record" in foreign.output
+    refused = cli("resume", foreign, "--max-steps", "3")
+    assert refused.exit_code == 6 and "not an orderbot run record" in refused.output
     listed = cli("runs")
-    assert listed.exit_code == 0 and listed.output.count("unreadable") == 2 and "查询 ORD-1001" in listed.output
+    assert listed.exit_code == 0 and listed.output.count("unreadable") == 1
+    assert "查询 ORD-1006" in listed.output and "查询 ORD-1003" in listed.output
     assert cli("runs", "show", "../../etc/passwd").exit_code == 2  # typed, and no run id
 
 
 def test_damaged_and_newer_records_are_refused(tmp_path):
     bad = tmp_path / "261101-000000-0000.json"
     bad.write_text(json.dumps({"format": FORMAT, "version": 99}))
-    with pytest.raises(RecordError, match="version 99 is not supported"):
+    with raises(RecordError, match="version 99 is not supported"):
         read_record(bad)
     bad.write_text(json.dumps({"format": FORMAT, "version": 1, "run_id": "x"}))
-    with pytest.raises(RecordError, match="damaged"):
+    with raises(RecordError, match="damaged"):
         read_record(bad)
 
 
@@ -286,3 +291,18 @@ def test_runs_search_finds_runs_by_question_or_answer_and_n_limits_them():
     none = cli("runs", "--search", "nothing like this")
     assert none.exit_code == 0 and none.stdout.strip() == "No runs match."
     assert cli("runs", "--search", " ").exit_code == 2
+
+
+def test_export_writes_the_record_as_kept(orders_file, tmp_path):
+    assert cli("ask", "--user", "C001", "--orders", str(orders_file), "查询 ORD-1001").exit_code == 0
+    run_id = run_ids()[0]
+    exported = tmp_path / "run.json"
+    done = cli("runs", "export", run_id[:13], "--output", str(exported))
+    assert done.exit_code == 0 and done.output == "", done.output
+    assert exported.read_bytes() == record_bytes(run_id)  # tagged, as an earlier orderbot's runs/<id>.json
+    assert oct(exported.stat().st_mode & 0o777) == "0o600"  # it holds customers' orders
+    piped = cli("runs", "export", run_id)
+    assert piped.stdout_bytes == record_bytes(run_id)
+    assert read_record(exported).run_id == run_id  # what the tests' replay_file reads, for one
+    missing = cli("runs", "export", "261101-000000-dead")
+    assert missing.exit_code == 6 and "no run 261101-000000-dead" in missing.output

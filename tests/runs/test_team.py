@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 from clikit import cli
+from runkit import run_ids, sql, state_dir
 
 from orderbot.errors import ExitCode
 from orderbot.runs.base import operator_name
@@ -152,15 +153,13 @@ def test_audit_verify_finds_an_entry_changed_or_removed_by_hand(orders_file, run
     ]
 
 
-def test_the_file_store_keeps_an_append_only_audit_file_that_verify_checks(orders_file):
+def test_the_state_directorys_store_keeps_the_audit_log_that_verify_checks(orders_file):
     run_id = paused(orders_file, None)
     assert cli("resume", run_id, "--approve", "--user", "C001").exit_code == 0
     assert [e["event"] for e in audit(None)] == ["proposed", "approved", "executed"]
     assert cli("audit", "--verify").exit_code == 0
-    log = Path(os.environ["ORDERBOT_STATE_DIR"]) / "audit.log"
-    assert oct(log.stat().st_mode & 0o777) == "0o600"
-    lines = log.read_text().splitlines()
-    log.write_text("\n".join([lines[0], lines[2]]) + "\n")  # the approval taken out
+    assert oct((state_dir() / "runs.db").stat().st_mode & 0o777) == "0o600"
+    sql("DELETE FROM run_audit WHERE seq = 2")  # the approval taken out, with sqlite3
     broken = cli("audit", "--verify")
     assert broken.exit_code == 1 and "entry 2 is missing: removed" in broken.output
 
@@ -182,7 +181,7 @@ def test_prune_keeps_summaries_and_the_audit_and_refuses_resume(orders_file, run
 def test_a_run_store_that_cannot_be_opened_stops_ask_before_any_run(orders_file, tmp_path):
     result = cli("ask", "--runs", f"sqlite:///{tmp_path / 'no-such-folder' / 'runs.db'}", "查询 ORD-1001")
     assert result.exit_code == 6 and "does not exist" in result.output and "Traceback" not in result.output
-    assert not list((Path(os.environ["ORDERBOT_STATE_DIR"]) / "runs").glob("*.json"))  # no run recorded
+    assert run_ids() == []  # no run recorded
 
 
 def test_a_piped_repl_records_in_the_store_runs_names_and_pauses_into_its_queue(orders_file, runs_db):
@@ -192,7 +191,7 @@ def test_a_piped_repl_records_in_the_store_runs_names_and_pauses_into_its_queue(
     assert result.exit_code == 4, result.output  # piped, a session that paused exits as ask does
     [waiting] = queue(runs_db)
     assert waiting["customer"] == "C001" and waiting["tool"] == "cancel_order"
-    assert not list((Path(os.environ["ORDERBOT_STATE_DIR"]) / "runs").glob("*.json"))  # not in the state directory
+    assert run_ids() == []  # not in the state directory
 
 
 def test_the_audit_key_from_a_file_or_the_environment_keys_the_log_and_is_never_stored_nor_shown(

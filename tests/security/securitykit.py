@@ -1,5 +1,6 @@
-"""Helpers for the security regressions (tests/security): tamper with a stored record the way another
-tool (or a person with an editor) would, with or without the state directory's key."""
+"""Helpers for the security regressions (tests/security): a process without root's powers, a small
+file system that fills up. Tampering with a stored record (with or without the state
+directory's key) is tests/runkit.py's."""
 
 from __future__ import annotations
 
@@ -18,34 +19,6 @@ import pytest
 
 def state_dir() -> Path:
     return Path(os.environ["ORDERBOT_STATE_DIR"])
-
-
-def runs_dir() -> Path:
-    return state_dir() / "runs"
-
-
-def record_path(run_id: str) -> Path:
-    return runs_dir() / f"{run_id}.json"
-
-
-def read_doc(run_id: str) -> dict:
-    return json.loads(record_path(run_id).read_bytes())
-
-
-def write_doc(run_id: str, doc: dict, *, sign: bool, path: Path | None = None) -> Path:
-    """Write an edited record; `sign` re-tags it with the state directory's key, as only
-    someone who can read that key could."""
-    from orderbot.runs.record import TAG  # here, so the tests still run (and fail) on older code
-    from orderbot.runs.store import RunStore
-
-    doc = {k: v for k, v in doc.items() if k != "integrity"}
-    body = json.dumps(doc, ensure_ascii=False, separators=(",", ":")).encode()
-    data = RunStore(state_dir()).tag(body) if sign else body
-    if sign:
-        assert TAG.search(data)
-    target = path or record_path(run_id)
-    target.write_bytes(data)
-    return target
 
 
 def statuses(orders_file: Path) -> dict[str, str]:

@@ -10,6 +10,7 @@ import sys
 
 import pytest
 from clikit import cli
+from runkit import run_ids
 
 KEY = "sk-test-" + "k" * 40
 BAD_URLS = ["http://[::1", "http://localhost:abc/v1", "http://local\rhost/v1", "http://localhost/v1\nX: y", "ftp://x"]
@@ -57,4 +58,4 @@ def test_a_question_with_bytes_that_are_not_utf8_is_answered_and_recorded(tmp_pa
     assert done.returncode == 0, done.stderr.decode(errors="replace")
     doc = json.loads(done.stdout)
     assert doc["question"].startswith("\ufffd\ufffd") and doc["stop_reason"] == "answered"
-    assert list((tmp_path / "state" / "runs").glob(doc["run_id"] + ".json"))
+    assert run_ids(tmp_path / "state") == [doc["run_id"]]

@@ -4,13 +4,12 @@ reader that leaves while orderbot writes is noticed however large the write
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
 
 import pytest
-from securitykit import runs_dir
+from runkit import plant_runs
 
 pytestmark = pytest.mark.slow  # real processes writing into closed pipes
 
@@ -18,17 +17,9 @@ RECORDS = 2_000  # a table of 1,000 rows, and the JSON of 2,000 runs: each sever
 
 
 def many_records() -> None:
-    """Small records, as a listing reads them (a listing does not check the tag)."""
-    runs_dir().mkdir(parents=True, mode=0o700)
-    for n in range(RECORDS):
-        run_id = f"2611{n // 3600 % 28 + 1:02d}-{n // 60 % 60:02d}{n % 60:02d}00-{n % 65536:04x}"
-        doc = {
-            "format": "orderbot-run",
-            "created_at": "2026-11-30T05:00:26Z",
-            "state": {"steps": 2, "tool_calls": 1, "question": f"查询 ORD-{1000 + n}", "stop_reason": "answered"},
-            "segments": [{"stop_reason": "answered"}],
-        }
-        (runs_dir() / f"{run_id}.json").write_text(json.dumps(doc, ensure_ascii=False), encoding="utf-8")
+    plant_runs(
+        [f"2611{n // 3600 % 28 + 1:02d}-{n // 60 % 60:02d}{n % 60:02d}00-{n % 65536:04x}" for n in range(RECORDS)]
+    )
 
 
 def first_line_then_close(*args: str) -> tuple[str, int, str]:

@@ -9,11 +9,11 @@ import json
 
 from clikit import cli
 from fakeapi import FakeAPI, completion, raw, tool_call
+from runkit import open_store
 from securitykit import state_dir
 
 from orderbot.loop.items import FunctionCall, Message, ProviderItem
 from orderbot.loop.model import Turn
-from orderbot.runs.store import RunStore
 
 HALF = "\ud800"
 
@@ -32,7 +32,7 @@ def test_a_lone_surrogate_from_a_server_is_recorded_and_shown_as_a_replacement_c
     assert done.exit_code == 0, done.output
     shown = json.loads(done.stdout)
     assert shown["answer"] == "Shipped \ufffd."
-    store = RunStore(state_dir())
+    store = open_store(state_dir())
     [run_id] = store.ids()
     saved = store.load(run_id)
     assert saved.state.answer == "Shipped \ufffd."

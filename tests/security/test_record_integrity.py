@@ -1,4 +1,4 @@
-"""A run record on disk cannot change what an approval does.
+"""A run record in the state directory's store cannot change what an approval does.
 
 Each tamper case must exit 6 with one sentence, and change nothing: not the orders file,
 not the record, no new file. Cases are tried twice where it matters: edited by another
@@ -11,13 +11,13 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import stat
 import time
 
 import pytest
 from clikit import cli
-from securitykit import read_doc, record_path, runs_dir, state_dir, statuses, write_doc
+from runkit import copy_run, only_run, record_bytes, record_doc, run_ids, state_dir, write_doc
+from securitykit import statuses
 
 CANCEL = "取消订单 ORD-1002"
 
@@ -25,13 +25,12 @@ CANCEL = "取消订单 ORD-1002"
 def paused(orders_file) -> str:
     result = cli("ask", "--user", "C001", "--orders", str(orders_file), CANCEL)
     assert result.exit_code == 4, result.output
-    [path] = runs_dir().glob("*.json")
-    return path.stem
+    return only_run()
 
 
 def snapshot(orders_file) -> tuple:
-    """The orders file and every record (the empty lock file a resume takes is not data)."""
-    return orders_file.read_bytes(), sorted((p.name, p.read_bytes()) for p in runs_dir().glob("*.json"))
+    """The orders file and every record."""
+    return orders_file.read_bytes(), [(run_id, record_bytes(run_id)) for run_id in run_ids()]
 
 
 def refused(result, *words: str) -> None:
@@ -60,7 +59,7 @@ def edit_user(doc: dict, user: str) -> None:
 @pytest.mark.parametrize("sign", [False, True], ids=["edited", "edited-and-retagged"])
 def test_a_only_the_pending_arguments_edited(orders_file, sign):
     run_id = paused(orders_file)
-    doc = read_doc(run_id)
+    doc = record_doc(run_id)
     edit_pending_arguments(doc)
     write_doc(run_id, doc, sign=sign)
     before = snapshot(orders_file)
@@ -73,7 +72,7 @@ def test_a_only_the_pending_arguments_edited(orders_file, sign):
 def test_b_arguments_and_user_edited_consistently(orders_file, sign):
     """Point the pending call at C002's ORD-1004 and make the run C002's."""
     run_id = paused(orders_file)
-    doc = read_doc(run_id)
+    doc = record_doc(run_id)
     edit_user(doc, "C002")
     args = json.dumps({"order_id": "ORD-1004", "reason": "不要了"}, ensure_ascii=False, sort_keys=True)
     doc["state"]["pending"][0]["arguments"] = args
@@ -87,7 +86,7 @@ def test_b_arguments_and_user_edited_consistently(orders_file, sign):
 @pytest.mark.parametrize("when", [10 * 365 * 86400, float("nan")], ids=["ten-years-ahead", "nan"])
 def test_c_requested_at_in_the_future_does_not_defeat_the_ttl(orders_file, when):
     run_id = paused(orders_file)
-    doc = read_doc(run_id)
+    doc = record_doc(run_id)
     doc["state"]["pending"][0]["requested_at"] = time.time() + when
     write_doc(run_id, doc, sign=True)
     before = snapshot(orders_file)
@@ -97,7 +96,7 @@ def test_c_requested_at_in_the_future_does_not_defeat_the_ttl(orders_file, when)
 
 def test_c_an_old_request_still_expires(orders_file, monkeypatch):
     run_id = paused(orders_file)
-    doc = read_doc(run_id)
+    doc = record_doc(run_id)
     doc["state"]["pending"][0]["requested_at"] -= 2 * 3600
     write_doc(run_id, doc, sign=True)
     monkeypatch.setenv("ORDERBOT_APPROVAL_TTL_HOURS", "1")
@@ -107,7 +106,7 @@ def test_c_an_old_request_still_expires(orders_file, monkeypatch):
 
 def test_d_a_pending_call_of_another_user_is_refused(orders_file):
     run_id = paused(orders_file)
-    doc = read_doc(run_id)
+    doc = record_doc(run_id)
     doc["state"]["pending"][0]["user"] = "C002"
     write_doc(run_id, doc, sign=True)
     before = snapshot(orders_file)
@@ -125,7 +124,7 @@ def test_d_a_pending_call_of_another_user_is_refused(orders_file):
 )
 def test_every_field_of_the_pending_call_is_bound(orders_file, field, value, words):
     run_id = paused(orders_file)
-    doc = read_doc(run_id)
+    doc = record_doc(run_id)
     doc["state"]["pending"][0][field] = value
     write_doc(run_id, doc, sign=True)
     before = snapshot(orders_file)
@@ -137,7 +136,7 @@ def test_every_field_of_the_pending_call_is_bound(orders_file, field, value, wor
 def test_the_recorded_model_turn_is_checked_too(orders_file):
     """Conversation and pending edited together, but the recorded model turn not."""
     run_id = paused(orders_file)
-    doc = read_doc(run_id)
+    doc = record_doc(run_id)
     args = json.dumps({"order_id": "ORD-1013", "reason": "不要了"}, ensure_ascii=False, sort_keys=True)
     doc["state"]["pending"][0]["arguments"] = args
     for item in doc["state"]["items"]:
@@ -150,7 +149,7 @@ def test_the_recorded_model_turn_is_checked_too(orders_file):
 
 def test_e_a_record_whose_run_id_is_not_its_file_name(orders_file):
     run_id = paused(orders_file)
-    doc = read_doc(run_id)
+    doc = record_doc(run_id)
     other = "261101-000000-beef"
     doc["run_id"] = other
     doc["state"]["run_id"] = other
@@ -158,14 +157,13 @@ def test_e_a_record_whose_run_id_is_not_its_file_name(orders_file):
     before = snapshot(orders_file)
     refused(resume(run_id, "--user", "C001", "--orders", str(orders_file)), "altered", other)
     assert snapshot(orders_file) == before
-    assert not record_path(other).exists()  # no second file
+    assert other not in run_ids()  # no second run
 
 
 def test_a_record_copied_from_another_state_directory_is_refused(orders_file, tmp_path, monkeypatch):
     run_id = paused(orders_file)
     elsewhere = tmp_path / "other-state"
-    (elsewhere / "runs").mkdir(parents=True)
-    shutil.copyfile(record_path(run_id), elsewhere / "runs" / f"{run_id}.json")
+    copy_run(run_id, elsewhere)
     monkeypatch.setenv("ORDERBOT_STATE_DIR", str(elsewhere))
     refused(resume(run_id, "--user", "C001", "--orders", str(orders_file)), "altered")
     refused(cli("replay", run_id, "--orders", str(orders_file)), "altered")
@@ -181,7 +179,7 @@ def test_an_untouched_record_still_resumes(orders_file):
 
 def test_runs_show_still_displays_an_altered_record_marked_as_altered(orders_file):
     run_id = paused(orders_file)
-    doc = read_doc(run_id)
+    doc = record_doc(run_id)
     edit_pending_arguments(doc)
     write_doc(run_id, doc, sign=False)
     shown = cli("runs", "show", run_id)
@@ -189,7 +187,7 @@ def test_runs_show_still_displays_an_altered_record_marked_as_altered(orders_fil
     assert "altered" in shown.output and "cancel_order" in shown.output
     assert "orderbot resume" not in shown.output  # no hint to resume what will be refused
     assert cli("ask", "--user", "C001", "--orders", str(orders_file), "查询 ORD-1001").exit_code == 0
-    [clean] = {p.stem for p in runs_dir().glob("*.json")} - {run_id}
+    [clean] = set(run_ids()) - {run_id}
     assert "altered" not in cli("runs", "show", clean).output
 
 
@@ -201,8 +199,8 @@ def test_the_key_is_private_created_once_and_never_in_a_record(orders_file):
     assert len(key) == 32
     assert cli("ask", "--user", "C001", "--orders", str(orders_file), "查询 ORD-1001").exit_code == 0
     assert key_path.read_bytes() == key  # created once, reused
-    for path in runs_dir().glob("*.json"):
+    for path in state_dir().iterdir():  # the database, and whatever SQLite keeps beside it
         raw = path.read_bytes()
-        assert key not in raw and key.hex().encode() not in raw
+        assert path.name == "record.key" or (key not in raw and key.hex().encode() not in raw)
     shown = cli("runs", "show", run_id, "--json")
     assert key.hex() not in shown.output

@@ -8,7 +8,8 @@ import shutil
 
 import pytest
 from clikit import cli
-from securitykit import runs_dir, statuses
+from runkit import only_run, run_ids
+from securitykit import statuses
 
 from orderbot.shops.sample.model import SAMPLE_PATH
 
@@ -29,9 +30,9 @@ def two_dirs(tmp_path, monkeypatch):
     monkeypatch.chdir(a)
     result = cli("ask", "--user", "C001", "取消订单 ORD-1002")  # ./orders.json of A
     assert result.exit_code == 4, result.output
-    [path] = runs_dir().glob("*.json")
+    run_id = only_run()
     monkeypatch.chdir(b)
-    return a, b, path.stem
+    return a, b, run_id
 
 
 def test_resume_from_another_directory_acts_on_the_recorded_file(two_dirs):
@@ -77,7 +78,7 @@ def test_orderbots_own_rewrite_keeps_the_identity(two_dirs, monkeypatch):
     a, b, run_id = two_dirs
     monkeypatch.chdir(a)
     assert cli("ask", "--user", "C001", "取消订单 ORD-1013").exit_code == 4
-    other = max(p.stem for p in runs_dir().glob("*.json") if p.stem != run_id)
+    [other] = set(run_ids()) - {run_id}
     assert cli("resume", other, "--approve", "--user", "C001").exit_code == 0
     monkeypatch.chdir(b)
     assert cli("resume", run_id, "--approve", "--user", "C001").exit_code == 0

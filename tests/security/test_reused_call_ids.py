@@ -11,13 +11,13 @@ import shutil
 from pathlib import Path
 
 import pytest
+from runkit import open_store
 
 from orderbot.loop.dispatch import Toolbox
 from orderbot.loop.engine import Limits
 from orderbot.loop.state import RunState
 from orderbot.models.scripted import ScriptedModel, call, calls, text
 from orderbot.runner import Runner
-from orderbot.runs.store import RunStore
 from orderbot.shops.retail.jsonstore import JsonShopStore
 from orderbot.shops.retail.tools import retail_tools
 
@@ -40,7 +40,7 @@ def test_two_writes_with_one_call_id_are_both_carried_out(tmp_path) -> None:
         ]
     )
     state = RunState.start("please", user="olivia_ito_3591")
-    runner = Runner(Toolbox(retail_tools(store)), model, RunStore(tmp_path / "state"), provider="scripted")
+    runner = Runner(Toolbox(retail_tools(store)), model, open_store(tmp_path / "state"), provider="scripted")
     runner.start(state, Limits(max_steps=5, max_calls_per_step=1), approver=lambda pending: True)
     results = [json.loads(i.output) for i in state.items if getattr(i, "type", "") == "function_call_output"]
     assert [r["data"]["order_id"] for r in results] == ["#W5442520", "#W7941031"]

@@ -3,7 +3,6 @@ resumable, exit 143."""
 
 from __future__ import annotations
 
-import json
 import os
 import signal
 import subprocess
@@ -12,7 +11,7 @@ import textwrap
 
 import pytest
 from clikit import cli
-from securitykit import runs_dir
+from runkit import only_run, record_doc
 
 pytestmark = pytest.mark.slow  # real processes sent SIGTERM
 
@@ -53,11 +52,11 @@ def test_sigterm_cancels_the_run_saves_the_record_and_exits_143(orders_file):
             child.kill()
     assert child.returncode == 143, (child.returncode, err[-2000:])
     assert "Traceback" not in err
-    [path] = runs_dir().glob("*.json")
-    doc = json.loads(path.read_bytes())
+    run_id = only_run()
+    doc = record_doc(run_id)
     assert doc["state"]["stop_reason"] == "cancelled"
     assert doc["state"]["stop_detail"] == "terminated by a signal (SIGTERM)"  # nobody pressed Ctrl-C
     assert "terminated by a signal (SIGTERM)" in out and "keyboard" not in out
-    assert cli("runs", "show", path.stem).exit_code == 0
-    resumed = cli("resume", path.stem, "--orders", str(orders_file))
+    assert cli("runs", "show", run_id).exit_code == 0
+    resumed = cli("resume", run_id, "--orders", str(orders_file))
     assert resumed.exit_code == 0, resumed.output

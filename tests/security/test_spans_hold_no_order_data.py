@@ -22,12 +22,12 @@ else:
 from opentelemetry.sdk.trace import TracerProvider  # noqa: E402
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor  # noqa: E402
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter  # noqa: E402
+from runkit import open_store  # noqa: E402
 
 from orderbot.loop.engine import Limits  # noqa: E402
 from orderbot.loop.state import RunState  # noqa: E402
 from orderbot.models.scripted import ScriptedModel, call, calls, text  # noqa: E402
 from orderbot.runner import Runner  # noqa: E402
-from orderbot.runs.store import RunStore  # noqa: E402
 from orderbot.shops.sample.model import SAMPLE_PATH  # noqa: E402
 from orderbot.telemetry.otel import RunTracer  # noqa: E402
 
@@ -72,7 +72,7 @@ def exported(toolbox, tmp_path, where: str, *, content: bool) -> str:
     runner = Runner(
         toolbox,
         quoting_model(where),
-        RunStore(tmp_path / "runs"),
+        open_store(tmp_path / "runs"),
         provider="scripted",
         telemetry=lambda: RunTracer(tracer, provider="scripted", model="scripted", content=content),
     )

@@ -1,6 +1,7 @@
 """The state directory is orderbot's (orderbot.runs.statedir): it is made private, nothing
-planted in it is followed or waited on, and a state directory that cannot be used is one
-sentence with exit 6, before anything runs, orders untouched.
+planted in it is followed or waited on (the run store's database and its journal, the key,
+the log, an earlier orderbot's files being taken over), and a state directory that cannot be
+used is one sentence with exit 6, before anything runs, orders untouched, nothing half-written.
 
 The tests run as root (as CI does), whom file modes do not stop: the cases about modes run
 orderbot in a process without root's power to read and write anything (securitykit.as_a_user)."""
@@ -15,6 +16,7 @@ import subprocess
 import pytest
 import warm_orderbot
 from clikit import cli
+from runkit import only_run, record_bytes, run_ids
 from securitykit import as_a_user, state_dir, statuses
 
 from orderbot.runs.statedir import LogFile
@@ -41,7 +43,7 @@ def paused_run(orders_file) -> str:
     """A run waiting for approval of ORD-1002's cancellation; its id."""
     result = cli("ask", "--user", "C001", "--orders", str(orders_file), CANCEL)
     assert result.exit_code == 4, result.output
-    return sorted((state_dir() / "runs").glob("*.json"))[-1].stem
+    return only_run()
 
 
 # ---- made private ---------------------------------------------------------------------------
@@ -50,84 +52,69 @@ def paused_run(orders_file) -> str:
 def test_the_state_directory_and_the_parents_it_makes_are_private(tmp_path, orders_file):
     where = tmp_path / "new" / "deeper" / "state"
     assert cli("ask", "--state-dir", str(where), "--orders", str(orders_file), QUESTION).exit_code == 0
-    for made in (tmp_path / "new", tmp_path / "new" / "deeper", where, where / "runs"):
+    for made in (tmp_path / "new", tmp_path / "new" / "deeper", where):
         assert stat.S_IMODE(made.stat().st_mode) == 0o700, made
-    for private in (where / "orderbot.log", where / "record.key", *(where / "runs").glob("*.json")):
+    assert sorted(p.name for p in where.iterdir()) == ["orderbot.log", "record.key", "runs.db"]  # no runs/, no index
+    for private in where.iterdir():
         assert stat.S_IMODE(private.stat().st_mode) == 0o600, private
 
 
-# ---- runs.index: a cache, never followed or waited on ----------------------------------------
+def test_a_database_made_readable_by_hand_is_made_private_again(orders_file):
+    assert cli("ask", "--orders", str(orders_file), QUESTION).exit_code == 0
+    (state_dir() / "runs.db").chmod(0o644)
+    assert cli("runs").exit_code == 0
+    assert stat.S_IMODE((state_dir() / "runs.db").stat().st_mode) == 0o600
 
 
-def test_an_index_linked_to_another_file_leaves_that_file_alone(tmp_path, orders_file):
+# ---- the database and its journal: never opened through a link, never waited on --------------
+
+
+@pytest.mark.parametrize("name", ["runs.db", "runs.db-wal", "runs.db-shm"])
+def test_a_database_or_journal_linked_to_another_file_is_refused_and_that_file_left_alone(name, tmp_path, orders_file):
     victim = tmp_path / "victim.txt"
     victim.write_text("keep me\n")
     victim.chmod(0o644)
     state_dir().mkdir(mode=0o700)
-    (state_dir() / "runs.index").symlink_to(victim)
-    assert cli("ask", "--orders", str(orders_file), QUESTION).exit_code == 0
-    listed = cli("runs")
-    assert listed.exit_code == 0 and "查询 ORD-1001" in listed.output, listed.output
+    (state_dir() / name).symlink_to(victim)
+    for args in (["ask", "--orders", str(orders_file), QUESTION], ["runs"]):
+        done = cli(*args)
+        assert done.exit_code == 6, done.output
+        assert name in one_sentence(done.output) and "not a regular file" in done.output
     assert victim.read_text() == "keep me\n" and stat.S_IMODE(victim.stat().st_mode) == 0o644
-    index = state_dir() / "runs.index"
-    assert not index.is_symlink() and index.is_file()  # rebuilt in its place, a file of orderbot's own
-
-
-def test_an_index_linked_to_a_device_never_replaces_the_device(tmp_path, orders_file):
-    device = tmp_path / "null-device"
-    try:
-        os.mknod(device, stat.S_IFCHR | 0o666, os.makedev(1, 3))  # a null device of the test's own
-    except PermissionError:
-        pytest.skip("making a device node needs root (CI runs as root)")
-    state_dir().mkdir(mode=0o700)
-    index = state_dir() / "runs.index"
-    index.symlink_to(device)
-    assert cli("ask", "--orders", str(orders_file), QUESTION).exit_code == 0
-    assert cli("runs").exit_code == 0
-    assert stat.S_ISCHR(device.stat().st_mode), "the device the index linked to was replaced"
-    assert stat.S_ISREG(os.lstat(index).st_mode)
+    assert statuses(orders_file)["ORD-1002"] == "处理中"
 
 
 @pytest.mark.slow
-def test_an_index_that_is_a_fifo_is_never_waited_on(orders_file):
+def test_a_database_that_is_a_fifo_is_never_waited_on(orders_file):
     state_dir().mkdir(mode=0o700)
-    os.mkfifo(state_dir() / "runs.index")
-    for args in (["runs"], ["ask", "--orders", str(orders_file), QUESTION], ["runs"]):
+    os.mkfifo(state_dir() / "runs.db")
+    for args in (["runs"], ["ask", "--orders", str(orders_file), QUESTION]):
         done = orderbot(*args, timeout=30)  # a wait on the FIFO would hang here until killed
-        assert done.returncode == 0, done.stderr
-    assert "查询 ORD-1001" in done.stdout
-    assert stat.S_ISREG(os.lstat(state_dir() / "runs.index").st_mode)
+        assert done.returncode == 6, done.stderr
+        assert "runs.db" in one_sentence(done.stderr)
 
 
 @pytest.mark.slow
-def test_a_record_that_is_a_fifo_is_listed_as_unreadable_not_waited_on(orders_file):
-    assert cli("ask", "--orders", str(orders_file), QUESTION).exit_code == 0
-    os.mkfifo(state_dir() / "runs" / "261130-050026-1a2b.json")
+def test_the_old_files_taken_over_are_never_followed_and_move_aside_as_links(tmp_path, orders_file):
+    """An earlier orderbot's files, planted as links: nothing they point to is read, changed or
+    moved; the links themselves are moved aside as they are."""
+    elsewhere = tmp_path / "elsewhere"
+    (elsewhere / "runs").mkdir(parents=True)
+    (elsewhere / "runs" / "261101-000000-0000.json").write_text("{}")
+    (elsewhere / "audit.log").write_text("keep me\n")
+    state_dir().mkdir(mode=0o700)
+    (state_dir() / "runs").symlink_to(elsewhere / "runs")
+    (state_dir() / "audit.log").symlink_to(elsewhere / "audit.log")
+    os.mkfifo(state_dir() / "runs.index")
     done = orderbot("runs", timeout=30)
     assert done.returncode == 0, done.stderr
-    shown = orderbot("runs", "show", "261130-050026-1a2b", timeout=30)
-    assert shown.returncode == 6 and "not a regular file" in one_sentence(shown.stderr), shown.stderr
-
-
-@pytest.mark.slow
-def test_an_index_in_a_directory_orderbot_cannot_write_does_not_stop_a_run(orders_file):
-    """Another user's index in a state directory only they can write: the index is a cache,
-    so the run answers and its record is written (runs/ is orderbot's own)."""
-    assert cli("ask", "--orders", str(orders_file), QUESTION).exit_code == 0  # the key and runs/
-    assert cli("runs").exit_code == 0  # the index
-    nobody = 65534
-    os.chown(state_dir() / "runs.index", nobody, nobody)
-    os.chown(state_dir(), nobody, nobody)
-    state_dir().chmod(0o755)
-    try:
-        done = as_a_user("ask", "--orders", str(orders_file), QUESTION)
-        assert done.returncode == 0, done.stderr
-        assert "已发货" in done.stdout
-        assert len(list((state_dir() / "runs").glob("*.json"))) == 2
-        listed = as_a_user("runs")
-        assert listed.returncode == 0 and listed.stdout.count("查询 ORD-1001") == 2, listed.stdout + listed.stderr
-    finally:
-        os.chown(state_dir(), os.getuid(), os.getgid())
+    assert "0 runs and 0 audit entries" in done.stderr and "runs was not taken over" in done.stderr
+    assert "audit.log was not taken over" in done.stderr
+    assert sorted(p.name for p in elsewhere.rglob("*")) == ["261101-000000-0000.json", "audit.log", "runs"]
+    assert (elsewhere / "audit.log").read_text() == "keep me\n"
+    aside = state_dir() / "json-runs.old"
+    assert (aside / "runs").is_symlink() and (aside / "audit.log").is_symlink()
+    assert stat.S_ISFIFO(os.lstat(aside / "runs.index").st_mode)
 
 
 # ---- orderbot.log: never written through a link -----------------------------------------------
@@ -181,11 +168,10 @@ def test_a_log_that_becomes_a_link_or_loses_its_folder_after_the_start_drops_lin
 
 
 def unusable(kind: str, tmp_path):
-    """A state directory of this kind, and whether it also needs file modes to bite."""
+    """A state directory of this kind."""
     where = state_dir()
-    if kind == "runs is a file":
-        where.mkdir(mode=0o700)
-        (where / "runs").write_text("not a folder\n")
+    if kind == "runs.db is a folder":
+        (where / "runs.db").mkdir(parents=True)
     elif kind == "state dir links to a file":
         (tmp_path / "a-file").write_text("x\n")
         where.symlink_to(tmp_path / "a-file")
@@ -197,7 +183,12 @@ def unusable(kind: str, tmp_path):
     return where
 
 
-KINDS = ["runs is a file", "state dir links to a file", "state dir is a file", "state dir under a file"]
+KINDS = {
+    "runs.db is a folder": "not a regular file",
+    "state dir links to a file": "not a directory",
+    "state dir is a file": "not a directory",
+    "state dir under a file": "not a directory",
+}
 
 
 @pytest.mark.parametrize("kind", KINDS)
@@ -217,31 +208,32 @@ def test_an_unusable_state_directory_is_one_sentence_and_exit_6(kind, command, t
     result = cli(*command, "--state-dir", str(where), *([] if command[0] == "runs" else ["--orders", str(orders_file)]))
     assert result.exit_code == 6, result.output
     line = one_sentence(result.output)
-    assert "not a directory" in line, line
+    assert KINDS[kind] in line, line
     assert "orderbot resume" not in result.output
     assert statuses(orders_file)["ORD-1002"] == "处理中"
 
 
-def test_doctor_names_an_unusable_state_directory_in_one_line(tmp_path):
-    where = unusable("runs is a file", tmp_path)
+@pytest.mark.parametrize("kind", KINDS)
+def test_doctor_names_an_unusable_state_directory_in_one_line(kind, tmp_path):
+    where = unusable(kind, tmp_path)
     result = cli("doctor", "--state-dir", str(where))
     assert result.exit_code == 6 and "Traceback" not in result.output
-    assert [line for line in result.output.splitlines() if "not a directory" in line] != []
+    assert [line for line in result.output.splitlines() if KINDS[kind] in line] != []
 
 
 @pytest.mark.slow
-def test_an_unreadable_runs_folder_is_one_sentence_and_exit_6(orders_file):
+def test_an_unreadable_database_is_one_sentence_and_exit_6(orders_file):
     run_id = paused_run(orders_file)
-    (state_dir() / "runs").chmod(0)
+    (state_dir() / "runs.db").chmod(0)
     try:
         for args in (["runs"], ["runs", "show", run_id], ["ask", "--orders", str(orders_file), QUESTION],
                      ["resume", run_id, "--approve", "--user", "C001", "--orders", str(orders_file)]):  # fmt: skip
             done = as_a_user(*args)
             assert done.returncode == 6, (args, done.stdout, done.stderr)
-            one_sentence(done.stderr)
+            assert "runs.db" in one_sentence(done.stderr)
             assert "orderbot resume" not in done.stdout
     finally:
-        (state_dir() / "runs").chmod(0o700)
+        (state_dir() / "runs.db").chmod(0o600)
     assert statuses(orders_file)["ORD-1002"] == "处理中"
 
 
@@ -249,23 +241,21 @@ def test_an_unreadable_runs_folder_is_one_sentence_and_exit_6(orders_file):
 @pytest.mark.parametrize("decision", ["--approve", "--reject"])
 def test_resume_in_a_read_only_state_directory_changes_nothing(decision, orders_file):
     run_id = paused_run(orders_file)
-    record = (state_dir() / "runs" / f"{run_id}.json").read_bytes()
-    for folder in (state_dir() / "runs", state_dir()):
-        folder.chmod(0o500)
+    record = record_bytes(run_id)
+    state_dir().chmod(0o500)
     try:
         done = as_a_user("resume", run_id, decision, "--user", "C001", "--orders", str(orders_file))
     finally:
-        for folder in (state_dir(), state_dir() / "runs"):
-            folder.chmod(0o700)
+        state_dir().chmod(0o700)
     assert done.returncode == 6, (done.stdout, done.stderr)
     line = one_sentence(done.stderr)
-    assert "nothing was done" in line, line
+    assert "runs.db" in line, line
     assert "orderbot resume" not in done.stdout + done.stderr  # no hint for a pause that was not recorded
     assert statuses(orders_file)["ORD-1002"] == "处理中"
-    assert (state_dir() / "runs" / f"{run_id}.json").read_bytes() == record
+    assert record_bytes(run_id) == record and run_ids() == [run_id]
 
 
-# ---- the record key, the audit log and the lock files: the same rule ---------------------------
+# ---- the record key: the same rule ----------------------------------------------------------------
 
 
 @pytest.mark.slow
@@ -275,32 +265,3 @@ def test_a_record_key_that_is_a_fifo_is_one_sentence_not_a_hang(orders_file):
     done = orderbot("ask", "--orders", str(orders_file), QUESTION, timeout=30)
     assert done.returncode == 6, done.stderr
     assert "record key" in one_sentence(done.stderr)
-
-
-def test_a_lock_or_audit_log_linked_to_another_file_leaves_that_file_alone(tmp_path, orders_file):
-    run_id = paused_run(orders_file)
-    victims = []
-    for name in (f"runs/{run_id}.lock", "audit.log.lock"):
-        victim = tmp_path / f"victim-{len(victims)}.txt"
-        victim.write_text("keep me\n")
-        planted = state_dir() / name
-        planted.unlink(missing_ok=True)
-        planted.symlink_to(victim)
-        victims.append(victim)
-    result = cli("resume", run_id, "--approve", "--user", "C001", "--orders", str(orders_file))
-    assert result.exit_code == 0, result.output  # the locks are orderbot's: made again in place
-    assert [v.read_text() for v in victims] == ["keep me\n"] * 2  # not emptied through the link
-    assert statuses(orders_file)["ORD-1002"] == "已取消"
-
-
-def test_an_audit_log_planted_as_a_link_is_not_appended_to(tmp_path, orders_file):
-    run_id = paused_run(orders_file)
-    victim = tmp_path / "victim.txt"
-    victim.write_text("keep me\n")
-    (state_dir() / "audit.log").unlink()
-    (state_dir() / "audit.log").symlink_to(victim)
-    result = cli("resume", run_id, "--approve", "--user", "C001", "--orders", str(orders_file))
-    assert result.exit_code == 6 and "Traceback" not in result.output, result.output
-    assert "audit" in result.output and "not a regular file" in result.output
-    assert victim.read_text() == "keep me\n"
-    assert statuses(orders_file)["ORD-1002"] == "处理中"  # refused before the cancel: nothing was done

@@ -8,6 +8,7 @@ import os
 import shutil
 
 from clikit import cli
+from runkit import only_run
 
 from orderbot.shops.sample.model import SAMPLE_PATH
 
@@ -20,8 +21,7 @@ def test_a_cancel_through_a_symlink_changes_the_real_file_and_keeps_the_link(tmp
     link = tmp_path / "work" / "orders.json"
     link.symlink_to(real)
     assert cli("ask", "--user", "C001", "取消订单 ORD-1002").exit_code == 4
-    runs = sorted((tmp_path / "state" / "runs").glob("*.json"))
-    result = cli("resume", runs[-1].stem, "--approve", "--user", "C001", "--orders", str(link))
+    result = cli("resume", only_run(), "--approve", "--user", "C001", "--orders", str(link))
     assert result.exit_code == 0, result.output
     assert link.is_symlink() and os.readlink(link) == str(real)
     status = {o["order_id"]: o["status"] for o in json.loads(real.read_text("utf-8"))["orders"]}

@@ -20,6 +20,7 @@ import pexpect
 import pytest
 from clikit import cli
 from forked_terminal import orderbot_in_a_terminal
+from saying import raises
 
 from orderbot.errors import ExitCode, RecordError
 from orderbot.loop.engine import Limits
@@ -95,7 +96,7 @@ def test_the_last_gate_before_a_call_runs_holds_the_stores_policy_whoever_calls_
     Runner(toolbox, model, store, provider="scripted").start(state, Limits())
     store.connection.execute("INSERT INTO run_policy VALUES ('four_eyes', 'on')")
     record = store.load(state.run_id)
-    with pytest.raises(RecordError, match="whom the audit log or the store's rules do not bear out"):
+    with raises(RecordError, match="whom the audit log or the store's rules do not bear out"):
         runner = Runner(toolbox, ScriptedModel([text("已取消")]), store, provider="scripted")
         runner.resume(record, Limits(), approve=True)
     assert JsonStore.load(orders_file).get("ORD-1002").status == "处理中"
@@ -139,7 +140,7 @@ def test_an_approval_whose_decision_left_the_log_before_the_call_ran_is_not_carr
     state = RunState.start("取消 ORD-1002", user="C001")
     Runner(toolbox, model, store, provider="scripted").start(state, Limits())
     runner = Runner(toolbox, ScriptedModel([text("已取消")]), store, provider="scripted")
-    with pytest.raises(RecordError, match="whom the audit log or the store's rules do not bear out"):
+    with raises(RecordError, match="whom the audit log or the store's rules do not bear out"):
         runner.resume(store.load(state.run_id), Limits(), approve=True)
     assert JsonStore.load(orders_file).get("ORD-1002").status == "处理中"
     store.close()

@@ -17,7 +17,7 @@ import pytest
 from clikit import cli
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from securitykit import runs_dir
+from runkit import run_ids
 
 from orderbot.models.scripted import ScriptedModel, call, calls, text
 from orderbot.shops.sample.model import SAMPLE_PATH
@@ -46,7 +46,7 @@ def every_renderer(*ask: str) -> list[str]:
     doc = cli("ask", "--json", *ask).output
     json.loads(doc)  # still valid JSON
     outputs.append(doc)
-    run_id = max(p.stem for p in runs_dir().glob("*.json"))
+    run_id = run_ids()[0]
     outputs += [cli("runs").output, cli("runs", "show", run_id).output, cli("runs", "show", run_id, "--trace").output]
     outputs.append(cli("runs", "show", run_id, "--json").output)
     return outputs

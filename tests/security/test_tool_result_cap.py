@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 
 from clikit import cli
-from securitykit import runs_dir
+from runkit import only_run, record_bytes
 
 from orderbot.loop.items import FunctionCallOutput
 from orderbot.loop.limits import MAX_TOOL_RESULT_CHARS
@@ -51,9 +51,9 @@ def test_json_output_and_the_record_are_bounded(use_model, orders_file):
     assert len(result.output.encode()) < SMALL
     doc = json.loads(result.output)
     assert doc["calls"][0]["result"]["truncated"] is True
-    records = list(runs_dir().glob("*.json"))
-    assert len(records) == 1 and records[0].stat().st_size < SMALL
-    shown = cli("runs", "show", records[0].stem, "--json")
+    run_id = only_run()
+    assert len(record_bytes(run_id)) < SMALL
+    shown = cli("runs", "show", run_id, "--json")
     assert shown.exit_code == 0 and len(shown.output.encode()) < SMALL
 
 

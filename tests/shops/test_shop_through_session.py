@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 from clikit import cli
+from runkit import open_store
 
 from orderbot.errors import ConfigError
 from orderbot.models import create
-from orderbot.runs.store import RunStore
 from orderbot.settings import load_settings
 from orderbot.shops.retail.offline import RetailOfflineModel
 from orderbot.shops.retail.shop import SHOP as RETAIL
@@ -38,7 +38,7 @@ def test_a_record_names_its_shop_and_the_name_gives_the_shop_back(tmp_path, shop
     shutil.copyfile(DB if shop == "retail" else SAMPLE.sample, orders)
     done = cli("ask", "--orders", str(orders), "--provider", "offline", "--json", "where is my order #W5866402?")
     assert done.exit_code == 0, done.output
-    record = RunStore(Path(os.environ["ORDERBOT_STATE_DIR"])).load(json.loads(done.stdout)["run_id"])
+    record = open_store(Path(os.environ["ORDERBOT_STATE_DIR"])).load(json.loads(done.stdout)["run_id"])
     assert record.shop == shop and shop_named(record.shop) is (RETAIL if shop == "retail" else SAMPLE)
 
 

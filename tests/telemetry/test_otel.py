@@ -24,13 +24,13 @@ from clikit import cli
 from opentelemetry.sdk.trace import TracerProvider  # noqa: E402
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor  # noqa: E402
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter  # noqa: E402
+from runkit import open_store  # noqa: E402
 
 from orderbot.loop.engine import Limits  # noqa: E402
 from orderbot.loop.model import Usage  # noqa: E402
 from orderbot.loop.state import RunState
 from orderbot.models.scripted import ScriptedModel, call, calls, text  # noqa: E402
 from orderbot.runner import Runner  # noqa: E402
-from orderbot.runs.store import RunStore  # noqa: E402
 from orderbot.telemetry.otel import RunTracer  # noqa: E402
 
 
@@ -48,7 +48,7 @@ def traced_run(exporter, toolbox, tmp_path, steps, *, content=False, user="C001"
     runner = Runner(
         toolbox,
         model,
-        RunStore(tmp_path / "runs"),
+        open_store(tmp_path / "runs"),
         provider="scripted",
         telemetry=lambda: RunTracer(exporter.tracer, provider="scripted", model=model.name, content=content),
     )

@@ -6,16 +6,15 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import os
 import re
 from pathlib import Path
 
 from clikit import cli
+from runkit import only_run, open_store, record_bytes, write_record
 from test_chinese_terminal import ALLOWED, data_words, english_words, lose_chinese
 
 from orderbot.i18n.catalogue import MESSAGES
 from orderbot.loop.limits import StopReason
-from orderbot.runs.store import RunStore
 from orderbot.shops.sample.model import SAMPLE_PATH
 
 
@@ -60,13 +59,12 @@ CHANGES = [_versions, _stop, _answer, _calls, _steps, _last_step]
 def replay_report_in_chinese(orders: Path, tmp: Path) -> str:
     asked = cli("ask", "--user", "C001", "--orders", str(orders), "查询 ORD-1001 和 ORD-1002 的详情")
     assert asked.exit_code == 0, asked.output
-    state = Path(os.environ["ORDERBOT_STATE_DIR"])
-    runs = RunStore(state)
-    [run_id] = [path.stem for path in (state / "runs").glob("*.json")]
-    original = runs.path(run_id).read_bytes()
+    runs = open_store()
+    run_id = only_run()
+    original = record_bytes(run_id)
     said = [cli("--lang", "zh", "replay", run_id, "--orders", str(_changed_orders(orders, tmp))).output]
     for change in CHANGES:
-        runs.path(run_id).write_bytes(original)
+        write_record(run_id, original)
         record = runs.load(run_id)
         change(record)
         runs.save(record)

@@ -22,6 +22,7 @@ import pytest
 from clikit import cli
 from fakeapi import FakeAPI, completion, hang
 from forked_terminal import orderbot_in_a_terminal, orderbot_process_in_a_terminal
+from runkit import plant_runs, write_record
 
 from orderbot.answers.evaluate import DEFAULT_SUITE as SUITE_PATH
 from orderbot.commands import COMMAND_HELP
@@ -179,8 +180,8 @@ BROKEN_RUN = "991231-235959-abcd"
 def not_json_command(state: Path, kind: str) -> tuple[str, ...]:
     """The command that reads a `kind` of file holding NOT_JSON[kind], the file written."""
     if kind == "record":
-        (state / "runs").mkdir(parents=True, exist_ok=True)
-        (state / "runs" / f"{BROKEN_RUN}.json").write_text(NOT_JSON[kind], encoding="utf-8")
+        plant_runs([BROKEN_RUN], state)
+        write_record(BROKEN_RUN, NOT_JSON[kind], state)
         return ("runs", "show", BROKEN_RUN)
     path = state.parent / f"broken-{kind}.json"
     path.write_text(NOT_JSON[kind], encoding="utf-8")
@@ -253,13 +254,12 @@ BROKEN_SAYS = {
 }  # fmt: skip
 
 
-def broken_command(state: Path, kind: str) -> tuple[tuple[str, ...], Path]:
-    """The command that reads a `kind` of file holding BROKEN[kind], and the file written."""
+def broken_command(state: Path, kind: str) -> tuple[tuple[str, ...], Path | str]:
+    """The command that reads a `kind` of file holding BROKEN[kind], and how it names the file."""
     if kind == "record":
-        path = state / "runs" / f"{BROKEN_RUN}.json"
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_bytes(BROKEN[kind])
-        return ("runs", "show", BROKEN_RUN), path
+        plant_runs([BROKEN_RUN], state)
+        write_record(BROKEN_RUN, BROKEN[kind], state)
+        return ("runs", "show", BROKEN_RUN), f"{state / 'runs.db'} run {BROKEN_RUN}"
     path = state.parent / f"broken-{kind}.json"
     path.write_bytes(BROKEN[kind])
     if kind == "orders":

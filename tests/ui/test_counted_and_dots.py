@@ -4,13 +4,11 @@ its noun (`1 recorded model turn`, `1 problem in 3 entries`)."""
 
 from __future__ import annotations
 
-import os
-from pathlib import Path
-
 import pytest
 from clikit import cli
 from rich.cells import cell_len
 from rich.console import Console
+from runkit import only_run
 
 from orderbot.i18n import set_language
 from orderbot.runs.audit import AuditCheck, Problem
@@ -35,8 +33,7 @@ def test_a_dotted_line_keeps_each_dot_within_the_width(header):
 
 def test_the_replay_header_counts_one_turn_in_the_singular(orders_file):
     cli("ask", "--orders", str(orders_file), "--max-steps", "1", "查询 ORD-1001")
-    [path] = (Path(os.environ["ORDERBOT_STATE_DIR"]) / "runs").glob("*.json")
-    header = cli("replay", path.stem).output
+    header = cli("replay", only_run()).output
     assert " 1 recorded model turn " in " ".join(header.split()) and "turns" not in header, header
 
 

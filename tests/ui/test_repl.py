@@ -24,6 +24,7 @@ import pytest
 from clikit import cli
 from fakeapi import FakeAPI, completion, hang, sse, stream_of, tool_call
 from forked_terminal import orderbot_process_in_a_terminal
+from runkit import only_run, record_doc, run_ids
 
 pytestmark = pytest.mark.slow  # the REPL in a terminal
 
@@ -153,7 +154,7 @@ def test_limits_change_what_the_next_run_obeys_and_a_stopped_run_can_continue(sp
 
 
 def segment_limits(tmp_path: Path, run_id: str) -> list[dict]:
-    record = json.loads((tmp_path / "state" / "runs" / f"{run_id}.json").read_text("utf-8"))
+    record = record_doc(run_id, tmp_path / "state")
     return [segment["limits"] for segment in record["segments"]]
 
 
@@ -171,7 +172,7 @@ def test_c_in_the_repl_and_the_resume_hint_after_ask_continue_with_the_same_limi
         child.send("c")
         child.expect_exact(PROMPT)
     assert leave(child) == 0
-    records = [json.loads(path.read_text("utf-8")) for path in (tmp_path / "state" / "runs").glob("*.json")]
+    records = [record_doc(run_id, tmp_path / "state") for run_id in run_ids(tmp_path / "state")]
     in_repl = [record["run_id"] for record in sorted(records, key=lambda record: record["created_at"])]
     assert len(in_repl) == 2
     for run_id, (_, flags, question) in zip(in_repl, stops, strict=True):
@@ -233,8 +234,7 @@ def test_ctrl_c_mid_stream_keeps_the_partial_answer_on_screen_marked_as_cut(spaw
     assert said in " ".join(line.strip("│ ") for line in screen), text
     assert "Cut off here: the run was cancelled while the answer was coming in." in text
     assert "Cancelled." in text and "stop reason: cancelled" in text
-    [record] = (tmp_path / "state" / "runs").glob("*.json")
-    state = json.loads(record.read_text("utf-8"))["state"]
+    state = record_doc(only_run(tmp_path / "state"), tmp_path / "state")["state"]
     assert state["stop_reason"] == "cancelled" and state["answer"] is None
 
 

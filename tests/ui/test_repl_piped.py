@@ -3,15 +3,13 @@ and `/runs` of this session apart from every run in the store."""
 
 from __future__ import annotations
 
-import os
-from pathlib import Path
-
 import pytest
 from clikit import cli
+from runkit import run_ids
 
 
-def recorded() -> list[Path]:
-    return sorted((Path(os.environ["ORDERBOT_STATE_DIR"]) / "runs").glob("*.json"))
+def recorded() -> list[str]:
+    return run_ids()
 
 
 @pytest.mark.parametrize("word", ["exit", "quit", ":q", "/exit", "/quit", " EXIT "])

@@ -9,6 +9,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+from runkit import open_store
 
 from orderbot import i18n
 from orderbot.loop.dispatch import Toolbox
@@ -16,7 +17,6 @@ from orderbot.loop.engine import Limits, StopReason
 from orderbot.loop.state import RunState
 from orderbot.models.scripted import ScriptedModel, call, calls
 from orderbot.runner import Runner
-from orderbot.runs.store import RunStore
 from orderbot.shops.retail.jsonstore import JsonShopStore
 from orderbot.shops.retail.tools import retail_tools
 
@@ -34,7 +34,7 @@ def described(tmp_path: Path, name: str, arguments: dict, *, lang: str = "en") -
         store = JsonShopStore.load(shop)
         state = RunState.start("please", user="olivia_ito_3591")
         model = ScriptedModel([calls(call(name, arguments))])
-        Runner(Toolbox(retail_tools(store)), model, RunStore(tmp_path / "state"), provider="scripted").start(
+        Runner(Toolbox(retail_tools(store)), model, open_store(tmp_path / "state"), provider="scripted").start(
             state, Limits(max_steps=5, max_calls_per_step=1)
         )
     finally:

@@ -5,12 +5,12 @@ the REPL keeps the customer a lookup signed in for the rest of the conversation.
 from __future__ import annotations
 
 import json
-import os
 import shutil
 from pathlib import Path
 
 import pytest
 from clikit import cli
+from runkit import record_doc, run_ids
 
 from orderbot.models.scripted import ScriptedModel, call, calls, text
 
@@ -43,7 +43,7 @@ def test_a_hand_off_in_json_and_in_the_record(shop, use_model) -> None:
     document = json.loads(result.stdout)
     assert (result.exit_code, document["exit_code"], document["stop_reason"]) == (8, 8, "transferred")
     assert document["stop_detail"] == SUMMARY and document["resume_command"] is None
-    record = json.loads((Path(os.environ["ORDERBOT_STATE_DIR"]) / "runs" / f"{document['run_id']}.json").read_text())
+    record = record_doc(document["run_id"])
     assert record["state"]["stop_reason"] == "transferred" and record["state"]["stop_detail"] == SUMMARY
     again = cli("resume", document["run_id"], "--orders", str(shop))
     assert again.exit_code == 1 and "stopped with transferred; it cannot be resumed" in again.stderr
@@ -59,7 +59,7 @@ def test_a_customer_the_shop_does_not_know_is_refused_before_a_run(shop) -> None
     result = cli("ask", "--orders", str(shop), "--user", "nobody_1", "where is #W5866402?")
     assert result.exit_code == 6
     assert "no customer 'nobody_1' in this shop" in result.stderr
-    assert not list((Path(os.environ["ORDERBOT_STATE_DIR"]) / "runs").glob("*.json"))  # nothing ran
+    assert run_ids() == []  # nothing ran
 
 
 def test_the_repl_keeps_the_customer_a_lookup_signed_in(shop) -> None:

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 from clikit import cli
 from retailkit import copy_sqlite, open_retail
+from runkit import open_store
 
 from orderbot.loop.dispatch import Toolbox
 from orderbot.loop.engine import Limits, StopReason
@@ -21,7 +22,6 @@ from orderbot.loop.items import FunctionCallOutput
 from orderbot.loop.state import RunState
 from orderbot.models.scripted import ScriptedModel, call, calls, text
 from orderbot.runner import Runner
-from orderbot.runs.store import RunStore
 from orderbot.shops.retail import data
 from orderbot.shops.retail.jsonstore import JsonShopStore
 from orderbot.shops.retail.tools import retail_tools
@@ -60,7 +60,7 @@ class Attempt:
     """A run of a scripted model on the store, with a person who approves whatever is asked."""
 
     def __init__(self, store, tmp_path: Path) -> None:
-        self.store, self.runs = store, RunStore(tmp_path / "state")
+        self.store, self.runs = store, open_store(tmp_path / "state")
         self.asked: list[str] = []
 
     def __call__(self, *turns, user: str | None = OLIVIA, per_step: int = 1) -> RunState:

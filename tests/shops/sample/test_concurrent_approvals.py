@@ -6,11 +6,10 @@ from __future__ import annotations
 
 import json
 import multiprocessing
-import os
-from pathlib import Path
 
 import pytest
 from clikit import cli
+from runkit import record_doc, run_ids
 
 from orderbot.errors import ExitCode
 from orderbot.shops.sample.model import SAMPLE_PATH
@@ -20,17 +19,13 @@ pytestmark = pytest.mark.slow  # approvals by twenty real processes
 RACERS = 20
 
 
-def runs_dir() -> Path:
-    return Path(os.environ["ORDERBOT_STATE_DIR"]) / "runs"
-
-
 def pause(source: str, order_id: str) -> str:
     """A piped `ask` that stops for approval of one cancellation; its run id."""
-    before = set(runs_dir().glob("*.json")) if runs_dir().exists() else set()
+    before = set(run_ids())
     result = cli("ask", "--user", "C001", "--orders", source, f"取消订单 {order_id}，不想要了")
     assert result.exit_code == 4, result.output
-    [record] = set(runs_dir().glob("*.json")) - before
-    return record.stem
+    [run_id] = set(run_ids()) - before
+    return run_id
 
 
 def _approve(run_id: str, source: str, barrier, results) -> None:
@@ -55,7 +50,7 @@ def race(approvals: list[tuple[str, str]]) -> list[tuple[str, int]]:
 def executed(run_id: str) -> int:
     """How many calls of the run were carried out and succeeded (a cancel that lost the
     race is executed too, but its result is the store's not_cancellable)."""
-    doc = json.loads((runs_dir() / f"{run_id}.json").read_text(encoding="utf-8"))
+    doc = record_doc(run_id)
     return sum(call["decision"] == "executed" and call["result"]["ok"] for call in doc["state"]["calls"])
 
 

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 from clikit import cli
+from runkit import only_run, record_bytes
 from shopkit import PASSWORD
 
 from orderbot.shops.sample.model import SAMPLE_PATH
@@ -42,8 +43,7 @@ def test_the_record_keeps_the_database_without_its_password(database, orders_fil
     cli("orders", "import", str(orders_file), "--to", database)
     result = cli("ask", "--user", "C001", "--orders", database, "--json", "取消订单 ORD-1002")
     assert result.exit_code == 4, result.output
-    [record] = (Path(os.environ["ORDERBOT_STATE_DIR"]) / "runs").glob("*.json")
-    text = record.read_text(encoding="utf-8")
+    text = record_bytes(only_run()).decode()
     assert PASSWORD not in text and PASSWORD not in result.output
     assert json.loads(text)["orders"] == parse_source(database).identity
 
