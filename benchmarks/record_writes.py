@@ -109,9 +109,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--rounds", type=int, default=9)
     parser.add_argument("--runs", type=int, default=40, help="runs per side per round")
-    parser.add_argument(
-        "--dir", type=Path, default=None, help="where the state directory goes (default: a temporary one)"
-    )
+    parser.add_argument("--dir", type=Path, default=None, help="where the state directory goes [default: /tmp]")
     options = parser.parse_args()
     from orderbot.runs.stores import open_run_store
     from orderbot.settings import load_settings
@@ -131,22 +129,26 @@ def main() -> None:
             ours.append(runs_of(store, toolbox, options.runs))
             base.append(runs_of(baseline, toolbox, options.runs))
             opened.append(statistics.median(opening(state) for _ in range(5)))
+        # What each side did: the store keeps its newest runs (200 by default), the baseline a file a run.
+        made = 5 + options.rounds * options.runs
+        kept, files = len(list(store.summaries())), len(list(plain.iterdir()))
         store.close()
         kind = filesystem(tmp)
+    if (kept, files) != (min(made, 200), made):
+        raise SystemExit(f"{made} runs a side, but the store kept {kept} and the baseline wrote {files} files")
     ratios = [a / b for a, b in zip(ours, base, strict=True)]
 
     def ms(values: list[float]) -> str:
         return f"{min(values) * 1e3:.2f} / {statistics.median(values) * 1e3:.2f} ms"
 
-    print(
-        f"{options.rounds} rounds × {options.runs} runs a side, state directory on {kind}, store: {type(store.store).__name__}"
-    )
+    name = type(store.store).__name__
+    print(f"{options.rounds} rounds × {options.runs} runs a side, state directory on {kind}, store: {name}")
     print(f"  store work per run (saves + prune)     {ms(ours)}")
     print(f"  plain durable writes of the same bytes {ms(base)}")
-    print(
-        f"  ratio (median of per-round ratios)     {statistics.median(ratios):.2f}×  (of mins {min(ours) / min(base):.2f}×)"
-    )
+    ratio, of_mins = statistics.median(ratios), min(ours) / min(base)
+    print(f"  ratio (median of per-round ratios)     {ratio:.2f}×  (of mins {of_mins:.2f}×)")
     print(f"  opening the store in a process         {ms(opened)}  (info)")
+    print(f"  runs kept by the store {kept}, files written by the baseline {files}")
 
 
 if __name__ == "__main__":

@@ -263,8 +263,8 @@ def fill(server, database: str, total: int) -> None:
     from orderbot.loop.state import RunState, new_run_id
     from orderbot.models import create
     from orderbot.runner import Runner
-    from orderbot.runs.store import tag_record
     from orderbot.runs.stores import open_run_store
+    from orderbot.runs.tagged import tag_record
     from orderbot.settings import load_settings
     from orderbot.shops.session import open_session
 

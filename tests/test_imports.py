@@ -413,8 +413,8 @@ print(json.dumps({"code": code, "filelock": sorted(m for m in sys.modules if m.s
 
 @pytest.mark.slow
 def test_an_offline_ask_that_locks_nothing_never_imports_filelock():
-    """filelock costs ~8 ms to import: only what takes a lock (a resume, a cancellation in the
-    orders file, a side effect's audit entry) loads it, never a read-only `ask`."""
+    """filelock costs ~8 ms to import: only what takes a lock (a cancellation in the orders
+    file) loads it, never a read-only `ask`; the run store locks with its database's own."""
     env = {key: value for key, value in os.environ.items() if key != "PYTHONPROFILEIMPORTTIME"}
     done = subprocess.run([sys.executable, "-c", ASK_QUIETLY], capture_output=True, text=True, timeout=60, env=env)
     assert done.returncode == 0, done.stderr[-3000:]

@@ -26,7 +26,10 @@ PREFIXES = sorted({message_id.split(".")[0] for message_id in MESSAGES})
 ID = re.compile(rf"(?:{'|'.join(PREFIXES)})\.[a-z0-9_]+(?:\.[a-z0-9_]+)*")
 # Strings of an id's shape that are no id: file names, OpenTelemetry's attribute, a column's
 # width by its heading's id and what it is measured for, a prefix of ids.
-NOT_IDS = {"keys.json", "orders.json", "audit.log", "runs.index", "error.type", "table.event_word", "runs.unreadable_"}
+NOT_IDS = {
+    "keys.json", "orders.json", "audit.log", "audit.log.lock", "runs.index", "runs.db", "error.type",
+    "table.event_word", "runs.unreadable_",
+}  # fmt: skip
 
 # An id built at run time, as its f-string reads with each value written `{}`, and what the
 # code can put there. GUARDED: the code asks the catalogue first and shows the value itself

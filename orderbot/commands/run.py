@@ -219,8 +219,6 @@ def _start(wanted: Start, settings: Settings, store: BaseRunStore, shown: Shown)
 
 
 def _resume(wanted: Resume, settings: Settings, store: BaseRunStore, shown: Shown, flags: Mapping) -> int:
-    from filelock import Timeout as LockTimeout  # ~8 ms to import: only a resume takes a run's lock
-
     run_id = store.resolve(wanted.run_id)
     decision = wanted.decision
     record = store.load(run_id)

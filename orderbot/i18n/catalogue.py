@@ -1131,7 +1131,7 @@ MESSAGES: dict[str, dict[str, str]] = {
         "en": "{source}: no customer {user} in this shop (the user id, such as sara_doe_496)",
         "zh": "{source}：这个商店中没有客户 {user}（请用用户编号，例如 sara_doe_496）",
     },
-    # A run that cannot be replayed or was altered (orderbot/runner/replay.py, orderbot/runs/store.py, sql.py)
+    # A run that cannot be replayed or was altered (orderbot/runner/replay.py, orderbot/runs/sql.py)
     "runs.cannot_replay_dropped": {
         "en": "run {run_id} dropped some model turns to stay bounded; it cannot be replayed",
         "zh": "运行 {run_id} 为了控制大小丢弃了一些模型回合；无法重放",

@@ -46,7 +46,7 @@ from orderbot.text import cut
 
 SCHEMA_VERSION = 3
 # Listings are newest first by when a run started, to the microsecond (created_at, fixed-width
-# text that sorts by time: orderbot.runs.index.started_key), then by id.
+# text that sorts by time: orderbot.runs.summary.started_key), then by id.
 RUN_INDEXES = [
     "CREATE INDEX IF NOT EXISTS runs_by_start ON runs (created_at, run_id)",
     "CREATE INDEX IF NOT EXISTS runs_by_customer ON runs (customer, created_at, run_id)",
