@@ -115,9 +115,9 @@ def format_transitions(
 ) -> Table:
     """The transitions table, laid out for `width` cells (table_widths): every row shows its
     from → to at any width; the detail gets at least half the line. Columns are as wide as
-    the rows need, or `widths` (a part of a run drawn after an approval prompt keeps the
-    columns of the part above: TransitionView). A cell breaks only between words, ids,
-    numbers and a call's arguments (layout.wrap_cell)."""
+    any run's rows need (column_needs), or `widths` (a part of a run drawn after an approval
+    prompt keeps the columns of the part above, where its rows fit: TransitionView). A cell
+    breaks only between words, ids, numbers and a call's arguments (layout.wrap_cell)."""
     said = [describe(t) for t in transitions]  # in the UI language
     widths = widths or table_widths(column_needs(transitions, limits), width or PIPED_WIDTH, plain=plain)
     stacked = "table.event" not in widths  # the event under its from → to, in one column
