@@ -384,7 +384,7 @@ def test_help_and_clear_typed_as_in_a_shell_list_the_commands_and_clear_the_scre
     say(child, "clear")
     assert final_screen(child) == [PROMPT.rstrip()]  # the answer is gone; a fresh prompt at the top
     assert leave(child) == 0
-    assert len(list((tmp_path / "state" / "runs").glob("*.json"))) == 1  # neither word was sent as a question
+    assert len(run_ids(tmp_path / "state")) == 1  # neither word was sent as a question
 
 
 def test_small_talk_and_follow_ups_about_the_order_last_talked_about(spawn):
