@@ -59,15 +59,15 @@ def measure(args: list[str], env: dict) -> tuple[float, float]:
 
 
 def pause(source: str, order_id: str, user: str, env: dict, state: Path) -> str:
-    before = set(state.glob("runs/*.json"))
+    """A run paused on one cancellation, kept in the state directory `state`; its id."""
     result = subprocess.run(
-        orderbot("ask", "--user", user, "--orders", source, f"取消订单 {order_id}，不想要了"),
+        orderbot("ask", "--json", "--state-dir", str(state), "--user", user, "--orders", source,
+                 f"取消订单 {order_id}，不想要了"),
         env=env,
         capture_output=True,
-    )
+    )  # fmt: skip
     assert result.returncode == 4, result.stderr.decode()
-    [record] = set(state.glob("runs/*.json")) - before
-    return record.stem
+    return json.loads(result.stdout)["run_id"]
 
 
 def cancellable(path: Path, count: int) -> list[tuple[str, str]]:
