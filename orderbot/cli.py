@@ -18,7 +18,6 @@ import contextlib
 import functools
 import io
 import os
-import re
 import sys
 from difflib import SequenceMatcher
 
@@ -26,9 +25,9 @@ import typer
 from typer.core import TyperCommand, TyperGroup
 
 from orderbot import __version__, i18n
-from orderbot.commands import COMMAND_HELP, logs
+from orderbot.commands import COMMAND_HELP, CommandGroup, logs
 from orderbot.errors import ExitCode, UsageError
-from orderbot.text import cut
+from orderbot.text import cut, validation_phrase
 from orderbot.ui.escape import visible
 from orderbot.ui.terminal import WholeWrites, end_quietly_on_closed_pipe
 
@@ -133,7 +132,7 @@ def flags_take_no_value(built: TyperCommand | TyperGroup) -> None:
         flags_take_no_value(sub)
 
 
-class LazyGroup(TyperGroup):
+class LazyGroup(CommandGroup):
     """The root command: lists the commands from their help table, loads one only to run it.
     A usage error (a flag, an argument, a command, or one orderbot finds itself) is one
     line in the UI language with a hint to the command's help, and suggests only a flag
@@ -219,8 +218,8 @@ def usage_error(exc: typer.TyperException | UsageError, path: str) -> typer.Type
     elif exc.exit_code != ExitCode.USAGE or type(exc).__name__ == "NoArgsIsHelpError":
         return exc
     else:
-        text = _message(exc) or exc.format_message()
         path = exc.ctx.command_path if exc.ctx is not None else path
+        text = _message(exc, path) or exc.format_message()
     said = i18n.t("usage.line", error=text.rstrip(".。"), command=path)
     print(i18n.t("error.prefix", error=cut(visible(said, one_line=True), MAX_USAGE_LINE)), file=sys.stderr)
     return typer.Exit(ExitCode.USAGE)
@@ -229,9 +228,11 @@ def usage_error(exc: typer.TyperException | UsageError, path: str) -> typer.Type
 MAX_USAGE_LINE = 2000  # characters, as for every error line (orderbot.commands.common.error_line)
 
 
-def _message(exc: typer.TyperException) -> str | None:
-    """The sentence of a usage error Click and Typer raise, from its parts; None for one
-    orderbot does not know (its own text stands)."""
+def _message(exc: typer.TyperException, path: str) -> str | None:
+    """The sentence of a usage error Click and Typer raise, rebuilt from what it carries (the
+    option it names, the parameter, pydantic's structured error behind a bad value); one
+    carrying nothing to rebuild it from is said behind orderbot's own sentence, its words
+    as they are."""
     if hasattr(exc, "possibilities"):  # no such option
         close = [
             p for p in exc.possibilities or () if SequenceMatcher(None, exc.option_name, p).ratio() >= CLOSE_ENOUGH
@@ -247,18 +248,28 @@ def _message(exc: typer.TyperException) -> str | None:
         kind = exc.param_type or (exc.param.param_type_name if exc.param is not None else "parameter")
         return i18n.t("usage.missing", kind=i18n.t(f"usage.kind_{kind}") if kind in PARAM_KINDS else kind, name=hint)
     if isinstance(exc, typer.BadParameter) and hint:
-        return i18n.t("usage.bad_value", name=hint, why=i18n.from_english(exc.message, "pydantic."))
-    command = re.fullmatch(r"No such command '(.*)'\.", exc.message)
-    if command:
-        return i18n.t("usage.no_such_command", name=repr(command.group(1)))
-    option = re.fullmatch(r"Option '(.*)' (requires an argument|does not take a value)\.", exc.message)
-    if option:
-        which = "usage.needs_value" if option.group(2).startswith("requires") else "usage.takes_no_value"
-        return i18n.t(which, name=option.group(1))
-    extra = re.fullmatch(r"Got unexpected extra argument\(s\) \((.*)\)", exc.message)
-    if extra:
-        return i18n.t("usage.extra_arguments", arguments=extra.group(1))
-    return None
+        cause = exc.__cause__
+        errors = cause.errors(include_url=False, include_input=False) if hasattr(cause, "errors") else None
+        why = validation_phrase(errors[0]) if errors else exc.message  # pydantic's error, else the words given
+        return i18n.t("usage.bad_value", name=hint, why=why)
+    option = getattr(exc, "option_name", None)  # an option given with a value it takes none of, or without one
+    if option is not None:
+        return i18n.t("usage.takes_no_value" if _is_flag(option, path) else "usage.needs_value", name=option)
+    return i18n.t("usage.click", error=exc.format_message().rstrip("."))
+
+
+def _is_flag(option: str, path: str) -> bool:
+    """Whether `option` takes no value, as the command `path` (`orderbot runs`) and its
+    subcommands define it: the parser that refused it says which command it parsed for no
+    more than that."""
+    found = command(path.split()[1]) if len(path.split()) > 1 else None
+    commands = [found] if found is not None else []
+    params = []
+    while commands:
+        current = commands.pop()
+        params += [p for p in current.params if option in getattr(p, "opts", ())]
+        commands += list(getattr(current, "commands", {}).values())
+    return bool(params) and all(getattr(p, "is_flag", False) or getattr(p, "count", False) for p in params)
 
 
 PARAM_KINDS = ("argument", "option", "parameter")

@@ -38,6 +38,7 @@ Only the one who shows it to a person turns it into a sentence, in that person's
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import IntEnum
@@ -72,17 +73,72 @@ class Phrase:
     parameters, any of which may be a phrase itself. Code below the screen keeps and passes
     these; the reader's language is chosen where it is shown (`orderbot.i18n.say`).
 
-    An id the catalogue lacks is said as it is, so text that is already words (another
-    library's message) can travel in the same place."""
+    `otherwise` is another library's own English for the same thing (pydantic's message for
+    an error the phrase rebuilds from its parts): an English reader gets it as it is, and so
+    does any reader where the catalogue has no such id. Without it, an id the catalogue
+    lacks is shown as it is.
+
+    `as_json()` is how records and `--json` keep one (its id and values), `from_json()` reads
+    it back; `as_text()` and `from_text()` do the same where a text field holds it (what an
+    approval shows, kept in the record and the team's queue as text)."""
 
     id: str
     params: Mapping[str, object] = field(default_factory=dict)
+    otherwise: str | None = None
 
     def __str__(self) -> str:
         """For a log line or a traceback, never for a person: the id and its values."""
         if not self.params:
             return self.id
         return f"{self.id}({', '.join(f'{name}={value!r}' for name, value in self.params.items())})"
+
+    def as_json(self) -> dict:
+        out: dict = {"id": self.id, "params": {name: _to_json(value) for name, value in self.params.items()}}
+        if self.otherwise is not None:
+            out["otherwise"] = self.otherwise
+        return out
+
+    def as_text(self) -> str:
+        return json.dumps(self.as_json(), ensure_ascii=False, separators=(",", ":"))
+
+    @classmethod
+    def from_text(cls, text: str) -> Phrase | None:
+        """The phrase `as_text` wrote; None for any other text (a sentence an older orderbot kept)."""
+        if not text.startswith('{"id":'):
+            return None
+        try:
+            return cls.from_json(json.loads(text))
+        except ValueError:
+            return None
+
+    @classmethod
+    def from_json(cls, doc: object) -> Phrase | None:
+        """A phrase as `as_json` wrote it; None for anything else (a record from elsewhere)."""
+        if not (isinstance(doc, dict) and isinstance(doc.get("id"), str) and isinstance(doc.get("params"), dict)):
+            return None
+        otherwise = doc.get("otherwise")
+        params = {name: _from_json(value) for name, value in doc["params"].items()}
+        return cls(doc["id"], params, otherwise if isinstance(otherwise, str) else None)
+
+
+def _to_json(value: object) -> object:
+    if isinstance(value, Phrase):
+        return value.as_json()
+    if isinstance(value, OrderbotError):
+        return value.phrase.as_json()
+    if isinstance(value, list | tuple):  # a list of phrases: said one by one, joined
+        return [_to_json(item) for item in value]
+    if value is None or isinstance(value, str | int | float | bool):
+        return value
+    return str(value)  # another library's error, a path: kept as the words it says
+
+
+def _from_json(value: object) -> object:
+    if isinstance(value, dict):
+        return Phrase.from_json(value) or value
+    if isinstance(value, list):
+        return [_from_json(item) for item in value]
+    return value
 
 
 class Terminated(KeyboardInterrupt):  # noqa: N818 - a signal, named for what happened, as KeyboardInterrupt

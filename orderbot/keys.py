@@ -13,8 +13,7 @@ from pathlib import Path
 from platformdirs import user_config_dir
 
 from orderbot.atomic import atomic_write
-from orderbot.errors import ConfigError
-from orderbot.i18n import t
+from orderbot.errors import ConfigError, Phrase
 
 NAMES = ("openai",)  # the keys orderbot knows: the openai and chat providers' OPENAI_API_KEY
 MAX_FILE_BYTES = 64 * 1024
@@ -47,16 +46,16 @@ def _read(path: Path) -> dict:
     try:
         with open(path, "rb") as handle:
             if os.name == "posix" and stat.S_IMODE(os.fstat(handle.fileno()).st_mode) & 0o077:
-                raise ConfigError(t("keys.file_open", path=path))
+                raise ConfigError("keys.file_open", path=path)
             data = handle.read(MAX_FILE_BYTES + 1)
     except FileNotFoundError:
         return {}
     except OSError as exc:
-        raise ConfigError(t("keys.unreadable", path=path, why=exc.strerror or type(exc).__name__)) from None
+        raise ConfigError("keys.unreadable", path=path, why=exc.strerror or type(exc).__name__) from None
     try:
         keys = json.loads(data) if len(data) <= MAX_FILE_BYTES else None
     except ValueError:
         keys = None
     if not isinstance(keys, dict):
-        raise ConfigError(t("keys.unreadable", path=path, why=t("keys.not_a_store")))
+        raise ConfigError("keys.unreadable", path=path, why=Phrase("keys.not_a_store"))
     return keys

@@ -19,8 +19,7 @@ from pydantic_core import PydanticCustomError
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from orderbot import keys
-from orderbot.errors import ConfigError, UsageError
-from orderbot.i18n import t
+from orderbot.errors import ConfigError, Phrase, UsageError
 from orderbot.loop.budget import Limits
 from orderbot.loop.limits import LIMIT_SPECS, SPEC_OF, LimitSpec
 from orderbot.text import UNPARSEABLE_URL, first_error, without_credentials
@@ -56,7 +55,7 @@ LimitSettings = create_model(
 class Settings(LimitSettings):
     # Which settings came from flags: a bad one is a usage error (exit 2), not a config error.
     _flags: frozenset[str] = PrivateAttr(default_factory=frozenset)
-    _key_from: str | None = PrivateAttr(default=None)  # where api_key came from (doctor), never the key
+    _key_from: Phrase | str | None = PrivateAttr(default=None)  # where api_key came from (doctor), never the key
 
     def typed(self, name: str) -> bool:
         """Whether setting `name` was typed on the command line: a value of it that a later
@@ -65,7 +64,7 @@ class Settings(LimitSettings):
         return name in self._flags
 
     @property
-    def key_from(self) -> str | None:
+    def key_from(self) -> Phrase | str | None:
         """Where the API key came from (the environment, ./.env, the key store), never the key."""
         return self._key_from
 
@@ -311,28 +310,28 @@ def describe_settings_error(exc: ValidationError, flags: Collection[str] = ()) -
     field = next((name for name, names in ENV_NAMES.items() if field in names), field)  # pydantic names the alias
     if field == "base_url":
         error = UsageError if field in flags else ConfigError
-        return error(t("settings.bad_base_url", source="--base-url" if field in flags else _source(field), why=why))
+        return error("settings.bad_base_url", source="--base-url" if field in flags else _source(field), why=why)
     if field in flags:
         flag = SPEC_OF[field].flag if field in SPEC_OF and SPEC_OF[field].flag else "--" + field.replace("_", "-")
-        return UsageError(t("settings.bad_value", source=flag, why=why))
-    return ConfigError(t("settings.bad_value", source=_source(field), why=why))
+        return UsageError("settings.bad_value", source=flag, why=why)
+    return ConfigError("settings.bad_value", source=_source(field), why=why)
 
 
-def _source(field: str) -> str:
+def _source(field: str) -> Phrase | str:
     """`ORDERBOT_MAX_STEPS in the environment`, `... in ./.env`: where a person can fix it."""
 
     names = ENV_NAMES.get(field, (f"ORDERBOT_{field.upper()}",))
     environ = {k.upper() for k in os.environ}
     for name in names:
         if name in environ:
-            return t("settings.in_environment", name=name)
+            return Phrase("settings.in_environment", {"name": name})
     try:
         in_file = {k.upper() for k in dotenv_values(".env")}
     except OSError:
         in_file = set()
     for name in names:
         if name in in_file:
-            return t("settings.in_dotenv", name=name)
+            return Phrase("settings.in_dotenv", {"name": name})
     return FLAG_NAMES.get(field, names[0])
 
 
@@ -348,7 +347,7 @@ def load_settings(**flags: object) -> Settings:
         key_from = _source("api_key")
     elif (stored := keys.stored("openai")) is not None:  # after the environment and ./.env
         settings = settings.model_copy(update={"api_key": SecretStr(stored)})
-        key_from = t("keys.from_store", path=keys.store_path())
+        key_from = Phrase("keys.from_store", {"path": keys.store_path()})
     else:
         key_from = None
     settings._flags = frozenset(given)

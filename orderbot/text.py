@@ -1,14 +1,13 @@
-"""Small text helpers every module shares: one way to cut, to count, to flatten, to
-turn pydantic's first validation error into a sentence, to say where JSON did not parse,
-and to show a URL without its credentials. No I/O, nothing heavy."""
+"""Small text helpers every module shares: one way to cut, to flatten, to turn pydantic's
+first validation error into a Phrase, to say why bytes are not text, and to show a URL
+without its credentials. No I/O, nothing heavy, no words: a Phrase is said where it is shown."""
 
 from __future__ import annotations
 
 import re
 from typing import TYPE_CHECKING
 
-from orderbot.i18n import counted, from_english, language, t
-from orderbot.i18n.catalogue import MESSAGES
+from orderbot.errors import Phrase
 
 if TYPE_CHECKING:
     from pydantic import ValidationError
@@ -38,28 +37,21 @@ def one_line(text: str, limit: int = 120) -> str:
     return cut(" ".join(text.split()), limit)
 
 
-def first_error(exc: ValidationError) -> tuple[str, str]:
+def first_error(exc: ValidationError) -> tuple[str, Phrase]:
     """Where pydantic's first error is (a dotted path, "" for the whole value) and what it
-    says, lower-cased to follow a colon. The input is never included: it may be a secret."""
+    says (validation_phrase). The input is never included: it may be a secret."""
     error = exc.errors(include_url=False, include_input=False)[0]
-    return ".".join(map(str, error["loc"])), validation_message(error)
+    return ".".join(map(str, error["loc"])), validation_phrase(error)
 
 
-def validation_message(error) -> str:
-    """What one pydantic error says, in the UI language: the catalogue's `pydantic.<type>`
-    (pydantic's own kinds, and the custom kinds orderbot's validators raise), with the
-    error's context as its values; pydantic's English for a kind the catalogue lacks."""
-    key = f"pydantic.{error['type']}"
-    if key in MESSAGES:
-        params = {name: _as_pydantic_shows(value) for name, value in (error.get("ctx") or {}).items()}
-        if error["type"] == "json_invalid" and "error" in params:
-            params["error"] = json_error(params["error"])
-        try:
-            return t(key, **params)
-        except (KeyError, IndexError, ValueError):  # a context without the values the text names
-            pass
+def validation_phrase(error) -> Phrase:
+    """What one pydantic error says, rebuilt from its structure rather than from its English:
+    the catalogue's `pydantic.<type>` (pydantic's own kinds, and the custom kinds orderbot's
+    validators raise) with the error's context as its values; pydantic's own words, lower-cased
+    to follow a colon, where the catalogue has no such kind."""
     message = error["msg"]
-    return message[:1].lower() + message[1:]
+    params = {name: _as_pydantic_shows(value) for name, value in (error.get("ctx") or {}).items()}
+    return Phrase(f"pydantic.{error['type']}", params, otherwise=message[:1].lower() + message[1:])
 
 
 def _as_pydantic_shows(value: object) -> str:
@@ -70,46 +62,30 @@ def _as_pydantic_shows(value: object) -> str:
     return str(value)
 
 
-def pydantic_said(error, english: str) -> str:
-    """What one pydantic error says after a place in a sentence: `english` (pydantic's own
-    words, as the sentence has always shown them in English) in English, the catalogue's
-    (validation_message) in another language."""
-    return english if language() == "en" else validation_message(error)
-
-
-def more_problems(exc: ValidationError) -> str:
+def more_problems(exc: ValidationError) -> Phrase | str:
     """` (and 2 more problems)` after the first of a validation's errors; "" for one error."""
     more = exc.error_count() - 1
-    return t("error.and_more", more=counted(more, "more_problem")) if more > 0 else ""
+    return Phrase("error.and_more", {"more": Phrase("count.more_problem", {"count": more})}) if more > 0 else ""
 
 
-def decode_error(exc: UnicodeDecodeError) -> str:
-    """Why bytes are not text in their encoding, as Python says it (`'utf-8' codec can't
-    decode byte 0xff in position 0: invalid start byte`), in the UI language: built from the
-    exception's parts, so a reason the catalogue lacks stays Python's own."""
-    reason_id = f"decode.reason.{exc.reason.replace(' ', '_')}"
-    reason = t(reason_id) if reason_id in MESSAGES else exc.reason
+def decode_error(exc: UnicodeDecodeError) -> Phrase:
+    """Why bytes are not text in their encoding, built from the exception's parts (`'utf-8'
+    codec can't decode byte 0xff in position 0: invalid start byte`, as Python says it); a
+    reason the catalogue lacks stays Python's own."""
+    reason = Phrase(f"decode.reason.{exc.reason.replace(' ', '_')}", otherwise=exc.reason)
     if exc.end - exc.start == 1:
         byte = f"0x{exc.object[exc.start]:02x}"
-        return t("decode.byte", codec=exc.encoding, byte=byte, position=exc.start, reason=reason)
-    return t("decode.bytes", codec=exc.encoding, start=exc.start, end=exc.end - 1, reason=reason)
-
-
-def json_error(text: str) -> str:
-    """Where and why JSON did not parse, as the parser said it (the json module's
-    `Expecting value: line 1 column 1 (char 0)`, pydantic's `expected value at line 1
-    column 1`), in the UI language: the catalogue's `json.*` texts are the parsers' English
-    with the place as placeholders. A text the catalogue lacks stays as the parser wrote it."""
-    return from_english(text, "json.")
+        return Phrase("decode.byte", {"codec": exc.encoding, "byte": byte, "position": exc.start, "reason": reason})
+    return Phrase("decode.bytes", {"codec": exc.encoding, "start": exc.start, "end": exc.end - 1, "reason": reason})
 
 
 def invalid_json(exc: ValidationError) -> str | None:
-    """The parser's words (json_error) when pydantic's first error is that the input is not
-    JSON at all; None when it parsed and something else is wrong."""
+    """Where and why the text is not JSON, in the parser's own words, when pydantic's first
+    error is that the input is not JSON at all; None when it parsed and something else is wrong."""
     error = exc.errors(include_url=False, include_input=False)[0]
     if error["type"] != "json_invalid":
         return None
-    return json_error(str((error.get("ctx") or {}).get("error") or error["msg"]))
+    return str((error.get("ctx") or {}).get("error") or error["msg"])
 
 
 _SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]{0,31}")

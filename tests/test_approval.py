@@ -19,7 +19,9 @@ from clikit import cli
 from fakeapi import FakeAPI, completion, reply, tool_call
 from forked_terminal import orderbot_in_a_terminal, orderbot_process_in_a_terminal
 from rich.console import Console
+from saying import english
 
+from orderbot.errors import Phrase
 from orderbot.loop.dispatch import Toolbox
 from orderbot.loop.engine import Engine, Limits, StopReason
 from orderbot.loop.items import FunctionCallOutput
@@ -72,7 +74,7 @@ def test_piped_json_holds_the_pending_call_and_the_resume_command(shop):
     assert pending["name"] == "cancel_order" and pending["user"] == "C001"
     assert pending["arguments"] == CANCEL  # an object a program reads, not JSON inside JSON
     assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", pending["requested_at"])  # ISO as every --json time
-    assert pending["description"] == DESCRIPTION
+    assert english(pending["description"]) == DESCRIPTION  # its id and values: said where it is read
     assert pending["version"] == fresh_toolbox(shop).versions["cancel_order"]
     assert doc["resume_command"] == f"orderbot resume {doc['run_id']} --approve --user C001"
     assert shop.snapshot() == before
@@ -125,7 +127,7 @@ def test_rejected_approval_writes_nothing_and_the_model_is_told(shop, toolbox):
     model = ScriptedModel([calls(call("cancel_order", CANCEL)), text("好的，没有取消。")])
     engine = Engine(model, toolbox, Limits(), approver=lambda p: asked.append(p) or False)
     state = engine.run(RunState.start("取消订单 ORD-1002", user="C001"))
-    assert [p.description for p in asked] == [DESCRIPTION]
+    assert [english(Phrase.from_text(p.description)) for p in asked] == [DESCRIPTION]
     assert state.stop_reason is StopReason.ANSWERED and state.answer == "好的，没有取消。"
     assert results_sent(model.requests[1]) == [
         {"ok": False, "error": "the person did not approve this action; nothing was done", "code": "rejected"}

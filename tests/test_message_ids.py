@@ -25,10 +25,10 @@ ROOT = Path(__file__).resolve().parents[1] / "orderbot"
 PREFIXES = sorted({message_id.split(".")[0] for message_id in MESSAGES})
 ID = re.compile(rf"(?:{'|'.join(PREFIXES)})\.[a-z0-9_]+(?:\.[a-z0-9_]+)*")
 # Strings of an id's shape that are no id: file names, OpenTelemetry's attribute, a column's
-# width by its heading's id and what it is measured for, a prefix of ids.
+# width by its heading's id and what it is measured for.
 NOT_IDS = {
     "keys.json", "orders.json", "audit.log", "audit.log.lock", "runs.index", "runs.db", "error.type",
-    "table.event_word", "runs.unreadable_",
+    "table.event_word",
 }  # fmt: skip
 
 # An id built at run time, as its f-string reads with each value written `{}`, and what the
@@ -52,6 +52,7 @@ DOMAINS: dict[str, object] = {
     "pydantic.{}": GUARDED,
     "decode.reason.{}": GUARDED,
     "audit.event_{}": GUARDED,
+    "runs.unreadable_{}": GUARDED,  # a code of the run store's; the system's own words otherwise
     "count.{}": GUARDED,  # checked below: every unit counted() is given
     "usage.{}": ["options", "command", "args"],
     "usage.kind_{}": ["option", "argument"],
@@ -123,7 +124,9 @@ def test_claim_kinds_stop_reasons_and_events_say_themselves_in_both_languages():
 
 def test_every_unit_counted_is_in_the_catalogue():
     units = set()
-    for _path, tree in sources():
+    for path, tree in sources():
+        if path.parent.name == "i18n":  # where counted() is, and says a Phrase of `count.<unit>` with it
+            continue
         for node in ast.walk(tree):
             if isinstance(node, ast.Call) and getattr(node.func, "id", getattr(node.func, "attr", "")) == "counted":
                 unit = node.args[1] if len(node.args) > 1 else None

@@ -382,12 +382,9 @@ def _cancel_claim(segment: str) -> str | None:
 
 
 def _observed(fact: Fact) -> str | None:
-    """What the tools said about the order, in a few words."""
-    if fact.status:
-        return fact.status
-    if fact.no_access:
-        return "no access"
-    return "; ".join(fact.outcome_texts()) or None
+    """The order's status as the tools returned it; None when they returned none (what did
+    become of the calls about it is the fact's, which the views say beside the claim)."""
+    return fact.status or None
 
 
 def _amounts_in_results(calls: Iterable[CallRecord]) -> frozenset[float]:

@@ -40,9 +40,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from orderbot.errors import ConfigError, OrderbotError
-from orderbot.i18n import t
-from orderbot.i18n.catalogue import MESSAGES
+from orderbot.errors import ConfigError, OrderbotError, Phrase
 from orderbot.loop.engine import Limits, StopReason
 from orderbot.loop.limits import SPEC_OF
 from orderbot.loop.state import RunState, describe_call
@@ -92,21 +90,21 @@ def load_suite(path: Path | None = None) -> tuple[Suite, Path]:
     try:
         raw = path.read_bytes()
     except OSError as exc:
-        raise ConfigError(t("eval.suite_unreadable", path=path, reason=exc.strerror or exc)) from None
+        raise ConfigError("eval.suite_unreadable", path=path, reason=exc.strerror or exc) from None
     try:
         suite = Suite.model_validate_json(raw)
     except ValidationError as exc:
         not_json = invalid_json(exc)  # the JSON parser's own words on where it broke
         if not_json is not None:
-            raise ConfigError(t("error.not_json", path=path, error=not_json)) from None
+            raise ConfigError("error.not_json", path=path, error=not_json) from None
         where, why = first_error(exc)
-        raise ConfigError(t("eval.suite_invalid", path=path, where=where or t("eval.the_suite"), why=why)) from None
+        raise ConfigError("eval.suite_invalid", path=path, where=where or Phrase("eval.the_suite"), why=why) from None
     for index, case in enumerate(suite.cases):
         check_limits(path, index, case)
     names = [case.name for case in suite.cases]
     if len(set(names)) != len(names):
         twice = next(n for n in names if names.count(n) > 1)
-        raise ConfigError(t("eval.name_twice", path=path, name=repr(twice)))
+        raise ConfigError("eval.name_twice", path=path, name=repr(twice))
     return suite, path
 
 
@@ -116,12 +114,12 @@ def check_limits(path: Path, index: int, case: Case) -> None:
     unknown = [name for name in case.limits if name not in SPEC_OF]
     if unknown:
         known = ", ".join(SPEC_OF)
-        raise ConfigError(t("eval.unknown_limit", path=path, index=index, name=cut(unknown[0], 40), known=known))
+        raise ConfigError("eval.unknown_limit", path=path, index=index, name=cut(unknown[0], 40), known=known)
     try:
         Limits(**case.limits)
     except ValidationError as exc:
         where, why = first_error(exc)
-        raise ConfigError(t("eval.bad_limit", path=path, index=index, where=where, why=why)) from None
+        raise ConfigError("eval.bad_limit", path=path, index=index, where=where, why=why) from None
 
 
 def orders_source(suite: Suite, suite_path: Path, override: str | None) -> Source:
@@ -138,7 +136,7 @@ def orders_source(suite: Suite, suite_path: Path, override: str | None) -> Sourc
     else:
         source = parse_source(DEFAULT_SHOP.sample)
     if source.path is None:
-        raise ConfigError(t("eval.cannot_copy", source=source.shown))
+        raise ConfigError("eval.cannot_copy", source=source.shown)
     store_type("sample", source.kind).open(source, writable=False).close()
     return source
 
@@ -147,7 +145,7 @@ def _beside(suite_path: Path, orders: str) -> Path:
     folder = suite_path.parent.resolve()
     found = (folder / orders).resolve()
     if "://" in orders or not found.is_relative_to(folder):
-        raise ConfigError(t("eval.orders_outside", path=suite_path, orders=cut(orders, 80)))
+        raise ConfigError("eval.orders_outside", path=suite_path, orders=cut(orders, 80))
     return found
 
 
@@ -160,25 +158,15 @@ def case_limits(base: Limits, case: Case) -> Limits:
     try:
         return Limits(**{**base.model_dump(), **case.limits})
     except (ValidationError, TypeError) as exc:
-        raise ConfigError(t("eval.case_limits", name=repr(case.name), error=exc.__class__.__name__)) from None
+        raise ConfigError("eval.case_limits", name=repr(case.name), error=exc.__class__.__name__) from None
 
 
 # ---- scoring: pure ----------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class Reason:
-    """One reason a check failed, as a catalogue message (`eval.reason.*`) and its values:
-    the table says it in the UI language, --json in English, as ever. A list value (facts,
-    codes) is joined with the language's own separator."""
-
-    id: str
-    params: dict[str, Any]
-
-    def text(self, lang: str | None = None) -> str:
-        joined = t("eval.list_separator", lang)
-        values = {k: joined.join(v) if isinstance(v, list | tuple) else v for k, v in self.params.items()}
-        return t(self.id, lang, **values)
+# One reason a check failed: a catalogue message (`eval.reason.*`) and its values, said where
+# it is shown (orderbot.ui.evaluation); --json keeps its id and values.
+Reason = Phrase
 
 
 @dataclass(frozen=True)
@@ -186,10 +174,6 @@ class Check:
     name: str  # tools, refused, stop, claims, facts
     ok: bool
     reasons: tuple[Reason, ...] = ()  # why it failed, in a few words
-
-    def detail(self, lang: str | None = None) -> str:
-        """Why it failed, in the UI language (or `lang`); "" when it passed."""
-        return t("eval.reason_separator", lang).join(reason.text(lang) for reason in self.reasons)
 
 
 @dataclass
@@ -204,7 +188,7 @@ class CaseResult:
     seconds: float
     tokens: int
     run_id: str | None = None
-    error: str | None = None
+    error: Phrase | None = None  # why the case could not run at all
 
     @property
     def passed(self) -> bool:
@@ -218,12 +202,12 @@ class CaseResult:
             "run_id": self.run_id,
             "stop_reason": self.stop_reason,
             "calls": self.calls,
-            "checks": [{"name": c.name, "ok": c.ok, "detail": c.detail("en") or None} for c in self.checks],
+            "checks": [{"name": c.name, "ok": c.ok, "reasons": [r.as_json() for r in c.reasons]} for c in self.checks],
             "claims": self.claims,
             "answer": self.answer,
             "seconds": round(self.seconds, 3),
             "tokens": self.tokens,
-            "error": self.error,
+            "error": None if self.error is None else self.error.as_json(),
         }
 
 
@@ -262,10 +246,8 @@ def score(case: Case, state: RunState, claims: list[dict]) -> list[Check]:
 
 
 def _claim_reason(claim: dict) -> Reason:
-    """A finding of the claim check: its kind in words where the catalogue has them."""
-    values = {"order_id": claim["order_id"], "said": claim["said"]}
-    kind = f"eval.reason.claim.{claim['kind']}"
-    return Reason(kind, values) if kind in MESSAGES else Reason("eval.reason.claim", {**values, "kind": claim["kind"]})
+    """A finding of the claim check, by its kind (every kind has its words: tests/test_message_ids.py)."""
+    return Reason(f"eval.reason.claim.{claim['kind']}", {"order_id": claim["order_id"], "said": claim["said"]})
 
 
 def _check_calls(expected: list[ExpectedCall], proposed: list[tuple[str, dict]]) -> Check:
@@ -360,7 +342,7 @@ def run_suite(
     try:
         before = file_hash(path)
     except OSError as exc:
-        raise ConfigError(t("eval.orders_unreadable", path=path, reason=exc.strerror or exc)) from None
+        raise ConfigError("eval.orders_unreadable", path=path, reason=exc.strerror or exc) from None
     with tempfile.TemporaryDirectory(prefix="orderbot-eval-") as scratch:
         root = Path(scratch)
 
@@ -399,7 +381,7 @@ def case_runner(settings, *, make_model, make_runner) -> Callable[[Case, str], C
             result = make_runner(session, model, case_settings).start(state, limits, kind="eval")
         except OrderbotError as exc:
             return CaseResult(
-                case.name, case.question, [], None, [], [], None, time.monotonic() - began, 0, error=str(exc)
+                case.name, case.question, [], None, [], [], None, time.monotonic() - began, 0, error=exc.phrase
             )
         seconds = time.monotonic() - began
         claims = [c.as_dict() for c in result.claims]

@@ -26,8 +26,6 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
-from orderbot.i18n import t
-from orderbot.i18n.catalogue import MESSAGES
 from orderbot.loop.state import CallRecord, PendingCall, RunState
 from orderbot.shops.shop import Vocabulary
 from orderbot.text import cut
@@ -51,20 +49,17 @@ DATE = re.compile(r"\b(\d{4}-\d{2}-\d{2})")
 ACTED_FAILURES = frozenset(("rejected", "read_only", "busy", "write_failed", "store_unavailable"))
 
 
+# The subject of a fact about the customer rather than an order (an address change, a hand-off)
+# when the run has no customer's id to name: a code, said as a word where it is shown.
+CUSTOMER = "customer"
+
+
 class Outcome(NamedTuple):
-    """One thing that became of a call: a key of the catalogue's facts.*, and the action
-    (a key of orderbot.shops.shop.ACTIONS, or the tool's own name) it befell, if any."""
+    """One thing that became of a call: a code (the catalogue's facts.<key> says it), and the
+    action (a key of orderbot.shops.shop.ACTIONS, or the tool's own name) it befell, if any."""
 
     key: str
     action: str = ""
-
-    def text(self, lang: str, status: str, code: str) -> str:
-        outcome = t(f"facts.{self.key}", lang, status=status, code=code)
-        if not self.action:
-            return outcome
-        known = f"facts.action.{self.action}"
-        action = t(known, lang) if known in MESSAGES else self.action
-        return t("facts.acted", lang, action=action, outcome=outcome)
 
 
 @dataclass
@@ -89,30 +84,14 @@ class Fact:
     def not_found(self) -> bool:
         return bool(self.unknown) and self.status == self.unknown
 
-    def line(self, lang: str = "en") -> str:
-        """`ORD-1001 · 已发货 · items: … · not cancellable: 已发货`, in the words of the catalogue's
-        `facts.<key>` in `lang`: the facts panel speaks the UI language, while --json and the
-        claim check keep English whatever it is."""
-        parts = [self.order_id]
-        if self.not_found:
-            parts.append(t("facts.not_found", lang))
-        elif self.status:
-            parts.append(self.status)
-        parts += [f"{t(f'facts.{name}', lang)}: {value}" for name, value in self.fields.items()]
-        parts += self.outcome_texts(lang)
-        return " · ".join(parts)
-
-    def outcome_texts(self, lang: str = "en") -> list[str]:
-        return [o.text(lang, self.status or "?", self.failure) for o in self.outcomes]
-
     def as_dict(self) -> dict:
+        """Codes and values (--json); orderbot.ui.facts says a fact as the panel's line."""
         return {
             "order_id": self.order_id,
             "status": self.status,
             "fields": dict(self.fields),
             "outcomes": [o.key for o in self.outcomes],
             "actions": [{"action": o.action, "outcome": o.key} for o in self.outcomes if o.action],
-            "text": self.line(),
         }
 
 
@@ -134,7 +113,7 @@ def facts(
         return found.setdefault(order_id, Fact(order_id, unknown=vocabulary.not_found))
 
     def subject(order_id: str | None, action: str) -> str | None:
-        return order_id or (customer or t("facts.customer", lang="en") if action else None)
+        return order_id or (customer or CUSTOMER if action else None)
 
     for call in calls:
         result = call.result or {}

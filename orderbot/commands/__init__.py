@@ -2,6 +2,12 @@
 command runs (or its own help is asked for). This table is what `orderbot --help` lists, so
 listing the commands imports none of them."""
 
+from __future__ import annotations
+
+from typer.core import TyperGroup
+
+from orderbot.errors import UsageError
+
 # In the order a newcomer needs them.
 COMMAND_HELP = {
     "ask": "Ask one question about orders: one bounded plan → act → observe → finish run.",
@@ -20,3 +26,13 @@ COMMAND_HELP = {
     "keys": "Keep API keys in your config directory (mode 0600, never shown): keys set openai, keys list, keys path.",
     "doctor": "Show the provider, model, base URL, orders file and state directory orderbot would use.",
 }
+
+
+class CommandGroup(TyperGroup):
+    """A group of commands (the root, `runs`, `orders`, `approvals`, `keys`): a command it does
+    not have is orderbot's own usage error, naming what was typed, rather than Click's sentence."""
+
+    def resolve_command(self, ctx, args: list[str]):
+        if args and not args[0].startswith("-") and self.get_command(ctx, args[0]) is None:
+            raise UsageError("usage.no_such_command", name=repr(args[0]))
+        return super().resolve_command(ctx, args)

@@ -17,7 +17,7 @@ from typing import Annotated
 
 import typer
 
-from orderbot.commands import COMMAND_HELP
+from orderbot.commands import COMMAND_HELP, CommandGroup
 from orderbot.commands.common import (
     BaseUrl,
     Json,
@@ -41,6 +41,7 @@ from orderbot.errors import UsageError
 from orderbot.i18n import t
 from orderbot.runs.record import utc_iso
 from orderbot.settings import load_settings
+from orderbot.ui.describe import action_value
 from orderbot.ui.escape import arguments_value, json_text  # --json: valid JSON, no raw controls
 from orderbot.ui.layout import print_whole
 from orderbot.ui.render import make_console
@@ -57,7 +58,9 @@ APPROVE_EPILOG = "Example: orderbot approvals approve 261130-050026-1a2b --runs 
 REJECT_EPILOG = 'Example: orderbot approvals reject 261130-050026-1a2b --reason "客户已改主意"'
 MAX_REASON = 500
 
-app = typer.Typer(help=HELP, epilog=EPILOG, no_args_is_help=False, rich_markup_mode="rich", add_completion=False)
+app = typer.Typer(
+    cls=CommandGroup, help=HELP, epilog=EPILOG, no_args_is_help=False, rich_markup_mode="rich", add_completion=False
+)
 
 
 @app.callback(invoke_without_command=True)
@@ -81,7 +84,11 @@ def list_waiting(
         if json_out:
             docs = [
                 row.as_dict()
-                | {"arguments": arguments_value(row.arguments), "expired": row.requested_at < expired_before}
+                | {
+                    "arguments": arguments_value(row.arguments),
+                    "description": action_value(row.description),
+                    "expired": row.requested_at < expired_before,
+                }
                 for row in rows
             ]
             sys.stdout.write(json_text(docs) + "\n")

@@ -80,7 +80,7 @@ def doctor(
         except ConfigError as exc:
             llm = None
             exit_code = ExitCode.CONFIG
-            facts["provider_error"] = str(exc)
+            facts["provider_error"] = say(exc)
             lines.append(("provider", t("doctor.not_usable", what=f"{chosen}{_auto(settings, chosen)}", error=exc)))
         else:
             facts["model"] = llm.name
@@ -88,7 +88,7 @@ def doctor(
             lines.append(("model", llm.name if chosen != "offline" else t("doctor.built_in", name=llm.name)))
         lines.append(("base_url", _base_url(settings, chosen)))
         facts["base_url"] = public_url(settings.base_url) if settings.base_url else None
-        key_said = t("doctor.key_set_from", where=settings.key_from) if settings.key_from else t("doctor.key_set")
+        key_said = t("doctor.key_set_from", where=say(settings.key_from)) if settings.key_from else t("doctor.key_set")
         lines.append(("api_key", key_said if settings.api_key is not None else t("doctor.key_unset")))
         facts["api_key_set"] = settings.api_key is not None
         orders_line, ok, facts["orders"], shop_lines = _orders(settings)
@@ -179,7 +179,7 @@ def _orders(settings) -> tuple[str, bool, dict, list[tuple[str, str]]]:
         finally:
             session.store.close()
     except ConfigError as exc:
-        fact["error"] = str(exc)
+        fact["error"] = say(exc)
         return t("doctor.not_usable_short", error=exc), False, fact, []
     where = t("doctor.sample", path=source.shown) if not writable else source.shown
     key = "doctor.order_count_one" if count == 1 else "doctor.order_count"
@@ -223,7 +223,7 @@ def _tool_check(llm, timeout: float) -> tuple[str, dict]:
     try:
         turn = llm.respond(request)
     except ModelError as exc:
-        return t("doctor.tools_failed", error=exc), {"ok": False, "result": "error", "error": str(exc)}
+        return t("doctor.tools_failed", error=say(exc)), {"ok": False, "result": "error", "error": say(exc)}
     for call in turn.calls:
         try:
             an_object = isinstance(json.loads(call.arguments), dict)
@@ -246,7 +246,7 @@ def _ping(llm, timeout: float) -> tuple[str, bool, dict]:
     try:
         turn = llm.respond(request)
     except ModelError as exc:  # ModelTimeout included: its message says why time ran out
-        return t("doctor.ping_failed", error=exc), False, {"ok": False, "ms": None, "error": str(exc)}
+        return t("doctor.ping_failed", error=say(exc)), False, {"ok": False, "ms": None, "error": say(exc)}
     ms = (time.monotonic() - began) * 1000
     usage = (
         t("doctor.ping_tokens", input=turn.usage.input_tokens, output=turn.usage.output_tokens) if turn.usage else ""

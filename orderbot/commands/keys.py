@@ -10,17 +10,19 @@ from typing import Annotated
 import typer
 
 from orderbot import keys
-from orderbot.commands import COMMAND_HELP
+from orderbot.commands import COMMAND_HELP, CommandGroup
 from orderbot.commands.common import errors_to_exit_codes
 from orderbot.errors import UsageError
-from orderbot.i18n import t
+from orderbot.i18n import say, t
 from orderbot.settings import load_settings
 
 HELP = COMMAND_HELP["keys"]
 MAX_KEY_CHARS = 4096
 
 EPILOG = "Example: orderbot keys set openai"
-app = typer.Typer(rich_markup_mode="rich", add_completion=False, help=HELP, epilog=EPILOG, no_args_is_help=False)
+app = typer.Typer(
+    cls=CommandGroup, rich_markup_mode="rich", add_completion=False, help=HELP, epilog=EPILOG, no_args_is_help=False
+)
 
 
 @app.callback(invoke_without_command=True)
@@ -54,7 +56,8 @@ def set_key(
 def list_keys() -> None:
     """Each key orderbot knows and where it comes from (the environment, ./.env, the key store); never the key."""
     with errors_to_exit_codes():
-        where = load_settings().key_from or t("keys.not_set")
+        key_from = load_settings().key_from
+        where = say(key_from) if key_from else t("keys.not_set")
         typer.echo(f"openai: {where}")  # untranslated: the key's name, then where it comes from
 
 

@@ -10,7 +10,8 @@ import collections
 import logging
 from pathlib import Path
 
-from orderbot.errors import RecordError
+from orderbot.errors import OrderbotError, Phrase, RecordError
+from orderbot.i18n import say
 from orderbot.runs import statedir
 
 
@@ -34,6 +35,22 @@ class _HeldLines(logging.Handler):
 
 
 _held = _HeldLines()
+
+
+class EnglishFormatter(logging.Formatter):
+    """Log lines in English whatever the UI language: a Phrase (or one of orderbot's errors)
+    among a line's values is said in English, as a person reading the log reads it, not as
+    its id and values."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        if isinstance(record.args, tuple) and any(_speaks(arg) for arg in record.args):
+            record = logging.makeLogRecord(record.__dict__)
+            record.args = tuple(say(arg, "en") if _speaks(arg) else arg for arg in record.args)
+        return super().format(record)
+
+
+def _speaks(value: object) -> bool:
+    return isinstance(value, Phrase | OrderbotError)
 
 
 def hold_lines() -> None:
@@ -66,7 +83,7 @@ def setup_logging(state_dir: Path) -> None:
         # link or a FIFO in its place is not written (orderbot.runs.statedir), nor a full disk.
         statedir.open_private_append(path).close()
         handler: logging.Handler = statedir.LogFile(path)
-        handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(message)s"))
+        handler.setFormatter(EnglishFormatter("%(asctime)s %(levelname)s %(message)s"))
     except (OSError, RecordError):  # the run's record says why in one sentence; doctor, about the log
         handler = logging.NullHandler()
     handler.orderbot_log = path  # type: ignore[attr-defined]

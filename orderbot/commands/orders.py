@@ -24,7 +24,7 @@ import typer
 from rich.console import Console
 from rich.progress import Progress
 
-from orderbot.commands import COMMAND_HELP
+from orderbot.commands import COMMAND_HELP, CommandGroup
 from orderbot.commands.common import Json, Orders, User, errors_to_exit_codes
 from orderbot.commands.logs import setup_logging
 from orderbot.errors import ConfigError, ExitCode, ToolError, UsageError
@@ -54,7 +54,9 @@ EPILOG = (
 )
 PROGRESS_FROM = 10_000  # orders: smaller imports finish before a bar would be worth drawing
 
-app = typer.Typer(help=HELP, epilog=EPILOG, no_args_is_help=False, rich_markup_mode="rich", add_completion=False)
+app = typer.Typer(
+    cls=CommandGroup, help=HELP, epilog=EPILOG, no_args_is_help=False, rich_markup_mode="rich", add_completion=False
+)
 
 
 @app.callback(invoke_without_command=True)

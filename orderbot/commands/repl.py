@@ -37,7 +37,7 @@ from orderbot.commands.common import (
 )
 from orderbot.commands.run import conversation_runner, converse, may_ask, message_run
 from orderbot.errors import ConfigError, OrderbotError, Terminated
-from orderbot.i18n import language, t
+from orderbot.i18n import language, say, t
 from orderbot.loop.budget import continued_limits
 from orderbot.loop.conversation import Conversation, format_limits_short, parse_limits
 from orderbot.loop.limits import LIMIT_STOPS, StopReason
@@ -226,7 +226,7 @@ class Repl:
             try:
                 self.limits = parse_limits(arg, self.limits)
             except ConfigError as exc:
-                error = str(exc)
+                error = say(exc)
                 if language() == "en":  # a clause in English; a sentence starts with a capital
                     error = error[:1].upper() + error[1:]
                 self.say(t("repl.limits_unchanged", error=error))

@@ -39,6 +39,7 @@ from orderbot.settings import Settings, public_base_url
 from orderbot.shops.session import Session, open_session
 from orderbot.shops.source import public_source, source_identity
 from orderbot.text import is_postgres
+from orderbot.ui.describe import action_words
 from orderbot.ui.escape import json_text  # --json: valid JSON, no raw controls
 from orderbot.ui.presentation import (
     LOGIN,
@@ -345,7 +346,7 @@ def earlier_turns(store: BaseRunStore, user: str | None, run_id: str | None = No
 def _refuse_unrecorded(pending) -> bool:
     """--no-log: a call that needs approval is refused before it runs; without a record a
     pause could never be resumed, and a yes at the prompt could not be audited."""
-    raise OperatorRefused(t("error.no_log_side_effect", description=pending.description))
+    raise OperatorRefused("error.no_log_side_effect", description=action_words(pending.description))
 
 
 def _model_for(record, settings, shop):
@@ -368,7 +369,7 @@ def _resumed_session(settings: Settings, store: BaseRunStore, *, explicit_orders
             raise
         login = store.operator if is_postgres(store.where) else LOGIN
         orders = with_login(public_source(str(settings.orders)), login)
-        raise LoginRefused(t("approvals.orders_own_login", error=str(refused), orders=orders)) from None
+        raise LoginRefused("approvals.orders_own_login", error=refused.phrase, orders=orders) from None
 
 
 def _settled_already(record, decision: bool | None) -> None:

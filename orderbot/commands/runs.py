@@ -14,7 +14,7 @@ import typer
 from rich.text import Text
 
 from orderbot.atomic import atomic_write
-from orderbot.commands import COMMAND_HELP
+from orderbot.commands import COMMAND_HELP, CommandGroup
 from orderbot.commands.common import Json, RunId, Runs, StateDir, Trace, errors_to_exit_codes, open_store
 from orderbot.errors import ConfigError, OrderbotError, UsageError
 from orderbot.i18n import say, t
@@ -43,7 +43,9 @@ SHOW_EPILOG = "Example: orderbot runs show 261130-050026-1a2b --trace"
 STOP_REASONS = (*(str(reason) for reason in StopReason), "incomplete")
 
 
-app = typer.Typer(help=HELP, epilog=EPILOG, no_args_is_help=False, rich_markup_mode="rich", add_completion=False)
+app = typer.Typer(
+    cls=CommandGroup, help=HELP, epilog=EPILOG, no_args_is_help=False, rich_markup_mode="rich", add_completion=False
+)
 
 
 @app.callback(invoke_without_command=True)

@@ -98,8 +98,11 @@ MESSAGES: dict[str, dict[str, str]] = {
     "detail.still_waiting": {"en": "a call is still waiting for approval", "zh": "还有一个调用在等待确认"},
     "detail.interrupted": {"en": "interrupted by the person at the keyboard", "zh": "被键盘前的人中断"},
     "detail.terminated": {"en": "terminated by a signal (SIGTERM)", "zh": "被信号（SIGTERM）终止"},
+    "detail.awaiting": {"en": "{actions}", "zh": "{actions}"},  # what waits for a person: each approval's own words
     "trace.why": {"en": ": {why}", "zh": "：{why}"},
     # ---- numbers with their unit (orderbot.i18n.counted): English as "singular|plural" ---------
+    "list.separator": {"en": "; ", "zh": "；"},  # between the phrases of a list (orderbot.i18n.say)
+    "text.then": {"en": "{first}{second}", "zh": "{first}{second}"},  # two phrases said one after the other
     "count.step": {"en": "{count:,} step|{count:,} steps", "zh": "{count:,} 步"},
     "count.tool_call": {"en": "{count:,} tool call|{count:,} tool calls", "zh": "{count:,} 个工具调用"},
     "count.call": {"en": "{count:,} call|{count:,} calls", "zh": "{count:,} 个调用"},
@@ -150,7 +153,6 @@ MESSAGES: dict[str, dict[str, str]] = {
     "trace.finish": {"en": "finish", "zh": "结束"},
     "trace.time": {"en": "time", "zh": "用时"},
     "trace.budget_left": {"en": "budget left", "zh": "剩余额度"},
-    "trace.reason_above": {"en": "<the reason above>", "zh": "<见上面的原因>"},
     "trace.nothing_sent": {"en": "nothing: no model request in this step", "zh": "无：这一步没有请求模型"},
     "trace.tokens": {"en": "{input} in / {output} out", "zh": "输入 {input} / 输出 {output}"},
     "trace.not_reported": {"en": "not reported", "zh": "未报告"},
@@ -1202,10 +1204,8 @@ MESSAGES: dict[str, dict[str, str]] = {
     "usage.no_such_command": {"en": "no such command {name}", "zh": "没有 {name} 这个命令"},
     "usage.needs_value": {"en": "{name} needs a value", "zh": "{name} 需要一个值"},
     "usage.takes_no_value": {"en": "{name} takes no value", "zh": "{name} 不带值"},
-    "usage.extra_arguments": {
-        "en": "unexpected extra arguments ({arguments})",
-        "zh": "多出了不需要的参数（{arguments}）",
-    },
+    # what Click said, where it carries nothing to say it from: its own words, behind orderbot's
+    "usage.click": {"en": "{error}", "zh": "命令行有误：{error}"},
     # ---- settings and their errors (orderbot.settings; after "orderbot: ") ----------------------
     "settings.audit_key_twice": {
         "en": "set the audit key by ORDERBOT_AUDIT_KEY or by ORDERBOT_AUDIT_KEY_FILE, not both",
@@ -1295,130 +1295,6 @@ MESSAGES: dict[str, dict[str, str]] = {
     "pydantic.model_name": {
         "en": "expected a model name in printable characters, e.g. gpt-4o-mini",
         "zh": "应为由可打印字符组成的模型名，例如 gpt-4o-mini",
-    },
-    # ---- where and why JSON did not parse, as the parsers say it (orderbot.text.json_error) ------
-    # The English is the parser's own wording, placeholders where it puts the place: Python's
-    # json module ("<what>: line L column C (char N)", N counted from 0), then pydantic's
-    # ("<what> at line L column C"). tests/ui/test_i18n.py checks each against its parser.
-    "json.expecting_value": {
-        "en": "Expecting value: line {line} column {column} (char {char})",
-        "zh": "第 {line} 行第 {column} 列（偏移 {char}）：这里应有一个值",
-    },
-    "json.expecting_comma": {
-        "en": "Expecting ',' delimiter: line {line} column {column} (char {char})",
-        "zh": "第 {line} 行第 {column} 列（偏移 {char}）：这里应有分隔符 ','",
-    },
-    "json.expecting_colon": {
-        "en": "Expecting ':' delimiter: line {line} column {column} (char {char})",
-        "zh": "第 {line} 行第 {column} 列（偏移 {char}）：这里应有分隔符 ':'",
-    },
-    "json.expecting_name": {
-        "en": "Expecting property name enclosed in double quotes: line {line} column {column} (char {char})",
-        "zh": "第 {line} 行第 {column} 列（偏移 {char}）：这里应有用双引号括起的键名",
-    },
-    "json.unterminated_string": {
-        "en": "Unterminated string starting at: line {line} column {column} (char {char})",
-        "zh": "第 {line} 行第 {column} 列（偏移 {char}）：从这里开始的字符串没有结束",
-    },
-    "json.control_character": {
-        "en": "Invalid control character at: line {line} column {column} (char {char})",
-        "zh": "第 {line} 行第 {column} 列（偏移 {char}）：字符串中有控制字符",
-    },
-    "json.invalid_escape": {
-        "en": "Invalid \\escape: line {line} column {column} (char {char})",
-        "zh": "第 {line} 行第 {column} 列（偏移 {char}）：无效的 \\ 转义",
-    },
-    "json.invalid_unicode_escape": {
-        "en": "Invalid \\uXXXX escape: line {line} column {column} (char {char})",
-        "zh": "第 {line} 行第 {column} 列（偏移 {char}）：无效的 \\uXXXX 转义",
-    },
-    "json.extra_data": {
-        "en": "Extra data: line {line} column {column} (char {char})",
-        "zh": "第 {line} 行第 {column} 列（偏移 {char}）：JSON 已经结束，后面还有多余的内容",
-    },
-    "json.trailing_comma_object": {  # Python 3.13 and later
-        "en": "Illegal trailing comma before end of object: line {line} column {column} (char {char})",
-        "zh": "第 {line} 行第 {column} 列（偏移 {char}）：对象结束前有多余的逗号",
-    },
-    "json.trailing_comma_array": {  # Python 3.13 and later
-        "en": "Illegal trailing comma before end of array: line {line} column {column} (char {char})",
-        "zh": "第 {line} 行第 {column} 列（偏移 {char}）：数组结束前有多余的逗号",
-    },
-    "json.eof_in_list": {
-        "en": "EOF while parsing a list at line {line} column {column}",
-        "zh": "第 {line} 行第 {column} 列：数组还没有结束，内容就结束了",
-    },
-    "json.eof_in_object": {
-        "en": "EOF while parsing an object at line {line} column {column}",
-        "zh": "第 {line} 行第 {column} 列：对象还没有结束，内容就结束了",
-    },
-    "json.eof_in_string": {
-        "en": "EOF while parsing a string at line {line} column {column}",
-        "zh": "第 {line} 行第 {column} 列：字符串还没有结束，内容就结束了",
-    },
-    "json.eof_in_value": {
-        "en": "EOF while parsing a value at line {line} column {column}",
-        "zh": "第 {line} 行第 {column} 列：这里应有一个值，内容却结束了",
-    },
-    "json.expected_colon": {
-        "en": "expected `:` at line {line} column {column}",
-        "zh": "第 {line} 行第 {column} 列：这里应有 `:`",
-    },
-    "json.expected_comma_or_bracket": {
-        "en": "expected `,` or `]` at line {line} column {column}",
-        "zh": "第 {line} 行第 {column} 列：这里应有 `,` 或 `]`",
-    },
-    "json.expected_comma_or_brace": {
-        "en": "expected `,` or `}}` at line {line} column {column}",
-        "zh": "第 {line} 行第 {column} 列：这里应有 `,` 或 `}}`",
-    },
-    "json.expected_ident": {
-        "en": "expected ident at line {line} column {column}",
-        "zh": "第 {line} 行第 {column} 列：这里应是 true、false 或 null",
-    },
-    "json.expected_value": {
-        "en": "expected value at line {line} column {column}",
-        "zh": "第 {line} 行第 {column} 列：这里应有一个值",
-    },
-    "json.invalid_escape_sequence": {
-        "en": "invalid escape at line {line} column {column}",
-        "zh": "第 {line} 行第 {column} 列：无效的转义",
-    },
-    "json.invalid_number": {
-        "en": "invalid number at line {line} column {column}",
-        "zh": "第 {line} 行第 {column} 列：无效的数字",
-    },
-    "json.invalid_code_point": {
-        "en": "invalid unicode code point at line {line} column {column}",
-        "zh": "第 {line} 行第 {column} 列：无效的字符（不是有效的 UTF-8）",
-    },
-    "json.control_character_in_string": {
-        "en": "control character (\\u0000-\\u001F) found while parsing a string at line {line} column {column}",
-        "zh": "第 {line} 行第 {column} 列：字符串中有控制字符（\\u0000-\\u001F）",
-    },
-    "json.key_not_a_string": {
-        "en": "key must be a string at line {line} column {column}",
-        "zh": "第 {line} 行第 {column} 列：键必须是字符串",
-    },
-    "json.lone_surrogate": {
-        "en": "lone leading surrogate in hex escape at line {line} column {column}",
-        "zh": "第 {line} 行第 {column} 列：十六进制转义中有不成对的代理项",
-    },
-    "json.trailing_comma": {
-        "en": "trailing comma at line {line} column {column}",
-        "zh": "第 {line} 行第 {column} 列：多余的逗号",
-    },
-    "json.trailing_characters": {
-        "en": "trailing characters at line {line} column {column}",
-        "zh": "第 {line} 行第 {column} 列：JSON 已经结束，后面还有多余的内容",
-    },
-    "json.end_of_hex_escape": {
-        "en": "unexpected end of hex escape at line {line} column {column}",
-        "zh": "第 {line} 行第 {column} 列：十六进制转义没有写完",
-    },
-    "json.too_deep": {
-        "en": "recursion limit exceeded at line {line} column {column}",
-        "zh": "第 {line} 行第 {column} 列：嵌套层数太多",
     },
     # ---- what an audit entry records (orderbot.runs.audit.EVENTS), as `audit` shows it -----------
     "audit.event_proposed": {"en": "proposed", "zh": "已提议"},
@@ -1638,8 +1514,122 @@ MESSAGES: dict[str, dict[str, str]] = {
         "(or pass --base-url for a local OpenAI-compatible server)",
         "zh": "{provider} 提供方需要 API 密钥：请设置 OPENAI_API_KEY（本地的 OpenAI 兼容服务器请用 --base-url 指定）",
     },
+    # ---- the model service, as the providers classify its failures (orderbot/models/) -------------
+    "model.no_answer_in_time": {"en": "the model service did not answer in time", "zh": "模型服务没有及时回答"},
+    "model.unreachable": {
+        "en": "could not reach the model service at {where}",
+        "zh": "无法连接 {where} 的模型服务",
+    },
+    "model.stream_broke": {
+        "en": "the connection broke while the reply was streaming",
+        "zh": "回复流式传输期间连接断开了",
+    },
+    "model.not_json": {
+        "en": "the model service sent a reply that is not valid JSON",
+        "zh": "模型服务发来的回复不是有效的 JSON",
+    },
+    "model.failed_unexpectedly": {
+        "en": "the model request failed unexpectedly ({kind})",
+        "zh": "模型请求意外失败（{kind}）",
+    },
+    "model.quota": {
+        "en": "the API quota is used up (HTTP 429): check the plan and billing for OPENAI_API_KEY",
+        "zh": "API 额度已用完（HTTP 429）：请检查 OPENAI_API_KEY 的套餐和账单",
+    },
+    "model.rate_limited": {"en": "rate limited (HTTP 429)", "zh": "请求过于频繁，被限流（HTTP 429）"},
+    # what the server itself said, after the sentence: its own words, as they are
+    "model.server_said": {"en": ": {detail}", "zh": "：{detail}"},
+    "model.server_failed": {
+        "en": "the model service failed (HTTP {status}){said}",
+        "zh": "模型服务出错（HTTP {status}）{said}",
+    },
+    "model.unauthorized": {
+        "en": "authentication failed (HTTP 401): check OPENAI_API_KEY",
+        "zh": "身份验证失败（HTTP 401）：请检查 OPENAI_API_KEY",
+    },
+    "model.forbidden": {
+        "en": "permission denied (HTTP 403): the API key may not use this model or endpoint",
+        "zh": "没有权限（HTTP 403）：这个 API 密钥可能不能使用这个模型或接口",
+    },
+    "model.not_found": {"en": "not found (HTTP 404){said}; {hint}", "zh": "找不到（HTTP 404）{said}；{hint}"},
+    "model.hint_model_url": {"en": "check --model and --base-url", "zh": "请检查 --model 和 --base-url"},
+    "model.hint_responses_api": {
+        "en": "check --model and --base-url; many local servers lack the Responses API: try --provider chat",
+        "zh": "请检查 --model 和 --base-url；许多本地服务器没有 Responses API：试试 --provider chat",
+    },
+    "model.refused": {
+        "en": "the model service refused the request (HTTP {status}){said}",
+        "zh": "模型服务拒绝了这个请求（HTTP {status}）{said}",
+    },
+    "model.no_answer_within": {"en": "no answer within {seconds:g} s", "zh": "{seconds:g} 秒内没有回答"},
+    "model.gave_up": {
+        "en": "{failure}; gave up after {attempts} attempts",
+        "zh": "{failure}；尝试 {attempts} 次后放弃",
+    },
+    "model.no_time_to_retry": {
+        "en": "{failure}; no time left to retry within {seconds:g} s",
+        "zh": "{failure}；{seconds:g} 秒内已没有时间重试",
+    },
+    "model.incomplete": {
+        "en": "the model service ended the stream before the response was complete",
+        "zh": "模型服务在回复完整之前就结束了数据流",
+    },
+    "model.error_mid_stream": {
+        "en": "the model service reported an error mid-stream ({code})",
+        "zh": "模型服务在数据流中途报告了错误（{code}）",
+    },
+    "model.stream_error": {
+        "en": "the model service reported an error mid-stream",
+        "zh": "模型服务在数据流中途报告了错误",
+    },
+    "model.failed_response": {
+        "en": "the model service reported a failed response ({code})",
+        "zh": "模型服务报告回复失败（{code}）",
+    },
+    "model.no_output": {
+        "en": "the model service sent a response without an output list",
+        "zh": "模型服务发来的回复没有输出列表",
+    },
+    "model.output_not_object": {
+        "en": "the model service sent an output item that is not an object",
+        "zh": "模型服务发来的输出项不是一个对象",
+    },
+    "model.call_without_name": {
+        "en": "the model service sent a tool call without a name or call id",
+        "zh": "模型服务发来的工具调用没有名称或调用编号",
+    },
+    "model.no_choices": {
+        "en": "the model service sent a completion without choices",
+        "zh": "模型服务发来的回复没有 choices",
+    },
+    "model.no_message": {
+        "en": "the model service sent a completion without a message",
+        "zh": "模型服务发来的回复没有 message",
+    },
+    "model.empty": {
+        "en": "the model returned nothing (an empty reply with no text and no tool call)",
+        "zh": "模型什么也没有返回（空回复：没有文字，也没有工具调用）",
+    },
+    "model.unreadable": {
+        "en": "the model service sent a response that could not be read",
+        "zh": "模型服务发来的回复无法读取",
+    },
+    "model.not_object": {
+        "en": "the model service sent a reply that is not a JSON object",
+        "zh": "模型服务发来的回复不是一个 JSON 对象",
+    },
+    "model.event_not_object": {
+        "en": "the model service streamed an event that is not a JSON object",
+        "zh": "模型服务在数据流中发来的事件不是一个 JSON 对象",
+    },
+    "model.script_ended": {"en": "the scripted model has no more turns", "zh": "脚本模型没有更多的回合了"},
+    "model.bad_base_url": {
+        "en": "invalid base URL {url}: expected something like http://localhost:11434/v1",
+        "zh": "无效的服务器地址 {url}：应类似 http://localhost:11434/v1",
+    },
     "error.prefix": {"en": "orderbot: {error}", "zh": "orderbot：{error}"},
-    # a file (orders, a shop, an eval suite) that does not parse; the error is the parser's (json.*)
+    "error.tool_twice": {"en": "tool '{tool}' is registered twice", "zh": "工具 '{tool}' 注册了两次"},
+    # a file (orders, a shop, an eval suite) that does not parse; the error is the parser's own words
     "error.not_json": {"en": "{path}: not valid JSON: {error}", "zh": "{path}：不是有效的 JSON：{error}"},
     "error.question_missing": {
         "en": "missing the question: give it as an argument, or on standard input (echo … | orderbot ask)",
@@ -1917,177 +1907,6 @@ MESSAGES: dict[str, dict[str, str]] = {
         "en": " · THE ORDERS SOURCE CHANGED DURING THE EVAL",
         "zh": " · 评测期间订单数据被改动了",
     },
-    # ---- the retail shop's offline planner: its questions and answers (orderbot/shops/retail/offline.py);
-    # in the language of the question, whatever the UI language is
-    "offline.with_id": {"en": "{text} ({id})", "zh": "{text}（{id}）"},
-    "offline.order": {
-        "en": "Order {order_id} is {status}. Items: {items}.",
-        "zh": "订单 {order_id}：{status}。商品：{items}。",
-    },
-    "offline.tracking": {"en": " Tracking: {shipments}.", "zh": "物流单号：{shipments}。"},
-    "offline.no_tracking": {"en": " No tracking yet.", "zh": "还没有物流信息。"},
-    "offline.no_orders": {"en": "You have no orders.", "zh": "你目前没有订单。"},
-    "offline.orders": {"en": "Your orders ({count}):", "zh": "你的订单（{count} 个）："},
-    "offline.order_row": {"en": "{order_id}: {status}", "zh": "{order_id}：{status}"},
-    "offline.orders_first": {"en": "(the first {count} are listed)", "zh": "（只列出了前 {count} 个）"},
-    "offline.variants": {"en": "Available {name} variants ({count}):", "zh": "{name} 目前有货的规格（{count} 个）："},
-    "offline.variant_row": {
-        "en": "{options}: ${price} (item {item_id})",
-        "zh": "{options}：${price}（商品编号 {item_id}）",
-    },
-    "offline.no_variants": {
-        "en": "No variant of the {name} is available right now.",
-        "zh": "{name} 目前没有有货的规格。",
-    },
-    "offline.cancelled": {
-        "en": "Order {order_id} is cancelled ({reason}); the payment goes back to the original payment method "
-        "in 5 to 7 business days.",
-        "zh": "订单 {order_id} 已取消（原因：{reason}），款项将在 5 到 7 个工作日内退回原支付方式。",
-    },
-    "offline.cancelled_gift_card": {
-        "en": "Order {order_id} is cancelled ({reason}); the payment is back on the gift card.",
-        "zh": "订单 {order_id} 已取消（原因：{reason}），款项已退回礼品卡。",
-    },
-    "offline.which_reason": {
-        "en": "To cancel order {order_id} I need the reason: '{needed}' or '{mistake}'. Which is it?",
-        "zh": "取消订单 {order_id} 需要一个原因：“{needed}”（不再需要）或“{mistake}”（买错了）。是哪一个？",
-    },
-    "offline.which_product": {
-        "en": "Which product do you mean? We have: {names}.",
-        "zh": "你想看哪种商品？我们有：{names}。",
-    },
-    "offline.sign_in": {
-        "en": "Please tell me your e-mail address, or your name and zip code, so I can find your account "
-        "(or pass --user).",
-        "zh": "请先告诉我你的邮箱，或者姓名和邮编，以便确认你的身份（也可以用 --user 指定）。",
-    },
-    "offline.what_do_you_need": {
-        "en": "Please give me the order id (it starts with #W), or the product you are asking about.",
-        "zh": "请告诉我订单号（以 #W 开头），或者你想了解的商品。",
-    },
-    "offline.failure": {"en": "That did not work: {error}", "zh": "没有办成：{error}"},
-    "offline.failure.user_not_found": {
-        "en": "No customer matches these details; please check the e-mail, or the name and zip code.",
-        "zh": "没有找到与这些信息匹配的客户，请核对邮箱，或者姓名和邮编。",
-    },
-    "offline.failure.other_customer": {
-        "en": "This conversation is about one customer only, and these details are not theirs.",
-        "zh": "这次对话只能处理一位客户的事务，这些信息不是当前客户的。",
-    },
-    "offline.failure.no_access": {
-        "en": "Order {target} is not among your orders.",
-        "zh": "你的账户下没有订单 {target}。",
-    },
-    "offline.failure.no_such_product": {
-        "en": "There is no product {target} (a product id is not an item id).",
-        "zh": "没有找到商品 {target}（商品编号和商品规格编号不同）。",
-    },
-    "offline.failure.not_pending": {
-        "en": "Order {target} is no longer pending, so it cannot be cancelled or changed.",
-        "zh": "订单 {target} 已经不是待处理状态，不能取消或修改。",
-    },
-    "offline.failure.already_modified": {
-        "en": "The items of order {target} were already modified; it cannot be cancelled or changed any more.",
-        "zh": "订单 {target} 的商品已经修改过，不能再取消或修改。",
-    },
-    "offline.failure.bad_reason": {
-        "en": "The reason for a cancellation must be '{needed}' or '{mistake}'.",
-        "zh": "取消原因只能是 “{needed}” 或 “{mistake}”。",
-    },
-    "offline.failure.rejected": {
-        "en": "You did not approve, so nothing was done to order {target}.",
-        "zh": "你没有确认，所以订单 {target} 没有任何改动。",
-    },
-    "offline.failure.read_only": {
-        "en": "This shop was opened read-only; nothing was changed.",
-        "zh": "这个商店是以只读方式打开的，没有做任何改动。",
-    },
-    "offline.failure.internal_error": {
-        "en": "Something went wrong inside orderbot; please try again later.",
-        "zh": "处理时发生内部错误，请稍后再试。",
-    },
-    "offline.failure.gift_card_insufficient": {
-        "en": "The gift card's balance does not cover it; nothing was done to order {target}.",
-        "zh": "礼品卡余额不足，订单 {target} 没有任何改动。",
-    },
-    "offline.failure.bad_refund_method": {
-        "en": "A refund for order {target} goes to its original payment method or one of your gift cards.",
-        "zh": "订单 {target} 的退款只能退回原支付方式或你的礼品卡。",
-    },
-    "offline.failure.not_your_payment_method": {
-        "en": "That payment method is not one of yours; nothing was done to order {target}.",
-        "zh": "这个支付方式不是你的，订单 {target} 没有任何改动。",
-    },
-    "offline.failure.same_payment_method": {
-        "en": "Order {target} is already paid with that payment method.",
-        "zh": "订单 {target} 已经在用这个支付方式。",
-    },
-    "offline.which_order": {
-        "en": "Which order is it about? Please give me its id (it starts with #W).",
-        "zh": "是哪个订单？请告诉我订单号（以 #W 开头）。",
-    },
-    "offline.which_items": {
-        "en": "Which items of order {order_id} do you mean: {items}?",
-        "zh": "你指的是订单 {order_id} 里的哪件商品：{items}？",
-    },
-    "offline.which_variant": {
-        "en": "Which {name} would you like instead? Available now: {variants}.",
-        "zh": "你想换成哪一款 {name}？目前有货：{variants}。",
-    },
-    "offline.no_variant": {
-        "en": "No available {name} matches that; available now: {variants}.",
-        "zh": "没有符合要求且有货的 {name}；目前有货：{variants}。",
-    },
-    "offline.no_other_variant": {
-        "en": "No other {name} is available right now, so it cannot be exchanged.",
-        "zh": "目前没有其他有货的 {name}，所以不能换货。",
-    },
-    "offline.which_method": {
-        "en": "Which of your payment methods do you mean: {methods}?",
-        "zh": "你指的是哪一种支付方式：{methods}？",
-    },
-    "offline.which_address": {
-        "en": "What is the new address? Please write it as: street, apartment (or none), city, state, "
-        "country, zip code.",
-        "zh": "新地址是什么？请按这个格式写：街道，门牌或公寓（没有就写 none），城市，州，国家，邮编。",
-    },
-    "offline.not_delivered": {
-        "en": "Order {order_id} is {status}: only a delivered order can be returned or exchanged.",
-        "zh": "订单 {order_id} 的状态是“{status}”：只有已送达的订单才能退货或换货。",
-    },
-    "offline.not_changeable": {
-        "en": "Order {order_id} is {status}: only a pending order can be changed, and only a delivered "
-        "one returned or exchanged.",
-        "zh": "订单 {order_id} 的状态是“{status}”：只有待处理的订单才能修改，只有已送达的订单才能退货或换货。",
-    },
-    "offline.returned": {
-        "en": "The return of {items} from order {order_id} is requested; the refund goes to {method}.",
-        "zh": "订单 {order_id} 中 {items} 的退货申请已提交，退款将退回 {method}。",
-    },
-    "offline.exchanged": {
-        "en": "The exchange for order {order_id} is requested: {swaps}; the price difference is settled with {method}.",
-        "zh": "订单 {order_id} 的换货申请已提交：{swaps}；差价通过 {method} 结算。",
-    },
-    "offline.modified": {
-        "en": "Order {order_id} is changed: {swaps}; the price difference is settled with {method}.",
-        "zh": "订单 {order_id} 已修改：{swaps}；差价通过 {method} 结算。",
-    },
-    "offline.order_address": {
-        "en": "Order {order_id} now ships to {address}.",
-        "zh": "订单 {order_id} 的收货地址已改为 {address}。",
-    },
-    "offline.user_address": {"en": "Your address is now {address}.", "zh": "你的地址已改为 {address}。"},
-    "offline.payment_changed": {
-        "en": "Order {order_id} is now paid with {method}.",
-        "zh": "订单 {order_id} 现在用 {method} 支付。",
-    },
-    "offline.cannot": {
-        "en": "The built-in planner cannot do that: it looks up orders and products, and proposes returns, "
-        "exchanges, cancellations, changes of a pending order, address changes and a hand-off to a person. "
-        "A model can: --provider openai with an API key, or a local server (see docs/providers.md).",
-        "zh": "内置规划器做不到这一点：它只能查询订单和商品，并提出退货、换货、取消、修改待处理订单、修改地址和转人工。"
-        "模型可以做到：使用 --provider openai 并提供 API 密钥，或者使用本地服务器（见 docs/providers.md）。",
-    },
     # ---- the retail shop's approvals: what a write will do (orderbot/shops/retail/describe.py) -----
     "retail.gift_card": {"en": "gift card {id} (balance {balance})", "zh": "礼品卡 {id}（余额 {balance}）"},
     "retail.credit_card": {
@@ -2141,10 +1960,6 @@ MESSAGES: dict[str, dict[str, str]] = {
     },
     # ---- orderbot mcp: what the MCP client and the person starting the server are told --------
     "mcp.question": {"en": "MCP session (client: {client})", "zh": "MCP 会话（客户端：{client}）"},
-    "mcp.session_ended": {
-        "en": "The MCP session ended; its calls and their results are above.",
-        "zh": "MCP 会话已结束；它的调用和结果见上。",
-    },
     "mcp.session_closed": {"en": "the MCP session has ended", "zh": "MCP 会话已结束"},
     "mcp.arguments_too_large": {
         "en": "the arguments are {size:,} characters, over the cap of {cap:,}; nothing was done",

@@ -14,8 +14,6 @@ from collections.abc import Callable, Sequence
 from pydantic import Field, create_model
 
 from orderbot.errors import OrderbotError
-from orderbot.i18n import t
-from orderbot.i18n.catalogue import MESSAGES
 from orderbot.loop.limits import LIMIT_SPECS, SPEC_OF, StopReason
 from orderbot.loop.state import RunState
 
@@ -33,7 +31,7 @@ def stopped_by(state: RunState) -> str | None:
     the two tool-call caps apart. None for a stop no limit caused."""
     stop = state.stop_reason
     if stop is StopReason.TOOL_CALL_LIMIT:
-        message_id = (state.stop_message or {}).get("id")
+        message_id = (state.stop_message or {}).get("id")  # the stop's phrase, as the record keeps it
         return "max_calls_per_step" if message_id == "detail.calls_per_step" else "max_tool_calls"
     return next((spec.name for spec in LIMIT_SPECS if spec.stop is stop), None)
 
@@ -51,20 +49,12 @@ def continued_limits(limits: Limits, state: RunState) -> Limits:
 
 
 class LimitExceeded(OrderbotError):
-    """A limit check failed: the run stops with `reason`, and the message says why.
-
-    The message is a catalogue entry (orderbot.i18n.catalogue `detail.*`): its English text is
-    the stop detail of records and --json; `message` lets the terminal say it in Chinese."""
+    """A limit check failed: the run stops with `reason`, and its phrase (a `detail.*` id of
+    the catalogue and the numbers it names) says why; records and --json keep the phrase."""
 
     def __init__(self, reason: StopReason, message_id: str, **params: object) -> None:
-
-        if message_id not in MESSAGES:  # plain English text: shown as it is in either language
-            super().__init__(message_id)
-            self.reason, self.message = reason, None
-            return
-        super().__init__(t(message_id, lang="en", **params))
+        super().__init__(message_id, **params)
         self.reason = reason
-        self.message: dict | None = {"id": message_id, "params": params}
 
 
 class Budget:
@@ -107,7 +97,7 @@ class Budget:
         if self.remaining() <= 0:
             raise LimitExceeded(StopReason.TIME_LIMIT, "detail.time_before_request", seconds=self.limits.timeout)
 
-    def timed_out(self, cause: str | None) -> LimitExceeded:
+    def timed_out(self, cause: object) -> LimitExceeded:
         """The model request outlived the time left (the provider raised ModelTimeout)."""
         if cause:
             return LimitExceeded(

@@ -14,7 +14,6 @@ from dataclasses import dataclass, field
 from pydantic import ValidationError
 
 from orderbot.errors import ConfigError
-from orderbot.i18n import t
 from orderbot.loop.budget import Limits
 from orderbot.loop.items import FunctionCall, FunctionCallOutput, Item, Message, text_chars
 from orderbot.loop.limits import LIMIT_SPECS, REPL_WORDS
@@ -104,14 +103,14 @@ def parse_limits(text: str, current: Limits) -> Limits:
     for word in text.split():
         match = _PAIR.match(word.lower())
         if not match or match.group(1) not in REPL_WORDS:
-            raise ConfigError(t("repl.not_a_limit", word=repr(word)))
+            raise ConfigError("repl.not_a_limit", word=repr(word))
         changes[REPL_WORDS[match.group(1)]] = match.group(2)
     try:
         return Limits(**{**current.model_dump(), **changes})
     except ValidationError as exc:
         where, what = first_error(exc)
         name = REPL_NAMES.get(where, where) or "limits"
-        raise ConfigError(t("settings.bad_value", source=name, why=what)) from None
+        raise ConfigError("settings.bad_value", source=name, why=what) from None
 
 
 def format_limits_short(limits: Limits, since: Limits | None = None) -> str:

@@ -17,15 +17,15 @@ from typing import NamedTuple
 from pydantic import BaseModel, ValidationError
 
 from orderbot.errors import ConfigError, ToolError
-from orderbot.i18n import t
 from orderbot.loop.envelope import fail, ok
 from orderbot.loop.items import FunctionCall
+from orderbot.loop.model_text import to_model
 from orderbot.loop.tools import HandedOff, SignedIn, Tool, ToolContext
 
 log = logging.getLogger("orderbot")
 
-INTERNAL_ERROR = t("tool_error.internal", lang="en")
-ONE_CUSTOMER = t("tool_error.one_customer", lang="en")
+INTERNAL_ERROR = to_model("internal")
+ONE_CUSTOMER = to_model("one_customer")
 
 
 class Outcome(NamedTuple):
@@ -65,15 +65,13 @@ class Toolbox:
         self._tools: dict[str, Tool] = {}
         for tool in tools:
             if tool.name in self._tools:
-                raise ConfigError(f"tool {tool.name!r} is registered twice")
+                raise ConfigError("error.tool_twice", tool=tool.name)
             self._tools[tool.name] = tool
         self.specs = [tool.spec for tool in tools]
         self.versions = {tool.name: tool.version for tool in tools}
         lookups = [tool.name for tool in tools if tool.sign_in_with]
         self._sign_in_hint = (
-            t("tool_error.sign_in_or_find", lang="en", lookups=" or ".join(lookups))
-            if lookups
-            else t("tool_error.sign_in", lang="en")
+            to_model("sign_in_or_find", lookups=" or ".join(lookups)) if lookups else to_model("sign_in")
         )
 
     def get(self, name: str) -> Tool | None:
@@ -86,13 +84,13 @@ class Toolbox:
             return Refused(
                 call,
                 "unknown_tool",
-                fail("unknown_tool", t("tool_error.unknown_tool", lang="en", name=repr(call.name[:40]))),
+                fail("unknown_tool", to_model("unknown_tool", name=repr(call.name[:40]))),
             )
         try:
             args = tool.args.model_validate_json(call.arguments or "{}")
         except ValidationError as exc:
             if any(e["type"] == "json_invalid" for e in exc.errors()):
-                return Refused(call, "invalid_arguments", fail("invalid_json", t("tool_error.invalid_json", lang="en")))
+                return Refused(call, "invalid_arguments", fail("invalid_json", to_model("invalid_json")))
             return Refused(call, "invalid_arguments", fail("invalid_arguments", field_errors(exc)))
         if tool.needs_user and ctx.user is None:
             return Refused(call, "sign_in_required", fail("sign_in_required", self._sign_in_hint))

@@ -27,14 +27,14 @@ import time
 from collections.abc import Callable, Iterable
 from typing import NamedTuple
 
-from orderbot.errors import ModelError, ModelTimeout, Terminated
-from orderbot.i18n import t
+from orderbot.errors import ModelError, ModelTimeout, Phrase, Terminated
 from orderbot.loop.budget import Budget, LimitExceeded, Limits
 from orderbot.loop.dispatch import Prepared, Refused, Toolbox
 from orderbot.loop.envelope import capped, envelope_text, fail
 from orderbot.loop.items import FunctionCall, FunctionCallOutput, text_chars
 from orderbot.loop.limits import StopReason
 from orderbot.loop.model import Model, ModelRequest, Turn
+from orderbot.loop.model_text import to_model
 from orderbot.loop.state import PHASES, Approver, CallRecord, Event, PendingCall, Phase, RunState
 from orderbot.loop.tools import ToolContext
 from orderbot.loop.transitions import (
@@ -151,7 +151,7 @@ class _Run:
         self, exceeded: LimitExceeded, unrun: Iterable[FunctionCall] = (), request: Request | None = None
     ) -> Stop:
         self._not_executed(self._state.steps, unrun)
-        return Stop(exceeded.reason, str(exceeded), request, exceeded.message)
+        return Stop(exceeded.reason, "", request, exceeded.phrase)
 
     def _plan(self, step: int) -> Stop | Proposal:
         """Ask the model: a Stop (an answer, an error, a limit), or the calls it proposes."""
@@ -167,7 +167,7 @@ class _Run:
             return self._limit_stop(budget.timed_out(exc.cause))
         except ModelError as exc:
             self._count_request(step)
-            return Stop(StopReason.MODEL_ERROR, str(exc))
+            return Stop(StopReason.MODEL_ERROR, message=exc.phrase)
         except Exception as exc:  # noqa: BLE001 - a provider that broke its contract still stops cleanly
             self._count_request(step)
             return Stop.saying(StopReason.MODEL_ERROR, "detail.provider_crashed", kind=type(exc).__name__)
@@ -253,7 +253,8 @@ class _Run:
         if waiting:
             state.pending = [p for p, _ in waiting]
             self._emit(step, Event.AWAITING_APPROVAL, Awaiting(tuple(state.pending)))
-            return Stop(StopReason.AWAITING_APPROVAL, "; ".join(p.description for p in state.pending))
+            actions = [Phrase.from_text(p.description) or p.description for p in state.pending]
+            return Stop(StopReason.AWAITING_APPROVAL, message=Phrase("detail.awaiting", {"actions": actions}))
         self._returned(step, outputs)
         return None
 
@@ -311,7 +312,7 @@ class _Run:
         ]
         if not missing:
             return  # the usual case; fail() sanitizes its message, which is not free
-        envelope = fail("not_executed", "this call was not executed: the run stopped at a limit before it ran")
+        envelope = fail("not_executed", to_model("not_executed"))
         state.items.extend(FunctionCallOutput(call_id=c.call_id, output=envelope_text(envelope)) for c in missing)
 
     def _decide(
@@ -319,7 +320,7 @@ class _Run:
     ) -> FunctionCallOutput:
         if approved:
             return self._run_call(step, prepared, shown, ctx, Event.APPROVED)
-        envelope = fail("rejected", t("tool_error.rejected", lang="en"))
+        envelope = fail("rejected", to_model("rejected"))
         return self._observe(step, shown, "rejected", envelope, Event.REJECTED)
 
     def _run_call(
@@ -354,9 +355,8 @@ class _Run:
 
     def _pending(self, step: int, prepared: Prepared, ctx: ToolContext) -> PendingCall:
         tool = prepared.tool
-        description = (
-            tool.describe(prepared.args, ctx) if tool.describe else f"{tool.name}({prepared.canonical_arguments})"
-        )
+        said = tool.describe(prepared.args, ctx) if tool.describe else f"{tool.name}({prepared.canonical_arguments})"
+        description = said.as_text() if isinstance(said, Phrase) else said
         return PendingCall(
             step=step,
             call_id=prepared.call.call_id,
@@ -374,7 +374,8 @@ class _Run:
 
     def _finish(self, stop: Stop) -> None:
         state = self._state
-        state.stop_reason, state.stop_detail, state.stop_message = stop.reason, stop.detail, stop.message
+        state.stop_reason, state.stop_detail = stop.reason, stop.detail
+        state.stop_message = None if stop.message is None else stop.message.as_json()
         if stop.reason is StopReason.AWAITING_APPROVAL:
             return  # the approval-needed transition is the last one: the run is paused
         source = self._phase if stop.reason is StopReason.CANCELLED else Phase.PLAN

@@ -93,6 +93,8 @@ class PendingCall(BaseModel):
     version: str
     arguments: str  # canonical JSON of the validated arguments
     user: str | None
+    # What a person is asked to approve: a Phrase as text (orderbot.errors.Phrase.as_text), said
+    # in the reader's language where it is shown; a sentence in older records.
     description: str
     requested_at: float  # wall-clock time, for expiry checks on resume
 
@@ -117,9 +119,9 @@ class RunState(BaseModel):
     steps: int = 0  # model requests made, over all resumptions
     tool_calls: int = 0  # tool calls dispatched, over all resumptions
     stop_reason: StopReason | None = None
-    stop_detail: str = ""
-    # The detail as a catalogue id and values ({"id": ..., "params": ...}) when it is one of
-    # orderbot's own sentences, so the terminal can say it in the UI language.
+    stop_detail: str = ""  # outside text the stop carries: an answer's first line, a hand-off's summary
+    # Why the run stopped when orderbot says it: a Phrase as JSON (orderbot.errors.Phrase.as_json),
+    # said in the reader's language where it is shown.
     stop_message: dict | None = None
     answer: str | None = None
     partial_answer: str | None = None  # the text of a response cut off at the token limit: not an answer

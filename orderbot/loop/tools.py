@@ -17,6 +17,7 @@ from typing import Any, NamedTuple
 
 from pydantic import BaseModel
 
+from orderbot.errors import Phrase
 from orderbot.loop import identity
 
 
@@ -51,8 +52,9 @@ class Tool:
     needs_user: bool = False
     # Runs before execution (and before asking for approval): permissions and preconditions.
     check: Callable[[Any, ToolContext], None] | None = None
-    # One sentence saying exactly what a side-effecting call will do, for the approval prompt.
-    describe: Callable[[Any, ToolContext], str] | None = None
+    # One sentence saying exactly what a side-effecting call will do, for the approval prompt:
+    # a Phrase (orderbot.errors), said in the language of whoever is asked.
+    describe: Callable[[Any, ToolContext], Phrase | str] | None = None
     # A sign-in lookup: the arguments that are the customer's credentials (an e-mail address,
     # a name and zip code), which the identity check lets it take. Its `run` returns
     # SignedIn, and the customer found becomes the run's customer (see Toolbox.run).

@@ -28,7 +28,7 @@ from typing import Any, NamedTuple
 
 from pydantic_core import from_json, to_json
 
-from orderbot.i18n import t
+from orderbot.errors import Phrase
 from orderbot.loop.budget import Limits
 from orderbot.loop.items import FunctionCall
 from orderbot.loop.limits import StopReason
@@ -200,23 +200,23 @@ class Returned(NamedTuple):
 
 class Finished(NamedTuple):
     reason: StopReason
-    detail: str  # English, as the run's stop_detail
-    message: dict | None = None  # the detail as a catalogue id and its values, when it is orderbot's own sentence
+    detail: str  # outside text the stop carries (an answer's first line, a hand-off's summary); else ""
+    message: Phrase | None = None  # why, when orderbot says it: a catalogue id and its values
     request: Request | None = None  # the model request the run stopped after, if it stopped after one
 
     def as_json(self) -> dict:
         out = {} if self.request is None else self.request.as_json()
         out["reason"], out["detail"] = str(self.reason), self.detail
         if self.message is not None:
-            out["message"] = self.message
+            out["message"] = self.message.as_json()
         return out
 
     @classmethod
     def from_json(cls, doc: dict) -> Finished:
+        """Older records also kept the English of orderbot's sentence as the detail: read as it
+        is (orderbot.runs.record.upgrade drops it), shown only when the phrase cannot be said."""
         request = Request.from_json(doc) if "sent" in doc else None
-        message = doc.get("message")
-        if message is not None and not (isinstance(message, dict) and isinstance(message.get("params"), dict)):
-            message = None  # not a message this orderbot wrote: the recorded detail stands
+        message = Phrase.from_json(doc.get("message"))
         return cls(StopReason(doc["reason"]), str(doc.get("detail", "")), message, request)
 
 
@@ -326,15 +326,14 @@ class Stop(NamedTuple):
     transition will carry."""
 
     reason: StopReason
-    detail: str
+    detail: str = ""  # outside text: an answer's first line, a hand-off's summary
     request: Request | None = None  # the model request the run stopped after
-    message: dict | None = None  # the detail as a catalogue id and its values, for the terminal
+    message: Phrase | None = None  # why, when orderbot says it
 
     @classmethod
     def saying(cls, reason: StopReason, message_id: str, /, **params: object) -> Stop:
-        """A stop whose detail is one of orderbot's sentences: English in the record, any
-        language on the terminal."""
-        return cls(reason, t(message_id, lang="en", **params), message={"id": message_id, "params": params})
+        """A stop whose why is one of orderbot's sentences, said where it is shown."""
+        return cls(reason, message=Phrase(message_id, params))
 
 
 # ---- comparing ------------------------------------------------------------------------
@@ -359,7 +358,7 @@ def key(transition: Transition) -> tuple:
         return (*head, *p)
     if isinstance(p, Finished):
         # An answer's detail is its first line: replay compares the answer itself.
-        said = None if p.reason is StopReason.ANSWERED else (p.message or p.detail)
+        said = None if p.reason is StopReason.ANSWERED else (p.message.as_json() if p.message else p.detail)
         return (*head, p.reason, _json_key(said))
     return (*head, p.event, p.detail)
 

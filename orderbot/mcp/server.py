@@ -27,6 +27,7 @@ from orderbot.i18n import t
 from orderbot.loop.dispatch import Toolbox
 from orderbot.loop.envelope import fail
 from orderbot.mcp.session import Asking, McpSession, Reply, client_name
+from orderbot.ui.describe import action_words
 from orderbot.ui.escape import visible
 
 log = logging.getLogger("orderbot")
@@ -142,7 +143,7 @@ def _approved(answer: Any) -> bool:
 
 
 def _question(asking: Asking) -> str:
-    return visible(t("mcp.approve_prompt", action=asking.pending.description))
+    return visible(t("mcp.approve_prompt", action=action_words(asking.pending.description)))
 
 
 def _input_required(asking: Asking) -> types.InputRequiredResult:

@@ -29,7 +29,7 @@ from typing import Any, NamedTuple
 
 from pydantic import ValidationError
 
-from orderbot.errors import OrderbotError
+from orderbot.errors import OrderbotError, Phrase
 from orderbot.i18n import say, t
 from orderbot.loop.budget import Limits
 from orderbot.loop.dispatch import Prepared
@@ -40,6 +40,7 @@ from orderbot.loop.state import PendingCall, RunState
 from orderbot.models.mcp_client import BusyClock, ClientModel, Ticket
 from orderbot.runner import Runner
 from orderbot.text import cut, whole_characters
+from orderbot.ui.describe import action_words
 
 log = logging.getLogger("orderbot")
 
@@ -239,15 +240,15 @@ class McpSession:
                 data = {
                     "status": "awaiting_approval",
                     "run_id": state.run_id,
-                    "action": pending.description,
+                    "action": action_words(pending.description),
                     "message": t("mcp.queued", run_id=state.run_id),
                 }
                 envelope = ok(data)
             elif reason is StopReason.ANSWERED:  # the client closed the session
                 envelope = fail("session_ended", t("mcp.session_closed"))
             else:  # a limit: the session takes no more calls
-                message = state.stop_message
-                detail = t(message["id"], **message["params"]) if message else state.stop_detail
+                message = Phrase.from_json(state.stop_message)
+                detail = say(message) if message else state.stop_detail
                 envelope = fail(str(reason), detail)
                 self._ended = envelope
             if ticket is not None and not ticket.done:

@@ -11,7 +11,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from orderbot.i18n import t
 from orderbot.settings import public_base_url
 
 if TYPE_CHECKING:
@@ -65,5 +64,5 @@ def create(settings: Settings, shop: Shop) -> Model:
     factory = FACTORIES.get(provider)
     if factory is None:
         choices = ", ".join(("auto", *FACTORIES))
-        raise settings.error_for("provider")(t("error.unknown_provider", name=repr(provider), choices=choices))
+        raise settings.error_for("provider")("error.unknown_provider", name=repr(provider), choices=choices)
     return factory(settings, shop)

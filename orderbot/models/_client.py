@@ -19,7 +19,6 @@ import openai
 from openai import OpenAI
 
 from orderbot.errors import ConfigError
-from orderbot.i18n import t
 from orderbot.settings import public_base_url as public_url
 
 if TYPE_CHECKING:
@@ -33,7 +32,7 @@ def make_client(settings: Settings, provider: str) -> OpenAI:
     """The SDK client for `provider`; ConfigError when it cannot work as configured."""
     key = settings.api_key.get_secret_value() if settings.api_key is not None else None
     if key is None and settings.base_url is None:
-        raise ConfigError(t("error.needs_api_key", provider=provider))
+        raise ConfigError("error.needs_api_key", provider=provider)
     if settings.base_url is not None:
         check_base_url(settings.base_url)
     http_client = openai.DefaultHttpxClient(event_hooks={"response": [cap_error_body]})
@@ -89,4 +88,4 @@ def _capped_stream() -> type:
 def check_base_url(url: str) -> None:
     parts = urlsplit(url)
     if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise ConfigError(f"invalid base URL {public_url(url)!r}: expected something like http://localhost:11434/v1")
+        raise ConfigError("model.bad_base_url", url=repr(public_url(url)))

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 import openai
 
-from orderbot.errors import EmptyReply, IncompleteReply, ModelError, ModelResponseError
+from orderbot.errors import EmptyReply, IncompleteReply, ModelError, ModelResponseError, Phrase
 from orderbot.loop.redact import sanitize
 from orderbot.models._retry import Failure
 from orderbot.settings import public_base_url as public_url
@@ -51,29 +51,27 @@ class Classifier:
 
     def __call__(self, exc: Exception) -> Failure:
         if isinstance(exc, EmptyReply):  # local servers do this now and then; the next try usually works
-            return Failure(str(exc), retryable=True, retry_after=0.0, attempts=2, error=EmptyReply)
+            return Failure(exc.phrase, retryable=True, retry_after=0.0, attempts=2, error=EmptyReply)
         if isinstance(exc, IncompleteReply):  # the connection ended early: the whole answer may come next time
-            return Failure(str(exc), retryable=True, retry_after=0.0, attempts=3, error=IncompleteReply)
+            return Failure(exc.phrase, retryable=True, retry_after=0.0, attempts=3, error=IncompleteReply)
         if isinstance(exc, ModelError):  # the reply was read and is not a turn: asking again will not help
-            return Failure(str(exc), retryable=False, error=type(exc))
+            return Failure(exc.phrase, retryable=False, error=type(exc))
         if isinstance(exc, openai.APIStatusError):
             return self._status(exc.status_code, exc.body, exc.response.headers)
         if isinstance(exc, openai.APITimeoutError):
-            return Failure("the model service did not answer in time", retryable=True)
+            return Failure(Phrase("model.no_answer_in_time"), retryable=True)
         if isinstance(exc, openai.APIConnectionError):  # the SDK wraps every transport error in it
-            return Failure(f"could not reach the model service at {self.where}", retryable=True)
+            return Failure(Phrase("model.unreachable", {"where": self.where}), retryable=True)
         # Raised while a stream is read, which the SDK does not wrap; matched by name, as the
         # SDK's HTTP library is httpx or a fork of it under another name.
         if any(cls.__name__ == "TransportError" for cls in type(exc).__mro__):
-            return Failure("the connection broke while the reply was streaming", retryable=True)
+            return Failure(Phrase("model.stream_broke"), retryable=True)
         if isinstance(exc, (openai.APIResponseValidationError, ValueError)):
             # The SDK lets a JSON decoding error through when a body claims to be JSON.
-            return Failure(
-                "the model service sent a reply that is not valid JSON", retryable=False, error=ModelResponseError
-            )
+            return Failure(Phrase("model.not_json"), retryable=False, error=ModelResponseError)
         # Anything else came out of the SDK call too; the details go to the log, not the screen.
         log.error("model request failed unexpectedly", exc_info=exc)
-        return Failure(f"the model request failed unexpectedly ({type(exc).__name__})", retryable=False)
+        return Failure(Phrase("model.failed_unexpectedly", {"kind": type(exc).__name__}), retryable=False)
 
     @property
     def where(self) -> str:
@@ -82,33 +80,26 @@ class Classifier:
     def _status(self, status: int, body: object, headers) -> Failure:
         detail = self._server_message(body)
         code = _error_field(body, "code")
+        said = Phrase("model.server_said", {"detail": detail}) if detail else ""  # the server's own words, as they are
         if status == 429 and code == "insufficient_quota":
-            return Failure(
-                "the API quota is used up (HTTP 429): check the plan and billing for OPENAI_API_KEY", retryable=False
-            )
+            return Failure(Phrase("model.quota"), retryable=False)
         if status == 429:
-            return Failure("rate limited (HTTP 429)", retryable=True, retry_after=retry_after(headers))
+            return Failure(Phrase("model.rate_limited"), retryable=True, retry_after=retry_after(headers))
         if status >= 500 or status in (408, 409):
             return Failure(
-                f"the model service failed (HTTP {status}){': ' + detail if detail else ''}",
+                Phrase("model.server_failed", {"status": status, "said": said}),
                 retryable=True,
                 retry_after=retry_after(headers),
                 attempts=2 if detail and REQUEST_AT_FAULT.search(detail) else None,
             )
         if status == 401:
-            return Failure("authentication failed (HTTP 401): check OPENAI_API_KEY", retryable=False)
+            return Failure(Phrase("model.unauthorized"), retryable=False)
         if status == 403:
-            return Failure(
-                "permission denied (HTTP 403): the API key may not use this model or endpoint", retryable=False
-            )
+            return Failure(Phrase("model.forbidden"), retryable=False)
         if status == 404:
-            hint = "check --model and --base-url"
-            if self.provider == "openai":
-                hint += "; many local servers lack the Responses API: try --provider chat"
-            return Failure(f"not found (HTTP 404){': ' + detail if detail else ''}; {hint}", retryable=False)
-        return Failure(
-            f"the model service refused the request (HTTP {status}){': ' + detail if detail else ''}", retryable=False
-        )
+            hint = "model.hint_responses_api" if self.provider == "openai" else "model.hint_model_url"
+            return Failure(Phrase("model.not_found", {"said": said, "hint": Phrase(hint)}), retryable=False)
+        return Failure(Phrase("model.refused", {"status": status, "said": said}), retryable=False)
 
     def _server_message(self, body: object) -> str:
         """The first line of the server's own explanation (the error envelope's message, or

@@ -36,9 +36,9 @@ def as_dict(response: object) -> dict:
         try:
             response = response.to_dict()
         except Exception:  # noqa: BLE001 - built without validation, it may not serialise
-            raise ModelResponseError("the model service sent a response that could not be read") from None
+            raise ModelResponseError("model.unreadable") from None
     if not isinstance(response, dict):
-        raise ModelResponseError("the model service sent a reply that is not a JSON object")
+        raise ModelResponseError("model.not_object")
     return response
 
 
@@ -184,9 +184,9 @@ def read_events(stream, add: Callable[[dict], str], size: Callable[[], int], lim
                 return "done"
             event = json.loads(data)
             if not isinstance(event, dict):
-                raise ModelResponseError("the model service streamed an event that is not a JSON object")
+                raise ModelResponseError("model.event_not_object")
             if isinstance(event.get("error"), dict) and "type" not in event:
-                raise ModelResponseError("the model service reported an error mid-stream")
+                raise ModelResponseError("model.stream_error")
             text = add(event)
             if text and on_text is not None:
                 on_text(text)

@@ -17,7 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TypeVar
 
-from orderbot.errors import ModelError, ModelTimeout
+from orderbot.errors import ModelError, ModelTimeout, Phrase
 
 log = logging.getLogger("orderbot")
 
@@ -31,7 +31,7 @@ WATCHDOG_GRACE = 0.1
 class Failure:
     """One failed attempt, classified: what to say and whether to try again."""
 
-    message: str  # one sentence for a person; never a key
+    message: Phrase  # one sentence for a person, said where it is shown; never a key
     retryable: bool
     retry_after: float | None = None  # what the server asked for, in seconds
     error: type[ModelError] = ModelError  # raised when not retried
@@ -76,24 +76,24 @@ def call_within(
         attempt += 1
         left = deadline - policy.clock()
         if left <= 0:
-            raise ModelTimeout(f"no answer within {timeout:g} s")
+            raise ModelTimeout("model.no_answer_within", seconds=timeout)
         try:
             return _watchdog(send, left)
         except _Overran:
             if on_overrun is not None:
                 on_overrun()  # close the connection now, not whenever the abandoned thread notices
-            raise ModelTimeout(f"no answer within {timeout:g} s") from None
+            raise ModelTimeout("model.no_answer_within", seconds=timeout) from None
         except Exception as exc:  # noqa: BLE001 - classify() sorts out what it was
             failure = classify(exc)
         if not failure.retryable:
             raise failure.error(failure.message) from None
         attempts = min(policy.max_attempts, failure.attempts or policy.max_attempts)
         if attempt >= attempts:
-            raise ModelError(f"{failure.message}; gave up after {attempt} attempts") from None
+            raise ModelError("model.gave_up", failure=failure.message, attempts=attempt) from None
         wait = policy.delay(attempt, failure.retry_after)
         if policy.clock() + wait >= deadline:
             raise ModelTimeout(
-                f"{failure.message}; no time left to retry within {timeout:g} s", cause=failure.message
+                "model.no_time_to_retry", cause=failure.message, failure=failure.message, seconds=timeout
             ) from None
         log.warning("model request failed: %s; retrying in %.2f s (attempt %d)", failure.message, wait, attempt)
         if on_retry is not None:

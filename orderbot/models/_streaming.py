@@ -35,7 +35,7 @@ from orderbot.models.base import output_token_cap
 
 log = logging.getLogger("orderbot")
 
-INCOMPLETE = "the model service ended the stream before the response was complete"
+INCOMPLETE = "model.incomplete"  # the phrase of a stream that ended before its end marker
 
 
 class Reply(NamedTuple):

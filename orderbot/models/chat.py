@@ -166,10 +166,10 @@ def to_messages(instructions: str, items: Sequence[Item]) -> list[dict]:
 def to_turn(response: dict, new_id=lambda: "call_chat") -> Turn:
     choices = response.get("choices")
     if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
-        raise ModelResponseError("the model service sent a completion without choices")
+        raise ModelResponseError("model.no_choices")
     message = choices[0].get("message")
     if not isinstance(message, dict):
-        raise ModelResponseError("the model service sent a completion without a message")
+        raise ModelResponseError("model.no_message")
     items: list[Item] = []
     text = message.get("content")
     if not isinstance(text, str) or not text.strip():
@@ -180,7 +180,7 @@ def to_turn(response: dict, new_id=lambda: "call_chat") -> Turn:
     for raw in message.get("tool_calls") or []:
         function = raw.get("function") if isinstance(raw, dict) else None
         if not isinstance(function, dict) or not isinstance(function.get("name"), str):
-            raise ModelResponseError("the model service sent a tool call without a function name")
+            raise ModelResponseError("model.call_without_name")
         arguments = function.get("arguments")
         if not isinstance(arguments, str):  # some servers send an object instead of JSON text
             arguments = json.dumps(arguments if arguments is not None else {}, ensure_ascii=False)
@@ -188,7 +188,7 @@ def to_turn(response: dict, new_id=lambda: "call_chat") -> Turn:
         items.append(FunctionCall(call_id=call_id, name=function["name"], arguments=arguments))
     truncated = choices[0].get("finish_reason") == "length"
     if not items and not truncated:
-        raise EmptyReply("the model returned nothing (an empty reply with no text and no tool call)")
+        raise EmptyReply("model.empty")
     return Turn(
         tuple(items),
         _usage(response.get("usage")),

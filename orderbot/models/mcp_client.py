@@ -17,9 +17,12 @@ import threading
 import time
 from collections.abc import Callable
 
-from orderbot.i18n import t
 from orderbot.loop.items import FunctionCall, FunctionCallOutput, assistant
 from orderbot.loop.model import ModelRequest, Turn
+
+# The answer of a session's last run, once the client has closed it: the built-in stand-in for
+# the model's own words, so fixed English like all the model writes.
+SESSION_ENDED = "The MCP session ended; its calls and their results are above."
 
 
 class Ticket:
@@ -105,7 +108,7 @@ class ClientModel:
         ticket = self._next.pop() if self._next else self._take()
         if ticket is None:
             self._inbox.put(None)  # closed for good: a later request ends at once too
-            return Turn((assistant(t("mcp.session_ended")),))
+            return Turn((assistant(SESSION_ENDED),))
         self.in_flight = ticket
         return Turn((ticket.call,))
 

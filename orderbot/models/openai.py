@@ -81,9 +81,7 @@ class ResponseStream:
     def add(self, event: dict) -> str:
         kind, delta = event.get("type"), event.get("delta")
         if kind == "error":
-            raise ModelResponseError(
-                f"the model service reported an error mid-stream ({event.get('code') or 'no code'})"
-            )
+            raise ModelResponseError("model.error_mid_stream", code=str(event.get("code") or "-"))
         if kind in self.ENDS and isinstance(event.get("response"), dict):
             self.final = event["response"]
         if not isinstance(delta, str):
@@ -174,15 +172,15 @@ def to_turn(response: dict) -> tuple[Turn, list[dict]]:
     if response.get("status") == "failed" or response.get("error"):
         error = response.get("error") or {}
         code = error.get("code") if isinstance(error, dict) else None
-        raise ModelResponseError(f"the model service reported a failed response ({code or 'no code'})")
+        raise ModelResponseError("model.failed_response", code=str(code or "-"))
     output = response.get("output")
     if not isinstance(output, list):
-        raise ModelResponseError("the model service sent a response without an output list")
+        raise ModelResponseError("model.no_output")
     items: list[Item] = []
     originals: list[dict] = []
     for raw in output:
         if not isinstance(raw, dict):
-            raise ModelResponseError("the model service sent an output item that is not an object")
+            raise ModelResponseError("model.output_not_object")
         items.append(_item(raw))
         originals.append(raw)
     turn = Turn(
@@ -193,7 +191,7 @@ def to_turn(response: dict) -> tuple[Turn, list[dict]]:
         server_model=server_name(response.get("model")),
     )
     if not turn.calls and not turn.text and not turn.truncated:
-        raise EmptyReply("the model returned nothing (an empty reply with no text and no tool call)")
+        raise EmptyReply("model.empty")
     return turn, originals
 
 
@@ -202,7 +200,7 @@ def _item(raw: dict) -> Item:
     if kind == "function_call":
         name, call_id, arguments = raw.get("name"), raw.get("call_id"), raw.get("arguments")
         if not isinstance(name, str) or not isinstance(call_id, str):
-            raise ModelResponseError("the model service sent a function call without a name or call id")
+            raise ModelResponseError("model.call_without_name")
         if not isinstance(arguments, str):
             arguments = json.dumps(arguments, ensure_ascii=False)
         return FunctionCall(call_id=call_id, name=name, arguments=arguments)

@@ -44,7 +44,7 @@ class ScriptedModel:
     def respond(self, request: ModelRequest) -> Turn:
         self.requests.append(request)
         if not self._steps:
-            raise ModelResponseError("the scripted model has no more turns")
+            raise ModelResponseError("model.script_ended")
         step = self._steps.pop(0)
         if isinstance(step, BaseException):
             raise step

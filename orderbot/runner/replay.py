@@ -117,7 +117,7 @@ def interruptions(record: RunRecord) -> dict[int, Interruption]:
     for segment, transition in record.transition_values():
         payload = transition.payload
         if isinstance(payload, Finished) and payload.reason is StopReason.CANCELLED:
-            by_signal = (payload.message or {}).get("id") == "detail.terminated"
+            by_signal = payload.message is not None and payload.message.id == "detail.terminated"
             call_id = _interrupted_call(record, transition.step) if transition.from_ is Phase.ACT else None
             out[segment] = Interruption(transition.step, transition.from_, by_signal, call_id)
     last = len(record.segments) - 1
@@ -148,11 +148,12 @@ def playback_model(record: RunRecord, stopped: dict[int, Interruption] | None = 
         key=lambda i: i.step,
     )
     steps: list = []
+    causes = _timeout_causes(record)
     for turn in record.turns:
         while waiting and turn.get("step", 0) > waiting[0].step:
             steps.append(waiting.pop(0).exception())
         if "error" in turn:
-            steps.append(ERRORS.get(turn["error"], ModelError)(turn.get("message", "")))
+            steps.append(_recorded_error(turn, causes.get(turn.get("step"))))
             continue
         items = list(ITEMS.validate_python(turn["items"]))
         usage = Usage(**turn["usage"]) if turn.get("usage") else None
@@ -167,6 +168,30 @@ def playback_model(record: RunRecord, stopped: dict[int, Interruption] | None = 
     model = ScriptedModel(steps, name=record.model)
     model.provider = record.provider
     return model
+
+
+def _recorded_error(turn: dict, cause: object = None) -> ModelError:
+    """A failed request as the record kept it: its phrase (older records: its English) and,
+    for a time limit, the failure that was being retried (`cause`: where an older record kept
+    it only in its stop), so the stop says what it said."""
+    message = turn.get("message", "")
+    said = Phrase.from_json(message) or str(message)
+    kind = ERRORS.get(turn["error"], ModelError)
+    if kind is ModelTimeout:
+        return ModelTimeout(said, cause=Phrase.from_json(turn.get("cause")) or cause)
+    return kind(said)
+
+
+def _timeout_causes(record: RunRecord) -> dict[int, object]:
+    """By step, the failure a time limit stop names as its cause (how older records kept it)."""
+    out = {}
+    for _, transition in record.transition_values():
+        payload = transition.payload
+        if isinstance(payload, Finished) and payload.reason is StopReason.TIME_LIMIT and payload.message:
+            cause = payload.message.params.get("cause")
+            if cause:
+                out[transition.step] = cause
+    return out
 
 
 def replay(

@@ -43,6 +43,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from orderbot.errors import Phrase
 from orderbot.loop.dispatch import Toolbox
 from orderbot.loop.engine import Limits
 from orderbot.loop.items import FunctionCallOutput, Item, ProviderItem
@@ -56,10 +57,12 @@ from orderbot.text import cut
 
 FORMAT = "orderbot-run"
 # 2: every transition names its kind, and its data is its kind's payload
-# (orderbot.loop.transitions), a finish's stop reason and detail included; version 1 records
-# are read through `upgrade`.
-VERSION = 2
-READS = (1, 2)
+# (orderbot.loop.transitions), a finish's stop reason and detail included.
+# 3: codes and values only: no English words beside a transition, and a stop's detail is
+# outside text alone (an answer's first line, a hand-off's summary), orderbot's own reason
+# being its message (a Phrase as JSON). Older records are read through `upgrade`.
+VERSION = 3
+READS = (1, 2, 3)
 RUN_ID_LENGTH = 18
 KEY_FILE = "record.key"  # in the state directory, next to runs/
 KEY_BYTES = 32
@@ -351,7 +354,14 @@ class RunRecord:
         _append_bounded(self.turn_texts, _dumps(doc), MAX_TURNS, self.dropped, "turns")
 
     def add_turn_error(self, step: int, exc: BaseException) -> None:
-        doc = {"step": step, "error": type(exc).__name__, "message": cut(str(exc), 500)}
+        """A request that failed, kept so that replay fails it again: its error's class, its
+        phrase and, for a time limit, the failure that was being retried (both as JSON)."""
+        doc: dict[str, Any] = {"step": step, "error": type(exc).__name__}
+        phrase = getattr(exc, "phrase", None)
+        doc["message"] = _bound(phrase.as_json(), 500) if isinstance(phrase, Phrase) else cut(str(exc), 500)
+        cause = getattr(exc, "cause", None)
+        if isinstance(cause, Phrase):
+            doc["cause"] = _bound(cause.as_json(), 500)
         _append_bounded(self.turn_texts, _dumps(doc), MAX_TURNS, self.dropped, "turns")
 
     def prune(self, now: float) -> None:
@@ -498,6 +508,28 @@ def upgrade(doc: dict) -> dict:
     reads only the current version."""
     if doc.get("version") == 1 and isinstance(doc.get("transitions"), list):
         doc = {**doc, "version": 2, "transitions": [_transition_v2(t) for t in doc["transitions"]]}
+    if doc.get("version") == 2:
+        doc = {**doc, "version": 3}
+        if isinstance(doc.get("transitions"), list):
+            doc["transitions"] = [_transition_v3(t) for t in doc["transitions"]]
+        state = doc.get("state")
+        if isinstance(state, dict) and state.get("stop_message"):
+            doc["state"] = {**state, "stop_detail": ""}  # the English of the message, as version 2 kept it
+    return doc
+
+
+def _transition_v3(doc: Any) -> Any:
+    """A version 2 transition without the English words beside it (kept only where its data
+    was dropped: they are then all there is), and a finish whose reason orderbot said
+    without that English as its detail."""
+    if not isinstance(doc, dict):
+        return doc
+    data = doc.get("data")
+    if not isinstance(data, dict) or data.get("dropped") or "kind" not in doc:
+        return doc
+    doc = {k: v for k, v in doc.items() if k not in ("event", "detail")}
+    if doc.get("kind") == Event.FINISHED and isinstance(data, dict) and data.get("message"):
+        doc["data"] = {**data, "detail": ""}
     return doc
 
 

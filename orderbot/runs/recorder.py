@@ -13,7 +13,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from orderbot.errors import ModelError, RecordError
+from orderbot.errors import ModelError, Phrase, RecordError
 from orderbot.loop.dispatch import Toolbox
 from orderbot.loop.engine import Limits
 from orderbot.loop.model import Model, ModelRequest, Turn
@@ -100,7 +100,8 @@ class Recorder:
             self.store.save(record, self._audit)
         except RecordError as exc:
             if self._carried_out:
-                actions = "; ".join(self._described.get(c, c) for c in self._carried_out)
+                described = [self._described.get(c, c) for c in self._carried_out]
+                actions = [Phrase.from_text(d) or d for d in described]
                 unrecorded = "state.effect_unrecorded_shared" if self.store.shared else "state.effect_unrecorded"
                 raise RecordError(unrecorded, actions=actions, error=exc.phrase) from None
             if isinstance(exc, RunConflict):  # says itself that nothing was done

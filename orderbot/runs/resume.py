@@ -16,8 +16,7 @@ import math
 
 from pydantic import ValidationError
 
-from orderbot.errors import OperatorRefused, RecordError, RunFinished, UsageError
-from orderbot.i18n import t
+from orderbot.errors import OperatorRefused, Phrase, RecordError, RunFinished, UsageError
 from orderbot.loop.dispatch import Prepared, Refused, Toolbox
 from orderbot.loop.engine import StopReason
 from orderbot.loop.items import FunctionCall
@@ -40,13 +39,13 @@ def check_resume(
     as a RecordError that names it. Nothing runs before all of them pass."""
     state, rid = record.state, record.run_id
     if record.pruned_at:
-        raise RecordError(t("runs.pruned", run_id=rid, at=record.pruned_at))
+        raise RecordError("runs.pruned", run_id=rid, at=record.pruned_at)
     unsure = [c for c, s in record.side_effects.items() if s == EXECUTING]
     if unsure:
-        raise RecordError(t("resume.unsure", run_id=rid, call_id=unsure[0]))
+        raise RecordError("resume.unsure", run_id=rid, call_id=unsure[0])
     reason = state.stop_reason
     if reason is None:
-        raise RecordError(t("resume.killed", run_id=rid))
+        raise RecordError("resume.killed", run_id=rid)
     if approve is not None and reason is not StopReason.AWAITING_APPROVAL:
         _refuse_if_settled_by_another(record)
     if reason is StopReason.ANSWERED:
@@ -54,24 +53,24 @@ def check_resume(
     if reason not in RESUMABLE:
         raise RunFinished("resume.not_resumable", run_id=rid, reason=reason)
     if state.signed_in and user is not None and user != state.user:
-        raise RecordError(t("resume.signed_in_other", run_id=rid, customer=state.user, user=user))
+        raise RecordError("resume.signed_in_other", run_id=rid, customer=state.user, user=user)
     if state.user != user and not (state.signed_in and user is None):
-        owner = t("resume.user", user=state.user) if state.user else t("resume.anonymous")
-        asker = t("resume.user", user=user) if user else t("resume.anonymous")
-        hint = t("resume.pass_user") if user is None else ""
-        raise RecordError(t("resume.not_yours", run_id=rid, owner=owner, asker=asker, hint=hint))
+        owner = Phrase("resume.user", {"user": state.user}) if state.user else Phrase("resume.anonymous")
+        asker = Phrase("resume.user", {"user": user}) if user else Phrase("resume.anonymous")
+        hint = Phrase("resume.pass_user") if user is None else ""
+        raise RecordError("resume.not_yours", run_id=rid, owner=owner, asker=asker, hint=hint)
     for name, version in record.tool_versions.items():
         current = toolbox.versions.get(name)
         if current is None:
-            raise RecordError(t("resume.tool_gone", run_id=rid, tool=name))
+            raise RecordError("resume.tool_gone", run_id=rid, tool=name)
         if current != version:
-            raise RecordError(t("resume.tool_changed", run_id=rid, tool=name, was=version, now=current))
+            raise RecordError("resume.tool_changed", run_id=rid, tool=name, was=version, now=current)
     if reason is not StopReason.AWAITING_APPROVAL:
         if approve is not None:  # what was typed does not fit the run: as --approve missing is
             raise UsageError("resume.not_waiting", run_id=rid, reason=reason)
         return
     if approve is None:
-        raise UsageError(t("resume.waiting", run_id=rid))  # --approve or --reject: what to type
+        raise UsageError("resume.waiting", run_id=rid)  # --approve or --reject: what to type
     for pending in state.pending:
         _check_pending(rid, record, pending, toolbox, now, ttl_hours, approve)
 
@@ -111,33 +110,35 @@ def check_decider(
     if not approve:
         return
     if approvers is not None and operator not in approvers:
-        raise OperatorRefused(t("approvals.not_an_approver", operator=operator, run_id=rid))
+        raise OperatorRefused("approvals.not_an_approver", operator=operator, run_id=rid)
     if four_eyes:
         asked = {record.operator} | {
             (record.decisions.get(p.call_id) or Decision()).requested_by for p in record.state.pending
         }
         if operator in asked:
-            raise OperatorRefused(t("approvals.four_eyes", operator=operator, run_id=rid))
+            raise OperatorRefused("approvals.four_eyes", operator=operator, run_id=rid)
 
 
-def settled_first(record: RunRecord, call_id: str | None = None) -> str:
+def settled_first(record: RunRecord, call_id: str | None = None) -> Phrase:
     """Who settled a call of the run first: `call_id`, else the one decided last."""
     decided = {c: d for c, d in record.decisions.items() if d.approved is not None}
     if call_id is None:
         if not decided:
-            return t("runs.changed_elsewhere", run_id=record.run_id)
+            return Phrase("runs.changed_elsewhere", {"run_id": record.run_id})
         call_id = max(decided, key=lambda c: decided[c].decided_at or "")
     decision = decided[call_id]
     tool = next((c.name for c in record.state.calls if c.call_id == call_id), None)
     tool = tool or next((p.name for p in record.state.pending if p.call_id == call_id), call_id)
-    verb = t("runs.verb_approved") if decision.approved else t("runs.verb_rejected")
-    return t(
+    verb = Phrase("runs.verb_approved") if decision.approved else Phrase("runs.verb_rejected")
+    return Phrase(
         "runs.settled_first",
-        run_id=record.run_id,
-        tool=tool,
-        verb=verb,
-        by=decision.decided_by or "?",
-        at=decision.decided_at or "?",
+        {
+            "run_id": record.run_id,
+            "tool": tool,
+            "verb": verb,
+            "by": decision.decided_by or "?",
+            "at": decision.decided_at or "?",
+        },
     )
 
 
@@ -145,29 +146,30 @@ def _check_pending(
     rid: str, record: RunRecord, pending: PendingCall, toolbox: Toolbox, now: float, ttl_hours: float, approve: bool
 ) -> None:
     if record.side_effects.get(pending.call_id) == COMMITTED:
-        raise RecordError(t("resume.carried_out", run_id=rid, tool=pending.name, call_id=pending.call_id))
+        raise RecordError("resume.carried_out", run_id=rid, tool=pending.name, call_id=pending.call_id)
     tool = toolbox.get(pending.name)
     if tool is None or tool.version != pending.version:
-        raise RecordError(t("resume.tool_changed_since_asked", tool=pending.name))
+        raise RecordError("resume.tool_changed_since_asked", tool=pending.name)
     mismatch = binding_mismatch(record, pending, tool)
     if mismatch:
-        raise RecordError(t("resume.mismatch", run_id=rid, why=mismatch))
+        raise RecordError("resume.mismatch", run_id=rid, why=mismatch)
     if not math.isfinite(pending.requested_at) or pending.requested_at > now + CLOCK_SKEW:
-        raise RecordError(t("resume.future", run_id=rid))
+        raise RecordError("resume.future", run_id=rid)
     age = now - pending.requested_at
     if age > ttl_hours * 3600:
-        raise RecordError(t("resume.expired", run_id=rid, hours=f"{age / 3600:.1f}", ttl=f"{ttl_hours:g}"))
+        raise RecordError("resume.expired", run_id=rid, hours=f"{age / 3600:.1f}", ttl=f"{ttl_hours:g}")
     if not approve:
         return  # saying no needs no preconditions: nothing will run
     call = FunctionCall(call_id=pending.call_id, name=pending.name, arguments=pending.arguments)
     prepared = toolbox.prepare(call, ToolContext(user=record.state.user, run_id=rid, step=pending.step))
     if isinstance(prepared, Refused):
-        raise RecordError(t("resume.no_longer", action=pending.description, why=prepared.envelope.get("error")))
+        action = Phrase.from_text(pending.description) or pending.description
+        raise RecordError("resume.no_longer", action=action, why=prepared.envelope.get("error"))
     if prepared.canonical_arguments != pending.arguments:
-        raise RecordError(t("resume.no_longer_matches", run_id=rid))
+        raise RecordError("resume.no_longer_matches", run_id=rid)
 
 
-def binding_mismatch(record: RunRecord, pending: PendingCall, tool) -> str | None:
+def binding_mismatch(record: RunRecord, pending: PendingCall, tool) -> Phrase | None:
     """What differs between a waiting call and the call the model made, or None.
 
     The waiting call must equal, field for field (call id, tool name, canonical arguments,
@@ -175,19 +177,19 @@ def binding_mismatch(record: RunRecord, pending: PendingCall, tool) -> str | Non
     recorded model turn of its step, which no call record may already have settled."""
     state = record.state
     if pending.user != state.user:
-        return t("resume.why_user")
+        return Phrase("resume.why_user")
     if pending.version != record.tool_versions.get(pending.name):
-        return t("resume.why_version")
+        return Phrase("resume.why_version")
     made = [i for i in state.items if isinstance(i, FunctionCall) and i.call_id == pending.call_id]
     if len(made) != 1:
-        return t("resume.why_no_call") if not made else t("resume.why_twice")
+        return Phrase("resume.why_no_call") if not made else Phrase("resume.why_twice")
     call = made[0]
     if call.name != pending.name:
-        return t("resume.why_name")
+        return Phrase("resume.why_name")
     if canonical_arguments(tool, call.arguments) != pending.arguments:
-        return t("resume.why_arguments")
+        return Phrase("resume.why_arguments")
     if any(c.call_id == pending.call_id for c in state.calls):
-        return t("resume.why_settled")
+        return Phrase("resume.why_settled")
     turns = [t for t in record.turns if t.get("step") == pending.step]
     made_in_turn = [
         i
@@ -196,7 +198,7 @@ def binding_mismatch(record: RunRecord, pending: PendingCall, tool) -> str | Non
         if i.get("type") == "function_call" and i.get("call_id") == call.call_id
     ]
     if [(i.get("name"), i.get("arguments")) for i in made_in_turn] != [(call.name, call.arguments)]:
-        return t("resume.why_turn")
+        return Phrase("resume.why_turn")
     return None
 
 
@@ -221,7 +223,7 @@ def recorded_orders(record: RunRecord) -> str | None:
     source = parse_source(record.orders)
     found = source.fingerprint
     if found is None:
-        raise RecordError(t("resume.orders_gone", run_id=rid, source=source.shown))
+        raise RecordError("resume.orders_gone", run_id=rid, source=source.shown)
     if record.orders_identity is not None and found != record.orders_identity:
-        raise RecordError(t("resume.orders_replaced", run_id=rid, source=source.shown))
+        raise RecordError("resume.orders_replaced", run_id=rid, source=source.shown)
     return record.orders

@@ -682,4 +682,4 @@ def _summary(run_id: str, summary_json: str) -> RunSummary:
         doc["decisions"] = tuple(doc.get("decisions") or ())
         return RunSummary(run_id=run_id, **doc)
     except (ValueError, TypeError):
-        return RunSummary(run_id=run_id, error="its summary in the run store is damaged")
+        return RunSummary(run_id=run_id, error="damaged_summary")  # a code: runs.unreadable_<code>

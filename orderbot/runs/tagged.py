@@ -24,7 +24,7 @@ from pydantic import ValidationError
 from orderbot.errors import Phrase, RecordError
 from orderbot.runs import statedir
 from orderbot.runs.record import FORMAT, KEY_BYTES, READS, TAG, TAG_PREFIX, RecordFile, RunRecord, upgrade
-from orderbot.text import cut, decode_error, first_error, json_error
+from orderbot.text import cut, decode_error, first_error
 
 
 def tag_record(key: bytes, body: bytes) -> bytes:
@@ -99,7 +99,7 @@ def parse_record(where: Path | Phrase, raw: bytes) -> RunRecord:
     except UnicodeDecodeError as exc:  # JSON is UTF-8 (or -16, -32): these bytes are none of them
         raise RecordError("runs.record_not_json", path=where, error=decode_error(exc)) from None
     except ValueError as exc:
-        raise RecordError("runs.record_not_json", path=where, error=json_error(str(exc))) from None
+        raise RecordError("runs.record_not_json", path=where, error=str(exc)) from None  # the parser's own words
     if not isinstance(doc, dict) or doc.get("format") != FORMAT:
         raise RecordError("runs.not_a_record", path=where)
     if doc.get("version") not in READS:

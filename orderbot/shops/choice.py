@@ -22,7 +22,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Literal, overload
 
 from orderbot.errors import ConfigError
-from orderbot.i18n import t
 from orderbot.shops.source import Kind, Source
 from orderbot.shops.store import ShopStore, StoreType
 
@@ -115,7 +114,7 @@ def open_shop_store(
     shop, None), so that refusing it costs a JSON file's first bytes, not a read of the whole."""
     if source.kind == "json":
         if is_sqlite_file(source.path):  # `--orders shop.db`: a database given as a path
-            raise ConfigError(t("orders.is_sqlite", path=source.path, url=f"sqlite:///{source.path}"))
+            raise ConfigError("orders.is_sqlite", path=source.path, url=f"sqlite:///{source.path}")
         shop: ShopName = "retail" if is_shop_file(source.path) else "sample"
         if wanted not in (None, shop):
             return shop, None
@@ -133,7 +132,7 @@ def open_shop_store(
             shop = "retail" if holds_retail(connection) else "sample"
         except sqlite3.Error as exc:
             connection.close()
-            raise ConfigError(t("orders.not_sqlite", path=source.path, reason=exc)) from None
+            raise ConfigError("orders.not_sqlite", path=source.path, reason=exc) from None
     else:
         from orderbot.shops.postgres_access import connect
         from orderbot.shops.retail.postgres import holds_retail
@@ -143,7 +142,7 @@ def open_shop_store(
             shop = "retail" if holds_retail(connection) else "sample"
         except Exception as exc:  # psycopg's errors: the module is optional, imported by connect
             connection.close()
-            raise ConfigError(t("retail.shop_unreadable", source=source.shown, reason=type(exc).__name__)) from None
+            raise ConfigError("retail.shop_unreadable", source=source.shown, reason=type(exc).__name__) from None
     if wanted not in (None, shop):
         connection.close()
         return shop, None
@@ -156,5 +155,5 @@ def open_retail_store(source: Source, *, writable: bool = True) -> retail.Retail
     if shop != "retail" or store is None:
         if store is not None:
             store.close()
-        raise ConfigError(t("retail.holds_sample", source=source.shown))
+        raise ConfigError("retail.holds_sample", source=source.shown)
     return store

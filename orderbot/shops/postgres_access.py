@@ -10,8 +10,7 @@ from contextlib import contextmanager
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
-from orderbot.errors import ConfigError, LoginRefused, ToolError
-from orderbot.i18n import t
+from orderbot.errors import ConfigError, LoginRefused, Phrase, ToolError
 
 if TYPE_CHECKING:
     from orderbot.shops.source import Source
@@ -27,7 +26,7 @@ def load_psycopg():
     try:
         import psycopg
     except ImportError:
-        raise ConfigError(t("orders.needs_psycopg", command=INSTALL_COMMAND)) from None
+        raise ConfigError("orders.needs_psycopg", command=INSTALL_COMMAND) from None
     return psycopg
 
 
@@ -46,10 +45,11 @@ def connect(source: Source) -> Any:
             source.url, autocommit=True, connect_timeout=CONNECT_SECONDS, application_name="orderbot"
         )
     except psycopg.ProgrammingError:
-        raise ConfigError(t("orders.bad_postgres_url", source=source.shown)) from None
+        raise ConfigError("orders.bad_postgres_url", source=source.shown) from None
     except psycopg.Error as exc:
-        hint = t("orders.encode_password") if source.unencoded_credentials else ""
-        said = t("orders.at", where=source.shown, why=_why_not_connected(exc) + hint)
+        hint = Phrase("orders.encode_password") if source.unencoded_credentials else ""
+        why = Phrase("text.then", {"first": _why_not_connected(exc), "second": hint})
+        said = Phrase("orders.at", {"where": source.shown, "why": why})
         raise (LoginRefused if _login_refused(exc) else ConfigError)(said) from None
 
 
@@ -59,20 +59,20 @@ def _login_refused(exc: Exception) -> bool:
     return state in ("28P01", "28000") or "password authentication failed" in text or "no password supplied" in text
 
 
-def _why_not_connected(exc: Exception) -> str:
+def _why_not_connected(exc: Exception) -> Phrase:
     state = getattr(exc, "sqlstate", None)
     text = str(exc)
     if _login_refused(exc):
-        return t("orders.pg_refused")
+        return Phrase("orders.pg_refused")
     if state == "3D000" or ("database" in text and "does not exist" in text):
-        return t("orders.pg_no_database")
+        return Phrase("orders.pg_no_database")
     if "Connection refused" in text:
-        return t("orders.pg_nothing_answers")
+        return Phrase("orders.pg_nothing_answers")
     if "timeout expired" in text:
-        return t("orders.pg_timeout", seconds=CONNECT_SECONDS)
+        return Phrase("orders.pg_timeout", {"seconds": CONNECT_SECONDS})
     if "translate host name" in text or "Name or service not known" in text:
-        return t("orders.pg_unknown_host")
-    return t("orders.pg_cannot_connect")
+        return Phrase("orders.pg_unknown_host")
+    return Phrase("orders.pg_cannot_connect")
 
 
 def limit_statements(connection: Any, seconds: float) -> None:

@@ -14,7 +14,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from orderbot.errors import ConfigError
-from orderbot.i18n import t
 from orderbot.loop.budget import Limits
 from orderbot.loop.dispatch import Toolbox
 from orderbot.loop.limits import LIMIT_SPECS
@@ -42,7 +41,7 @@ def orders_source(settings: Settings) -> tuple[Source, bool]:
         try:
             return parse_source(settings.orders), True
         except ConfigError as exc:  # not a kind of orders orderbot knows: as typed, a usage error
-            raise settings.error_for("orders")(str(exc)) from None
+            raise settings.error_for("orders")(exc.phrase) from None
     local = Path("orders.json")
     if local.is_file():
         return parse_source(local), True
@@ -123,5 +122,5 @@ def shop_named(name: str | None) -> Shop:
     from orderbot.shops.retail.shop import SHOP as RETAIL  # as in retail_session: only when asked for
 
     if name != RETAIL.name:
-        raise ConfigError(t("runs.unknown_shop", shop=name))
+        raise ConfigError("runs.unknown_shop", shop=name)
     return RETAIL

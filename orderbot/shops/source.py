@@ -10,7 +10,6 @@ from pathlib import Path
 from typing import Literal
 
 from orderbot.errors import ConfigError
-from orderbot.i18n import t
 from orderbot.text import POSTGRES_SCHEMES, url_scheme, without_credentials
 
 Kind = Literal["json", "sqlite", "postgres"]
@@ -85,12 +84,12 @@ def parse_source(value: str | Path) -> Source:
         # As SQLAlchemy spells it: sqlite:///shop.db is relative, sqlite:////srv/shop.db absolute.
         rest = text.split("://", 1)[1]
         if not rest.startswith("/") or rest == "/":
-            raise ConfigError(t("orders.bad_sqlite_url", source=public_source(text)))
+            raise ConfigError("orders.bad_sqlite_url", source=public_source(text))
         path = Path(rest[1:])
         return Source("sqlite", f"sqlite:///{rest[1:]}", path)
     if scheme in POSTGRES_SCHEMES:
         return Source("postgres", text)
-    raise ConfigError(t("orders.unknown_source", source=public_source(text)))
+    raise ConfigError("orders.unknown_source", source=public_source(text))
 
 
 def source_identity(value: str | Path) -> str:

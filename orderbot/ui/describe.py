@@ -12,7 +12,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
-from orderbot.i18n import language, t
+from orderbot.errors import Phrase
+from orderbot.i18n import language, say, t
 from orderbot.i18n.catalogue import MESSAGES
 from orderbot.loop.state import Event, describe_call, summarize_result
 from orderbot.loop.transitions import (
@@ -88,15 +89,27 @@ def decision_words(decision: str, lang: str | None = None) -> str:
     return t("decision_short.refused", lang=lang, code=decision)
 
 
-def stop_words(message: dict | None, detail: str, lang: str | None = None) -> str:
-    """A stop's detail: orderbot's sentence (its id and values) in `lang`, or the detail as
-    it was recorded (outside text, or a sentence this orderbot no longer has)."""
-    if message and message.get("id") in MESSAGES and isinstance(message.get("params"), dict):
-        try:
-            return t(message["id"], lang=lang, **message["params"])
-        except (KeyError, IndexError, ValueError):  # values an older sentence had and this one lacks
-            pass
+def stop_words(message: Phrase | dict | None, detail: str, lang: str | None = None) -> str:
+    """A stop's detail: orderbot's reason (a Phrase, or its JSON as the state keeps it) in
+    `lang`, or the detail as it was recorded (outside text; an older record's English where
+    this orderbot no longer has the sentence)."""
+    phrase = message if isinstance(message, Phrase) else Phrase.from_json(message)
+    if phrase is not None and (phrase.id in MESSAGES or not detail):
+        return say(phrase, lang)
     return detail
+
+
+def action_words(description: str, lang: str | None = None) -> str:
+    """What a person is asked to approve (PendingCall.description), in the reader's language:
+    the phrase the tool made, said now, whoever asked for it; an older record's sentence as it is."""
+    phrase = Phrase.from_text(description)
+    return say(phrase, lang) if phrase is not None else description
+
+
+def action_value(description: str) -> dict | str:
+    """The same for --json: the phrase's id and values, an older record's sentence as it is."""
+    phrase = Phrase.from_text(description)
+    return phrase.as_json() if phrase is not None else description
 
 
 def _awaiting(p: Awaiting, kind: Event, lang: str) -> Said:

@@ -11,6 +11,8 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from orderbot.errors import Phrase
+from orderbot.i18n import say
 from orderbot.i18n import t as _t
 from orderbot.ui.escape import visible
 from orderbot.ui.layout import flow_dots
@@ -52,10 +54,26 @@ def _eval_verdict(result) -> Text:
 
 
 def _eval_why(result) -> str:
+    if result.error is not None:
+        return say(result.error)
     failed = [
-        _t("eval.why_check", check=_t(f"eval.check.{c.name}"), detail=c.detail()) for c in result.checks if not c.ok
+        _t("eval.why_check", check=_t(f"eval.check.{c.name}"), detail=check_detail(c))
+        for c in result.checks
+        if not c.ok
     ]
-    return result.error or _t("eval.reason_separator").join(failed)
+    return _t("eval.reason_separator").join(failed)
+
+
+def check_detail(check, lang: str | None = None) -> str:
+    """Why a check failed (orderbot.answers.evaluate.Check), in the UI language (or `lang`): each
+    reason said, a list of values (facts, codes) joined with the language's own separator."""
+    joined = _t("eval.list_separator", lang)
+
+    def said(reason) -> str:
+        values = {k: joined.join(v) if isinstance(v, list | tuple) else v for k, v in reason.params.items()}
+        return say(Phrase(reason.id, values), lang)
+
+    return _t("eval.reason_separator", lang).join(said(reason) for reason in check.reasons)
 
 
 def _stacked_eval(table: Table, report) -> Table:

@@ -17,12 +17,14 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
-from orderbot.i18n import from_english, t
+from orderbot.i18n import t
+from orderbot.i18n.catalogue import MESSAGES
 from orderbot.loop.budget import Limits, continued_limits
 from orderbot.loop.engine import StopReason
 from orderbot.loop.limits import LIMIT_SPECS, LIMIT_STOPS
 from orderbot.loop.state import Approver, PendingCall, RunState
 from orderbot.text import is_postgres, limit_value, one_line
+from orderbot.ui.describe import action_words
 from orderbot.ui.escape import visible
 from orderbot.ui.styles import STYLE_DIM, STYLE_ERROR, STYLE_OK, STYLE_WARN
 from orderbot.ui.terminal import answering
@@ -162,7 +164,7 @@ def terminal_approver(view, console: Console) -> Approver:
         with view.paused(), answering():  # only a key typed after the question is shown answers it
             try:
                 # The description holds text the model wrote: never markup.
-                question = t("approve.prompt", description=visible(pending.description, one_line=True))
+                question = t("approve.prompt", description=visible(action_words(pending.description), one_line=True))
                 reply = console.input(f"[bold yellow]{escape(question)}[/] {escape(t('approve.choices'))} ")
             except EOFError:
                 console.line()  # Ctrl-D ends no line: what follows starts on the next one, not after the prompt
@@ -173,6 +175,12 @@ def terminal_approver(view, console: Console) -> Approver:
         return reply.strip().lower() in YES
 
     return approve
+
+
+def unreadable_words(error: str) -> str:
+    """Why a record could not be read: its code in words, or the system's own words as they are."""
+    known = f"runs.unreadable_{error}"
+    return t(known) if known in MESSAGES else visible(error, one_line=True)
 
 
 def _stop_text(row) -> str:
@@ -251,7 +259,7 @@ def _runs_table(
     for row in rows:
         if row.error is not None:
             unreadable = Text(t("table.unreadable"), style=STYLE_ERROR)
-            why = Text(from_english(row.error, "runs.unreadable_"), style=STYLE_ERROR)  # kept English for --json
+            why = Text(unreadable_words(row.error), style=STYLE_ERROR)
             blank = ("",) if operators else ()
             table.add_row(row.run_id, unreadable, why) if stacked else table.add_row(
                 row.run_id, "", "", *blank, unreadable, "", "", why

@@ -46,8 +46,9 @@ from orderbot.loop.transitions import (
 )
 from orderbot.runs.record import utc_iso
 from orderbot.text import cut
-from orderbot.ui.describe import describe, result_words, stop_words
+from orderbot.ui.describe import action_value, describe, result_words, stop_words
 from orderbot.ui.escape import arguments_value, visible
+from orderbot.ui.facts import claim_words, fact_line
 from orderbot.ui.layout import flow, flow_dots, hanging, pieces, wrap_cell
 from orderbot.ui.presentation import RESUME_ASIDE
 from orderbot.ui.styles import STYLE_DIM, STYLE_ERROR, STYLE_OK, STYLE_PHASE, STYLE_WARN
@@ -308,13 +309,13 @@ def format_observed(state: RunState) -> list[str]:
 def format_facts(facts: list[Fact]) -> list[str]:
     """The facts panel's lines: orderbot's own rendering of what the tools returned, whose
     order data is outside text (one line each, every control shown as an escape)."""
-    return [visible(fact.line(language()), one_line=True) for fact in facts]
+    return [visible(fact_line(fact), one_line=True) for fact in facts]
 
 
-def format_claim(claim: Claim) -> str:
-    """One finding of the claim check as a plain sentence."""
-    observed = visible(claim.observed, one_line=True) if claim.observed else _t("claims.nothing")
-    return _t(f"claims.{claim.kind}", order_id=claim.order_id, said=claim.said, observed=observed)
+def format_claim(claim: Claim, facts: list[Fact] = ()) -> str:
+    """One finding of the claim check as a plain sentence, beside what the run learnt of its order."""
+    about = next((fact for fact in facts if fact.order_id.upper() == claim.order_id.upper()), None)
+    return claim_words(claim, about)
 
 
 def json_document(
@@ -333,6 +334,7 @@ def json_document(
         "run_id": state.run_id,
         "stop_reason": str(state.stop_reason) if state.stop_reason else None,
         "stop_detail": state.stop_detail or None,
+        "stop_message": state.stop_message,
         "exit_code": exit_code,
         "answer": state.answer,
         "partial_answer": state.partial_answer,
@@ -364,6 +366,7 @@ def pending_document(pending: PendingCall) -> dict:
     8601 UTC as in every --json document (the record keeps the clock's float for expiry)."""
     return pending.model_dump() | {
         "arguments": arguments_value(pending.arguments),
+        "description": action_value(pending.description),
         "requested_at": utc_iso(pending.requested_at),
     }
 
@@ -380,7 +383,7 @@ def print_checks(console: Console, result: RunResult, *, facts: bool = True) -> 
         for line in lines:  # a long fact continues indented, so it reads as one item
             console.print(hanging(console, Text(line, style=STYLE_DIM)), soft_wrap=True)
     for claim in result.claims:
-        console.print(Text(format_claim(claim), style=STYLE_WARN))
+        console.print(Text(format_claim(claim, result.facts), style=STYLE_WARN))
 
 
 class TransitionView:

@@ -22,6 +22,7 @@ from orderbot.loop.state import describe_call
 from orderbot.runs.audit import EVENTS, AuditCheck, AuditEntry
 from orderbot.runs.base import Waiting
 from orderbot.text import one_line
+from orderbot.ui.describe import action_words
 from orderbot.ui.escape import visible
 from orderbot.ui.layout import wrap_cell
 from orderbot.ui.styles import STYLE_ERROR, STYLE_OK, STYLE_WARN
@@ -81,7 +82,7 @@ def format_waiting(rows: Iterable[Waiting], *, plain: bool, expired_before: str,
         since = cell(minute(row.requested_at))
         if row.requested_at < expired_before:
             since = Text.assemble(since, " ", Text(t("approvals.expired"), style=STYLE_WARN))
-        action = cell(row.description)  # whole: what is approved is never cut
+        action = cell(action_words(row.description))  # whole: what is approved is never cut; in the reader's words
         if stacked:
             table.add_row(_lines(cell(row.run_id), since), _lines(cell(row.customer), cell(row.requested_by)), action)
         else:

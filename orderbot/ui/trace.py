@@ -21,13 +21,14 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from orderbot.i18n import counted, from_english
+from orderbot.errors import Phrase
+from orderbot.i18n import counted, say
 from orderbot.i18n import t as _t
 from orderbot.loop.engine import Limits, StopReason
 from orderbot.loop.state import Event, Phase, RunState, describe_call
 from orderbot.loop.transitions import Awaiting, Called, Finished, Recorded, Transition
 from orderbot.text import cut
-from orderbot.ui.describe import decision_words, describe, stop_words
+from orderbot.ui.describe import action_value, decision_words, describe, stop_words
 from orderbot.ui.layout import flow, flow_dots, wrap_cell
 from orderbot.ui.styles import STYLE_DIM, STYLE_ERROR, STYLE_OK, STYLE_PHASE, STYLE_WARN
 
@@ -47,9 +48,9 @@ DECISIONS = (
     "needs_approval",
     "not_executed",
 )
-# Why a call never ran when the record holds no stop (a process killed mid-step): English in
-# --json, as every record's text is; shown in the UI language.
-STOPPED_BEFORE = _t("trace.stopped_before", lang="en")
+# Why a call never ran when the record holds no stop (a process killed mid-step): a code, as
+# a stop reason names why one never ran after a stop.
+STOPPED_BEFORE = "stopped_before"
 
 # ---- transitions -> step records (pure) -----------------------------------------------
 
@@ -125,7 +126,7 @@ def _absorb(rec: dict, t: Transition) -> None:
                     "name": pending.name,
                     "arguments": _loads(pending.arguments),
                     "decision": "needs_approval",
-                    "why": pending.description,
+                    "why": action_value(pending.description),
                     "result": None,
                     "ms": None,
                 }
@@ -133,7 +134,7 @@ def _absorb(rec: dict, t: Transition) -> None:
     elif isinstance(payload, Finished):
         rec["stop"] = {"reason": str(payload.reason), "detail": payload.detail}
         if payload.message:  # the detail as a catalogue id: the panel shows it in the UI language
-            rec["stop"]["message"] = payload.message
+            rec["stop"]["message"] = payload.message.as_json()
     elif isinstance(payload, Recorded) and t.kind is Event.FINISHED:
         rec["stop"] = {"reason": payload.event, "detail": payload.detail}
 
@@ -153,7 +154,7 @@ def _close(rec: dict, last: Transition, previous_end: float) -> dict:
             outcomes.remove(match)
             rec["calls"].append(match)
         else:
-            why = f"{stop['reason']}: {stop['detail']}" if stop else STOPPED_BEFORE
+            why = stop["reason"] if stop else STOPPED_BEFORE
             rec["calls"].append({**proposed, "decision": "not_executed", "why": why, "result": None, "ms": None})
     rec["calls"].extend(outcomes)  # settled approvals from an earlier run: proposed back then
     rec["ms"] = round((last.elapsed - previous_end) * 1000, 1)
@@ -185,7 +186,7 @@ def decision_text(call: dict) -> str:
     decision = call.get("decision", "")
     text = _t(f"decision.{decision}") if decision in DECISIONS else _t("decision.refused", code=decision)
     if decision == "not_executed" and call.get("why"):
-        why = _t("trace.stopped_before") if call["why"] == STOPPED_BEFORE else call["why"].split(":")[0]
+        why = _t("trace.stopped_before") if call["why"] == STOPPED_BEFORE else call["why"]  # the stop reason
         text += _t("decision.because", reason=why)
     return text
 
@@ -210,11 +211,9 @@ def pretty(value: object, limit: int = MAX_SHOWN_CHARS) -> str:
 
 
 def format_result(call: dict) -> str:
-    """The envelope the model got; a refusal's message is already on the decision row."""
-    result = call["result"]
-    if not result.get("ok") and result.get("error") == call.get("why"):
-        return f'{{"ok": false, "code": "{result.get("code")}", "error": {_t("trace.reason_above")}}}'
-    return pretty(result)
+    """The envelope the model got, as it got it: a refusal's message is the model's own English
+    (orderbot.loop.model_text), shown as the data it is; the decision row says it in words."""
+    return pretty(call["result"])
 
 
 def format_sent(rec: dict) -> str:
@@ -322,17 +321,14 @@ def format_step_panel(rec: dict, *, plain: bool = False, width: int | None = Non
         )
         rows.append(("  " + _t("trace.arguments"), Text(pretty(call.get("arguments")))))
         decision = Text(decision_text(call), style=decision_style(call.get("decision", "")))
-        if call.get("why") and call.get("decision") != "not_executed":
-            decision.append(_t("trace.why", why=from_english(call["why"], "tool_error.")))  # the model got the English
+        asked = Phrase.from_json(call.get("why"))  # what a person is asked to approve, in their words
+        if asked is not None:
+            decision.append(_t("trace.why", why=say(asked)))
         elif call.get("decision") == "not_executed":
-            stop = rec.get("stop") or {}
-            if call["why"] == STOPPED_BEFORE:
-                why = _t("trace.stopped_before")
-            elif stop.get("message") and call["why"] == f"{stop['reason']}: {stop['detail']}":
-                why = stop_detail(stop)
-            else:
-                why = call["why"].split(": ", 1)[-1]
-            decision.append(f": {why}")
+            stop = rec.get("stop")
+            decision.append(
+                f": {stop_detail(stop) if stop and call['why'] != STOPPED_BEFORE else _t('trace.stopped_before')}"
+            )
         if call.get("ms") is not None:
             decision.append(_t("trace.ms", ms=f"{call['ms']:g}"), style=STYLE_DIM)
         rows.append(("  " + _t("trace.decision"), decision))

@@ -33,7 +33,7 @@ def test_claims_and_facts_in_json_and_in_the_run_record(use_model, tmp_path):
     doc = json.loads(result.output)
     expected = [{"kind": "status", "order_id": "ORD-9999", "said": "已发货", "observed": "不存在"}]
     assert doc["claims"] == expected
-    assert [f["text"] for f in doc["facts"]] == ["ORD-9999 · not found"]
+    assert [(f["order_id"], f["status"], f["outcomes"]) for f in doc["facts"]] == [("ORD-9999", "不存在", [])]
     record = open_store(tmp_path / "state").load(doc["run_id"])
     assert record.claims == expected
 
@@ -99,7 +99,7 @@ def test_a_lookup_the_store_could_not_answer_is_not_called_a_failed_cancellation
     ]:
         doc = json.loads(cli("ask", "--orders", url, "--json", question).output)
         assert doc["answer"].startswith(said), doc["answer"]
-        assert [f["text"] for f in doc["facts"]] == ["ORD-1001 · orders unreadable"]
+        assert [(f["order_id"], f["outcomes"]) for f in doc["facts"]] == [("ORD-1001", ["unreadable"])]
 
 
 RETAIL = Path(__file__).parents[1] / "fixtures" / "tau2-retail" / "db.json"

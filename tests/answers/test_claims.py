@@ -12,6 +12,7 @@ from orderbot.loop.state import RunState
 from orderbot.models.scripted import ScriptedModel, call, calls, text
 from orderbot.runner import result_of
 from orderbot.shops.sample.shop import VOCABULARY
+from orderbot.ui.facts import claim_words, fact_line
 from orderbot.ui.render import format_claim, format_facts
 
 
@@ -43,16 +44,18 @@ def kinds(state: RunState) -> list[tuple[str, str, str, str | None]]:
 
 def test_facts_one_line_per_order_touched(toolbox):
     state = run(toolbox, "ok", status("ORD-1001"), status("ORD-9999"), details("ORD-1003"))
-    lines = [f.line() for f in facts_of(state, VOCABULARY)]
+    lines = [fact_line(f, "en") for f in facts_of(state, VOCABULARY)]
     assert lines == ["ORD-1001 · 已发货", "ORD-9999 · not found", "ORD-1003 · no access"]
 
 
 def test_a_fact_line_says_the_catalogues_words_in_english_or_in_the_language_asked(toolbox, monkeypatch):
-    """--json and the claim check keep the catalogue's English; the facts panel its Chinese."""
+    """The facts panel says the catalogue's words in the language asked; --json keeps the
+    values and codes they are said from, whatever the words."""
     monkeypatch.setitem(MESSAGES, "facts.not_found", {**MESSAGES["facts.not_found"], "en": "EN not found"})
     (fact,) = facts_of(run(toolbox, "ok", status("ORD-9999")), VOCABULARY)
-    assert fact.line() == fact.as_dict()["text"] == "ORD-9999 · EN not found"
-    assert fact.line("zh") == "ORD-9999 · 不存在"
+    assert fact_line(fact, "en") == "ORD-9999 · EN not found"
+    assert fact_line(fact, "zh") == "ORD-9999 · 不存在"
+    assert fact.as_dict() == {"order_id": "ORD-9999", "status": "不存在", "fields": {}, "outcomes": [], "actions": []}
 
 
 def test_details_fact_shows_the_fields_returned(toolbox):
@@ -61,18 +64,18 @@ def test_details_fact_shows_the_fields_returned(toolbox):
     assert fact.fields["items"] == "西湖龙井 250g ×1, 玻璃茶杯 ×2"
     assert fact.fields["total"] == "¥227.00"
     assert fact.fields["shipping"] == "顺丰速运 SF1234567890123 杭州"
-    assert fact.as_dict()["text"].startswith("ORD-1001 · 已发货 · items: ")
+    assert fact_line(fact, "en").startswith("ORD-1001 · 已发货 · items: ")
 
 
 def test_refused_cancel_names_the_status_it_has(toolbox):
     state = run(toolbox, "ok", cancel("ORD-1001"))
-    assert [f.line() for f in facts_of(state, VOCABULARY)] == ["ORD-1001 · 已发货 · not cancellable: 已发货"]
+    assert [fact_line(f, "en") for f in facts_of(state, VOCABULARY)] == ["ORD-1001 · 已发货 · not cancellable: 已发货"]
 
 
 def test_a_cancel_waiting_for_approval_and_one_listing(toolbox):
     model = ScriptedModel([calls(call("list_my_orders", {}), cancel("ORD-1002"))])
     state = Engine(model, toolbox, Limits()).run(RunState.start("q", user="C001"))
-    lines = [f.line() for f in facts_of(state, VOCABULARY)]
+    lines = [fact_line(f, "en") for f in facts_of(state, VOCABULARY)]
     assert "ORD-1002 · 处理中 · cancel awaiting approval" in lines
     assert "ORD-1013 · 待付款" in lines and len(lines) == 5
 
@@ -123,7 +126,7 @@ def test_a_correct_answer_gives_no_claims(toolbox, answer, tool_calls):
 
 def test_a_cancellation_that_executed_may_be_claimed(toolbox, orders_file):
     state = run(toolbox, "订单 ORD-1002 已取消。", cancel("ORD-1002"), approver=lambda pending: True)
-    assert facts_of(state, VOCABULARY)[0].line() == "ORD-1002 · 已取消 · cancelled in this run"
+    assert fact_line(facts_of(state, VOCABULARY)[0], "en") == "ORD-1002 · 已取消 · cancelled in this run"
     assert kinds(state) == []
     state = run(toolbox, "Order ORD-1004 has been cancelled.", cancel("ORD-1004"), user="C002", approver=lambda p: True)
     assert kinds(state) == []
@@ -173,7 +176,10 @@ def test_a_status_the_tool_did_not_return(toolbox, answer, said):
 @pytest.mark.parametrize("answer", ["订单 ORD-1003 的状态是已签收。", "Order ORD-1003 was delivered."])
 def test_a_status_for_an_order_the_user_may_not_see(toolbox, answer):
     said = "已签收" if "已签收" in answer else "delivered"
-    assert kinds(run(toolbox, answer, details("ORD-1003"))) == [("status", "ORD-1003", said, "no access")]
+    state = run(toolbox, answer, details("ORD-1003"))
+    assert kinds(state) == [("status", "ORD-1003", said, None)]  # the tools returned no status for it
+    result = result_of(state, VOCABULARY)
+    assert claim_words(result.claims[0], result.facts[0], "en").endswith("but the tools returned no access")
 
 
 @pytest.mark.parametrize(
@@ -191,8 +197,9 @@ def test_a_cancellation_that_was_refused(toolbox, answer, said):
 def test_a_cancellation_the_person_rejected(toolbox, answer):
     state = run(toolbox, answer, cancel("ORD-1002"), approver=lambda pending: False)
     (claim,) = result_of(state, VOCABULARY).claims
-    assert (claim.kind, claim.order_id) == ("cancellation", "ORD-1002")
-    assert claim.observed == "cancel rejected: nothing was done"
+    assert (claim.kind, claim.order_id, claim.observed) == ("cancellation", "ORD-1002", None)
+    fact = result_of(state, VOCABULARY).facts[0]
+    assert claim_words(claim, fact, "en").endswith("(cancel rejected: nothing was done)")
 
 
 def test_a_cancellation_never_attempted(toolbox):

@@ -92,7 +92,7 @@ def test_a_model_that_ignores_tools_fails_the_right_cases(use_model, orders_file
     assert by_name["cancel-allowed-zh"]["checks"][1] == {
         "name": "stop",
         "ok": False,
-        "detail": "answered, not awaiting_approval",
+        "reasons": [{"id": "eval.reason.stop", "params": {"stop": "answered", "expected": "awaiting_approval"}}],
     }
     unknown = next(c for c in by_name["unknown-id-zh"]["checks"] if c["name"] == "claims")
     assert not unknown["ok"]
@@ -130,7 +130,7 @@ def test_a_user_suite_with_its_own_orders_file(tmp_path, orders_file):
     result, doc = evaluate(str(path), "--json", "--jobs", "2")
     assert result.exit_code == 1
     assert [c["passed"] for c in doc["cases"]] == [True, False]
-    assert doc["cases"][1]["checks"][-1]["detail"] == "answer lacks 已签收"
+    assert doc["cases"][1]["checks"][-1]["reasons"] == [{"id": "eval.reason.lacks", "params": {"facts": ["已签收"]}}]
     assert doc["orders"] == str((tmp_path / "shop.json").resolve())
     assert digest(tmp_path / "shop.json") == before
 
@@ -195,7 +195,7 @@ def test_a_database_server_cannot_be_copied_for_an_eval():
     assert result.exit_code == 6 and "cannot be copied" in result.output
 
 
-def test_why_a_case_failed_is_said_in_the_ui_language_and_in_english_in_json(use_model, tmp_path):
+def test_why_a_case_failed_is_said_in_the_ui_language_and_kept_as_values_in_json(use_model, tmp_path):
     """Every check fails at once (no call, no refusal, the wrong stop, an unknown id, a missing
     fact): the table says each reason in Chinese under --lang zh; --json keeps its English."""
     use_model(IgnoresTools())
@@ -224,11 +224,11 @@ def test_why_a_case_failed_is_said_in_the_ui_language_and_in_english_in_json(use
     for english in ("missing", "refused with", ", not", "unknown_id", "lacks", "facts:", "tools:"):
         assert english not in shown.output, english
     _, doc = evaluate(str(suite), "--provider", "scripted", "--json", "--lang", "zh")
-    details = {c["name"]: c["detail"] for c in doc["cases"][0]["checks"]}
-    assert details == {
-        "tools": 'missing cancel_order(order_id="ORD-1002")',
-        "refused": "no call was refused with no_access, not_found",
-        "stop": "answered, not awaiting_approval",
-        "claims": "ORD-1001: unknown_id (ORD-1001)",
-        "facts": "answer lacks 已取消, ORD-1002",
+    reasons = {c["name"]: [(r["id"], r["params"]) for r in c["reasons"]] for c in doc["cases"][0]["checks"]}
+    assert reasons == {  # the reasons' ids and values, whatever the language
+        "tools": [("eval.reason.missing_call", {"call": 'cancel_order(order_id="ORD-1002")'})],
+        "refused": [("eval.reason.not_refused", {"codes": ["no_access", "not_found"]})],
+        "stop": [("eval.reason.stop", {"stop": "answered", "expected": "awaiting_approval"})],
+        "claims": [("eval.reason.claim.unknown_id", {"order_id": "ORD-1001", "said": "ORD-1001"})],
+        "facts": [("eval.reason.lacks", {"facts": ["已取消", "ORD-1002"]})],
     }

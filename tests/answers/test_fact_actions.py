@@ -19,6 +19,7 @@ from orderbot.shops.retail.shop import VOCABULARY as RETAIL
 from orderbot.shops.retail.tools import retail_tools
 from orderbot.shops.sample.shop import VOCABULARY as SAMPLE
 from orderbot.shops.shop import ACTIONS
+from orderbot.ui.facts import fact_line
 
 DB = Path(__file__).parents[1] / "fixtures" / "tau2-retail" / "db.json"
 CUSTOMER = "olivia_ito_3591"
@@ -67,7 +68,7 @@ def retail_run(tmp_path: Path, *turns, approver=None, user: str = CUSTOMER) -> R
 
 
 def lines(state: RunState, lang: str) -> list[str]:
-    return [fact.line(lang) for fact in facts_of(state, RETAIL)]
+    return [fact_line(fact, lang) for fact in facts_of(state, RETAIL)]
 
 
 def test_every_action_of_both_shops_has_a_name_in_both_languages():

@@ -15,6 +15,7 @@ from clikit import cli
 from fakeapi import LLAMA_CPP_BAD_ARGUMENTS, WIRES, FakeAPI, Request, error, llama_cpp_error, raw, sse, stream_of
 from faultkit import KEY, Caps, check, run
 from runkit import record_bytes
+from saying import english, stop_said
 
 from orderbot.loop.engine import StopReason
 
@@ -116,11 +117,11 @@ def test_llama_cpp_parse_error_is_shown_and_retried_at_most_once(api, orders, wi
 
     check(outcome, stop=StopReason.MODEL_ERROR, orders=path, before=before, requests=1)
     assert len(api.requests_for(wire.route)) == 2  # the first try and one retry, not six
-    assert "Failed to parse tool call arguments as JSON" in outcome.doc["stop_detail"]
-    assert "HTTP 500" in outcome.doc["stop_detail"]
-    assert len(outcome.doc["stop_detail"]) <= 400  # bounded
+    assert "Failed to parse tool call arguments as JSON" in stop_said(outcome.doc)
+    assert "HTTP 500" in stop_said(outcome.doc)
+    assert len(stop_said(outcome.doc)) <= 400  # bounded
     finish = outcome.doc["transitions"][-1]
-    assert "Failed to parse tool call arguments as JSON" in finish["data"]["detail"]  # what --trace shows
+    assert "Failed to parse tool call arguments as JSON" in english(finish["data"]["message"])  # what --trace shows
     assert "Failed to parse tool call arguments as JSON" in log_text()
 
 
@@ -135,7 +136,7 @@ def test_context_length_500_is_not_retried_six_times(api, orders, wire):
 
     check(outcome, stop=StopReason.MODEL_ERROR, orders=path, before=before, requests=1)
     assert len(api.requests_for(wire.route)) == 2
-    assert "exceeds the available context size" in outcome.doc["stop_detail"]
+    assert "exceeds the available context size" in stop_said(outcome.doc)
 
 
 @BOTH
@@ -162,7 +163,7 @@ def test_transient_500_until_the_deadline_names_the_reason(api, orders, wire):
     outcome = ask(api, wire, path, caps=UNTIL_DEADLINE)
 
     check(outcome, stop=StopReason.TIME_LIMIT, orders=path, before=before, requests=1)
-    assert "The server is overloaded" in outcome.doc["stop_detail"]
+    assert "The server is overloaded" in stop_said(outcome.doc)
 
 
 # ---- 3. the output-token cap and a truncated reply --------------------------------------
@@ -205,7 +206,7 @@ def test_reply_cut_off_at_the_token_limit_is_not_an_answer(api, orders, wire):
     assert outcome.code == 3
     assert outcome.doc["answer"] is None
     assert outcome.doc["partial_answer"] == partial
-    assert "cut off" in outcome.doc["stop_detail"]
+    assert "cut off" in stop_said(outcome.doc)
 
 
 @BOTH
@@ -263,7 +264,7 @@ def test_empty_reply_twice_says_the_model_returned_nothing(api, orders, wire):
 
     check(outcome, stop=StopReason.MODEL_ERROR, orders=path, before=before, requests=1)
     assert len(api.requests_for(wire.route)) == 2
-    assert "returned nothing" in outcome.doc["stop_detail"]
+    assert "returned nothing" in stop_said(outcome.doc)
 
 
 # ---- also: what the server says it is ----------------------------------------------------

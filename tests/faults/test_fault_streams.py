@@ -9,6 +9,7 @@ before their end marker (no `finish_reason` or `[DONE]`, no `response.completed`
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import struct
@@ -20,6 +21,7 @@ from collections.abc import Iterator
 import pytest
 from fakeapi import WIRES, FakeAPI, Reply, Request, error, event, raw, sse, stream_of
 from faultkit import KEY, Caps, check, run
+from saying import stop_said
 
 from orderbot.loop.engine import StopReason
 from orderbot.models._reading import piece_limit
@@ -76,7 +78,7 @@ def test_answer_of_20_mb_on_one_line_is_cut_at_the_event_cap(api, orders, wire):
     received = outcome.doc["transitions"][-1]["data"]["received_bytes"] - len(opening[0])
     print(f"bytes read of the long event: {received:,} (cap {LIMIT:,})")  # -s shows it
     assert LIMIT < received <= LIMIT + READ_BUFFER
-    assert f"more than {LIMIT:,} bytes in one piece" in outcome.doc["stop_detail"]
+    assert f"more than {LIMIT:,} bytes in one piece" in stop_said(outcome.doc)
     assert api.closed.wait(5)  # the connection was closed, the rest never read
 
 
@@ -105,7 +107,7 @@ def test_whole_body_of_20_mb_is_cut_at_the_cap_too(orders, wire, server):
         outcome = ask(api, wire, path)
 
         check(outcome, stop=StopReason.RESPONSE_TOO_LARGE, orders=path, before=before, requests=1)
-        assert f"more than {LIMIT:,} bytes in one piece" in outcome.doc["stop_detail"]
+        assert f"more than {LIMIT:,} bytes in one piece" in stop_said(outcome.doc)
         assert api.closed.wait(5)  # the connection was closed before the 20 MB went out
         assert api.pending(wire.route) == 0
 
@@ -168,7 +170,7 @@ def test_gzip_body_that_inflates_to_800_mb_keeps_memory_bounded(api, orders, wir
     assert peak_mib < 600, f"peak memory {peak_mib:.0f} MiB"
     assert done.returncode == 3, done.stdout + done.stderr
     assert '"stop_reason": "response_too_large"' in done.stdout
-    assert f"more than {LIMIT:,} bytes in one piece" in done.stdout
+    assert f"more than {LIMIT:,} bytes in one piece" in stop_said(json.loads(done.stdout))
     assert path.read_bytes() == before
 
 
@@ -241,6 +243,6 @@ def test_stream_always_cut_short_is_a_model_error_never_an_answer(api, orders, w
 
     check(outcome, stop=StopReason.MODEL_ERROR, orders=path, before=before, requests=1)
     assert not outcome.doc.get("answer")
-    assert "ended the stream before" in outcome.doc["stop_detail"]
+    assert "ended the stream before" in stop_said(outcome.doc)
     assert "订单 ORD" not in outcome.stdout  # none of the fragment is shown as if it were the answer
     assert len(api.requests_for(wire.route)) == 3

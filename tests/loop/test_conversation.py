@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from saying import raises
 
 from orderbot.errors import ConfigError
 from orderbot.loop.conversation import SHORTENED, Conversation, carry, parse_limits
@@ -70,5 +71,5 @@ def test_parse_limits_changes_only_what_is_named():
     ],
 )
 def test_parse_limits_refuses_bad_input_with_one_sentence(text, message):
-    with pytest.raises(ConfigError, match=message):
+    with raises(ConfigError, match=message):
         parse_limits(text, Limits())

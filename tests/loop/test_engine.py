@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
+from saying import stop_said
 
 from orderbot.commands.common import EXIT_CODES
 from orderbot.errors import ModelError, ModelTimeout
@@ -167,7 +168,7 @@ def test_model_error_stops_without_another_request(toolbox):
     model = ScriptedModel([ModelError("authentication failed: check OPENAI_API_KEY"), text("never")])
     state, _ = run(model, toolbox)
     assert state.stop_reason is StopReason.MODEL_ERROR
-    assert "authentication failed" in state.stop_detail
+    assert "authentication failed" in stop_said(state.model_dump())
     assert len(model.requests) == 1
 
 
@@ -286,7 +287,7 @@ def test_a_provider_that_raises_something_unexpected_stops_as_model_error(toolbo
     model = ScriptedModel([RuntimeError("socket at 10.0.0.7 exploded"), text("never")])
     state, _ = run(model, toolbox)
     assert state.stop_reason is StopReason.MODEL_ERROR
-    assert "RuntimeError" in state.stop_detail and "10.0.0.7" not in state.stop_detail
+    assert "RuntimeError" in stop_said(state.model_dump()) and "10.0.0.7" not in stop_said(state.model_dump())
     assert len(model.requests) == 1
 
 
@@ -294,7 +295,7 @@ def test_a_time_limit_stop_says_what_was_being_retried(toolbox):
     model = ScriptedModel([ModelTimeout("rate limited; no time left", cause="rate limited (HTTP 429)")])
     state, _ = run(model, toolbox)
     assert state.stop_reason is StopReason.TIME_LIMIT
-    assert state.stop_detail.endswith("(last error: rate limited (HTTP 429))")
+    assert stop_said(state.model_dump()).endswith("(last error: rate limited (HTTP 429))")
 
 
 def test_one_engine_runs_two_runs_interleaved(toolbox):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 from clikit import cli
+from saying import raises
 
 from orderbot.errors import ConfigError
 from orderbot.loop.budget import Budget, LimitExceeded, Limits, continued_limits
@@ -40,18 +41,18 @@ def test_settings_read_each_limit_from_its_environment_variable_and_name_it_in_e
         monkeypatch.setenv(limit.env, str(limit.bounds["le"]))
     assert load_settings().limits.model_dump() == {limit.name: limit.bounds["le"] for limit in LIMIT_SPECS}
     monkeypatch.setenv("ORDERBOT_MAX_RESPONSE_CHARS", "5")
-    with pytest.raises(
+    with raises(
         ConfigError, match="invalid value for ORDERBOT_MAX_RESPONSE_CHARS in the environment: input should be greater"
     ):
         load_settings()
-    with pytest.raises(ConfigError, match="invalid value for --max-steps"):
+    with raises(ConfigError, match="invalid value for --max-steps"):
         load_settings(max_steps=0)
 
 
 def test_the_repl_names_each_limit_as_the_table_does():
     changed = parse_limits("steps=5 time=20 calls=4 per_step=2", Limits())
     assert format_limits_short(changed) == "steps=5 timeout=20 calls=4 per-step=2"
-    with pytest.raises(ConfigError, match="invalid value for per-step"):
+    with raises(ConfigError, match="invalid value for per-step"):
         parse_limits("per-step=0", Limits())
 
 
@@ -100,17 +101,17 @@ def test_the_budget_checks_each_rule_with_the_number_it_passed():
     budget = Budget(Limits(max_steps=2, timeout=10, max_tool_calls=3, max_calls_per_step=2), clock)
     budget.steps = 1
     budget.check_before_tool_calls(["a", "b"])  # within every cap
-    with pytest.raises(LimitExceeded, match="asked for 3 tool calls in one step, over the cap of 2") as caught:
+    with raises(LimitExceeded, match="asked for 3 tool calls in one step, over the cap of 2") as caught:
         budget.check_before_tool_calls(["a", "b", "c"])
     assert caught.value.reason is StopReason.TOOL_CALL_LIMIT
     budget.calls = 2
-    with pytest.raises(LimitExceeded, match=r"2 more tool calls would pass the run's cap of 3 \(2 used\)"):
+    with raises(LimitExceeded, match=r"2 more tool calls would pass the run's cap of 3 \(2 used\)"):
         budget.check_before_tool_calls(["a", "b"])
     budget.steps = 2
-    with pytest.raises(LimitExceeded, match="asked for a at step 2 of 2; the call was not executed") as caught:
+    with raises(LimitExceeded, match="asked for a at step 2 of 2; the call was not executed") as caught:
         budget.check_before_tool_calls(["a"])
     assert caught.value.reason is StopReason.STEP_LIMIT
-    with pytest.raises(LimitExceeded, match="response had 16,001 characters, over the 16,000 cap") as caught:
+    with raises(LimitExceeded, match="response had 16,001 characters, over the 16,000 cap") as caught:
         budget.check_response(16_001)
     assert caught.value.reason is StopReason.RESPONSE_TOO_LARGE
 
@@ -124,7 +125,7 @@ def test_the_budget_clock_excludes_time_a_person_took():
     clock.now = 12.0
     budget.check_before_tool_call()
     clock.now = 15.0
-    with pytest.raises(LimitExceeded, match="the 10 s time limit passed during tool calls") as caught:
+    with raises(LimitExceeded, match="the 10 s time limit passed during tool calls") as caught:
         budget.check_before_tool_call()
     assert caught.value.reason is StopReason.TIME_LIMIT
     assert budget.left()["seconds"] == 0.0 and SPEC_OF["timeout"].stop is StopReason.TIME_LIMIT
@@ -145,7 +146,7 @@ def test_the_budget_clock_excludes_time_a_person_took():
 def test_a_record_written_before_transitions_had_a_kind_still_reads_as_typed_events(doc, kind):
     upgraded = upgrade({"version": 1, "transitions": [{"step": 1, "detail": "", **doc}]})
     transition = Transition.from_json(upgraded["transitions"][0], Limits())
-    assert upgraded["version"] == 2 and transition.kind is kind
+    assert upgraded["version"] == 3 and transition.kind is kind
     if kind is Event.FINISHED:  # version 1 kept a stop reason only as the row's words
         assert transition.stop_reason is StopReason.ANSWERED
     else:  # no data to rebuild the payload from: the recorded words, shown as they are

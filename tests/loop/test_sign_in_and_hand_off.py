@@ -7,9 +7,9 @@ from __future__ import annotations
 import json
 import time
 
-import pytest
 from pydantic import BaseModel, ConfigDict
 from runkit import open_store
+from saying import raises
 
 from orderbot.commands.common import EXIT_CODES
 from orderbot.errors import ConfigError, RecordError
@@ -157,24 +157,24 @@ def test_only_a_tool_declared_a_sign_in_lookup_can_name_the_customer() -> None:
 
 
 def test_the_identity_check_lets_a_sign_in_lookup_take_its_credentials_only() -> None:
-    with pytest.raises(ConfigError, match="identity must come from the session"):
+    with raises(ConfigError, match="identity must come from the session"):
         Tool("by_email", "x", EmailArgs, find_by_email)  # e-mail smells of identity: refused unless declared
 
     class EmailAndUser(Strict):
         email: str
         user_name: str
 
-    with pytest.raises(ConfigError, match="'user_name' from the model"):
+    with raises(ConfigError, match="'user_name' from the model"):
         Tool("sneaky", "x", EmailAndUser, find_by_email, sign_in_with=("email",))
 
     class ById(Strict):
         customer_id: str
 
-    with pytest.raises(ConfigError, match="never an id"):
+    with raises(ConfigError, match="never an id"):
         Tool("by_id", "x", ById, find_by_email, sign_in_with=("customer_id",))
-    with pytest.raises(ConfigError, match="does not take"):
+    with raises(ConfigError, match="does not take"):
         Tool("by_phone", "x", EmailArgs, find_by_email, sign_in_with=("email", "phone"))
-    with pytest.raises(ConfigError, match="cannot also"):
+    with raises(ConfigError, match="cannot also"):
         Tool("writes", "x", EmailArgs, find_by_email, sign_in_with=("email",), side_effect=True)
 
 
@@ -191,7 +191,7 @@ def test_a_signed_in_run_resumes_without_user_and_refuses_another(tmp_path) -> N
     assert (stored.state.user, stored.state.signed_in) == ("ann_1", True)  # the record keeps it
     check_resume(stored, tools, user=None, approve=True, now=time.time(), ttl_hours=24)
     check_resume(stored, tools, user="ann_1", approve=True, now=time.time(), ttl_hours=24)
-    with pytest.raises(RecordError, match="signed in customer ann_1, not bob_2"):
+    with raises(RecordError, match="signed in customer ann_1, not bob_2"):
         check_resume(stored, tools, user="bob_2", approve=True, now=time.time(), ttl_hours=24)
     resumed = Runner(tools, ScriptedModel([text("done")]), runs, provider="scripted").resume(
         stored, Limits(), approve=True
@@ -206,7 +206,7 @@ def test_a_run_given_its_user_still_needs_that_user_to_resume(tmp_path) -> None:
     state = RunState.start("change it", user="ann_1")
     Runner(tools, ScriptedModel([calls(call("change"))]), runs, provider="scripted").start(state, Limits())
     stored = runs.load(state.run_id)
-    with pytest.raises(RecordError, match="pass --user"):
+    with raises(RecordError, match="pass --user"):
         check_resume(stored, tools, user=None, approve=True, now=time.time(), ttl_hours=24)
 
 

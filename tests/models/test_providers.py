@@ -28,6 +28,7 @@ from fakeapi import (
     tool_call,
     trickle,
 )
+from saying import raises, stop_said
 
 KEY = "sk-test-SECRET-abc123def456ghi789"
 QUESTION = "请查询订单 ORD-1001 的状态。"
@@ -300,7 +301,7 @@ def test_bad_key_is_one_request_and_exit_5(api, wire):
     assert run.code == 5
     assert len(api.requests_for(wire.route)) == 1
     assert run.doc["stop_reason"] == "model_error"
-    assert run.doc["stop_detail"] == "authentication failed (HTTP 401): check OPENAI_API_KEY"
+    assert stop_said(run.doc) == "authentication failed (HTTP 401): check OPENAI_API_KEY"
 
 
 @BOTH
@@ -331,9 +332,7 @@ def test_bad_request_shows_the_servers_reason_without_the_key(api, wire):
     run = ask(api, wire, "--json")
 
     assert run.code == 5 and len(api.requests) == 1
-    assert run.doc["stop_detail"].startswith(
-        "the model service refused the request (HTTP 400): Invalid value for 'model'"
-    )
+    assert stop_said(run.doc).startswith("the model service refused the request (HTTP 400): Invalid value for 'model'")
 
 
 def test_responses_not_found_suggests_the_chat_provider(api):
@@ -342,7 +341,7 @@ def test_responses_not_found_suggests_the_chat_provider(api):
     run = ask(api, WIRES["openai"], "--json")
 
     assert run.code == 5
-    assert "try --provider chat" in run.doc["stop_detail"]
+    assert "try --provider chat" in stop_said(run.doc)
 
 
 @BOTH
@@ -352,7 +351,7 @@ def test_quota_exhausted_is_not_retried(api, wire):
     run = ask(api, wire, "--json")
 
     assert run.code == 5 and len(api.requests) == 1
-    assert "quota" in run.doc["stop_detail"]
+    assert "quota" in stop_said(run.doc)
 
 
 @BOTH
@@ -434,7 +433,7 @@ def test_openai_empty_output_is_an_empty_reply_and_incomplete_is_truncated():
     from orderbot.errors import EmptyReply
     from orderbot.models.openai import to_turn
 
-    with pytest.raises(EmptyReply, match="returned nothing"):
+    with raises(EmptyReply, match="returned nothing"):
         to_turn(response(reasoning("thinking…")))
     turn, _ = to_turn(response(reasoning("thinking…"), status="incomplete", incomplete="max_output_tokens"))
     assert turn.truncated and not turn.text and not turn.calls

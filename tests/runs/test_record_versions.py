@@ -79,6 +79,7 @@ def test_a_version_1_finish_keeps_its_stop_reason_and_detail(orders_file):
     run_id = only_run()
     rewrite_as_version_1(run_id)
     [*_, (_, finish)] = open_store().load(run_id).transition_values()
-    assert finish.stop_reason == "step_limit" and finish.payload.message["id"].startswith("detail.")
+    assert finish.stop_reason == "step_limit" and finish.payload.message.id.startswith("detail.")
     shown = cli("runs", "show", run_id)
     assert "step_limit" in shown.output
+    assert "The model asked for get_order_status at step 1 of 1" in " ".join(shown.output.split())

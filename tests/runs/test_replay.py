@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from clikit import cli
 from runkit import export_file, only_run, open_store, record_doc
-from saying import raises
+from saying import raises, stop_said
 
 from orderbot.errors import ExitCode, RecordError
 from orderbot.i18n import t
@@ -257,7 +257,7 @@ def test_a_run_ended_by_sigterm_replays_as_ended_by_sigterm(use_model, tmp_path)
     use_model(ScriptedModel([calls(call("get_order_status", {"order_id": "ORD-1001"})), Terminated()]))
     assert cli("ask", "--provider", "scripted", "查询 ORD-1001").exit_code == ExitCode.CANCELLED
     run_id = only_run()
-    assert record_doc(run_id)["state"]["stop_detail"] == "terminated by a signal (SIGTERM)"
+    assert stop_said(record_doc(run_id)["state"]) == "terminated by a signal (SIGTERM)"
     report = replay_file(export_file(run_id, tmp_path))
     assert report.identical, [difference_words(d, "en") for d in report.differences]
 

@@ -48,7 +48,7 @@ def test_ask_writes_one_record_with_what_is_needed_to_inspect_it(orders_file):
     assert result.exit_code == 0, result.output
     shown = json.loads(result.output)
     doc = only_record()
-    assert doc["format"] == FORMAT and doc["version"] == 2
+    assert doc["format"] == FORMAT and doc["version"] == 3
     assert doc["run_id"] == shown["run_id"] and doc["state"]["user"] == "C001"
     assert (doc["provider"], doc["model"]) == ("offline", "offline-planner")
     assert doc["state"]["stop_reason"] == "answered" and doc["state"]["answer"] == shown["answer"]

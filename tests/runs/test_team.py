@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 from clikit import cli
 from runkit import run_ids, sql, state_dir
+from saying import english
 
 from orderbot.errors import ExitCode
 from orderbot.runs.base import operator_name
@@ -59,7 +60,7 @@ def test_the_queue_lists_a_paused_run_with_its_customer_action_and_requester(ord
     [waiting] = queue(runs_db)
     assert waiting["run_id"] == run_id and waiting["customer"] == "C001" and waiting["tool"] == "cancel_order"
     assert waiting["requested_by"] == operator_name() and waiting["expired"] is False
-    assert waiting["description"].startswith("Cancel ORD-1002")
+    assert english(waiting["description"]).startswith("Cancel ORD-1002")
     assert waiting["arguments"] == {"order_id": "ORD-1002", "reason": "用户要求取消"}  # an object, not JSON text
     table = cli("approvals", "--runs", runs_db).output
     assert run_id in table and "Cancel ORD-1002" in table and operator_name() in table
@@ -273,7 +274,7 @@ def test_piped_lists_show_the_action_the_call_and_a_rejections_reason_whole(orde
     run_id = _long_pause(orders_file, runs_db)
     [waiting] = queue(runs_db)
     listed = cli("approvals", "--runs", runs_db).stdout
-    assert waiting["description"] in listed  # one line, whole, however long
+    assert english(waiting["description"]) in listed  # one line, whole, however long
     assert LONG_CANCEL.split("：")[1] in cli("runs", "--runs", runs_db).stdout  # the question is not cut to `que…`
     assert cli("approvals", "reject", run_id, "--runs", runs_db, "--reason", LONG_REASON).exit_code == 0
     table = cli("audit", "--runs", runs_db).stdout

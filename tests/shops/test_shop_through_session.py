@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 from clikit import cli
 from runkit import open_store
+from saying import raises
 
 from orderbot.errors import ConfigError
 from orderbot.models import create
@@ -44,7 +45,7 @@ def test_a_record_names_its_shop_and_the_name_gives_the_shop_back(tmp_path, shop
 
 def test_a_record_older_than_the_field_is_the_default_shops_and_an_unknown_one_is_refused():
     assert shop_named(None) is DEFAULT_SHOP is SAMPLE
-    with pytest.raises(ConfigError, match="'nowhere'"):
+    with raises(ConfigError, match="'nowhere'"):
         shop_named("nowhere")
 
 

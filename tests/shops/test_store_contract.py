@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from saying import raises
 
 from orderbot.errors import ConfigError, ToolError
 from orderbot.shops import choice
@@ -186,7 +187,7 @@ def test_a_source_of_the_other_shop_is_told_apart_and_not_opened(case) -> None:
     other: ShopName = "retail" if shop == "sample" else "sample"
     assert open_shop_store(source, wanted=other) == (shop, None)
     if shop == "sample":
-        with pytest.raises(ConfigError, match="holds the sample shop"):
+        with raises(ConfigError, match="holds the sample shop"):
             open_retail_store(source)
     else:
         open_retail_store(source).close()

@@ -39,7 +39,7 @@ import math
 from collections.abc import Mapping, Sequence
 
 from orderbot.errors import ToolError
-from orderbot.i18n import t
+from orderbot.loop.model_text import to_model
 from orderbot.shops.retail.data import (
     Address,
     GiftCard,
@@ -63,7 +63,7 @@ MAX_NESTING = 32
 MAX_VALUE = 1e15  # past this a calculation is not about a shop's money; nor is it exact any more
 
 # One refusal for "someone else's order" and "no such order".
-NO_ACCESS = t("tool_error.no_access", lang="en")
+NO_ACCESS = to_model("no_access")
 
 
 # ---- who may see what ------------------------------------------------------------------
@@ -86,20 +86,20 @@ def user_details(user: User) -> dict:
 
 def product_details(product: Product | None, product_id: str) -> dict:
     if product is None:
-        raise ToolError(t("tool_error.no_such_product", lang="en", product_id=product_id), "no_such_product")
+        raise ToolError(to_model("no_such_product", product_id=product_id), "no_such_product")
     return dump(product)
 
 
 def item_details(variant: Variant | None, item_id: str) -> dict:
     if variant is None:
-        raise ToolError(t("tool_error.no_such_item", lang="en", item_id=item_id), "no_such_item")
+        raise ToolError(to_model("no_such_item", item_id=item_id), "no_such_item")
     return dump(variant)
 
 
 def found_user(user_id: str | None) -> str:
     """A lookup's answer: the user id, or a refusal that says no more than "not found"."""
     if user_id is None:
-        raise ToolError(t("tool_error.user_not_found", lang="en"), "user_not_found")
+        raise ToolError(to_model("user_not_found"), "user_not_found")
     return user_id
 
 
@@ -111,19 +111,19 @@ def ensure_pending(order: Order, action: str) -> None:
         # tau2's tools still change the address or payment of such an order; its policy says
         # that after modifying items "the agent will not be able to modify or cancel the order".
         raise ToolError(
-            f"the items of order {order.order_id} were already modified; it cannot be {action} any more",
+            to_model("already_modified", order_id=order.order_id, action=action),
             "already_modified",
         )
     if order.status != PENDING:
         raise ToolError(
-            f"order {order.order_id} is {order.status}; only a pending order can be {action}", "not_pending"
+            to_model("not_pending", order_id=order.order_id, status=order.status, action=action), "not_pending"
         )
 
 
 def ensure_delivered(order: Order, action: str) -> None:
     if order.status != DELIVERED:
         raise ToolError(
-            f"order {order.order_id} is {order.status}; only a delivered order can be {action}", "not_delivered"
+            to_model("not_delivered", order_id=order.order_id, status=order.status, action=action), "not_delivered"
         )
 
 
@@ -131,7 +131,7 @@ def payment_method(user: User, payment_method_id: str):
     method = user.payment_methods.get(payment_method_id)
     if method is None:
         raise ToolError(
-            t("tool_error.not_your_payment_method", lang="en", payment_method_id=payment_method_id),
+            to_model("not_your_payment_method", payment_method_id=payment_method_id),
             "not_your_payment_method",
         )
     return method
@@ -141,7 +141,7 @@ def ensure_covers(method, amount: float, what: str) -> None:
     """A gift card pays only what its balance covers (compared at cents)."""
     if isinstance(method, GiftCard) and cents(method.balance) < cents(amount):
         raise ToolError(
-            f"gift card {method.id} has {method.balance:.2f}, not enough to pay {amount:.2f} for {what}",
+            to_model("gift_card_insufficient", method_id=method.id, balance=method.balance, amount=amount, what=what),
             "gift_card_insufficient",
         )
 
@@ -149,13 +149,19 @@ def ensure_covers(method, amount: float, what: str) -> None:
 def ensure_items_in_order(order: Order, item_ids: Sequence[str]) -> None:
     """Each item, as many times as it is listed, among the order's items."""
     if not item_ids:
-        raise ToolError(t("tool_error.no_items", lang="en"), "no_items")
+        raise ToolError(to_model("no_items"), "no_items")
     held = [item.item_id for item in order.items]
     for item_id in dict.fromkeys(item_ids):
         if item_ids.count(item_id) > held.count(item_id):
             times = held.count(item_id)
             raise ToolError(
-                f"order {order.order_id} holds item {item_id} {times} time(s), not {item_ids.count(item_id)}",
+                to_model(
+                    "item_not_in_order",
+                    order_id=order.order_id,
+                    item_id=item_id,
+                    held=times,
+                    asked=item_ids.count(item_id),
+                ),
                 "item_not_in_order",
             )
 
@@ -173,26 +179,25 @@ def priced_swaps(
     ensure_items_in_order(order, item_ids)
     if len(item_ids) != len(new_item_ids):
         raise ToolError(
-            f"{len(item_ids)} item(s) to change but {len(new_item_ids)} new item(s): give one new item for each",
+            to_model("count_mismatch", items=len(item_ids), new_items=len(new_item_ids)),
             "count_mismatch",
         )
     difference = 0.0
     variant: Variant | None = None
     for item_id, new_item_id in zip(item_ids, new_item_ids, strict=True):
         if item_id == new_item_id:
-            raise ToolError(t("tool_error.same_item", lang="en", item_id=item_id), "same_item")
+            raise ToolError(to_model("same_item", item_id=item_id), "same_item")
         item = first_item(order.items, item_id)
         product = products.get(item.product_id)
         variant = product.variants.get(new_item_id) if product is not None else None
         if variant is None:
             raise ToolError(
-                f"item {new_item_id} is not a variant of {item.name} (product {item.product_id}); "
-                "an item can only change to another option of the same product",
+                to_model("not_same_product", new_item_id=new_item_id, name=item.name, product_id=item.product_id),
                 "not_same_product",
             )
         if not variant.available:
             raise ToolError(
-                t("tool_error.variant_unavailable", lang="en", item_id=new_item_id, name=item.name),
+                to_model("variant_unavailable", item_id=new_item_id, name=item.name),
                 "variant_unavailable",
             )
         difference += variant.price - item.price
@@ -228,7 +233,7 @@ def cancel_pending_order(order: Order, user: User, reason: str) -> Write:
     gets its balance back at once)."""
     ensure_pending(order, "cancelled")
     if reason not in REASONS:
-        raise ToolError(f"the reason must be {REASONS[0]!r} or {REASONS[1]!r}", "bad_reason")
+        raise ToolError(to_model("bad_reason", first=REASONS[0], second=REASONS[1]), "bad_reason")
     refunds = []
     moves: dict[str, float] = {}
     for payment in order.payment_history:
@@ -291,16 +296,11 @@ def modify_pending_order_payment(order: Order, user: User, payment_method_id: st
     method = payment_method(user, payment_method_id)
     history = order.payment_history
     if len(history) != 1 or history[0].transaction_type != "payment":
-        raise ToolError(t("tool_error.not_one_payment", lang="en", order_id=order.order_id), "not_one_payment")
+        raise ToolError(to_model("not_one_payment", order_id=order.order_id), "not_one_payment")
     original = history[0]
     if original.payment_method_id == payment_method_id:
         raise ToolError(
-            t(
-                "tool_error.same_payment_method",
-                lang="en",
-                order_id=order.order_id,
-                payment_method_id=payment_method_id,
-            ),
+            to_model("same_payment_method", order_id=order.order_id, payment_method_id=payment_method_id),
             "same_payment_method",
         )
     ensure_covers(method, original.amount, f"order {order.order_id}")
@@ -332,7 +332,7 @@ def return_delivered_order_items(order: Order, user: User, item_ids: Sequence[st
     original = order.payment_history[0].payment_method_id if order.payment_history else None
     if not isinstance(method, GiftCard) and payment_method_id != original:
         raise ToolError(
-            f"a refund goes to the original payment method ({original}) or one of the customer's gift cards",
+            to_model("bad_refund_method", original=original),
             "bad_refund_method",
         )
     ensure_items_in_order(order, item_ids)
@@ -381,7 +381,7 @@ def calculate(expression: str) -> str:
     written as tau2 writes it (str of a float: '5.0', '1126.04'). A small recursive-descent
     parser: nothing is ever evaluated as code, and length and nesting are bounded."""
     if len(expression) > MAX_EXPRESSION_CHARS:
-        raise ToolError(f"an expression has at most {MAX_EXPRESSION_CHARS} characters", "bad_expression")
+        raise ToolError(to_model("expression_too_long", chars=MAX_EXPRESSION_CHARS), "bad_expression")
     value = _Parser(expression).parse()
     return str(round(value, 2))
 
@@ -394,10 +394,10 @@ class _Parser:
 
     def parse(self) -> float:
         if not self.tokens:
-            raise ToolError("the expression is empty", "bad_expression")
+            raise ToolError(to_model("expression_empty"), "bad_expression")
         value = self.sum()
         if self.at != len(self.tokens):
-            raise ToolError(f"unexpected {self.tokens[self.at]!r} in the expression", "bad_expression")
+            raise ToolError(to_model("expression_unexpected", token=self.tokens[self.at]), "bad_expression")
         return value
 
     def peek(self) -> str | None:
@@ -406,7 +406,7 @@ class _Parser:
     def take(self) -> str:
         token = self.peek()
         if token is None:
-            raise ToolError("the expression ends too early", "bad_expression")
+            raise ToolError(to_model("expression_ends_early"), "bad_expression")
         self.at += 1
         return token
 
@@ -424,14 +424,14 @@ class _Parser:
             operator = self.take()
             operand = self.factor()
             if operator == "/" and operand == 0:
-                raise ToolError("division by zero", "division_by_zero")
+                raise ToolError(to_model("division_by_zero"), "division_by_zero")
             value = _finite(value * operand if operator == "*" else value / operand)
         return value
 
     def factor(self) -> float:
         self.depth += 1
         if self.depth > MAX_NESTING:
-            raise ToolError(f"the expression nests more than {MAX_NESTING} deep", "bad_expression")
+            raise ToolError(to_model("expression_too_deep", depth=MAX_NESTING), "bad_expression")
         try:
             token = self.take()
             if token in ("+", "-"):
@@ -440,11 +440,11 @@ class _Parser:
             if token == "(":
                 value = self.sum()
                 if self.take() != ")":
-                    raise ToolError("a parenthesis is not closed", "bad_expression")
+                    raise ToolError(to_model("parenthesis_not_closed"), "bad_expression")
                 return value
             if token[0].isdigit() or token[0] == ".":
                 return _finite(float(token))
-            raise ToolError(f"unexpected {token!r} in the expression", "bad_expression")
+            raise ToolError(to_model("expression_unexpected", token=token), "bad_expression")
         finally:
             self.depth -= 1
 
@@ -465,15 +465,15 @@ def _tokens(text: str) -> list[str]:
                 end += 1
             number = text[at:end]
             if number.count(".") > 1 or number == ".":
-                raise ToolError(f"{number!r} is not a number", "bad_expression")
+                raise ToolError(to_model("not_a_number", number=number), "bad_expression")
             tokens.append(number)
             at = end
         else:
-            raise ToolError("an expression may hold only numbers, + - * /, parentheses and spaces", "bad_expression")
+            raise ToolError(to_model("expression_characters"), "bad_expression")
     return tokens
 
 
 def _finite(value: float) -> float:
     if not math.isfinite(value) or abs(value) > MAX_VALUE:
-        raise ToolError(f"a number or result beyond {MAX_VALUE:.0e} is out of range", "out_of_range")
+        raise ToolError(to_model("out_of_range", limit=MAX_VALUE), "out_of_range")
     return value

@@ -26,9 +26,9 @@ from typing import IO, Annotated, Any, Literal
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 from pydantic_core import to_json
 
-from orderbot.errors import OrdersFileError
-from orderbot.i18n import t
-from orderbot.text import invalid_json, more_problems, pydantic_said
+from orderbot.errors import OrdersFileError, Phrase
+from orderbot.loop.model_text import to_model
+from orderbot.text import invalid_json, more_problems, validation_phrase
 
 MAX_AMOUNT = 1_000_000.0  # dollars: a price, balance or payment above this is not a shop's data
 MAX_ID_CHARS = 64
@@ -43,10 +43,10 @@ MAX_LIST = 1_000  # items, fulfilments, payments, orders of one user, variants o
 _NOT_TEXT_CLASS = r"\p{Cc}\p{Cf}\p{Co}\p{Zl}\p{Zp}"
 PLAIN_PATTERN = f"^[^{_NOT_TEXT_CLASS}]*$"
 ID_PATTERN = f"^[^\\s{_NOT_TEXT_CLASS}](?:[^{_NOT_TEXT_CLASS}]*[^\\s{_NOT_TEXT_CLASS}])?$"
-# Said to the model when a tool's argument is refused (so English, as all it reads); a person
-# reads the same in the UI language as retail.bad_text and retail.bad_id.
-PLAIN_MESSAGE = "must be plain text: no control or format characters"
-ID_MESSAGE = "an id is plain text without a space at either end"
+# Said to the model when a tool's argument is refused (so its own English); a person reads
+# the same in the UI language as retail.bad_text and retail.bad_id.
+PLAIN_MESSAGE = to_model("plain_text")
+ID_MESSAGE = to_model("plain_id")
 _NOT_TEXT = frozenset(("Cc", "Cf", "Cs", "Co", "Zl", "Zp"))
 
 
@@ -275,38 +275,38 @@ def check_references(path: Path | str, shop: Shop) -> None:
             if key_of(record) != key:
                 found, expected = repr(key_of(record)), repr(key)
                 raise OrdersFileError(
-                    t("retail.record_id_differs", path=path, section=section, key=key, found=found, expected=expected)
+                    "retail.record_id_differs", path=path, section=section, key=key, found=found, expected=expected
                 )
     for product in shop.products.values():
         for key, variant in product.variants.items():
             if variant.item_id != key:
                 where = f"products.{product.product_id}.variants.{key}"
-                raise OrdersFileError(t("retail.item_id_differs", path=path, where=where))
+                raise OrdersFileError("retail.item_id_differs", path=path, where=where)
     for user in shop.users.values():
         for key, method in user.payment_methods.items():
             if method.id != key:
-                raise OrdersFileError(t("retail.payment_id_differs", path=path, user=user.user_id, key=key))
+                raise OrdersFileError("retail.payment_id_differs", path=path, user=user.user_id, key=key)
     for order in shop.orders.values():
         if order.user_id not in shop.users:
-            raise OrdersFileError(t("retail.unknown_user", path=path, order=order.order_id, user=repr(order.user_id)))
+            raise OrdersFileError("retail.unknown_user", path=path, order=order.order_id, user=repr(order.user_id))
 
 
-def describe_error(path: Path | str, exc: ValidationError) -> str:
+def describe_error(path: Path | str, exc: ValidationError) -> Phrase:
     """One line naming the file, the place and what was expected, never the value."""
     first = exc.errors(include_url=False, include_input=False)[0]
-    where = ".".join(str(part) for part in first["loc"][:8]) or t("retail.the_shop")
+    where = ".".join(str(part) for part in first["loc"][:8]) or Phrase("retail.the_shop")
     not_json = invalid_json(exc)
     if not_json is not None:
-        return t("error.not_json", path=path, error=not_json)
+        return Phrase("error.not_json", {"path": path, "error": not_json})
     if not first["loc"] and first["type"] in ("model_type", "model_attributes_type", "dict_type"):
-        return t("retail.not_a_shop", path=path)
+        return Phrase("retail.not_a_shop", {"path": path})
     if first["type"] == "string_pattern_mismatch":  # the pattern itself says nothing to a person
-        message = t("retail.bad_id" if first.get("ctx", {}).get("pattern") == ID_PATTERN else "retail.bad_text")
+        message = Phrase("retail.bad_id" if first.get("ctx", {}).get("pattern") == ID_PATTERN else "retail.bad_text")
     elif first["type"] == "string_unicode":
-        message = t("retail.bad_text")
+        message = Phrase("retail.bad_text")
     else:
-        message = pydantic_said(first, first["msg"])
-    return t("retail.bad_field", path=path, where=where, error=message, more=more_problems(exc))
+        message = validation_phrase(first)
+    return Phrase("retail.bad_field", {"path": path, "where": where, "error": message, "more": more_problems(exc)})
 
 
 def load_shop(path: Path) -> Shop:
@@ -314,9 +314,9 @@ def load_shop(path: Path) -> Shop:
     try:
         raw = path.read_bytes()
     except FileNotFoundError:
-        raise OrdersFileError(t("orders.no_such_file", path=path)) from None
+        raise OrdersFileError("orders.no_such_file", path=path) from None
     except OSError as exc:
-        raise OrdersFileError(t("orders.unreadable", path=path, reason=exc.strerror or exc)) from None
+        raise OrdersFileError("orders.unreadable", path=path, reason=exc.strerror or exc) from None
     return parse_shop(path, raw)[0]
 
 

@@ -31,7 +31,7 @@ from pydantic_core import to_json
 
 from orderbot.atomic import atomic_write
 from orderbot.errors import ToolError
-from orderbot.i18n import t
+from orderbot.loop.model_text import to_model
 from orderbot.shops.retail import data
 from orderbot.shops.retail.data import Order, Product, Shop, User, Variant
 from orderbot.shops.retail.store import ShopRecord, Write
@@ -44,7 +44,7 @@ log = logging.getLogger("orderbot")
 
 LEDGER = data.LEDGER
 LOCK_TIMEOUT = 10.0  # seconds to wait for another orderbot writing the same file
-READ_ONLY = t("tool_error.shop_read_only", lang="en")
+READ_ONLY = to_model("shop_read_only")
 
 
 class JsonShopStore:
@@ -157,8 +157,8 @@ class JsonShopStore:
             self.path,
             lock_timeout=self.lock_timeout,
             doing=f"apply {call_key}",
-            busy="the shop file is busy with another change; nothing was changed, try again",
-            unreadable="the shop file cannot be read right now; nothing was changed",
+            busy=to_model("shop_file_busy"),
+            unreadable=to_model("shop_file_unreadable"),
         ) as (raw, signature):
             if signature != self._signature:
                 shop, ledger = parse(self.path, raw)
@@ -171,8 +171,7 @@ class JsonShopStore:
                 records = sections[data.SECTION_OF[type(change.old)]]
                 if records.get(data.key_of(change.old)) != change.old:
                     raise ToolError(
-                        f"{data.key_of(change.old)} changed while this was being done; nothing was changed, "
-                        "look it up again",
+                        to_model("record_changed", key=data.key_of(change.old)),
                         "changed_meanwhile",
                     )
                 records[data.key_of(change.new)] = change.new

@@ -33,11 +33,10 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from orderbot.i18n import t
-from orderbot.i18n.catalogue import MESSAGES
 from orderbot.loop.items import FunctionCall, FunctionCallOutput, Item, Message, assistant
 from orderbot.loop.model import ModelRequest, Turn
 from orderbot.shops.retail.actions import REASONS as CANCEL_REASONS
+from orderbot.shops.retail.offline_words import WORDS
 
 MAX_ORDERS = 10  # orders looked up for "my orders", one per turn
 
@@ -519,7 +518,7 @@ def _product_named(question: str, types: dict) -> str | None:
 
 
 class Words:
-    """The answers, in the language of the question (the catalogue's `offline.*`)."""
+    """The answers, in the language of the question (offline_words.WORDS)."""
 
     def __init__(self, zh: bool) -> None:
         self.zh = zh
@@ -527,7 +526,7 @@ class Words:
         self.sep = "、" if zh else ", "
 
     def say(self, message_id: str, /, **params: object) -> str:
-        return t(message_id, self.lang, **params)
+        return WORDS[message_id][self.lang].format(**params)
 
     def options(self, options: object) -> str:
         pairs = options.items() if isinstance(options, dict) else ()
@@ -611,7 +610,7 @@ class Words:
 
     def failure(self, call: Done, order_id: str | None = None) -> str:
         target = order_id or str(call.args.get("order_id") or call.args.get("product_id") or "")
-        if f"offline.failure.{call.code}" in MESSAGES:
+        if f"offline.failure.{call.code}" in WORDS:
             needed, mistake = CANCEL_REASONS  # the words a reason must be, in every language
             return self.say(f"offline.failure.{call.code}", target=target, needed=needed, mistake=mistake)
         # The refusal's own sentence (orderbot's, English): shown as it is, quoted.

@@ -17,8 +17,7 @@ from collections.abc import Callable, Iterable, Iterator
 from contextlib import AbstractContextManager, contextmanager
 from typing import TYPE_CHECKING, Any, NoReturn
 
-from orderbot.errors import ConfigError
-from orderbot.i18n import t
+from orderbot.errors import ConfigError, Phrase
 from orderbot.shops.postgres_access import connect, copy_rows, limit_statements, load_psycopg, native_sql, tool_errors
 from orderbot.shops.retail.data import Order, Product, User, Variant
 from orderbot.shops.retail.sql import (
@@ -75,7 +74,7 @@ def import_shop(
         with connection.transaction(), connection.cursor() as cursor:
             held = held_records(connection)
             if held and not replace:
-                raise ConfigError(t("retail.holds", where=source.shown, held=held))
+                raise ConfigError("retail.holds", where=source.shown, held=held)
             for table in (*TABLES, *SAMPLE_TABLES):
                 connection.execute(f"DROP TABLE IF EXISTS {table} CASCADE")
             return fill(
@@ -90,7 +89,9 @@ def import_shop(
     except psycopg.Error as exc:
         log.error("postgres import %s: %s: %s", source.shown, type(exc).__name__, exc)
         reason = "permission denied" if isinstance(exc, psycopg.errors.InsufficientPrivilege) else type(exc).__name__
-        raise ConfigError(t("orders.at", where=source.shown, why=t("orders.import_failed", reason=reason))) from None
+        raise ConfigError(
+            "orders.at", where=source.shown, why=Phrase("orders.import_failed", {"reason": reason})
+        ) from None
     finally:
         connection.close()
 
@@ -112,10 +113,10 @@ class PostgresRetailStore(SqlRetailStore):
             version = connection.execute(f"SELECT version FROM {SCHEMA_TABLE}").fetchone()
         except psycopg.errors.UndefinedTable:
             connection.close()
-            raise ConfigError(t("retail.no_schema", where=source.shown, table=SCHEMA_TABLE, url=source.shown)) from None
+            raise ConfigError("retail.no_schema", where=source.shown, table=SCHEMA_TABLE, url=source.shown) from None
         except psycopg.Error as exc:
             connection.close()
-            raise ConfigError(t("retail.shop_unreadable", source=source.shown, reason=type(exc).__name__)) from None
+            raise ConfigError("retail.shop_unreadable", source=source.shown, reason=type(exc).__name__) from None
         try:
             check_version(source.shown, version)
         except ConfigError:
@@ -159,13 +160,13 @@ class PostgresRetailStore(SqlRetailStore):
             yield from super().export()
 
 
-def held_records(connection: Any) -> str | None:
-    """What the database already holds, in words ("1,000 retail orders"), or None."""
+def held_records(connection: Any) -> Phrase | None:
+    """What the database already holds ("1,000 retail orders"), or None."""
     counts = []
     for table, what in (("retail_orders", "retail.held_retail"), ("orders", "retail.held_sample")):
         if connection.execute("SELECT to_regclass(%s) IS NOT NULL", (table,)).fetchone()[0]:
             count = connection.execute(f"SELECT count(*) FROM {table}").fetchone()[0]
-            counts.append(t(what, count=count))
+            counts.append(Phrase(what, {"count": count}))
     if len(counts) == 2:
-        return t("retail.held_both", first=counts[0], second=counts[1])
+        return Phrase("retail.held_both", {"first": counts[0], "second": counts[1]})
     return counts[0] if counts else None

@@ -6,7 +6,6 @@ orderbot.shops.choice's to say."""
 from __future__ import annotations
 
 from orderbot.errors import ConfigError
-from orderbot.i18n import t
 from orderbot.loop.model import Model
 from orderbot.shops.retail.describe import money
 from orderbot.shops.retail.store import RetailStore
@@ -29,7 +28,7 @@ def check_customer(store: RetailStore, user: str | None) -> None:
     """A --user that names nobody in the shop is a mistake to say before the run, not a
     conversation in which every tool refuses."""
     if user is not None and store.user(user) is None:
-        raise ConfigError(t("retail.no_customer", source=store.source, user=repr(user)))
+        raise ConfigError("retail.no_customer", source=store.source, user=repr(user))
 
 
 _RETURNED = frozenset({"delivered", "return requested", "exchange requested"})

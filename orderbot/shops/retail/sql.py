@@ -44,7 +44,7 @@ from typing import Any, NoReturn
 from pydantic import ValidationError
 
 from orderbot.errors import ToolError
-from orderbot.i18n import t
+from orderbot.loop.model_text import to_model
 from orderbot.shops.retail.data import MAX_ID_CHARS, MAX_TEXT_CHARS, Order, Product, User, Variant, key_of
 from orderbot.shops.retail.data import plain as plain_text  # the check every stored text passed
 from orderbot.shops.retail.store import ShopRecord, Write
@@ -62,10 +62,10 @@ ORDER_COLUMNS = ("order_id", "seq", "user_id", "status", "body")
 TABLE_OF = {Product: "retail_products", User: "retail_users", Order: "retail_orders"}
 KEY_COLUMN = {Product: "product_id", User: "user_id", Order: "order_id"}
 CHANGED = "changed_meanwhile"
-CHANGED_MESSAGE = t("tool_error.changed_meanwhile", lang="en")
-UNAVAILABLE = t("tool_error.shop_db_unavailable", lang="en")
-TIMED_OUT = t("tool_error.shop_db_timed_out", lang="en")
-BUSY = t("tool_error.shop_db_busy", lang="en")
+CHANGED_MESSAGE = to_model("changed_meanwhile")
+UNAVAILABLE = to_model("shop_db_unavailable")
+TIMED_OUT = to_model("shop_db_timed_out")
+BUSY = to_model("shop_db_busy")
 
 
 def tables(key: str) -> list[str]:
@@ -248,7 +248,7 @@ class SqlRetailStore:
         under a write lock, in one order (table, id) so two writers never wait on each
         other in a circle, compared with what the write was computed from, and replaced."""
         if not self.writable:
-            raise ToolError(t("tool_error.shop_read_only", lang="en"), "read_only")
+            raise ToolError(to_model("shop_read_only"), "read_only")
         result = json.dumps(write.result, ensure_ascii=False, allow_nan=False)
         changes = sorted(write.changes, key=lambda change: (TABLE_OF[type(change.new)], key_of(change.new)))
         with self._transaction(timeout) as run:

@@ -19,8 +19,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
-from orderbot.errors import ConfigError, ToolError
-from orderbot.i18n import t
+from orderbot.errors import ConfigError, Phrase, ToolError
 from orderbot.shops.retail.data import Order, Product, User, Variant
 from orderbot.shops.retail.sql import (
     BUSY,
@@ -78,7 +77,7 @@ def import_shop(
     with import_transaction(source.path) as connection:
         held = held_records(connection)
         if held and not replace:
-            raise ConfigError(t("retail.holds", where=source.path, held=held))
+            raise ConfigError("retail.holds", where=source.path, held=held)
         for table in (*TABLES, *SAMPLE_TABLES):
             connection.execute(f"DROP TABLE IF EXISTS {table}")
         return fill(
@@ -105,14 +104,14 @@ class SqliteRetailStore(SqlRetailStore):
         """The store over the database, or over `connection` to it when the caller has one."""
         path = source.path
         if connection is None and not path.is_file():
-            raise ConfigError(t("orders.no_sqlite_database", path=path, file="db.json", url=source.url))
+            raise ConfigError("orders.no_sqlite_database", path=path, file="db.json", url=source.url)
         try:
             connection = connection or connect(path)
             version = connection.execute(f"SELECT version FROM {SCHEMA_TABLE}").fetchone()
         except sqlite3.Error as exc:
             if "no such table" in str(exc):
-                raise ConfigError(t("retail.no_schema", where=path, table=SCHEMA_TABLE, url=source.url)) from None
-            raise ConfigError(t("orders.not_sqlite", path=path, reason=exc)) from None
+                raise ConfigError("retail.no_schema", where=path, table=SCHEMA_TABLE, url=source.url) from None
+            raise ConfigError("orders.not_sqlite", path=path, reason=exc) from None
         check_version(str(path), version)
         connection.execute(f"PRAGMA mmap_size = {MMAP_BYTES}")
         return cls(source, connection, writable=writable)
@@ -178,8 +177,8 @@ class SqliteRetailStore(SqlRetailStore):
 
 def check_version(where: str, row) -> None:
     if row is None or row[0] != SCHEMA_VERSION:
-        found = t("orders.schema_none") if row is None else row[0]
-        raise ConfigError(t("retail.schema_version", where=where, found=found, reads=SCHEMA_VERSION))
+        found = Phrase("orders.schema_none") if row is None else row[0]
+        raise ConfigError("retail.schema_version", where=where, found=found, reads=SCHEMA_VERSION)
 
 
 def tool_error(exc: sqlite3.Error, path: Path) -> ToolError:
@@ -192,15 +191,15 @@ def tool_error(exc: sqlite3.Error, path: Path) -> ToolError:
     return ToolError(UNAVAILABLE, "store_unavailable")
 
 
-def held_records(connection: sqlite3.Connection) -> str | None:
-    """What the database already holds, in words ("1,000 retail orders"), or None."""
+def held_records(connection: sqlite3.Connection) -> Phrase | None:
+    """What the database already holds ("1,000 retail orders"), or None."""
     counts = []
     for table, what in (("retail_orders", "retail.held_retail"), ("orders", "retail.held_sample")):
         try:
             count = connection.execute(f"SELECT count(*) FROM {table}").fetchone()[0]
         except sqlite3.OperationalError:
             continue
-        counts.append(t(what, count=count))
+        counts.append(Phrase(what, {"count": count}))
     if len(counts) == 2:
-        return t("retail.held_both", first=counts[0], second=counts[1])
+        return Phrase("retail.held_both", {"first": counts[0], "second": counts[1]})
     return counts[0] if counts else None

@@ -19,7 +19,6 @@ from typing import Any, NoReturn
 from pydantic import ValidationError
 
 from orderbot.errors import OrdersFileError
-from orderbot.i18n import t
 from orderbot.shops.retail.data import MAX_ID_CHARS, SECTIONS, Order, Product, User, key_of
 from orderbot.shops.retail.jsonstore import LEDGER, parse
 from orderbot.shops.sample.stores.jsonfile import read_file
@@ -133,7 +132,7 @@ def shop_records(path: Path, ledger: dict[str, Any] | None = None) -> Iterator[P
             if kind is None:
                 raise StreamError(f"unknown section {section!r}")
             if key in seen[section]:
-                raise OrdersFileError(t("retail.repeated_key", path=path, section=section, key=key[:MAX_ID_CHARS]))
+                raise OrdersFileError("retail.repeated_key", path=path, section=section, key=key[:MAX_ID_CHARS])
             seen[section].add(key)
             record = kind.model_validate(value)
             if key_of(record) != key or not _keys_match(record):
@@ -146,7 +145,7 @@ def shop_records(path: Path, ledger: dict[str, Any] | None = None) -> Iterator[P
 def refuse_as_the_json_store(path: Path) -> NoReturn:
     """Raise the JSON store's own refusal of the file (it reads the file whole to say it)."""
     parse(path, read_file(path)[0])
-    raise OrdersFileError(t("retail.not_tau2", path=path))
+    raise OrdersFileError("retail.not_tau2", path=path)
 
 
 def missing_user(path: Path, order_id: str) -> NoReturn:

@@ -26,15 +26,15 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from orderbot.errors import ToolError
-from orderbot.i18n import t
+from orderbot.errors import Phrase, ToolError
+from orderbot.loop.model_text import to_model
 from orderbot.loop.tools import HandedOff, SignedIn, Tool, ToolContext
 from orderbot.shops.retail import actions, describe
 from orderbot.shops.retail.data import Address, Order, PlainId, PlainText, Product, User, Variant
 from orderbot.shops.retail.store import RetailStore, Write
 
-READ_ONLY = t("tool_error.shop_read_only", lang="en")
-NOT_IN_SHOP = t("tool_error.not_in_shop", lang="en")
+READ_ONLY = to_model("shop_read_only")
+NOT_IN_SHOP = to_model("not_in_shop")
 MAX_ITEMS = 50  # items one call may change
 POLICY = Path(__file__).with_name("policy.md")  # tau2's retail policy (policy.LICENSE beside it)
 
@@ -219,7 +219,7 @@ def retail_tools(store: RetailStore) -> list[Tool]:
         return actions.calculate(args.expression)
 
     def transfer_to_human_agents(args: TransferArgs, ctx: ToolContext) -> HandedOff:
-        return HandedOff(args.summary, "Transfer successful")
+        return HandedOff(args.summary, to_model("transferred"))
 
     # ---- writes: each planned from the records as they are now -----------------------------
 
@@ -260,7 +260,7 @@ def retail_tools(store: RetailStore) -> list[Tool]:
         description: str,
         args: type[BaseModel],
         plan: Callable[[Any, ToolContext], Write],
-        show: Callable[[Write, Any, ToolContext], str],
+        show: Callable[[Write, Any, ToolContext], Phrase],
     ) -> Tool:
         """A write: `plan` refuses what the policy forbids, before anyone is asked (check);
         the approval shows `show`; once approved, the write is planned again from the records
@@ -274,7 +274,7 @@ def retail_tools(store: RetailStore) -> list[Tool]:
         def run(arguments, ctx: ToolContext) -> Any:
             return store.apply(plan(arguments, ctx), call_key(ctx), timeout=left(ctx))
 
-        def describe_call(arguments, ctx: ToolContext) -> str:
+        def describe_call(arguments, ctx: ToolContext) -> Phrase:
             return show(plan(arguments, ctx), arguments, ctx)
 
         return Tool(

@@ -20,7 +20,6 @@ from typing import Any
 
 from orderbot.atomic import atomic_writer
 from orderbot.errors import ConfigError
-from orderbot.i18n import t
 from orderbot.shops.choice import database_type
 from orderbot.shops.retail.data import SECTION_OF, write_document
 from orderbot.shops.retail.store import RetailStore, ShopRecord
@@ -46,7 +45,7 @@ def import_file(
 def export_shop(store: RetailStore, path: Path, *, source: str) -> dict[str, int]:
     """Write the whole shop to `path` in tau2's shape, atomically: how many of each record."""
     if path.exists() and _same_file(path, source):
-        raise ConfigError(t("retail.export_onto_source", path=path))
+        raise ConfigError("retail.export_onto_source", path=path)
     counted: Counter[str] = Counter()
     try:
         with atomic_writer(path) as handle:
@@ -55,7 +54,7 @@ def export_shop(store: RetailStore, path: Path, *, source: str) -> dict[str, int
             out.flush()
             out.detach()  # the atomic writer closes the file itself, after its fsync
     except OSError as exc:
-        raise ConfigError(t("retail.export_unwritable", path=path, reason=exc.strerror or exc)) from None
+        raise ConfigError("retail.export_unwritable", path=path, reason=exc.strerror or exc) from None
     return {section: counted[section] for section in ("products", "users", "orders")}
 
 

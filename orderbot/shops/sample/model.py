@@ -12,7 +12,7 @@ from pydantic import ConfigDict, Field, TypeAdapter
 from pydantic.dataclasses import dataclass
 
 from orderbot.errors import ToolError
-from orderbot.i18n import t
+from orderbot.loop.model_text import to_model
 
 Status = Literal["待付款", "处理中", "已发货", "已签收", "已取消", "退款中", "已退款"]
 STATUSES: frozenset[str] = frozenset(get_args(Status))
@@ -49,10 +49,10 @@ MAX_REASON_CHARS = 200
 
 # One message for "someone else's order" and "no such order": a refusal must not tell a
 # stranger whether an order id exists.
-NO_ACCESS = t("tool_error.no_access", lang="en")
+NO_ACCESS = to_model("no_access")
 
 
-READ_ONLY = t("tool_error.sample_read_only", lang="en")
+READ_ONLY = to_model("sample_read_only")
 
 
 CURRENCY_SYMBOLS = {"CNY": "¥"}
@@ -167,7 +167,7 @@ def ensure_cancellable(order: Order) -> None:
     if order.status not in CANCELLABLE:
         allowed = " or ".join(sorted(CANCELLABLE))
         raise ToolError(
-            t("tool_error.not_cancellable", lang="en", order_id=order.order_id, status=order.status, allowed=allowed),
+            to_model("not_cancellable", order_id=order.order_id, status=order.status, allowed=allowed),
             "not_cancellable",
         )
 

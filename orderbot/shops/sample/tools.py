@@ -20,8 +20,8 @@ from typing import TYPE_CHECKING, Annotated
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
-from orderbot.errors import ToolError
-from orderbot.i18n import t
+from orderbot.errors import Phrase, ToolError
+from orderbot.loop.model_text import to_model
 from orderbot.loop.tools import Tool, ToolContext
 from orderbot.shops.sample.model import (
     MAX_LISTED,
@@ -135,7 +135,7 @@ def order_tools(store: Store) -> list[Tool]:
 
     def list_my_orders(args: NoArgs, ctx: ToolContext) -> dict:
         if ctx.user is None:
-            raise ToolError(t("tool_error.sign_in", lang="en"), "sign_in_required")
+            raise ToolError(to_model("sign_in"), "sign_in_required")
         newest = store.list_orders(ctx.user, limit=MAX_LISTED + 1, timeout=time_left(ctx))
         return {"orders": [order_summary(order) for order in newest[:MAX_LISTED]], "more": len(newest) > MAX_LISTED}
 
@@ -148,12 +148,14 @@ def order_tools(store: Store) -> list[Tool]:
         if not store.writable:
             raise ToolError(READ_ONLY, "read_only")
 
-    def describe_cancel(args: CancelArgs, ctx: ToolContext) -> str:
+    def describe_cancel(args: CancelArgs, ctx: ToolContext) -> Phrase:
         order = store.get(args.order_id, timeout=time_left(ctx))
         if order is None:
-            return t("approve.cancel_unknown", order_id=args.order_id, reason=args.reason)
+            return Phrase("approve.cancel_unknown", {"order_id": args.order_id, "reason": args.reason})
         total = format_money(order.total, order.currency)
-        return t("approve.cancel", order_id=args.order_id, status=order.status, total=total, reason=args.reason)
+        return Phrase(
+            "approve.cancel", {"order_id": args.order_id, "status": order.status, "total": total, "reason": args.reason}
+        )
 
     def cancel_order(args: CancelArgs, ctx: ToolContext) -> dict:
         return store.cancel(args.order_id, args.reason, cancel_key(ctx), user=ctx.user, timeout=time_left(ctx))

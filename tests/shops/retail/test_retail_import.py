@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 from retailkit import DB, import_into, open_retail
+from saying import raises
 
 from orderbot.errors import ConfigError, OrdersFileError
 from orderbot.shops.retail import data, stream
@@ -88,7 +89,7 @@ def test_a_refused_import_says_what_the_json_store_says_and_writes_nothing(tmp_p
     if empty_target.kind == "sqlite":
         assert list(tmp_path.glob("new.db*")) == []  # no file left behind
     else:
-        with pytest.raises(ConfigError, match="holds no retail shop"):
+        with raises(ConfigError, match="holds no retail shop"):
             open_retail(empty_target)
 
 
@@ -99,7 +100,7 @@ def test_a_key_twice_in_a_section_is_refused(tmp_path, empty_target):
                         + json.dumps(DOCUMENT["users"][first_user]) + ",", 1)  # fmt: skip
     path = tmp_path / "twice.json"
     path.write_text(twice, encoding="utf-8")
-    with pytest.raises(OrdersFileError, match=f"users.{first_user}: this id appears twice"):
+    with raises(OrdersFileError, match=f"users.{first_user}: this id appears twice"):
         import_into(empty_target, path)
 
 
@@ -110,7 +111,7 @@ def test_a_database_holding_a_shop_is_replaced_only_when_asked(retail_db, tmp_pa
         for key, user in DOCUMENT["users"].items()
     }
     path = written(tmp_path, smaller)
-    with pytest.raises(ConfigError, match="already holds 1,000 retail orders; pass --replace"):
+    with raises(ConfigError, match="already holds 1,000 retail orders; pass --replace"):
         import_into(retail_db.source, path)
     assert retail_db.open().count() == 1000
     assert import_into(retail_db.source, path, replace=True) == {"products": 50, "users": 500, "orders": 10}

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 from clikit import cli
 from retailkit import DB
+from saying import english
 from shopkit import PASSWORD
 
 from orderbot.errors import OrdersFileError
@@ -92,7 +93,7 @@ def test_a_hostile_id_is_refused_as_the_json_store_refuses_it_and_nothing_is_lef
     line = imported.output.strip()
     assert f"products.{product['product_id']}.variants.{variant_id}.item_id" in line
     assert "\x00" not in line and len(line.splitlines()) == 1
-    assert line.endswith(": " + str(as_json_store.value))  # the very sentence `--orders bad.json` gives
+    assert line.endswith(": " + english(as_json_store.value))  # the very sentence `--orders bad.json` gives
     assert list(tmp_path.glob("new.db*")) == []
 
 

@@ -9,6 +9,7 @@ import json
 from pathlib import Path
 
 import pytest
+from saying import raises
 
 from orderbot.errors import OrdersFileError
 from orderbot.shops.retail import actions, data
@@ -85,5 +86,5 @@ def test_a_broken_file_is_refused_with_its_own_name_every_time(tmp_path: Path) -
     broken = tmp_path / "broken.json"
     broken.write_bytes(good.read_bytes().replace(b'"price": ', b'"price": "x", "p": ', 1))
     for _ in range(2):
-        with pytest.raises(OrdersFileError, match="broken.json"):
+        with raises(OrdersFileError, match="broken.json"):
             JsonShopStore.load(broken)

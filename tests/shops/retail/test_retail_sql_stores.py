@@ -11,6 +11,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 from retailkit import DB, open_retail
+from saying import raises
 
 from orderbot.errors import ConfigError, ToolError
 from orderbot.shops.retail import data
@@ -187,7 +188,7 @@ def test_an_unknown_schema_version_is_refused(retail_db):
     store = retail_db.open()
     with store._transaction(None) as run:
         run("UPDATE retail_schema SET version = ?", (99,))
-    with pytest.raises(ConfigError, match="retail shop schema version 99, and this orderbot reads version 1"):
+    with raises(ConfigError, match="retail shop schema version 99, and this orderbot reads version 1"):
         open_retail(retail_db.source)
 
 

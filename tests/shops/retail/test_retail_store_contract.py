@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 from retailkit import import_into, open_retail
+from saying import raises
 
 from orderbot.errors import ToolError
 from orderbot.shops.retail import actions, data
@@ -265,5 +266,5 @@ def test_a_broken_ledger_is_a_clear_error(tmp_path: Path) -> None:
 
     path = tmp_path / "shop.json"
     path.write_text(json.dumps({**ORIGINAL, LEDGER: []}))
-    with pytest.raises(OrdersFileError, match="orderbot_applied_calls: Input should be an object"):
+    with raises(OrdersFileError, match="orderbot_applied_calls: input should be an object"):
         JsonShopStore.load(path)

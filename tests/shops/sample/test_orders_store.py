@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
+from saying import english, raises
 
 from orderbot.errors import OrdersFileError
 from orderbot.shops.sample.model import SAMPLE_PATH
@@ -33,7 +34,7 @@ def test_sample_loads_and_matches_the_top_level_copy():
 
 
 def test_missing_file(tmp_path):
-    with pytest.raises(OrdersFileError, match=r"nowhere\.json: no such file"):
+    with raises(OrdersFileError, match=r"nowhere\.json: no such file"):
         JsonStore.load(tmp_path / "nowhere.json")
 
 
@@ -41,19 +42,19 @@ def test_not_json_names_line_and_column(tmp_path):
     path = write(tmp_path, '{"orders": [\n  {"order_id": "ORD-1",}\n]}')
     with pytest.raises(OrdersFileError) as info:
         JsonStore.load(path)
-    message = str(info.value)
+    message = english(info.value)
     assert str(path) in message and "not valid JSON" in message and "line 2" in message
 
 
 @pytest.mark.parametrize("content", ["[]", '{"order": []}', '{"orders": {}}', '"orders"'])
 def test_wrong_shape(tmp_path, content):
-    with pytest.raises(OrdersFileError, match=r"expected .*orders"):
+    with raises(OrdersFileError, match=r"expected .*orders"):
         JsonStore.load(write(tmp_path, content))
 
 
 def test_duplicate_id(tmp_path):
     data = {"orders": [SAMPLE["orders"][0], SAMPLE["orders"][1], SAMPLE["orders"][0]]}
-    with pytest.raises(OrdersFileError, match=r"order #3 repeats the id ORD-1001"):
+    with raises(OrdersFileError, match=r"order #3 repeats the id ORD-1001"):
         JsonStore.load(write(tmp_path, data))
 
 
@@ -62,12 +63,12 @@ def test_bad_field_names_the_order_and_field(tmp_path):
     data = {"orders": [SAMPLE["orders"][0], broken]}
     with pytest.raises(OrdersFileError) as info:
         JsonStore.load(write(tmp_path, data))
-    message = str(info.value)
+    message = english(info.value)
     assert "order #2 (ORD-1002)" in message and "field total" in message
     assert "\n" not in message
 
 
 def test_unknown_status_is_a_bad_field(tmp_path):
     data = {"orders": [dict(SAMPLE["orders"][0], status="shipped")]}
-    with pytest.raises(OrdersFileError, match=r"order #1 \(ORD-1001\), field status"):
+    with raises(OrdersFileError, match=r"order #1 \(ORD-1001\), field status"):
         JsonStore.load(write(tmp_path, data))

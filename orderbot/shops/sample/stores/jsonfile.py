@@ -24,8 +24,8 @@ from pydantic import ValidationError
 from pydantic_core import to_json
 
 from orderbot.atomic import atomic_write, target
-from orderbot.errors import OrdersFileError, ToolError
-from orderbot.i18n import t
+from orderbot.errors import OrdersFileError, Phrase, ToolError
+from orderbot.loop.model_text import to_model
 from orderbot.shops.sample.model import (
     CANCELLED,
     EXPECTED,
@@ -41,7 +41,7 @@ from orderbot.shops.sample.model import (
     newest_first,
 )
 from orderbot.shops.sample.stores.jsonedit import set_fields
-from orderbot.text import invalid_json, more_problems, pydantic_said
+from orderbot.text import invalid_json, more_problems, validation_phrase
 
 if TYPE_CHECKING:
     from orderbot.shops.source import Source
@@ -135,8 +135,8 @@ class JsonStore:
             self.path,
             lock_timeout=self.lock_timeout,
             doing=f"cancel {order_id}",
-            busy="the orders file is busy with another change; nothing was changed, try again",
-            unreadable="the orders file cannot be read right now; nothing was changed",
+            busy=to_model("orders_file_busy"),
+            unreadable=to_model("orders_file_unreadable"),
         ) as (raw, signature):
             orders = self.orders if signature == self._signature else parse_orders(self.path, raw)
             order = orders.get(order_id)
@@ -186,7 +186,7 @@ def locked_write(
         raise ToolError(unreadable, "store_unavailable") from None
     except OSError:
         log.exception("%s: writing %s failed", doing, path)
-        raise ToolError(t("tool_error.write_failed", lang="en"), "write_failed") from None
+        raise ToolError(to_model("write_failed"), "write_failed") from None
 
 
 def read_file(path: Path) -> tuple[bytes, tuple]:
@@ -195,9 +195,9 @@ def read_file(path: Path) -> tuple[bytes, tuple]:
         with path.open("rb") as handle:
             return handle.read(), signature_of(os.fstat(handle.fileno()))
     except FileNotFoundError:
-        raise OrdersFileError(t("orders.no_such_file", path=path)) from None
+        raise OrdersFileError("orders.no_such_file", path=path) from None
     except OSError as exc:
-        raise OrdersFileError(t("orders.unreadable", path=path, reason=exc.strerror or exc)) from None
+        raise OrdersFileError("orders.unreadable", path=path, reason=exc.strerror or exc) from None
 
 
 def signature_of(stat: os.stat_result) -> tuple:
@@ -258,7 +258,7 @@ def parse_orders(path: Path | str, raw: bytes) -> dict[str, Order]:
             seen: set[str] = set()
             for index, order in enumerate(parsed.orders):
                 if order.order_id in seen:
-                    raise OrdersFileError(t("orders.repeated_id", path=path, number=index + 1, order_id=order.order_id))
+                    raise OrdersFileError("orders.repeated_id", path=path, number=index + 1, order_id=order.order_id)
                 seen.add(order.order_id)
         del parsed
         if len(orders) >= FREEZE_AT:
@@ -269,38 +269,43 @@ def parse_orders(path: Path | str, raw: bytes) -> dict[str, Order]:
             gc.enable()
 
 
-def describe_load_error(path: Path | str, raw: bytes, exc: ValidationError) -> str:
+def describe_load_error(path: Path | str, raw: bytes, exc: ValidationError) -> Phrase:
     """One line naming the file, the place and what was expected."""
     first = exc.errors(include_url=False)[0]
     more = more_problems(exc)
     not_json = invalid_json(exc)
     if not_json is not None:
-        return t("error.not_json", path=path, error=not_json)
+        return Phrase("error.not_json", {"path": path, "error": not_json})
     loc = first["loc"]
     if not loc:
-        return t("orders.not_an_object", path=path, error=pydantic_said(first, first["msg"].lower()), more=more)
+        return Phrase("orders.not_an_object", {"path": path, "error": validation_phrase(first), "more": more})
     if loc[0] != "orders" or len(loc) == 1:
         where = ".".join(map(str, loc))
-        return t("orders.not_a_list", path=path, where=where, error=pydantic_said(first, first["msg"]), more=more)
+        return Phrase(
+            "orders.not_a_list",
+            {"path": path, "where": where, "error": validation_phrase(first), "more": more},
+        )
     index = loc[1]
     where = "orders"  # the key itself: no order to name
     if isinstance(index, int):
-        where = t("orders.where_order", number=index + 1)
+        where = Phrase("orders.where_order", {"number": index + 1})
         # Only on this error path do we parse again, to name the order by its id.
         try:
             order_id = json.loads(raw)["orders"][index].get("order_id")
         except Exception:  # noqa: BLE001 - naming the order is a courtesy
             order_id = None
         if isinstance(order_id, str):
-            where = t("orders.where_order_id", number=index + 1, order_id=order_id[:32])
-    field = ".".join(map(str, loc[2:])) or t("orders.the_order_itself")
-    return t("orders.bad_field", path=path, where=where, field=field, error=_expected(first), more=more)
+            where = Phrase("orders.where_order_id", {"number": index + 1, "order_id": order_id[:32]})
+    field = ".".join(map(str, loc[2:])) or Phrase("orders.the_order_itself")
+    return Phrase(
+        "orders.bad_field", {"path": path, "where": where, "field": field, "error": _expected(first), "more": more}
+    )
 
 
-def _expected(error: dict) -> str:
+def _expected(error: dict) -> Phrase:
     """pydantic's message, or what the field expects in words where pydantic would quote a regex."""
     if error["type"] == "string_pattern_mismatch":
         expected = EXPECTED.get(error.get("ctx", {}).get("pattern"))
         if expected is not None:
-            return t(expected)
-    return pydantic_said(error, error["msg"])
+            return Phrase(expected)
+    return validation_phrase(error)

@@ -13,8 +13,8 @@ import logging
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from orderbot.errors import ConfigError
-from orderbot.i18n import t
+from orderbot.errors import ConfigError, Phrase
+from orderbot.loop.model_text import to_model
 from orderbot.shops.postgres_access import connect, copy_rows, limit_statements, load_psycopg, native_sql, tool_errors
 from orderbot.shops.sample.model import Order
 from orderbot.shops.sample.stores.sql import (
@@ -36,8 +36,8 @@ if TYPE_CHECKING:  # annotations only: a store module imports nothing it does no
 log = logging.getLogger("orderbot")
 
 CHUNK = 10_000  # orders per COPY round during an import (and per progress report)
-TIMED_OUT = t("tool_error.orders_db_timed_out", lang="en")
-UNAVAILABLE = t("tool_error.orders_db_unavailable", lang="en")
+TIMED_OUT = to_model("orders_db_timed_out")
+UNAVAILABLE = to_model("orders_db_unavailable")
 
 
 def import_orders(
@@ -59,10 +59,10 @@ def import_orders(
             if connection.execute("SELECT to_regclass('orders') IS NOT NULL").fetchone()[0]:
                 held = connection.execute("SELECT count(*) FROM orders").fetchone()[0]
                 if held and not replace:
-                    raise ConfigError(t("orders.holds_orders", where=source.shown, held=held))
+                    raise ConfigError("orders.holds_orders", where=source.shown, held=held)
             found = [t for t in other_tables if connection.execute("SELECT to_regclass(%s)", (t,)).fetchone()[0]]
             if found and not replace:
-                raise ConfigError(t("orders.holds_other_shop", where=source.shown, table=found[0]))
+                raise ConfigError("orders.holds_other_shop", where=source.shown, table=found[0])
             for table in (*TABLES, *other_tables):
                 connection.execute(f"DROP TABLE IF EXISTS {table} CASCADE")
             for statement in tables("DOUBLE PRECISION", 'TEXT COLLATE "C"'):
@@ -84,7 +84,7 @@ def import_orders(
     except psycopg.Error as exc:
         log.error("postgres import %s: %s: %s", source.shown, type(exc).__name__, exc)
         why = _why_import_failed(exc, source, committing=committing)
-        raise ConfigError(t("orders.at", where=source.shown, why=why)) from None
+        raise ConfigError("orders.at", where=source.shown, why=why) from None
     finally:
         connection.close()
 
@@ -104,10 +104,10 @@ class PostgresStore(SqlStore):
             version = connection.execute("SELECT version FROM schema_version").fetchone()
         except psycopg.errors.UndefinedTable:
             connection.close()
-            raise ConfigError(t("orders.no_schema", where=source.shown, url=source.shown)) from None
+            raise ConfigError("orders.no_schema", where=source.shown, url=source.shown) from None
         except psycopg.Error as exc:
             connection.close()
-            raise ConfigError(t("orders.cannot_read", source=source.shown, reason=type(exc).__name__)) from None
+            raise ConfigError("orders.cannot_read", source=source.shown, reason=type(exc).__name__) from None
         check_version(source.shown, version)
         return cls(source, connection, writable=writable)
 
@@ -139,9 +139,9 @@ def _why_import_failed(exc: Exception, source: Source, *, committing: bool) -> s
     psycopg = load_psycopg()
     lost = isinstance(exc, psycopg.OperationalError)  # the server went away or shut the connection
     if lost and committing:
-        return t("orders.import_lost_at_commit", target=source.shown)
+        return Phrase("orders.import_lost_at_commit", {"target": source.shown})
     if lost:
-        return t("orders.import_lost")
+        return Phrase("orders.import_lost")
     if isinstance(exc, psycopg.errors.InsufficientPrivilege):
-        return t("orders.import_failed", reason="permission denied")
-    return t("orders.import_failed", reason=type(exc).__name__)
+        return Phrase("orders.import_failed", {"reason": "permission denied"})
+    return Phrase("orders.import_failed", {"reason": type(exc).__name__})

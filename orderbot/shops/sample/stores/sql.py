@@ -21,7 +21,7 @@ from itertools import groupby, islice
 from pydantic import TypeAdapter, ValidationError
 
 from orderbot.errors import ToolError
-from orderbot.i18n import t
+from orderbot.loop.model_text import to_model
 from orderbot.shops.sample.model import (
     CANCELLABLE,
     CANCELLED,
@@ -40,7 +40,7 @@ from orderbot.shops.sample.model import (
 log = logging.getLogger("orderbot")
 
 SCHEMA_VERSION = 1
-UNAVAILABLE = t("tool_error.orders_db_unavailable", lang="en")
+UNAVAILABLE = to_model("orders_db_unavailable")
 TIMESTAMP = TypeAdapter(datetime)
 TABLES = ("line_items", "shipping", "orders", "schema_version")  # the order to drop them in
 ORDER_COLUMNS = (
@@ -241,4 +241,4 @@ class SqlStore:
         if changed == 1 or order.cancelled_by == call_id:
             return cancel_result(order)  # a repeat of the call that did it: the same answer
         ensure_cancellable(order)
-        raise ToolError(f"order {order_id} changed while it was being cancelled; nothing was changed", "conflict")
+        raise ToolError(to_model("order_changed", order_id=order_id), "conflict")

@@ -15,8 +15,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 from urllib.parse import quote
 
-from orderbot.errors import ConfigError, ToolError
-from orderbot.i18n import t
+from orderbot.errors import ConfigError, Phrase, ToolError
+from orderbot.loop.model_text import to_model
 from orderbot.shops.sample.model import Order
 from orderbot.shops.sample.stores.sql import INDEXES, ORDER_COLUMNS, SCHEMA_VERSION, TABLES, SqlStore, chunks, tables
 
@@ -71,14 +71,14 @@ class SqliteStore(SqlStore):
         """The store over the database, or over `connection` to it when the caller has one."""
         path = source.path
         if connection is None and not path.is_file():
-            raise ConfigError(t("orders.no_sqlite_database", path=path, file="orders.json", url=source.url))
+            raise ConfigError("orders.no_sqlite_database", path=path, file="orders.json", url=source.url)
         try:
             connection = connection or connect(path)
             version = connection.execute("SELECT version FROM schema_version").fetchone()
         except sqlite3.Error as exc:
             if "no such table" in str(exc):
-                raise ConfigError(t("orders.no_schema", where=path, url=source.url)) from None
-            raise ConfigError(t("orders.not_sqlite", path=path, reason=exc)) from None
+                raise ConfigError("orders.no_schema", where=path, url=source.url) from None
+            raise ConfigError("orders.not_sqlite", path=path, reason=exc) from None
         check_version(str(path), version)
         return cls(source, connection, writable=writable)
 
@@ -102,15 +102,15 @@ class SqliteStore(SqlStore):
 
 def check_version(where: str, row: Sequence | None) -> None:
     if row is None or row[0] != SCHEMA_VERSION:
-        found = t("orders.schema_none") if row is None else row[0]
-        raise ConfigError(t("orders.schema_version", where=where, found=found, reads=SCHEMA_VERSION))
+        found = Phrase("orders.schema_none") if row is None else row[0]
+        raise ConfigError("orders.schema_version", where=where, found=found, reads=SCHEMA_VERSION)
 
 
 def _tool_error(exc: sqlite3.Error, path: Path) -> ToolError:
     if "locked" in str(exc) or "busy" in str(exc):
-        return ToolError(t("tool_error.orders_db_busy", lang="en"), "busy")
+        return ToolError(to_model("orders_db_busy"), "busy")
     log.error("sqlite %s: %s", path, exc)
-    return ToolError(t("tool_error.orders_db_unavailable", lang="en"), "store_unavailable")
+    return ToolError(to_model("orders_db_unavailable"), "store_unavailable")
 
 
 @contextmanager
@@ -143,7 +143,7 @@ def import_transaction(path: Path) -> Iterator[sqlite3.Connection]:
                 with suppress(OSError):
                     leftover.unlink()
         if isinstance(exc, sqlite3.Error):
-            raise ConfigError(t("orders.at", where=path, why=t("orders.import_failed", reason=exc))) from None
+            raise ConfigError("orders.at", where=path, why=Phrase("orders.import_failed", {"reason": exc})) from None
         raise
 
 
@@ -159,10 +159,10 @@ def _write(
 ) -> int:
     held = existing_orders(connection)
     if held and not replace:
-        raise ConfigError(t("orders.holds_orders", where=where, held=held))
+        raise ConfigError("orders.holds_orders", where=where, held=held)
     found = [name for name in other_tables if _has_table(connection, name)]
     if found and not replace:
-        raise ConfigError(t("orders.holds_other_shop", where=where, table=found[0]))
+        raise ConfigError("orders.holds_other_shop", where=where, table=found[0])
     for table in (*TABLES, *other_tables):
         connection.execute(f"DROP TABLE IF EXISTS {table}")
     for statement in tables("REAL", "TEXT"):
