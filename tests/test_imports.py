@@ -184,8 +184,21 @@ def broken(contract: str) -> str:
 
 
 def test_no_module_imports_from_a_floor_above_its_own():
-    """The floors drawn in docs/architecture.md, bottom to top from i18n to cli."""
+    """The floors drawn in docs/architecture.md, bottom to top from language to cli."""
     assert broken("floors") == ""
+
+
+def test_only_the_floors_that_speak_to_people_may_import_the_words():
+    """The catalogue (orderbot.i18n) stands just under the screen: the loop, the runs, the
+    shops, the models, the answers, the runner, the settings and the helpers below keep codes
+    and values, and no module of theirs imports it, not even lazily or for a type. The floors
+    pin it; this says which floors those are, so that moving the catalogue down fails here."""
+    layers = floors()
+    speaking = layers[: layers.index("orderbot.i18n") + 1]
+    assert speaking == ["orderbot.cli", "orderbot.commands", "orderbot.mcp", "orderbot.ui", "orderbot.i18n"]
+    below = [name for name in MODULES if not any(name == f or name.startswith(f + ".") for f in speaking)]
+    importing = [name for name in below if any(n.startswith("orderbot.i18n") for n in imports_of(MODULES[name]))]
+    assert below and not importing, importing
 
 
 def test_no_module_outside_the_shops_and_the_commands_imports_a_particular_shop():

@@ -27,6 +27,8 @@ This module has no I/O and imports nothing heavy: `--help` may use it.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from orderbot.errors import Phrase
 from orderbot.i18n.catalogue import MESSAGES
 from orderbot.language import (  # noqa: F401 - the language is chosen there; the screen asks here
@@ -56,22 +58,31 @@ def say(said: object, /, lang: str | None = None) -> str:
     the catalogue lacks is shown as `otherwise`, else as it is. Anything that is not a phrase
     is shown as `str()` gives it."""
     phrase = getattr(said, "phrase", said)
-    if not isinstance(phrase, Phrase):
+    if not _is_phrase(phrase):
         return str(said)
     lang = lang or language()
+    otherwise = getattr(phrase, "otherwise", None)
     texts = MESSAGES.get(phrase.id)
-    if texts is None or (lang == "en" and phrase.otherwise is not None):  # another library's own English, as it is
-        return phrase.otherwise if phrase.otherwise is not None else phrase.id
+    if texts is None or (lang == "en" and otherwise is not None):  # another library's own English, as it is
+        return otherwise if otherwise is not None else phrase.id
     if phrase.id.startswith("count."):
         return counted(int(phrase.params.get("count", 0)), phrase.id.removeprefix("count."), lang)
     try:
         return texts[lang].format(**{name: _said(value, lang) for name, value in phrase.params.items()})
     except (KeyError, IndexError, ValueError):  # values an older sentence had (a record's) and this one lacks
-        return phrase.otherwise if phrase.otherwise is not None else str(phrase)
+        return otherwise if otherwise is not None else str(phrase)
+
+
+def _is_phrase(value: object) -> bool:
+    """A Phrase, or a value of the same shape (an id and its values) a module keeps as its own
+    (the audit check's Problem)."""
+    return isinstance(value, Phrase) or (
+        isinstance(getattr(value, "id", None), str) and isinstance(getattr(value, "params", None), Mapping)
+    )
 
 
 def _said(value: object, lang: str) -> object:
-    if isinstance(value, Phrase) or isinstance(getattr(value, "phrase", None), Phrase):  # an error of orderbot's
+    if _is_phrase(value) or _is_phrase(getattr(value, "phrase", None)):  # a phrase, or an error of orderbot's
         return say(value, lang)
     if isinstance(value, list | tuple):  # a list (of phrases): each said, joined
         return MESSAGES["list.separator"][lang].join(str(_said(item, lang)) for item in value)
