@@ -4,8 +4,10 @@ and answer, rebuilt from its record), `orderbot runs export ID` (its record as J
 
 from __future__ import annotations
 
+import contextlib
 import sys
 import time
+from collections.abc import Iterator
 from itertools import islice
 from pathlib import Path
 from typing import Annotated
@@ -21,6 +23,7 @@ from orderbot.i18n import say, t
 from orderbot.loop.engine import Limits
 from orderbot.loop.limits import SPEC_OF, StopReason
 from orderbot.runner import result_of
+from orderbot.runs.base import BaseRunStore
 from orderbot.settings import load_settings
 from orderbot.shops.session import shop_named
 from orderbot.ui.escape import json_text  # --json: valid JSON, no raw controls
@@ -81,14 +84,11 @@ def list_runs(
             raise UsageError(t("error.bad_stop_reason", value=stop_reason, valid=valid))
         if search is not None and not search.strip():
             raise UsageError(t("error.search_empty"))
-        store = _store(state_dir, runs)
-        try:
+        with _opened(state_dir, runs) as store:
             rows = store.summaries(user=user, status=stop_reason)
             if search is not None:
                 rows = (row for row in rows if mentions(store, row, search.strip().casefold()))
             rows = list(islice(rows, limit))
-        finally:
-            store.close()
         if json_out:
             sys.stdout.write(json_text([r.as_dict() for r in rows]) + "\n")
             return
@@ -130,13 +130,10 @@ def show(
     state_dir: StateDir = None,
 ) -> None:
     with errors_to_exit_codes():
-        store = _store(state_dir, runs)
-        try:
+        with _opened(state_dir, runs) as store:
             full = store.resolve(run_id)
             record = store.load(full, allow_altered=True)  # shown, marked; never resumed or replayed
             document = store.document(full) if json_out else None
-        finally:
-            store.close()
         if json_out:
             sys.stdout.write(json_text(document) + "\n")
             return
@@ -166,13 +163,10 @@ def export(
     state_dir: StateDir = None,
 ) -> None:
     with errors_to_exit_codes():
-        store = _store(state_dir, runs)
-        try:
+        with _opened(state_dir, runs) as store:
             full = store.resolve(run_id)
             raw = store.export(full)
             document = store.document(full) if output is None and sys.stdout.isatty() else None
-        finally:
-            store.close()
         if output is not None:
             write_private(output, raw)
         elif document is not None:  # a terminal: shown as --json shows text from outside, escaped
@@ -208,11 +202,8 @@ def prune(
     state_dir: StateDir = None,
 ) -> None:
     with errors_to_exit_codes():
-        store = _store(state_dir, runs)
-        try:
+        with _opened(state_dir, runs) as store:
             count = store.prune_older(older_than, now=time.time())
-        finally:
-            store.close()
         if json_out:
             sys.stdout.write(json_text({"pruned": count, "older_than_days": older_than}) + "\n")
             return
@@ -275,5 +266,12 @@ def print_record(console, record, *, trace: bool = False, runs: str | None = Non
     print_outcome(console, result_of(state, shop.vocabulary, record), resume_hint=hint)
 
 
-def _store(state_dir, runs):
-    return open_store(load_settings(state_dir=state_dir, runs=runs))
+@contextlib.contextmanager
+def _opened(state_dir, runs) -> Iterator[BaseRunStore]:
+    """The run store the flags name, closed when the block ends (a command shows what it read
+    after that)."""
+    store = open_store(load_settings(state_dir=state_dir, runs=runs))
+    try:
+        yield store
+    finally:
+        store.close()
