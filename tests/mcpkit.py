@@ -1,7 +1,7 @@
 """`orderbot mcp`'s server in the test process, driven by the mcp package's own client.
 
 `Served` builds what the command builds (the shop's session, a run store, the runner, the MCP
-session and its server) over a source the test owns, and `client()` connects the SDK's
+session and its server) over a source the test owns (`now`: the call window's clock), and `client()` connects the SDK's
 `Client` to it in-process: the same JSON-RPC handlers, tool listing and results as over
 stdio or HTTP, without a process (tests/mcp/test_mcp_stdio.py and test_mcp_http.py start the
 real command once each). `mode="legacy"` is the handshake era, where the server asks the
@@ -50,11 +50,24 @@ class Served:
     """One MCP session over `source` (a path or URL), recorded in `state`, composed as
     `orderbot mcp` composes it (settings: the command's, e.g. max_tool_calls, four_eyes)."""
 
-    def __init__(self, source, state: Path, *, user: str | None = None, queue: bool = False, clock=None, **settings):
+    def __init__(
+        self,
+        source,
+        state: Path,
+        *,
+        user: str | None = None,
+        queue: bool = False,
+        clock=None,
+        window: float = 60.0,
+        now=None,
+        **settings,
+    ):
         self.shop = session_over(parse_source(source), writable=True, user=user)
         self.runs = open_store(state)
         chosen = load_settings(**{"max_tool_calls": 20, "timeout": 60.0, "user": user, **settings})
-        self.session, self.server = compose(server, chosen, self.runs, self.shop, queue=queue, clock=clock)
+        self.session, self.server = compose(
+            server, chosen, self.runs, self.shop, queue=queue, window=window, clock=clock, now=now
+        )
 
     def client(self, *, mode: str = "legacy", elicitation: Elicit | None = None) -> Client:
         return Client(self.server, mode=mode, elicitation_callback=elicitation)
@@ -77,6 +90,19 @@ class Served:
 
 
 def envelope(result: types.CallToolResult) -> dict:
-    """The envelope a call's text holds (what a model of a run would have read)."""
+    """The envelope a call's text holds (what a model of a run would have read); the same
+    as its structured content."""
     (content,) = result.content
-    return json.loads(content.text)
+    document = json.loads(content.text)
+    assert result.structured_content == document
+    return document
+
+
+class Clock:
+    """A clock a test moves by hand (the call window's)."""
+
+    def __init__(self, now: float = 1000.0) -> None:
+        self.now = now
+
+    def __call__(self) -> float:
+        return self.now

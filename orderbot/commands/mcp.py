@@ -8,6 +8,7 @@ proposes calls. The mcp package is the `mcp` extra, imported here only when the 
 
 from __future__ import annotations
 
+import gc
 import ipaddress
 import os
 import sys
@@ -18,24 +19,25 @@ import typer
 from orderbot.commands import COMMAND_HELP
 from orderbot.commands.common import Orders, Runs, StateDir, User, errors_to_exit_codes
 from orderbot.commands.run import may_ask, runner_for, serve
-from orderbot.errors import ConfigError, UsageError
+from orderbot.errors import ConfigError, ExitCode, Terminated, UsageError
 from orderbot.i18n import t
-from orderbot.mcp.session import MAX_STEPS, McpSession
+from orderbot.mcp.session import McpSession, Window
 from orderbot.models.mcp_client import ClientModel
 
 HELP = COMMAND_HELP["mcp"]
 EPILOG = "Examples: orderbot mcp --user C001 · orderbot mcp --orders shop.db --http 127.0.0.1:8765"
 TOKEN_ENV = "ORDERBOT_MCP_TOKEN"
 MIN_TOKEN_CHARS = 16
-# An MCP session is a conversation of many calls: unless a flag or setting says otherwise,
-# more calls and more working time than one question's run.
+# An MCP session is a conversation of many calls, bounded by a rate: unless a flag or setting
+# says otherwise, 50 calls in any minute, and more working time for each run of its chain.
 SESSION_DEFAULTS = {"max_tool_calls": 50, "timeout": 300.0}
+WINDOW = 60.0
 MaxToolCalls = Annotated[
     int | None,
     typer.Option(
         "--max-tool-calls",
-        help=f"Most tool calls in the whole session \\[default: {SESSION_DEFAULTS['max_tool_calls']}, at most "
-        f"{MAX_STEPS - 2}].",
+        help="Most tool calls in any --window seconds; past it a call is refused with when to retry "
+        f"\\[default: {SESSION_DEFAULTS['max_tool_calls']}].",
         show_default=False,
     ),
 ]
@@ -43,10 +45,14 @@ Timeout = Annotated[
     float | None,
     typer.Option(
         "--timeout",
-        help="Seconds of orderbot's own work in the session; waiting for the client or for a person is not "
-        f"counted \\[default: {SESSION_DEFAULTS['timeout']:g}].",
+        help="Seconds of orderbot's own work in each run of the session; waiting for the client or for a "
+        f"person is not counted \\[default: {SESSION_DEFAULTS['timeout']:g}].",
         show_default=False,
     ),
+]
+WindowSeconds = Annotated[
+    float,
+    typer.Option("--window", help="The window of --max-tool-calls, in seconds.", min=0.001, max=86400.0),
 ]
 
 
@@ -56,6 +62,7 @@ def mcp(
     user: User = None,
     max_tool_calls: MaxToolCalls = None,
     timeout: Timeout = None,
+    window: WindowSeconds = WINDOW,
     state_dir: StateDir = None,
     runs: Runs = None,
     http: Annotated[
@@ -84,42 +91,61 @@ def mcp(
         server_module = _sdk()
 
     def body(settings, store, session) -> None:
-        _serve(server_module, settings, store, session, address=address, token=token, queue=queue)
+        _serve(server_module, settings, store, session, address=address, token=token, queue=queue, window=window)
 
     serve(ctx.params, body)
 
 
-def _serve(server_module, settings, store, session, *, address, token, queue) -> None:
-    """One MCP session over the shop's `session`, recorded in `store`, until the client goes."""
-    mcp_session, server = compose(server_module, settings, store, session, queue=queue)
+def _serve(server_module, settings, store, session, *, address, token, queue, window) -> None:
+    """One MCP session over the shop's `session`, recorded in `store`, until the client goes;
+    SIGTERM stops it as for `ask` (the run in progress saved as cancelled, exit 143)."""
+    mcp_session, server = compose(server_module, settings, store, session, queue=queue, window=window)
+    interrupted = None
     try:
         if address is None:
-            server_module.serve_stdio(server)
-            return
-        host, port = address
+            interrupted = Terminated if server_module.serve_stdio(server) else None
+        else:
+            host, port = address
 
-        def ready(url: str) -> None:
-            print(t("mcp.listening", shop=session.shop.name, url=url), file=sys.stderr, flush=True)
+            def ready(url: str) -> None:
+                print(t("mcp.listening", shop=session.shop.name, url=url), file=sys.stderr, flush=True)
 
-        server_module.serve_http(server, host, port, token=token, ready=ready)
+            server_module.serve_http(server, host, port, token=token, ready=ready)
+    except KeyboardInterrupt as stopped:  # Ctrl-C, or SIGTERM, raised again by uvicorn once it has shut down
+        interrupted = type(stopped)
+        raise
     finally:
-        mcp_session.close()
+        mcp_session.close(interrupted=interrupted)
+    if interrupted is Terminated:
+        raise typer.Exit(ExitCode.TERMINATED)
 
 
-def compose(server_module, settings, store, session, *, queue: bool = False, clock=None):
+def compose(
+    server_module, settings, store, session, *, queue: bool = False, window: float = WINDOW, clock=None, now=None
+):
     """The MCP session over the shop's `session` and its server, as `orderbot mcp` serves
-    them (the tests drive this same pair with the SDK's client)."""
+    them (the tests drive this same pair with the SDK's client). `clock` is the session's
+    busy clock, `now` the window's (both injected by tests)."""
     defaults = {name: value for name, value in SESSION_DEFAULTS.items() if name not in settings.model_fields_set}
     limits = session.limits(settings).model_copy(update=defaults)
-    if limits.max_tool_calls > MAX_STEPS - 2:
-        raise UsageError(t("error.mcp_calls", calls=limits.max_tool_calls, cap=MAX_STEPS - 2))
     runner = runner_for(session, ClientModel(), store, settings, provider=ClientModel.provider)
-    # Before each call the store sees what another desk wrote (a JSON store reads its file again).
-    mcp_session = McpSession(runner, limits, user=settings.user, refresh=session.store.refresh, clock=clock)
+    rate = Window(limits.max_tool_calls, window, now) if now is not None else Window(limits.max_tool_calls, window)
+    mcp_session = McpSession(
+        runner,
+        limits,
+        user=settings.user,
+        window=rate,
+        # Before each call the store sees what another desk wrote (a JSON store reads its file again).
+        refresh=session.store.refresh,
+        clock=clock,
+        approval_ttl_hours=settings.approval_ttl_hours,
+    )
     # Where the host's person may not be asked (may_ask), every side effect waits in the queue.
     elicit = may_ask(settings, store) and not queue
     instructions = session.shop.instructions
-    server = server_module.build_server(mcp_session, session.toolbox, instructions=instructions, elicit=elicit)
+    server = server_module.build_server(
+        lambda ctx: mcp_session, session.toolbox, instructions=instructions, elicit=elicit
+    )
     return mcp_session, server
 
 
@@ -129,6 +155,10 @@ def _sdk():
         from orderbot.mcp import server
     except ImportError:
         raise ConfigError(t("error.mcp_missing", command="pip install 'orderbot[mcp]'")) from None
+    # What the imports made lives as long as the process: kept out of the collector's walks,
+    # which would otherwise go over it at every full collection and once more at exit
+    # (~0.5 s, the most of what a SIGTERM's exit took).
+    gc.freeze()
     return server
 
 

@@ -1973,13 +1973,29 @@ MESSAGES: dict[str, dict[str, str]] = {
         "en": "the answer is for a different call than the one the person was asked about; nothing was done",
         "zh": "这个回答针对的调用与询问用户的调用不同；什么都没做",
     },
-    "mcp.not_this_sessions_run": {
-        "en": "this session queued no approval under that run id",
-        "zh": "本会话没有以这个运行 ID 排队的待批准操作",
+    "mcp.not_this_customers_run": {
+        "en": "no run of this session's customer waits or waited for approval under that run id",
+        "zh": "本会话的客户没有以这个运行 ID 等待或等待过批准的运行",
     },
-    "mcp.time_spent": {
-        "en": "the session has used its {seconds:g} seconds of working time; it takes no more calls",
-        "zh": "会话已用完 {seconds:g} 秒的工作时间；不再接受调用",
+    "mcp.question_next": {
+        "en": "MCP session (client: {client}), continued from run {run_id}",
+        "zh": "MCP 会话（客户端：{client}），接续运行 {run_id}",
+    },
+    "mcp.too_many_in_flight": {
+        "en": "{count} calls of this session already wait for an answer; send this one again once some are answered",
+        "zh": "本会话已有 {count} 个调用在等待回答；请在其中一些得到回答后再发送这个调用",
+    },
+    "mcp.rate_limited": {
+        "en": "this session may make {calls} calls in any {seconds:g} seconds; try again in {retry:g} seconds",
+        "zh": "本会话在任意 {seconds:g} 秒内最多调用 {calls} 次；请在 {retry:g} 秒后再试",
+    },
+    "mcp.withdrawn": {
+        "en": "the MCP client withdrew the call before the person answered",
+        "zh": "MCP 客户端在用户回答之前撤回了这个调用",
+    },
+    "mcp.client_gone": {
+        "en": "the MCP client went away before the person answered",
+        "zh": "MCP 客户端在用户回答之前已断开",
     },
     "mcp.internal_error": {
         "en": "the session failed unexpectedly; the error was logged",
@@ -1997,9 +2013,9 @@ MESSAGES: dict[str, dict[str, str]] = {
         "zh": "orderbot 请你批准这个操作：{action}",
     },
     "mcp.check_approval": {
-        "en": "What became of an action this session left waiting for approval: give the run id its call "
-        "returned. Read-only.",
-        "zh": "查询本会话中等待批准的操作的结果：给出调用返回的运行 ID。只读。",
+        "en": "What became of an action of this customer left waiting for approval, by this session or an "
+        "earlier one: give the run id its call returned. Read-only.",
+        "zh": "查询本客户（本会话或更早的会话）等待批准的操作的结果：给出调用返回的运行 ID。只读。",
     },
     "mcp.run_id": {"en": "The run id the waiting call returned.", "zh": "等待中的调用返回的运行 ID。"},
     "error.mcp_missing": {
@@ -2019,10 +2035,6 @@ MESSAGES: dict[str, dict[str, str]] = {
     "error.mcp_token": {
         "en": "--allow-remote needs a bearer token: set ORDERBOT_MCP_TOKEN (at least 16 characters)",
         "zh": "--allow-remote 需要 Bearer 令牌：请设置 ORDERBOT_MCP_TOKEN（至少 16 个字符）",
-    },
-    "error.mcp_calls": {
-        "en": "--max-tool-calls {calls}: an MCP session takes at most {cap} tool calls",
-        "zh": "--max-tool-calls {calls}：一个 MCP 会话最多 {cap} 次工具调用",
     },
     "mcp.listening": {
         "en": "orderbot mcp: serving {shop} tools on {url} (Ctrl-C stops)",

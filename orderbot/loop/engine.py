@@ -24,14 +24,14 @@ again.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from typing import NamedTuple
 
 from orderbot.errors import ModelError, ModelTimeout, Phrase, Terminated
 from orderbot.loop.budget import Budget, LimitExceeded, Limits
 from orderbot.loop.dispatch import Prepared, Refused, Toolbox
 from orderbot.loop.envelope import capped, envelope_text, fail
-from orderbot.loop.items import FunctionCall, FunctionCallOutput, text_chars
+from orderbot.loop.items import FunctionCall, FunctionCallOutput, Item, text_chars
 from orderbot.loop.limits import StopReason
 from orderbot.loop.model import Model, ModelRequest, Turn
 from orderbot.loop.model_text import to_model
@@ -114,6 +114,7 @@ class _Run:
         self._budget = Budget(self.limits, self.clock)
         self._phase = Phase.PLAN  # where a Ctrl-C lands: plan while the model thinks, act while tools run
         self._handed_off: str | None = None  # a hand-off's summary, once a tool has handed the run to a person
+        self._counted: tuple[int, int, Item | None] = (0, 0, None)  # items counted, their characters, the last
 
     def go(self, approve_pending: bool | None) -> RunState:
         state = self._state
@@ -206,7 +207,7 @@ class _Run:
         usage = turn.usage
         return Request(
             len(request.items),
-            sum(map(text_chars, request.items)),
+            self._chars(request.items),
             tuple(t["name"] for t in request.tools),
             round(seconds * 1000, 1),
             None if usage is None else (usage.input_tokens, usage.output_tokens),
@@ -214,6 +215,17 @@ class _Run:
             turn.text[:MAX_TEXT] or None,
             turn.received_bytes,
         )
+
+    def _chars(self, items: Sequence[Item]) -> int:
+        """The characters of a request's items. A run's items only grow, so only those added
+        since the last request are counted (a run of a hundred calls re-counted all of them at
+        every step); anything else is counted afresh."""
+        counted, chars, last = self._counted
+        if not (0 < counted <= len(items) and items[counted - 1] is last):
+            counted, chars = 0, 0
+        chars += sum(map(text_chars, items[counted:]))
+        self._counted = (len(items), chars, items[-1] if items else None)
+        return chars
 
     def _count_request(self, step: int) -> None:
         self._state.steps = step

@@ -1,33 +1,52 @@
 """The MCP face of a session: the official SDK's low-level server over orderbot.mcp.session.
 
 The only module that imports the `mcp` package (the `mcp` extra). It lists the session
-shop's tools with their strict schemas and annotations (a lookup is `readOnlyHint`, a side
-effect `destructiveHint`), plus `check_approval`; it hands each call to the session, which
-runs it through the engine, and sends back the envelope text through `visible`, so nothing
-raw from a store reaches the client. A side effect's question goes to the person in the
-host by elicitation: in-band on connections that can send a server request (the handshake
-era), as an `InputRequiredResult` that the client answers by retrying the call on
-2026-07-28 connections. Streamable HTTP is served by uvicorn; `bearer` guards it.
+shop's tools with their strict schemas, a title, the envelope as their output schema and
+annotations (a lookup is `readOnlyHint`, a side effect `destructiveHint`), plus
+`check_approval`; it hands each call to the client's session, which runs it through the
+engine, and sends back the envelope, as text and as structured content, through `visible`,
+so nothing raw from a store reaches the client. An unknown tool is a protocol error (-32602).
+
+A side effect's question goes to the person in the host by elicitation, and only as a form
+to a client that declared forms: in-band on connections that can send a server request (the
+handshake era), as an `InputRequiredResult` that the client answers by retrying the call on
+2026-07-28 connections (a retry without the answer is asked again). Any other client gets
+the approval queue's reply.
+
+Standard input is read on the event loop (no thread waits on it) and SIGTERM cancels the
+server, so it ends at once whatever the client does. Streamable HTTP is served by uvicorn;
+on loopback the Host and Origin headers must name the address it is bound to (DNS
+rebinding), and `bearer` guards it when a token is set.
 """
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import hmac
+import ipaddress
+import json
 import logging
-from collections.abc import Awaitable, Callable
+import os
+import signal
+import stat
+from collections.abc import Awaitable, Callable, Iterator
 from typing import Any
 
 import anyio
 import mcp_types as types
 from mcp.server.lowlevel import Server
 from mcp.server.stdio import stdio_server
+from mcp.server.transport_security import DEFAULT_MAX_REQUEST_BODY_SIZE, TransportSecuritySettings
+from mcp.shared.exceptions import MCPError
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from orderbot import __version__
 from orderbot.i18n import t
 from orderbot.loop.dispatch import Toolbox
-from orderbot.loop.envelope import fail
-from orderbot.mcp.session import Asking, McpSession, Reply, client_name
-from orderbot.ui.describe import action_words
+from orderbot.loop.envelope import compact_json, fail
+from orderbot.mcp.session import McpSession, Question, Reply, client_name
+from orderbot.text import cut
 from orderbot.ui.escape import visible
 
 log = logging.getLogger("orderbot")
@@ -39,6 +58,21 @@ APPROVE_SCHEMA = {
     "properties": {"approve": {"type": "boolean", "title": "Approve", "description": "Carry out this action."}},
     "required": ["approve"],
 }
+# Every tool's result is orderbot's envelope (orderbot.loop.envelope): what a model of `ask` reads.
+ENVELOPE_SCHEMA = {
+    "type": "object",
+    "properties": {
+        "ok": {"type": "boolean", "description": "Whether the call did what was asked."},
+        "data": {"description": "The tool's result, when ok."},
+        "code": {"type": "string", "description": "Why not, as a code, when not ok."},
+        "error": {"type": "string", "description": "Why not, as a sentence, when not ok."},
+        "retry_after": {"type": "number", "description": "Seconds until a call refused by the rate may be sent."},
+        "truncated": {"type": "boolean", "description": "The result was cut to the size cap."},
+        "note": {"type": "string", "description": "What was cut."},
+    },
+    "required": ["ok"],
+}
+SessionOf = Callable[[Any], McpSession]  # the session of the client a request comes from
 
 
 def tools_of(toolbox: Toolbox) -> list[types.Tool]:
@@ -54,7 +88,12 @@ def tools_of(toolbox: Toolbox) -> list[types.Tool]:
         )
         listed.append(
             types.Tool(
-                name=tool.name, description=tool.description, input_schema=spec["parameters"], annotations=annotations
+                name=tool.name,
+                title=title_of(tool.name),
+                description=tool.description,
+                input_schema=spec["parameters"],
+                output_schema=ENVELOPE_SCHEMA,
+                annotations=annotations,
             )
         )
     check = {
@@ -66,53 +105,61 @@ def tools_of(toolbox: Toolbox) -> list[types.Tool]:
     listed.append(
         types.Tool(
             name=CHECK_APPROVAL,
+            title=title_of(CHECK_APPROVAL),
             description=t("mcp.check_approval"),
             input_schema=check,
+            output_schema=ENVELOPE_SCHEMA,
             annotations=types.ToolAnnotations(read_only_hint=True, destructive_hint=False, open_world_hint=False),
         )
     )
     return listed
 
 
-def build_server(session: McpSession, toolbox: Toolbox, *, instructions: str = "", elicit: bool = True) -> Server:
-    """The MCP server of one session. `elicit`: ask the host's person when the client can
-    (False: every side effect joins the approval queue, as with --queue or four eyes)."""
+def title_of(name: str) -> str:
+    """A tool's name as a person reads it: `get_order_status` → `Get order status`."""
+    return name.replace("_", " ").capitalize()
+
+
+def build_server(session_of: SessionOf, toolbox: Toolbox, *, instructions: str = "", elicit: bool = True) -> Server:
+    """The MCP server of the sessions `session_of(ctx)` gives, one per client (or one for
+    all). `elicit`: ask the host's person when the client can (False: every side effect
+    joins the approval queue, as with --queue or four eyes)."""
     listed = tools_of(toolbox)
 
     async def list_tools(ctx, params) -> types.ListToolsResult:
         return types.ListToolsResult(tools=listed)
 
     async def call_tool(ctx, params: types.CallToolRequestParams):
+        name = params.name
+        if name != CHECK_APPROVAL and toolbox.get(name) is None:
+            # The spec's protocol error: the host's model asked for a tool the list never had.
+            raise MCPError(code=types.INVALID_PARAMS, message=f"Unknown tool: {visible(cut(name, 80), one_line=True)}")
         try:
-            return await _call(ctx, params)
+            return await _call(ctx, session_of(ctx), params)
         except Exception:  # noqa: BLE001 - one bad call is the client's error, never the server's end
-            log.exception("mcp: a call of %r failed", params.name[:40])
+            log.exception("mcp: a call of %r failed", name[:40])
             return _result(Reply.of(fail("internal_error", t("mcp.internal_error"))))
 
-    async def _call(ctx, params: types.CallToolRequestParams):
+    async def _call(ctx, session: McpSession, params: types.CallToolRequestParams):
         name, arguments = params.name, params.arguments
         if name == CHECK_APPROVAL:
             run_id = arguments.get("run_id") if isinstance(arguments, dict) else None
-            return _result(await _off(session.outcome, str(run_id)[:64] if run_id is not None else ""))
-        if params.request_state is not None:  # a retry that brings the person's answer
+            return _result(await session.outcome(str(run_id)[:64] if run_id is not None else ""))
+        if params.request_state is not None:  # a retry that brings the person's answer, or not yet
             response = (params.input_responses or {}).get(APPROVAL)
-            reply = await _off(session.answer, params.request_state, name, arguments, _approved(response))
+            approved = None if response is None else _approved(response)
+            reply = await session.answer(params.request_state, name, arguments, approved)
         else:
-            capabilities = ctx.session.client_capabilities
-            can_ask = elicit and capabilities is not None and capabilities.elicitation is not None
             session.client = client_name(*_client_info(ctx))
-            reply = await _off(session.call, name, arguments, elicit=can_ask)
-        while reply.asking is not None:
-            asking = reply.asking
-            if not ctx.session.can_send_request:
-                session.detach(asking)
-                return _input_required(asking)
-            try:
-                answer = await ctx.session.elicit_form(_question(asking), APPROVE_SCHEMA)
-            except Exception:  # noqa: BLE001 - a client that cannot answer has not approved
-                log.info("mcp: the client did not answer the approval question")
-                answer = None
-            reply = await _off(session.answer, asking.token, name, arguments, _approved(answer))
+            reply = await session.call(name, arguments, ask=elicit and _asks_forms(ctx))
+        question = reply.question
+        if question is None:
+            return _result(reply)
+        if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
+            return _input_required(question)
+        if ctx.session.can_send_request:
+            return _result(await session.decide(question, lambda: _ask(ctx, question)))
+        session.hold(question)  # nobody here can be asked: the queue's reply
         return _result(reply)
 
     return Server(
@@ -124,9 +171,23 @@ def build_server(session: McpSession, toolbox: Toolbox, *, instructions: str = "
     )
 
 
-async def _off(function: Callable[..., Reply], *args: Any, **kwargs: Any) -> Reply:
-    """Run a session call in a worker thread: the engine's work never blocks the server."""
-    return await anyio.to_thread.run_sync(lambda: function(*args, **kwargs))
+def _asks_forms(ctx) -> bool:
+    """Whether the client declared form elicitation (an empty elicitation capability is the
+    2025-06-18 spelling of forms): a URL-only client is never sent a form."""
+    capabilities = ctx.session.client_capabilities
+    elicitation = capabilities.elicitation if capabilities is not None else None
+    if elicitation is None:
+        return False
+    return elicitation.form is not None or elicitation.url is None
+
+
+async def _ask(ctx, question: Question) -> bool:
+    try:
+        answer = await ctx.session.elicit_form(_question(question), APPROVE_SCHEMA)
+    except Exception:  # noqa: BLE001 - a client that cannot answer has not approved
+        log.info("mcp: the client did not answer the approval question")
+        return False
+    return _approved(answer)
 
 
 def _client_info(ctx) -> tuple[str | None, str | None]:
@@ -142,55 +203,258 @@ def _approved(answer: Any) -> bool:
     return isinstance(answer.content, dict) and answer.content.get("approve") is True
 
 
-def _question(asking: Asking) -> str:
-    return visible(t("mcp.approve_prompt", action=action_words(asking.pending.description)))
+def _question(question: Question) -> str:
+    return visible(t("mcp.approve_prompt", action=question.description))
 
 
-def _input_required(asking: Asking) -> types.InputRequiredResult:
+def _input_required(question: Question) -> types.InputRequiredResult:
     request = types.ElicitRequest(
-        params=types.ElicitRequestFormParams(message=_question(asking), requested_schema=APPROVE_SCHEMA)
+        params=types.ElicitRequestFormParams(message=_question(question), requested_schema=APPROVE_SCHEMA)
     )
-    return types.InputRequiredResult(input_requests={APPROVAL: request}, request_state=asking.token)
+    return types.InputRequiredResult(input_requests={APPROVAL: request}, request_state=question.token)
 
 
 def _result(reply: Reply) -> types.CallToolResult:
-    return types.CallToolResult(content=[types.TextContent(text=visible(reply.text))], is_error=reply.error)
+    """The envelope as structured content and as its JSON text (for clients older than
+    structured content), every string in it through `visible`: a client that parses the
+    text finds no raw control either."""
+    if _plain(reply.text):  # the usual case: no string in it that `visible` would change
+        shown, text = reply.envelope, reply.text
+    else:
+        shown = _visible_tree(reply.envelope)
+        text = reply.text if shown is reply.envelope else compact_json(shown)
+    return types.CallToolResult(content=[types.TextContent(text=text)], structured_content=shown, is_error=reply.error)
+
+
+def _plain(text: str) -> bool:
+    """Whether no string of the JSON `text` holds a character `visible` escapes: the text is
+    printable and has no escape that stands for a control other than newline and tab."""
+    return text.isprintable() and "\\u" not in text and "\\r" not in text and "\\b" not in text and "\\f" not in text
+
+
+def _visible_tree(value: Any) -> Any:
+    """`value` with every string in it (keys too) passed through `visible`; `value` itself
+    when that changes nothing (the usual case: its text need not be made again)."""
+    if isinstance(value, str):
+        shown = visible(value)
+        return value if shown == value else shown
+    if isinstance(value, dict):
+        pairs = [(_visible_tree(k), _visible_tree(v)) for k, v in value.items()]
+        same = all(k2 is k and v2 is v for (k2, v2), (k, v) in zip(pairs, value.items(), strict=True))
+        return value if same else dict(pairs)
+    if isinstance(value, list):
+        items = [_visible_tree(v) for v in value]
+        return value if all(a is b for a, b in zip(items, value, strict=True)) else items
+    return value
 
 
 # ---- transports -----------------------------------------------------------------------
 
+MAX_LINE = DEFAULT_MAX_REQUEST_BODY_SIZE  # bytes of one message on standard input, as over HTTP
+CHUNK = 1 << 16
 
-def serve_stdio(server: Server) -> None:
-    """Serve one client on standard input and output until it closes them."""
 
-    async def main() -> None:
-        async with stdio_server() as (read, write):
-            await server.run(read, write, server.create_initialization_options())
+def _pollable(fd: int) -> bool:
+    """A pipe or a socket, which the event loop can wait on (a file never blocks for long; a
+    terminal's flags are the shell's too, so it is not made non-blocking)."""
+    mode = os.fstat(fd).st_mode
+    return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)
 
-    anyio.run(main)
+
+class StandardInput:
+    """Standard input as the lines the SDK's stdio transport reads, read on the event loop:
+    no thread waits on it, so a cancel (SIGTERM) ends the server whatever the client does
+    with its end. A line longer than MAX_LINE is dropped whole, never held in memory."""
+
+    def __init__(self, fd: int) -> None:
+        self.fd = fd
+
+    def __aiter__(self):
+        return self._lines()
+
+    async def _lines(self):
+        pollable = _pollable(self.fd) or os.isatty(self.fd)  # read() after a poll returns what is there
+        buffer, dropping = bytearray(), False
+        while True:
+            if pollable:
+                await anyio.wait_readable(self.fd)
+                chunk = os.read(self.fd, CHUNK)
+            else:
+                chunk = await anyio.to_thread.run_sync(os.read, self.fd, CHUNK)
+            if not chunk:
+                if buffer and not dropping:
+                    yield buffer.decode("utf-8", "replace")
+                return
+            start = 0
+            while (end := chunk.find(b"\n", start)) >= 0:
+                if not dropping:
+                    buffer += chunk[start : end + 1]
+                    if len(buffer) <= MAX_LINE:
+                        yield buffer.decode("utf-8", "replace")
+                    else:
+                        log.warning("mcp: a message of over %d bytes on standard input was dropped", MAX_LINE)
+                dropping = False
+                buffer.clear()
+                start = end + 1
+            if not dropping:
+                buffer += chunk[start:]
+                if len(buffer) > MAX_LINE:
+                    log.warning("mcp: a message of over %d bytes on standard input was dropped", MAX_LINE)
+                    buffer.clear()
+                    dropping = True
+
+
+class StandardOutput:
+    """Standard output as the SDK's stdio transport writes it (`write`, then `flush`), written
+    on the event loop: a client that stops reading holds no thread (a cancel still ends the
+    server at once), and a reply costs no trip to a worker thread and back."""
+
+    def __init__(self, fd: int) -> None:
+        self.fd = fd
+        self._pollable = _pollable(fd)  # then made non-blocking for as long as the server runs
+        self._pending = bytearray()
+
+    async def write(self, text: str) -> None:
+        self._pending += text.encode("utf-8")
+
+    async def flush(self) -> None:
+        data = memoryview(bytes(self._pending))
+        self._pending.clear()
+        while data:
+            if self._pollable:
+                await anyio.wait_writable(self.fd)
+                try:
+                    written = os.write(self.fd, data)
+                except BlockingIOError:
+                    continue
+            else:
+                written = await anyio.to_thread.run_sync(os.write, self.fd, data)
+            data = data[written:]
+
+
+@contextlib.contextmanager
+def _claimed(fd: int, diversion: Callable[[], int]) -> Iterator[int]:
+    """The wire of standard input or output on a private descriptor, the standard one pointed
+    elsewhere meanwhile (as the SDK's own transport does): nothing else in the process can
+    read the client's bytes or write among orderbot's. A pipe or socket is non-blocking
+    while it is served; everything is as it was afterwards."""
+    wire = fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, 3)
+    flags = fcntl.fcntl(wire, fcntl.F_GETFL)
+    other = diversion()
+    try:
+        os.dup2(other, fd)
+    finally:
+        os.close(other)
+    try:
+        if _pollable(wire):
+            fcntl.fcntl(wire, fcntl.F_SETFL, flags | os.O_NONBLOCK)
+        yield wire
+    finally:
+        fcntl.fcntl(wire, fcntl.F_SETFL, flags)
+        os.dup2(wire, fd)
+        os.close(wire)
+
+
+def serve_stdio(server: Server) -> bool:
+    """Serve one client on standard input and output until it closes them, or SIGTERM
+    comes (True: the caller stops the session as terminated)."""
+    previous = signal.getsignal(signal.SIGTERM)
+
+    async def main(stdin: int, stdout: int) -> bool:
+        terminated = False
+        with anyio.open_signal_receiver(signal.SIGTERM) as signals:
+            async with anyio.create_task_group() as group:
+
+                async def on_sigterm() -> None:
+                    nonlocal terminated
+                    async for _ in signals:
+                        terminated = True
+                        group.cancel_scope.cancel()
+                        return
+
+                group.start_soon(on_sigterm)
+                streams = stdio_server(stdin=StandardInput(stdin), stdout=StandardOutput(stdout))
+                async with streams as (read, write):
+                    await server.run(read, write, server.create_initialization_options())
+                group.cancel_scope.cancel()
+        return terminated
+
+    try:
+        with (
+            _claimed(0, lambda: os.open(os.devnull, os.O_RDONLY)) as stdin,
+            _claimed(1, lambda: os.dup(2)) as stdout,
+        ):
+            return anyio.run(main, stdin, stdout)
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)  # the event loop left it at the default
 
 
 def bearer(app: Callable[..., Awaitable[None]], token: str) -> Callable[..., Awaitable[None]]:
-    """`app` behind a bearer token: a request without `Authorization: Bearer <token>` gets
-    401 and reaches nothing. The token is compared in constant time and never logged."""
-    expected = f"Bearer {token}".encode()
+    """`app` behind a bearer token: a request without exactly one `Authorization: Bearer
+    <token>` gets 401 and reaches nothing; a token that is not the one gets RFC 6750's
+    `invalid_token`, so an OAuth client reads "wrong token", not "log in". The token is
+    compared in constant time and never logged."""
+    expected = token.encode()
 
     async def guarded(scope, receive, send) -> None:
         if scope["type"] == "http":
-            given = dict(scope.get("headers") or []).get(b"authorization", b"")
-            if not hmac.compare_digest(given, expected):
-                body = b'{"error":"unauthorized"}'
-                headers = [
-                    (b"content-type", b"application/json"),
-                    (b"www-authenticate", b"Bearer"),
-                    (b"content-length", str(len(body)).encode()),
-                ]
-                await send({"type": "http.response.start", "status": 401, "headers": headers})
-                await send({"type": "http.response.body", "body": body})
+            given = [v for k, v in scope.get("headers") or () if k == b"authorization"]
+            scheme, _, credential = given[0].partition(b" ") if len(given) == 1 else (b"", b"", b"")
+            credential = credential.strip()
+            if scheme.lower() != b"bearer" or not credential:
+                await _unauthorized(send, None, "this server needs a bearer token: Authorization: Bearer <token>")
+                return
+            if not hmac.compare_digest(credential, expected):
+                await _unauthorized(send, "invalid_token", "the bearer token is not valid for this server")
                 return
         await app(scope, receive, send)
 
     return guarded
+
+
+async def _unauthorized(send, error: str | None, description: str) -> None:
+    if error is None:  # no credentials at all: RFC 6750 3.1 names no error
+        challenge = 'Bearer realm="orderbot"'
+        document = {"error": "unauthorized", "error_description": description}
+    else:
+        challenge = f'Bearer realm="orderbot", error="{error}", error_description="{description}"'
+        document = {"error": error, "error_description": description}
+    body = json.dumps(document).encode()
+    headers = [
+        (b"content-type", b"application/json"),
+        (b"www-authenticate", challenge.encode()),
+        (b"content-length", str(len(body)).encode()),
+    ]
+    await send({"type": "http.response.start", "status": 401, "headers": headers})
+    await send({"type": "http.response.body", "body": body})
+
+
+def rebinding_guard(host: str) -> TransportSecuritySettings | None:
+    """On loopback, the Host and Origin a request may name: the address the server is bound
+    to (and `localhost` beside 127.0.0.1 and ::1, which it names), any port. A page of
+    another name that a DNS rebinding pointed at this address is refused (421 or 403).
+    None beyond loopback: there a token guards the server, and names are the proxy's."""
+    if host == "localhost":
+        names = ["localhost", "127.0.0.1", "[::1]"]
+    else:
+        try:
+            address = ipaddress.ip_address(host)
+        except ValueError:
+            return None
+        if not address.is_loopback:
+            return None
+        names = [f"[{address}]" if address.version == 6 else str(address)]
+        if str(address) in ("127.0.0.1", "::1"):
+            names.append("localhost")
+    return TransportSecuritySettings(
+        enable_dns_rebinding_protection=True,
+        allowed_hosts=[f"{name}:*" for name in names],
+        allowed_origins=[f"http://{name}:*" for name in names],
+    )
+
+
+GRACE = 0.5  # seconds open connections get once SIGTERM or Ctrl-C came, before they are cut
 
 
 def serve_http(server: Server, host: str, port: int, *, token: str | None = None, ready=None) -> None:
@@ -198,9 +462,17 @@ def serve_http(server: Server, host: str, port: int, *, token: str | None = None
     called once the socket listens."""
     import uvicorn
 
-    app = server.streamable_http_app(host=host)
+    app = server.streamable_http_app(host=host, transport_security=rebinding_guard(host))
     asgi = bearer(app, token) if token else app
-    config = uvicorn.Config(asgi, host=host, port=port, log_level="warning", access_log=False, lifespan="on")
+    config = uvicorn.Config(
+        asgi,
+        host=host,
+        port=port,
+        log_level="warning",
+        access_log=False,
+        lifespan="on",
+        timeout_graceful_shutdown=GRACE,
+    )
     web = uvicorn.Server(config)
     if ready is not None:
         started = web.startup

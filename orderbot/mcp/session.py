@@ -1,32 +1,52 @@
 """One MCP session as runs of the engine: the calls of a host's model, through orderbot's loop.
 
-The session owns one engine thread. Each call the client sends is proposed to the engine by
-the session's model (orderbot.models.mcp_client.ClientModel), so it passes the same budget,
-dispatch (whitelist, validation, identity, the shop's policy checks), approval and record as
-a call of `orderbot ask`; the reply is the bounded envelope the engine would have handed a
-model. A side effect waits for a person in one of two ways:
+A session is one client's: who it is (the customer, once known), its call window, its chain
+of runs and the questions its person is being asked. What sessions share (the shop's tools,
+the run store, the runner) comes in from outside, so a server may hold one session per
+client.
 
-- the client can ask its person (MCP elicitation): the engine's approver hands the exact
-  call's description to the server, which asks and settles it with `answer`;
-- it cannot (or the queue was chosen): the run pauses in `awaiting_approval`, in the run
-  store's approval queue, and the reply names the run; `orderbot approvals approve` settles
-  it from any desk, and `outcome` tells the client what became of it. The session goes on
-  in a new run of kind `mcp`, with the same customer and what is left of the budget.
+The session owns one engine thread, and that thread does all of the session's work with the
+shop and the run store, in the order it arrives. Each call the client sends is proposed to
+the engine by the session's model (orderbot.models.mcp_client.ClientModel), so it passes the
+same dispatch (whitelist, validation, identity, the shop's policy checks), limits and record
+as a call of `orderbot ask`; the reply is the bounded envelope the engine would have handed a
+model. The server's coroutines wait for that reply without holding a thread of their own, so
+no number of calls a host sends at once can jam the session.
 
-Nothing here imports the MCP SDK (orderbot.mcp.server does), so this part is tested and
-read without it. Every public method is called from the server's worker threads.
+A side effect never holds the engine: its run pauses in the run store's approval queue
+(`awaiting_approval`), and the session goes on with its next call in the next run of its
+chain. Then either the person in the host is asked about exactly that call (MCP
+elicitation), and their answer settles the paused run here, as `orderbot approvals approve`
+would from a desk; or nobody here is asked (`--queue`, four eyes, a client that cannot ask),
+the reply names the run, a desk settles it, and `check_approval` tells the client what
+became of it. A question the client cancels, or leaves when it goes, is settled as rejected
+with that reason: a withdrawn call runs nothing, and its record says why.
+
+The chain: a run holds at most RUN_CALLS calls, and the next call starts a new run whose
+question names the one before, so no record grows without bound. `--max-tool-calls` calls
+in any `--window` seconds bound the session instead of a count: past it a call is refused
+with when to retry, and calls come back as the window moves.
+
+Nothing here imports the MCP SDK (orderbot.mcp.server does). The public coroutines run on
+the server's event loop (asyncio, which both the stdio and the HTTP server run on).
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import json
 import logging
+import math
 import secrets
 import threading
-from collections.abc import Callable
+import time
+from collections import deque
+from collections.abc import Awaitable, Callable
 from dataclasses import replace
 from typing import Any, NamedTuple
 
+from filelock import Timeout as LockTimeout
 from pydantic import ValidationError
 
 from orderbot.errors import OrderbotError, Phrase
@@ -39,21 +59,29 @@ from orderbot.loop.limits import StopReason
 from orderbot.loop.state import PendingCall, RunState
 from orderbot.models.mcp_client import BusyClock, ClientModel, Ticket
 from orderbot.runner import Runner
+from orderbot.runs.index import RUN_ID
+from orderbot.runs.record import RunRecord
+from orderbot.runs.resume import check_decider, check_resume
 from orderbot.text import cut, whole_characters
 from orderbot.ui.describe import action_words
 
 log = logging.getLogger("orderbot")
 
-MAX_STEPS = 100  # the table's bound on a run's steps (orderbot.loop.limits): one call per step
+# Calls one run of the chain holds: as many as a run may (its steps are bounded at 100, one call
+# each, and one to start and one to end), which a record keeps whole (orderbot.runs.record's caps).
+RUN_CALLS = 98
+# Calls of one session waiting for the engine at once: more than an agent fans out (a hundred
+# lookups while a person thinks about a cancel), few enough that a flood costs little memory.
+MAX_IN_FLIGHT = 128
 
 
 class Reply(NamedTuple):
     """What the client is told about one call: the envelope and its JSON text (bounded as a
-    model's would be), or, while a person is being asked, what to ask."""
+    model's would be), and, when the person in the host is to be asked about it, the question."""
 
     envelope: dict
     text: str
-    asking: Asking | None = None
+    question: Question | None = None
 
     @property
     def error(self) -> bool:
@@ -64,21 +92,102 @@ class Reply(NamedTuple):
         return cls(*capped(envelope))
 
 
-class Asking:
-    """A side effect waiting for the person in the host: the call, as the engine bound it,
-    and a token the server's answer must bring back."""
+class Question:
+    """A side effect of this session waiting in the approval queue, which the person in the
+    host may settle: the call as the engine bound it, its run, and a token the answer must
+    bring back."""
 
-    def __init__(self, pending: PendingCall) -> None:
+    def __init__(self, run_id: str, pending: PendingCall) -> None:
+        self.run_id = run_id
         self.pending = pending
         self.token = secrets.token_urlsafe(18)
-        self.approved = False
-        self.decided = threading.Event()
-        self.detached = False  # handed to the client to answer with a later request
+
+    @property
+    def description(self) -> str:
+        """What the person is asked to approve, in their language."""
+        return action_words(self.pending.description)
+
+
+class Window:
+    """At most `calls` calls in any `seconds`: the times of the calls it let in, oldest first."""
+
+    def __init__(self, calls: int, seconds: float, clock: Callable[[], float] = time.monotonic) -> None:
+        self.calls, self.seconds = calls, seconds
+        self._clock = clock
+        self._times: deque[float] = deque()
+
+    def admit(self) -> float | None:
+        """None when a call may go now (it is counted); else the seconds until one may."""
+        now = self._clock()
+        times = self._times
+        while times and times[0] <= now - self.seconds:
+            times.popleft()
+        if len(times) >= self.calls:
+            return (times[0] + self.seconds - now) if times else self.seconds
+        times.append(now)
+        return None
+
+
+class _Call(Ticket):
+    """A call of the client in flight; `question` is set when its run paused for approval."""
+
+    question: Question | None = None
+
+
+class _Handoff:
+    """A value the engine thread hands to the coroutine that awaits it: the coroutine holds no
+    thread while it waits, and a coroutine that was cancelled meanwhile is simply not told."""
+
+    __slots__ = ("_loop", "_future")
+
+    def __init__(self) -> None:
+        self._loop = asyncio.get_running_loop()
+        self._future = self._loop.create_future()
+
+    def give(self, value: Any = None) -> None:
+        with contextlib.suppress(RuntimeError):  # the loop has closed: nobody waits any more
+            self._loop.call_soon_threadsafe(self._settle, value)
+
+    def _settle(self, value: Any) -> None:
+        if not self._future.done():
+            self._future.set_result(value)
+
+    def __await__(self):
+        return self._future.__await__()
+
+
+class _Job:
+    """Work for the engine thread whose caller may withdraw it until it starts."""
+
+    def __init__(self, work: Callable[[], Reply], handoff: _Handoff | None = None) -> None:
+        self._work, self._handoff = work, handoff
+        self._lock = threading.Lock()
+        self._started = self._withdrawn = False
+
+    def __call__(self) -> None:
+        with self._lock:
+            if self._withdrawn:
+                return
+            self._started = True
+        try:
+            reply = self._work()
+        except Exception:  # noqa: BLE001 - one errand's failure is the client's error, never the session's end
+            log.exception("mcp session: an errand failed")
+            reply = Reply.of(fail("internal_error", t("mcp.internal_error")))
+        if self._handoff is not None:
+            self._handoff.give(reply)
+
+    def withdraw(self) -> bool:
+        """True when it had not started, and now never will."""
+        with self._lock:
+            self._withdrawn = True
+            return not self._started
 
 
 class McpSession:
-    """The runs of one MCP session, over one runner (the session's shop, its tools and the
-    run store). `limits` are the whole session's: its calls and its own working time."""
+    """The runs of one client's MCP session, over one runner (the session's shop, its tools
+    and the run store). `limits` bound each run of the chain (its working time above all);
+    `window` bounds the calls over time."""
 
     def __init__(
         self,
@@ -86,217 +195,338 @@ class McpSession:
         limits: Limits,
         *,
         user: str | None,
+        window: Window | None = None,
         client: str = "",
         clock: BusyClock | None = None,
         refresh: Callable[[], None] | None = None,
+        approval_ttl_hours: float = 24.0,
+        max_in_flight: int = MAX_IN_FLIGHT,
+        run_calls: int = RUN_CALLS,
     ) -> None:
-        if limits.max_tool_calls > MAX_STEPS - 2:
-            raise ValueError("an MCP session takes at most 98 tool calls")
         self._clock = clock or BusyClock()
         self._clock.idle()
-        self._model = ClientModel(name="mcp client", clock=self._clock)
+        self._model = ClientModel(name="mcp client", clock=self._clock, run_calls=run_calls)
         self._runner = replace(runner, clock=self._clock, model=self._model)
-        self._limits = limits
+        update = {"max_tool_calls": run_calls, "max_steps": run_calls + 2}
+        self._limits = limits.model_copy(update=update)
+        self._window = window or Window(limits.max_tool_calls, 60.0)
         self._user, self._signed_in = user, False
+        self._state: RunState | None = None  # the run in progress, whose customer may change
         self.client = client
         # Read a JSON shop file again when another desk wrote it: the session outlives calls.
         self._refresh = refresh
+        self._ttl_hours = approval_ttl_hours
+        self._max_in_flight = max_in_flight
+        self._in_flight = 0
+        self._gate = threading.Lock()  # a call is let in, or the session closed, one at a time
         self._thread: threading.Thread | None = None
-        self._changed = threading.Condition()
-        self._ticket: Ticket | None = None  # the client's call the engine is dealing with
-        self._asking: Asking | None = None
-        self._ended: dict | None = None  # why the session takes no more calls (a limit's envelope)
-        self._used_calls = 0
+        self._closed = False
+        self._ended: dict | None = None  # why the session takes no more calls
         self._count = 0
-        self.queued: dict[str, str] = {}  # run id -> the id of the call that waits in it
+        self._questions: dict[str, Question] = {}  # by token: what the host's person is being asked
         self.runs: list[str] = []
 
-    # ---- calls ------------------------------------------------------------------------
+    # ---- calls (on the server's event loop) ---------------------------------------------
 
-    def call(self, name: str, arguments: dict[str, Any] | None, *, elicit: bool = False) -> Reply:
-        """Hand the client's call to the engine and wait for what became of it. `elicit`:
-        the client can ask its person (chosen once, when the session's first run starts)."""
+    async def call(self, name: str, arguments: dict[str, Any] | None, *, ask: bool = False) -> Reply:
+        """Hand the client's call to the engine and wait for what became of it. `ask`: when
+        its run pauses for approval, the person in the host is to be asked (the reply then
+        carries the question, open until `answer`, `decide` or `withdraw` settles it)."""
         text = json.dumps(arguments or {}, ensure_ascii=False)
-        with self._changed:
-            # One call at a time: a call sent beside another waits for it. A question the
-            # client was handed to answer later (detached) and did not is given up: declined.
-            while self._ticket is not None and not self._ticket.done:
-                if self._asking is not None and self._asking.detached:
-                    self._decide(self._asking, approved=False)
-                self._changed.wait()
-            self._ticket = None
-            if self._ended is not None:
-                return Reply.of(self._ended)
-            cap = self._limits.max_response_chars
-            if len(text) + len(name) > cap:  # the response cap of a run, without ending the session
-                return Reply.of(fail("too_large", t("mcp.arguments_too_large", size=len(text), cap=cap)))
-            if self._refresh is not None:
-                try:
-                    self._refresh()
-                except OrderbotError as exc:
-                    return Reply.of(fail("orders_unreadable", say(exc)))
-            if self._thread is None:
-                self._start(elicit)
+        cap = self._limits.max_response_chars
+        if len(text) + len(name) > cap:  # the response cap of a run, without ending the session
+            return Reply.of(fail("too_large", t("mcp.arguments_too_large", size=len(text), cap=cap)))
+        if self._in_flight >= self._max_in_flight:
+            return Reply.of(fail("too_many_calls", t("mcp.too_many_in_flight", count=self._max_in_flight)))
+        handoff = _Handoff()
+        with self._gate:
+            if self._ended is not None or self._closed:
+                return Reply.of(self._ended or fail("session_ended", t("mcp.session_closed")))
+            wait = self._window.admit()
+            if wait is not None:
+                return Reply.of(self._rate_limited(wait))
             self._count += 1
-            ticket = Ticket(FunctionCall(call_id=f"mcp_{self._count}", name=name[:200], arguments=text), self._notify)
-            self._ticket = ticket
-            self._model.propose(ticket)
-            return self._wait(ticket)
-
-    def answer(self, token: str, name: str, arguments: dict[str, Any] | None, approved: bool) -> Reply:
-        """The person's answer to the question `token` names, for exactly the call it was
-        asked about (the same tool and arguments), then what became of the call."""
-        with self._changed:
-            asking, ticket = self._asking, self._ticket
-            if asking is None or ticket is None or not secrets.compare_digest(token.encode(), asking.token.encode()):
-                return Reply.of(fail("no_such_approval", t("mcp.no_such_approval")))
-            if not self._same_call(asking.pending, name, arguments):
-                return Reply.of(fail("not_the_same_call", t("mcp.not_the_same_call")))
-            self._decide(asking, approved=approved)
-            return self._wait(ticket)
-
-    def detach(self, asking: Asking) -> None:
-        """The question goes back to the client, answered (or not) by a later request."""
-        with self._changed:
-            asking.detached = True
-            self._changed.notify_all()
-
-    def outcome(self, run_id: str) -> Reply:
-        """What became of a call this session left in the approval queue (`check_approval`)."""
-        call_id = self.queued.get(run_id)
-        if call_id is None:
-            return Reply.of(fail("unknown_run", t("mcp.not_this_sessions_run")))
+            call = _Call(FunctionCall(call_id=f"mcp_{self._count}", name=name[:200], arguments=text), handoff.give)
+            if self._thread is None:
+                self._start()
+            if self._refresh is not None:
+                self._model.errand(lambda: self._refreshed(call))
+            self._model.propose(call)
+        self._in_flight += 1
         try:
-            record = self._runner.store.load(run_id)
-        except OrderbotError as exc:
-            return Reply.of(fail("record_error", say(exc)))
-        state = record.state
-        if state.stop_reason is StopReason.AWAITING_APPROVAL and state.pending:
-            return Reply.of(ok({"status": "awaiting_approval", "run_id": run_id}))
-        done = next((c for c in state.calls if c.call_id == call_id and c.result is not None), None)
-        if done is None:
-            return Reply.of(ok({"status": "not_executed", "run_id": run_id}))
-        status = "approved" if done.decision == "executed" else done.decision
-        return Reply.of(ok({"status": status, "run_id": run_id, "result": done.result}))
+            await handoff
+        except BaseException:
+            call.withdrawn = True  # not taken yet: never run; taken: its run settles it (_stopped)
+            if call.question is not None:  # paused just before the cancel: rejected, not left waiting
+                self._reject(call.question, "mcp.withdrawn")
+            raise
+        finally:
+            self._in_flight -= 1
+        reply = _reply_of(call.output)
+        question = call.question
+        if question is not None and ask:
+            self._questions[question.token] = question
+            reply = reply._replace(question=question)
+        return reply
 
-    def close(self) -> None:
-        """The client has gone: a question still open is declined (nothing runs), a call
-        queued for approval stays in the queue, and the run in progress stops as answered."""
-        with self._changed:
-            if self._asking is not None:
-                self._decide(self._asking, approved=False)
-            self._model.close()
+    def question(self, token: str) -> Question | None:
+        """The open question `token` names (compared in constant time), or None."""
+        found = None
+        for question in self._questions.values():
+            if secrets.compare_digest(token.encode(), question.token.encode()):
+                found = question
+        return found
+
+    async def answer(self, token: str, name: str, arguments: dict[str, Any] | None, approved: bool | None) -> Reply:
+        """The person's answer to the question `token` names, for exactly the call it was
+        asked about (the same tool and arguments), then what became of the call. No answer
+        (`approved` None) leaves the question open: the reply asks it again."""
+        question = self.question(token)
+        if question is None:
+            return Reply.of(fail("no_such_approval", t("mcp.no_such_approval")))
+        if not self._same_call(question.pending, name, arguments):
+            return Reply.of(fail("not_the_same_call", t("mcp.not_the_same_call")))
+        if approved is None:
+            return Reply(*capped(ok(None)), question=question)
+        return await self.settle(question, approved)
+
+    async def decide(self, question: Question, ask: Callable[[], Awaitable[bool]]) -> Reply:
+        """Ask the person (`ask`, the server's question in-band), then settle the call as
+        they said. A call cancelled while the person is asked is withdrawn: rejected."""
+        try:
+            approved = await ask()
+        except BaseException:
+            self.withdraw(question)
+            raise
+        return await self.settle(question, approved)
+
+    async def settle(self, question: Question, approved: bool) -> Reply:
+        """Settle the paused run as the person said, once; the call's own result."""
+        if self._questions.pop(question.token, None) is None:
+            return Reply.of(fail("no_such_approval", t("mcp.no_such_approval")))
+        return await self._on_thread(
+            lambda: self._settle(question, approved), withdrawn=lambda: self._reject(question, "mcp.withdrawn")
+        )
+
+    def withdraw(self, question: Question) -> None:
+        """The client cancelled the call while its person was asked: nothing runs, and the
+        record says why (without waiting: the caller is being cancelled)."""
+        self._questions.pop(question.token, None)
+        self._reject(question, "mcp.withdrawn")
+
+    def hold(self, question: Question) -> None:
+        """Leave the question to the approval queue: nobody here will ask it."""
+        self._questions.pop(question.token, None)
+
+    async def outcome(self, run_id: str) -> Reply:
+        """What became of a call this session's customer (or, without one, this operator)
+        left in the approval queue, from this session or any other on the same run store
+        (`check_approval`)."""
+        with self._gate:
+            if self._closed:
+                return Reply.of(self._ended or fail("session_ended", t("mcp.session_closed")))
+            wait = self._window.admit()
+            if wait is not None:
+                return Reply.of(self._rate_limited(wait))
+        return await self._on_thread(lambda: self._outcome(run_id))
+
+    def close(self, *, interrupted: type[KeyboardInterrupt] | None = None) -> None:
+        """The client has gone: each question still open is settled as rejected (nothing
+        runs), a call queued for a desk stays in the queue, and the run in progress stops:
+        as answered, or, `interrupted` (SIGTERM's Terminated, Ctrl-C), as cancelled with
+        its record saved, as a run of `ask` stops."""
+        for question in list(self._questions.values()):
+            self._reject(question, "mcp.client_gone")
+        self._questions.clear()
+        with self._gate:
+            if not self._closed:
+                self._closed = True
+                self._model.close(interrupted=interrupted)
             thread = self._thread
         if thread is not None:
-            thread.join()
+            thread.join(timeout=5.0)  # its work is bounded; a stuck store must not hold the exit
 
-    # ---- the engine thread ------------------------------------------------------------
+    # ---- the engine thread --------------------------------------------------------------
 
-    def _start(self, elicit: bool) -> None:
-        self._thread = threading.Thread(target=self._serve, args=(elicit,), name="orderbot-mcp", daemon=True)
+    def _start(self) -> None:
+        self._thread = threading.Thread(target=self._serve, name="orderbot-mcp", daemon=True)
         self._thread.start()
 
-    def _serve(self, elicit: bool) -> None:
+    def _serve(self) -> None:
         """The session's runs, one after another: a new one whenever the last paused for
-        approval and the client sends another call."""
-        approver = self._approve if elicit else None
-        started = self._clock()
-        while self._model.wait_for_call():
-            limits = self._run_limits(self._clock() - started)
-            if limits is None:
-                self._end(fail("time_limit", t("mcp.time_spent", seconds=self._limits.timeout)))
-                break
-            question = t("mcp.question", lang="en", client=self.client or "?")
-            state = RunState.start(question, user=self._user)
-            state.signed_in = self._signed_in
-            try:
-                self._runner.start(state, limits, kind="mcp", approver=approver)
-            except Exception:  # noqa: BLE001 - a store that fails ends the session, never the server
-                log.exception("mcp session: run %s failed", state.run_id)
-                self._end(fail("internal_error", t("mcp.internal_error")))
-                break
-            self.runs.append(state.run_id)
-            self._used_calls += state.tool_calls
-            self._user, self._signed_in = state.user, state.signed_in
-            self._stopped(state)
-
-    def _run_limits(self, spent: float) -> Limits | None:
-        """What is left of the session's budget, as the limits of its next run."""
-        seconds = self._limits.timeout - spent
-        if seconds <= 0:
-            return None
-        calls = max(self._limits.max_tool_calls - self._used_calls, 0)
-        update = {"max_tool_calls": calls, "max_steps": min(calls + 2, MAX_STEPS), "timeout": seconds}
-        return self._limits.model_copy(update=update)
+        approval, was full, or stopped at a limit, and the client sends another call."""
+        previous = None
+        try:
+            while self._model.wait_for_call():
+                client = self.client or "?"
+                if previous is None:
+                    question = t("mcp.question", lang="en", client=client)
+                else:
+                    question = t("mcp.question_next", lang="en", client=client, run_id=previous)
+                state = RunState.start(question, user=self._user)
+                state.signed_in = self._signed_in
+                self._state = state
+                try:
+                    self._runner.start(state, self._limits, kind="mcp")
+                except Exception:  # noqa: BLE001 - a store that fails ends the session, never the server
+                    log.exception("mcp session: run %s failed", state.run_id)
+                    self._end(fail("internal_error", t("mcp.internal_error")))
+                    break
+                finally:
+                    self._state = None
+                self.runs.append(state.run_id)
+                previous = state.run_id
+                self._user, self._signed_in = state.user, state.signed_in
+                self._stopped(state)
+        finally:
+            self._model.drain(self._turned_away)
 
     def _stopped(self, state: RunState) -> None:
         """A run of the session stopped: tell the call in flight, if the stop was its."""
-        with self._changed:
-            ticket, self._ticket = self._ticket, None
-            reason = state.stop_reason
-            if reason is StopReason.AWAITING_APPROVAL:
-                pending = state.pending[0]
-                self.queued[state.run_id] = pending.call_id
-                data = {
+        ticket, self._model.in_flight = self._model.in_flight, None
+        reason = state.stop_reason
+        if reason is StopReason.AWAITING_APPROVAL:
+            question = Question(state.run_id, state.pending[0])
+            envelope = ok(
+                {
                     "status": "awaiting_approval",
                     "run_id": state.run_id,
-                    "action": action_words(pending.description),
+                    "action": question.description,
                     "message": t("mcp.queued", run_id=state.run_id),
                 }
-                envelope = ok(data)
-            elif reason is StopReason.ANSWERED:  # the client closed the session
-                envelope = fail("session_ended", t("mcp.session_closed"))
-            else:  # a limit: the session takes no more calls
-                message = Phrase.from_json(state.stop_message)
-                detail = say(message) if message else state.stop_detail
-                envelope = fail(str(reason), detail)
-                self._ended = envelope
-            if ticket is not None and not ticket.done:
-                ticket.answer(json.dumps(envelope, ensure_ascii=False))
-            self._changed.notify_all()
+            )
+            if isinstance(ticket, _Call) and not ticket.withdrawn:
+                ticket.question = question
+            else:  # the client withdrew the call before the engine got to it: nothing runs
+                self._settle(question, False, reason=t("mcp.withdrawn"))
+        elif reason is StopReason.ANSWERED:  # the run was full, or the client closed the session
+            envelope = fail("session_ended", t("mcp.session_closed"))
+        elif reason is StopReason.TRANSFERRED:  # a person has the conversation now: no more calls
+            done = next((c for c in reversed(state.calls) if c.result is not None), None)
+            envelope = done.result if done is not None else fail(str(reason), state.stop_detail)
+            self._end(fail(str(reason), state.stop_detail), close=False)
+        else:  # a limit of this run, or a stop from outside: the next call starts the next run
+            message = Phrase.from_json(state.stop_message)
+            detail = say(message) if message else state.stop_detail
+            envelope = fail(str(reason), detail)
+        if ticket is not None and not ticket.done:
+            ticket.answer(json.dumps(envelope, ensure_ascii=False))
 
-    def _end(self, envelope: dict) -> None:
-        with self._changed:
+    def _end(self, envelope: dict, *, close: bool = True) -> None:
+        """The session takes no more calls (`envelope` says why); `close`: nor any errand."""
+        with self._gate:
             self._ended = envelope
-            self._model.close()
-            ticket, self._ticket = self._ticket, None
-            if ticket is not None and not ticket.done:
-                ticket.answer(json.dumps(envelope, ensure_ascii=False))
-            self._changed.notify_all()
+            if close:
+                self._closed = True
+                self._model.close()
+        ticket, self._model.in_flight = self._model.in_flight, None
+        if ticket is not None:
+            ticket.answer(json.dumps(envelope, ensure_ascii=False))
 
-    def _approve(self, pending: PendingCall) -> bool:
-        """The engine's approver: the person in the host is asked about exactly this call."""
-        asking = Asking(pending)
-        with self._changed:
-            self._asking = asking
-            self._changed.notify_all()
-        self._clock.idle()  # a person's time is not the session's
+    def _turned_away(self, ticket: Ticket) -> None:
+        """A call that reached the session after it ended."""
+        ticket.answer(json.dumps(self._ended or fail("session_ended", t("mcp.session_closed")), ensure_ascii=False))
+
+    def _refreshed(self, call: _Call) -> None:
         try:
-            asking.decided.wait()
-        finally:
-            self._clock.busy()
-        return asking.approved
+            self._refresh()
+        except OrderbotError as exc:
+            call.answer(json.dumps(fail("orders_unreadable", say(exc)), ensure_ascii=False))
 
-    # ---- helpers ----------------------------------------------------------------------
+    def _settle(self, question: Question, approved: bool, *, reason: str | None = None) -> Reply:
+        """Settle the paused run `question` names as a desk would (`orderbot approvals
+        approve|reject`): every re-check first, the decision claimed once in the run store;
+        then the call's own result. A run someone settled meanwhile is theirs."""
+        store, run_id = self._runner.store, question.run_id
+        runner = replace(self._runner, model=ClientModel.ended())
+        try:
+            with store.lock(run_id):
+                record = store.load(run_id)
+                policy = store.policy()
+                check_decider(
+                    record,
+                    operator=store.operator,
+                    approve=approved,
+                    four_eyes=policy.four_eyes,
+                    approvers=policy.approvers,
+                )
+                user = None if record.state.signed_in else record.state.user
+                now = self._runner.wall_clock()
+                check_resume(record, runner.toolbox, user=user, approve=approved, now=now, ttl_hours=self._ttl_hours)
+                runner.resume(record, self._limits, approve=approved, reason=reason, kind="mcp")
+        except LockTimeout:
+            return Reply.of(fail("busy", t("error.resume_busy", run_id=run_id)))
+        except OrderbotError as exc:
+            log.info("mcp session: run %s was not settled here: %s", run_id, exc)
+            return Reply.of(fail("not_settled", say(exc)))
+        done = next((c for c in record.state.calls if c.call_id == question.pending.call_id), None)
+        if done is None or done.result is None:
+            return Reply.of(fail("not_executed", t("mcp.not_executed")))
+        return Reply.of(done.result)
 
-    def _wait(self, ticket: Ticket) -> Reply:
-        """Under the lock: until the call is done, or a person has to be asked about it."""
-        self._changed.wait_for(lambda: ticket.done or (self._asking is not None and not self._asking.decided.is_set()))
-        if not ticket.done:
-            return Reply(*capped(ok(None)), asking=self._asking)
-        if self._ticket is ticket:
-            self._ticket = None
-        self._changed.notify_all()
-        return _reply_of(ticket.output)
+    def _reject(self, question: Question, reason: str) -> None:
+        """Settle `question` as rejected on the engine thread, without waiting for it."""
+        self._errand(_Job(lambda: self._settle(question, False, reason=t(reason))))
 
-    def _decide(self, asking: Asking, *, approved: bool) -> None:
-        asking.approved = approved
-        self._asking = None
-        asking.decided.set()
+    def _errand(self, job: _Job) -> bool:
+        """Queue `job` for the engine thread: False when the session has closed (nothing
+        would run it; a question then stays in the approval queue, as after a disconnect)."""
+        with self._gate:
+            if self._closed:
+                return False
+            if self._thread is None:
+                self._start()
+            self._model.errand(job)
+            return True
 
-    def _notify(self) -> None:
-        with self._changed:
-            self._changed.notify_all()
+    def _outcome(self, run_id: str) -> Reply:
+        unknown = Reply.of(fail("unknown_run", t("mcp.not_this_customers_run")))
+        if not RUN_ID.match(run_id):  # a full id only: never `last` or a prefix
+            return unknown
+        try:
+            record = self._runner.store.load(run_id)
+        except OrderbotError:
+            return unknown
+        if not self._owns(record):
+            return unknown  # the same answer as for no run at all: another's runs are not told apart
+        return Reply.of(outcome_of(record))
+
+    def _owns(self, record: RunRecord) -> bool:
+        """Whether the run is this session's to ask about: an MCP run on the same shop, of
+        the session's customer, or, for a session without one, of no customer and this operator."""
+        runner = self._runner
+        if record.provider != ClientModel.provider or record.orders != runner.orders:
+            return False
+        if record.shop != (runner.shop.name if runner.shop is not None else None):
+            return False
+        running = self._state
+        user = running.user if running is not None else self._user
+        if user is not None:
+            return record.state.user == user
+        return record.state.user is None and record.operator == runner.store.operator
+
+    # ---- helpers ------------------------------------------------------------------------
+
+    async def _on_thread(self, work: Callable[[], Reply], *, withdrawn: Callable[[], None] | None = None) -> Reply:
+        """`work` on the engine thread, awaited; a caller cancelled before it started
+        withdraws it (then `withdrawn` runs in its place)."""
+        handoff = _Handoff()
+        job = _Job(work, handoff)
+        if not self._errand(job):
+            return Reply.of(self._ended or fail("session_ended", t("mcp.session_closed")))
+        try:
+            return await handoff
+        except BaseException:
+            if job.withdraw() and withdrawn is not None:
+                withdrawn()
+            raise
+
+    def _rate_limited(self, wait: float) -> dict:
+        retry = math.ceil(wait * 10) / 10
+        window = self._window
+        envelope = fail("rate_limited", t("mcp.rate_limited", calls=window.calls, seconds=window.seconds, retry=retry))
+        envelope["retry_after"] = retry
+        return envelope
 
     def _same_call(self, pending: PendingCall, name: str, arguments: dict[str, Any] | None) -> bool:
         tool = self._runner.toolbox.get(name)
@@ -308,6 +538,20 @@ class McpSession:
             return False
         call = FunctionCall(call_id=pending.call_id, name=name, arguments="")
         return Prepared(call, tool, args).canonical_arguments == pending.arguments  # as the binding was made
+
+
+def outcome_of(record: RunRecord) -> dict:
+    """What became of the call a run of an MCP session left waiting for approval."""
+    state, run_id = record.state, record.run_id
+    if state.stop_reason is StopReason.AWAITING_APPROVAL and state.pending:
+        action = action_words(state.pending[0].description)
+        return ok({"status": "awaiting_approval", "run_id": run_id, "action": action})
+    waited = list(record.decisions)  # the calls that waited, in the order they were asked about
+    done = next((c for c in state.calls if waited and c.call_id == waited[-1] and c.result is not None), None)
+    if done is None:
+        return ok({"status": "not_executed", "run_id": run_id})
+    status = "approved" if done.decision == "executed" else done.decision
+    return ok({"status": status, "run_id": run_id, "result": done.result})
 
 
 def _reply_of(output: str | None) -> Reply:

@@ -1,17 +1,23 @@
 """The model of an MCP session: the host's model, whose tool calls arrive over MCP.
 
-`orderbot mcp` (orderbot.mcp) runs each session as an ordinary run, and the engine asks this
-model for the next step like any other: `respond` hands the result of the call in flight
-back to the client that sent it, then waits for the client's next call and proposes it. So
-every call the host makes goes through the engine's limits, dispatch, approval and record,
-as a run's does. When the session ends (or a run of it is resumed after an approval, when no
-client waits any more) the model answers instead, and the run stops as answered.
+`orderbot mcp` (orderbot.mcp) runs each session as a chain of ordinary runs, and the engine
+asks this model for the next step like any other: `respond` hands the result of the call in
+flight back to the client that sent it, then waits for the client's next call and proposes
+it. So every call the host makes goes through the engine's limits, dispatch, approval and
+record, as a run's does. A run ends, answered, when it holds as many calls as one run of the
+chain may (`run_calls`: the next call starts the next run), when the session ends, or at
+once when a run of it is resumed after an approval (no client waits any more).
+
+While it waits for the next call, the model also runs the session's errands (settling an
+approval, reading the run store for `check_approval`) on the same thread: one thread does
+all of a session's work with the shop and the run store, in the order it arrives.
 
 Standard library only: the MCP SDK lives in orderbot.mcp.server, never here.
 """
 
 from __future__ import annotations
 
+import logging
 import queue
 import threading
 import time
@@ -20,24 +26,34 @@ from collections.abc import Callable
 from orderbot.loop.items import FunctionCall, FunctionCallOutput, assistant
 from orderbot.loop.model import ModelRequest, Turn
 
-# The answer of a session's last run, once the client has closed it: the built-in stand-in for
-# the model's own words, so fixed English like all the model writes.
+log = logging.getLogger("orderbot")
+
+# The answers that end a run of a session, the built-in stand-ins for the model's own words, so
+# fixed English like all the model writes: once the client has closed the session, and once a
+# run holds as many calls as it may (the session goes on in the next run of its chain).
 SESSION_ENDED = "The MCP session ended; its calls and their results are above."
+RUN_FULL = "This run of the MCP session holds as many calls as one run may; the session goes on in its next run."
 
 
 class Ticket:
     """One call of the client in flight: the call the engine is given, and, once the engine
-    has dealt with it, the output the model would have read (the bounded envelope text)."""
+    has dealt with it, the output the model would have read (the bounded envelope text).
+    A ticket `withdrawn` before the engine took it (the client cancelled it) is never run."""
 
     def __init__(self, call: FunctionCall, on_done: Callable[[], None] = lambda: None) -> None:
         self.call = call
         self.output: str | None = None
         self.done = False
+        self.withdrawn = False
         self._on_done = on_done
 
     def answer(self, output: str | None) -> None:
-        self.output, self.done = output, True
-        self._on_done()
+        if not self.done:
+            self.output, self.done = output, True
+            self._on_done()
+
+
+Errand = Callable[[], None]
 
 
 class BusyClock:
@@ -69,21 +85,32 @@ class BusyClock:
 
 
 class ClientModel:
-    """Proposes the calls an MCP client sends, one per turn, and answers when the session ends."""
+    """Proposes the calls an MCP client sends, one per turn, and answers when the run is
+    full (`run_calls` calls) or the session ends."""
 
     provider = "mcp"
 
-    def __init__(self, name: str = "mcp client", *, clock: BusyClock | None = None) -> None:
+    def __init__(
+        self,
+        name: str = "mcp client",
+        *,
+        clock: BusyClock | None = None,
+        run_calls: int | None = None,
+    ) -> None:
         self.name = name
         self.clock = clock
-        self._inbox: queue.Queue[Ticket | None] = queue.Queue()
+        self._inbox: queue.SimpleQueue[Ticket | Errand | None] = queue.SimpleQueue()
         self._next: list[Ticket | None] = []  # a call taken by wait_for_call, proposed next
+        self._run_calls = run_calls
+        self._proposed = 0  # calls proposed in the run in progress
+        self._interrupted: type[KeyboardInterrupt] | None = None
         self.in_flight: Ticket | None = None
 
     @classmethod
     def ended(cls) -> ClientModel:
         """The model of a recorded session resumed after its client left (an approval
-        settled from another desk): it answers at once, and the run stops there."""
+        settled from another desk, or by the host's person): it answers at once, and the
+        run stops there."""
         model = cls()
         model.close()
         return model
@@ -91,7 +118,14 @@ class ClientModel:
     def propose(self, ticket: Ticket) -> None:
         self._inbox.put(ticket)
 
-    def close(self) -> None:
+    def errand(self, errand: Errand) -> None:
+        """Run `errand` on the session's thread, between two calls (it must not raise)."""
+        self._inbox.put(errand)
+
+    def close(self, *, interrupted: type[KeyboardInterrupt] | None = None) -> None:
+        """No more calls: the run in progress ends as answered, or, `interrupted` (SIGTERM's
+        Terminated, Ctrl-C), stops as cancelled, as a run of `ask` does."""
+        self._interrupted = self._interrupted or interrupted
         self._inbox.put(None)
 
     def wait_for_call(self) -> bool:
@@ -99,27 +133,63 @@ class ClientModel:
         proposing it yet: a new run of the session starts only when there is a call for it."""
         if not self._next:
             self._next.append(self._take())
+        self._proposed = 0
         return self._next[0] is not None
 
     def respond(self, request: ModelRequest) -> Turn:
         ticket, self.in_flight = self.in_flight, None
         if ticket is not None and not ticket.done:  # a run that stopped on it has answered it already
             ticket.answer(_output_of(request.items, ticket.call.call_id))
+        if self._run_calls is not None and self._proposed >= self._run_calls:
+            return Turn((assistant(RUN_FULL),))  # the next call starts the next run of the chain
         ticket = self._next.pop() if self._next else self._take()
         if ticket is None:
             self._inbox.put(None)  # closed for good: a later request ends at once too
+            if self._interrupted is not None:
+                raise self._interrupted  # the engine stops the run as cancelled, its record saved
             return Turn((assistant(SESSION_ENDED),))
         self.in_flight = ticket
+        self._proposed += 1
         return Turn((ticket.call,))
 
+    def drain(self, turn_away: Callable[[Ticket], None]) -> None:
+        """Once the session's runs are over: what is still in the inbox, without waiting:
+        each call is turned away, each errand run."""
+        while True:
+            try:
+                item = self._inbox.get_nowait()
+            except queue.Empty:
+                return
+            if isinstance(item, Ticket):
+                if not (item.withdrawn or item.done):
+                    turn_away(item)
+            elif item is not None:
+                self._run(item)
+
     def _take(self) -> Ticket | None:
-        if self.clock is not None:
-            self.clock.idle()
-        try:
-            return self._inbox.get()
-        finally:
+        """The client's next call (None: the session ended), running errands meanwhile. A
+        call its client withdrew before it was taken is dropped unanswered."""
+        while True:
             if self.clock is not None:
-                self.clock.busy()
+                self.clock.idle()
+            try:
+                item = self._inbox.get()
+            finally:
+                if self.clock is not None:
+                    self.clock.busy()
+            if item is None:
+                return None
+            if not isinstance(item, Ticket):
+                self._run(item)
+            elif not (item.withdrawn or item.done):  # withdrawn by its client, or answered already
+                return item
+
+    @staticmethod
+    def _run(errand: Errand) -> None:
+        try:
+            errand()
+        except Exception:  # noqa: BLE001 - an errand's failure is its own, never the session's end
+            log.exception("mcp session: an errand failed")
 
 
 def _output_of(items, call_id: str) -> str | None:

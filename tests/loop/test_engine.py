@@ -12,7 +12,7 @@ from orderbot.errors import ModelError, ModelTimeout
 from orderbot.i18n.catalogue import MESSAGES
 from orderbot.loop.dispatch import Toolbox
 from orderbot.loop.engine import Engine, Limits, StopReason
-from orderbot.loop.items import FunctionCallOutput, assistant
+from orderbot.loop.items import FunctionCallOutput, assistant, text_chars
 from orderbot.loop.model import ModelRequest, Turn
 from orderbot.loop.state import Event, Phase, RunState
 from orderbot.loop.tools import Tool
@@ -49,6 +49,17 @@ def test_one_call_then_an_answer_goes_plan_act_observe_plan_finish(toolbox):
     second = model.requests[1].items
     assert [i.type for i in second] == ["message", "function_call", "function_call_output"]
     model.assert_complete()
+
+
+def test_each_request_counts_the_characters_of_everything_it_sent(toolbox):
+    """Counted as the run goes (only what was added since the last request), the same as
+    counting every item of each request afresh."""
+    lookups = [calls(call("get_order_status", {"order_id": f"ORD-10{n:02d}"})) for n in range(1, 6)]
+    model = ScriptedModel([*lookups, text("已发货")])
+    _, seen = run(model, toolbox, Limits(max_steps=10, max_tool_calls=10))
+    sent = [t.payload.request for t in seen if t.kind is Event.PROPOSED]
+    assert [r.chars for r in sent] == [sum(map(text_chars, q.items)) for q in model.requests[:5]]
+    assert sent[-1].chars > sent[0].chars > 0
 
 
 def test_the_english_a_record_keeps_is_the_catalogues(toolbox, monkeypatch):

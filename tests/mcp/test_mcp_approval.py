@@ -11,6 +11,7 @@ import shutil
 import mcp_types as types
 import pytest
 from clikit import cli
+from mcp.client.session import ClientSession
 from mcpkit import Served, answering, approving, envelope
 
 from orderbot.shops.sample.model import SAMPLE_PATH
@@ -84,42 +85,46 @@ def test_an_accept_that_does_not_say_approve_runs_nothing(orders, tmp_path) -> N
 
 def test_an_answer_must_come_back_for_the_call_it_was_asked_about(orders, tmp_path) -> None:
     """On 2026-07-28 the answer rides a retry of the call: only the state orderbot minted,
-    with the same tool and arguments, settles it; a client that never retries runs nothing."""
+    with the same tool and arguments, settles it, once; a retry without the answer is asked
+    again; the question holds nothing up, and other calls meanwhile leave it open."""
     served = Served(orders, tmp_path / "state", user="C001")
     yes = {"approval": types.ElicitResult(action="accept", content={"approve": True})}
 
     async def script(client):
         session = client.session
-        first = await session.call_tool("cancel_order", CANCEL, allow_input_required=True)
-        forged = await session.call_tool(
-            "cancel_order", CANCEL, input_responses=yes, request_state="guess", allow_input_required=True
-        )
-        other = await session.call_tool(
-            "cancel_order",
-            {**CANCEL, "order_id": "ORD-1013"},
-            input_responses=yes,
-            request_state=first.request_state,
-            allow_input_required=True,
-        )
-        moved_on = await client.call_tool("get_order_status", {"order_id": "ORD-1001"})  # a new call instead
-        late = await session.call_tool(
-            "cancel_order", CANCEL, input_responses=yes, request_state=first.request_state, allow_input_required=True
-        )
-        return first, forged, other, moved_on, late
+
+        async def retry(arguments=CANCEL, **kwargs):
+            return await session.call_tool("cancel_order", arguments, allow_input_required=True, **kwargs)
+
+        first = await retry()
+        forged = await retry(input_responses=yes, request_state="guess")
+        other = await retry({**CANCEL, "order_id": "ORD-1013"}, input_responses=yes, request_state=first.request_state)
+        again = await retry(request_state=first.request_state)  # the retry brought no answer
+        moved_on = await client.call_tool("get_order_status", {"order_id": "ORD-1001"})  # another call meanwhile
+        late = await retry(input_responses=yes, request_state=first.request_state)
+        twice = await retry(input_responses=yes, request_state=first.request_state)
+        return first, forged, other, again, moved_on, late, twice
 
     try:
         # The client can ask its person; this one calls the session by hand, to answer wrongly.
-        first, forged, other, moved_on, late = served.drive(script, mode="auto", elicitation=approving([]))
+        first, forged, other, again, moved_on, late, twice = served.drive(
+            script, mode="auto", elicitation=approving([])
+        )
     finally:
         served.close()
-    assert not moved_on.is_error and envelope(late)["code"] == "no_such_approval"  # the question was given up
-    (run_id,) = served.session.runs
-    assert [c.decision for c in served.runs.load(run_id).state.calls] == ["rejected", "executed"]
     assert isinstance(first, types.InputRequiredResult)
     assert ASKED in first.input_requests["approval"].params.message
     assert envelope(forged)["code"] == "no_such_approval"
     assert envelope(other)["code"] == "not_the_same_call"
-    assert status(orders) == "处理中" and status(orders, "ORD-1013") == "待付款"
+    assert isinstance(again, types.InputRequiredResult) and again.request_state == first.request_state
+    assert ASKED in again.input_requests["approval"].params.message
+    assert not moved_on.is_error
+    assert envelope(late)["data"]["status"] == status(orders) == "已取消"
+    assert envelope(twice)["code"] == "no_such_approval"  # settled once
+    assert status(orders, "ORD-1013") == "待付款"
+    paused, after = served.session.runs  # the cancel's run paused for the person; the lookup went on in the next
+    assert [c.decision for c in served.runs.load(paused).state.calls] == ["executed"]
+    assert [c.name for c in served.runs.load(after).state.calls] == ["get_order_status"]
 
 
 def test_without_elicitation_the_call_waits_in_the_queue_and_is_approved_once(orders, tmp_path) -> None:
@@ -181,3 +186,62 @@ def test_with_four_eyes_the_host_is_not_asked_the_call_waits_for_another_person(
     assert asked == [] and result["data"]["status"] == "awaiting_approval"
     own = cli("approvals", "approve", result["data"]["run_id"], env={"ORDERBOT_FOUR_EYES": "1"})
     assert own.exit_code != 0 and status(orders) == "处理中"  # the operator who asked cannot approve it
+
+
+@ERAS
+def test_a_client_that_takes_only_url_questions_is_never_sent_a_form(orders, tmp_path, monkeypatch, mode) -> None:
+    """The spec: a server MUST NOT send an elicitation mode the client did not declare. A
+    client that declared only URL mode gets the approval queue's reply instead."""
+    declared = ClientSession._build_capabilities
+
+    def url_only(self, version):
+        capabilities = declared(self, version)
+        return capabilities.model_copy(
+            update={"elicitation": types.ElicitationCapability(url=types.UrlElicitationCapability())}
+        )
+
+    monkeypatch.setattr(ClientSession, "_build_capabilities", url_only)
+    asked: list[str] = []
+    served = Served(orders, tmp_path / "state", user="C001")
+    try:
+        result = envelope(cancel(served, mode=mode, elicitation=approving(asked)))
+    finally:
+        served.close()
+    assert asked == [] and result["data"]["status"] == "awaiting_approval"
+    assert status(orders) == "处理中"
+
+
+def test_check_approval_finds_the_customers_queued_call_from_a_new_session_and_never_anothers(orders, tmp_path):
+    """A host that restarts the server, or starts one per call, asks about the run its call
+    returned: any session of the same customer on the same run store finds it; a session of
+    another customer, or of no customer, is told there is no such run."""
+    state = tmp_path / "state"
+    first = Served(orders, state, user="C001")
+
+    async def queue_it(client):
+        return envelope(await client.call_tool("cancel_order", CANCEL))
+
+    try:
+        run_id = first.drive(queue_it)["data"]["run_id"]  # no elicitation: the queue
+    finally:
+        first.close()
+
+    def check(user):
+        served = Served(orders, state, user=user)
+
+        async def script(client):
+            return envelope(await client.call_tool("check_approval", {"run_id": run_id}))
+
+        try:
+            return served.drive(script)
+        finally:
+            served.close()
+
+    waiting = check("C001")
+    approved = cli("approvals", "approve", run_id)
+    done, theirs, nobodys = check("C001"), check("C002"), check(None)
+    assert waiting["data"] == {"status": "awaiting_approval", "run_id": run_id, "action": ASKED}
+    assert approved.exit_code == 0, approved.output
+    assert done["data"]["status"] == "approved" and done["data"]["result"]["data"]["status"] == "已取消"
+    assert theirs["code"] == nobodys["code"] == "unknown_run"
+    assert run_id not in json.dumps(theirs) + json.dumps(nobodys)

@@ -82,6 +82,15 @@ def test_streamable_http_behind_a_bearer_token(orders, tmp_path) -> None:
         server.terminate()
         server.wait(timeout=30)
     assert [r.status_code for r in refused] == [401, 401, 401]
+    missing, wrong, schemeless = refused
+    assert missing.headers["www-authenticate"] == schemeless.headers["www-authenticate"] == 'Bearer realm="orderbot"'
+    assert missing.json()["error"] == "unauthorized" and "bearer token" in missing.json()["error_description"]
+    # RFC 6750: a token that is not the one says so, and an OAuth client does not take it for "log in".
+    assert wrong.headers["www-authenticate"].startswith('Bearer realm="orderbot", error="invalid_token"')
+    assert wrong.json() == {
+        "error": "invalid_token",
+        "error_description": "the bearer token is not valid for this server",
+    }
     assert next(t for t in tools if t.name == "get_order_status").annotations == types.ToolAnnotations(
         read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False
     )
@@ -106,6 +115,6 @@ def test_beyond_loopback_needs_allow_remote_and_a_token_and_flags_are_checked_fi
     assert short.exit_code == 6 and "short" not in short.stderr
     bad = cli("mcp", "--http", "nowhere")
     assert bad.exit_code == 2 and "HOST:PORT" in bad.stderr
-    many = cli("mcp", "--max-tool-calls", "200")
-    assert many.exit_code == 2 and "at most 98" in many.stderr
-    assert "Traceback" not in remote.stderr + tokenless.stderr + bad.stderr + many.stderr
+    window = cli("mcp", "--window", "0")
+    assert window.exit_code == 2 and "--window" in window.stderr
+    assert "Traceback" not in remote.stderr + tokenless.stderr + bad.stderr + window.stderr

@@ -1,6 +1,8 @@
 """`orderbot mcp` through the mcp package's own client (in-process): the session shop's tools
-with their schemas and annotations, calls through the same dispatch and record as a run's,
-identity from the session, and the caps of a run holding without ending the server."""
+with their schemas, titles, output schema and annotations, calls through the same dispatch and
+record as a run's, identity from the session, results as structured content too, and the
+bounds of a long session (a rate, not a count; a chain of bounded runs) holding without
+ending the server."""
 
 from __future__ import annotations
 
@@ -8,12 +10,18 @@ import json
 import shutil
 
 import anyio
+import mcp_types as types
 import pytest
 from clikit import cli
-from mcpkit import Served, envelope
+from mcp.shared.exceptions import MCPError
+from mcpkit import Clock, Served, envelope
 
+from orderbot.mcp.server import ENVELOPE_SCHEMA
+from orderbot.mcp.session import RUN_CALLS
 from orderbot.models.mcp_client import BusyClock
 from orderbot.shops.sample.model import SAMPLE_PATH
+
+ERAS = pytest.mark.parametrize("mode", ["legacy", "auto"], ids=["handshake", "2026-07-28"])
 
 
 @pytest.fixture
@@ -52,15 +60,56 @@ def test_a_lookup_answers_and_another_customers_order_is_refused(served) -> None
         mine = await client.call_tool("get_order_details", {"order_id": "ORD-1001"})
         theirs = await client.call_tool("get_order_details", {"order_id": "ORD-1003"})
         named = await client.call_tool("list_my_orders", {"user_id": "C002"})
-        unknown = await client.call_tool("drop_table", {})
-        return mine, theirs, named, unknown
+        return mine, theirs, named
 
-    mine, theirs, named, unknown = served.drive(script)
+    mine, theirs, named = served.drive(script)
     assert not mine.is_error and envelope(mine)["data"]["order_id"] == "ORD-1001"
     assert theirs.is_error and envelope(theirs)["code"] == "no_access"
     assert "C002" not in theirs.content[0].text
     assert named.is_error and envelope(named)["code"] == "invalid_arguments"  # the client cannot name a customer
-    assert unknown.is_error and envelope(unknown)["code"] == "unknown_tool"
+
+
+@ERAS
+def test_an_unknown_tool_is_a_protocol_error_and_the_session_goes_on(served, mode) -> None:
+    async def script(client):
+        with pytest.raises(MCPError) as unknown:
+            await client.call_tool("drop_table", {})
+        return unknown.value, await client.call_tool("get_order_status", {"order_id": "ORD-1001"})
+
+    unknown, after = served.drive(script, mode=mode)
+    assert unknown.code == types.INVALID_PARAMS == -32602 and "drop_table" in unknown.message
+    assert envelope(after)["ok"]
+
+
+@ERAS
+def test_every_tool_has_a_title_and_the_envelope_as_output_schema_every_result_is_structured(orders, tmp_path, mode):
+    served = Served(orders, tmp_path / "state", user="C001", queue=True, max_tool_calls=5, now=Clock())
+
+    async def script(client):
+        tools = (await client.list_tools()).tools
+        calls = [
+            ("get_order_status", {"order_id": "ORD-1001"}),  # ok
+            ("get_order_details", {"order_id": "ORD-1003"}),  # another customer's: an error
+            ("cancel_order", {"order_id": "ORD-1002", "reason": "x"}),  # the queue's reply
+            ("check_approval", {"run_id": "261201-000000-0000"}),  # unknown
+            ("get_order_status", {"order_id": "x" * 50_000}),  # too large
+            ("get_order_status", {"order_id": "ORD-1001"}),
+            ("get_order_status", {"order_id": "ORD-1001"}),  # past the window
+        ]
+        return tools, [await client.call_tool(name, arguments) for name, arguments in calls]
+
+    try:
+        tools, results = served.drive(script, mode=mode)
+    finally:
+        served.close()
+    for tool in tools:
+        assert tool.title and tool.title[0].isupper() and "_" not in tool.title, tool.name
+        assert tool.output_schema == ENVELOPE_SCHEMA, tool.name
+    assert next(t for t in tools if t.name == "get_order_status").title == "Get order status"
+    codes = [envelope(r).get("code") for r in results]  # envelope(): the text and the structure agree
+    assert codes == [None, "no_access", None, "unknown_run", "too_large", None, "rate_limited"]
+    assert all(r.structured_content["ok"] is not r.is_error for r in results)
+    assert results[2].structured_content["data"]["status"] == "awaiting_approval"
 
 
 def test_the_session_is_a_run_of_kind_mcp_in_runs_show_and_replay(served) -> None:
@@ -84,24 +133,49 @@ def test_the_session_is_a_run_of_kind_mcp_in_runs_show_and_replay(served) -> Non
     assert replayed.exit_code == 0, replayed.output
 
 
-def test_a_flood_of_calls_stops_at_the_sessions_cap_and_the_server_still_answers(orders, tmp_path) -> None:
-    served = Served(orders, tmp_path / "state", user="C001", max_tool_calls=3)
+def test_calls_are_bounded_by_a_window_refused_with_when_to_retry_and_served_as_it_moves(orders, tmp_path):
+    """--max-tool-calls 5 --window 2: the 6th call in 2 s is refused, saying when to retry;
+    2.5 s later calls are served again. A refused call never reaches the engine or the record."""
+    clock = Clock()
+    served = Served(orders, tmp_path / "state", user="C001", max_tool_calls=5, window=2.0, now=clock)
 
     async def script(client):
-        replies = [await client.call_tool("get_order_status", {"order_id": "ORD-1001"}) for _ in range(5)]
-        return replies, await client.list_tools()
+        first = [envelope(await client.call_tool("get_order_status", {"order_id": "ORD-1001"})) for _ in range(5)]
+        clock.now += 0.5
+        refused = envelope(await client.call_tool("get_order_status", {"order_id": "ORD-1001"}))
+        listing = await client.list_tools()  # a protocol request is no tool call: answered
+        clock.now += 2.0  # 2.5 s after the first five
+        later = [envelope(await client.call_tool("get_order_status", {"order_id": "ORD-1001"})) for _ in range(5)]
+        return first, refused, listing, later
 
     try:
-        replies, listing = served.drive(script)
+        first, refused, listing, later = served.drive(script)
     finally:
         served.close()
-    assert [r.is_error for r in replies] == [False, False, False, True, True]
-    assert envelope(replies[3])["code"] == envelope(replies[4])["code"] == "tool_call_limit"
-    assert listing.tools  # a protocol request still answered
+    assert all(r["ok"] for r in first + later) and listing.tools
+    assert refused["code"] == "rate_limited" and refused["retry_after"] == 1.5
+    assert "5 calls in any 2 seconds" in refused["error"] and "1.5 seconds" in refused["error"]
     (run_id,) = served.session.runs
     state = served.runs.load(run_id).state
-    assert state.tool_calls == 3 and state.stop_reason == "tool_call_limit"
-    assert state.calls[-1].decision == "not_executed"  # the fourth was proposed, never run
+    assert state.tool_calls == 10 and all(c.decision == "executed" for c in state.calls)
+
+
+def test_a_long_session_is_a_chain_of_bounded_runs(orders, tmp_path) -> None:
+    served = Served(orders, tmp_path / "state", user="C001", max_tool_calls=200)
+
+    async def script(client):
+        return [envelope(await client.call_tool("get_order_status", {"order_id": "ORD-1001"})) for _ in range(120)]
+
+    try:
+        replies = served.drive(script)
+    finally:
+        served.close()
+    assert all(r["ok"] for r in replies)
+    runs = [served.runs.load(run_id) for run_id in served.session.runs]
+    assert [len(r.state.calls) for r in runs] == [RUN_CALLS, RUN_CALLS, 120 - 2 * RUN_CALLS]
+    assert [r.state.stop_reason for r in runs] == ["answered"] * 3
+    assert runs[1].state.question.endswith(f"continued from run {runs[0].run_id}")
+    assert runs[2].state.question.endswith(f"continued from run {runs[1].run_id}")
 
 
 def test_huge_arguments_are_refused_without_ending_the_session(served) -> None:
@@ -144,7 +218,7 @@ def test_the_session_clock_stands_still_while_the_session_waits_for_its_client()
     assert clock() - start == 2
 
 
-def test_the_sessions_working_time_runs_out_and_every_later_call_is_refused(orders, tmp_path) -> None:
+def test_a_run_that_uses_its_working_time_stops_and_the_session_goes_on_in_the_next(orders, tmp_path) -> None:
     now = [0.0]
 
     def ticking() -> float:  # every reading of the clock is half a second of work
@@ -162,8 +236,9 @@ def test_the_sessions_working_time_runs_out_and_every_later_call_is_refused(orde
         served.close()
     codes = [r.get("code") for r in replies]
     first = codes.index("time_limit")
-    assert 0 < first < 11 and codes[first:] == ["time_limit"] * (12 - first)
-    assert all(r["ok"] for r in replies[:first])
+    assert 0 < first < 11 and all(r["ok"] for r in replies[:first]) and replies[first + 1]["ok"]
+    stopped = served.runs.load(served.session.runs[0]).state
+    assert stopped.stop_reason == "time_limit" and len(served.session.runs) >= 2
 
 
 def test_calls_sent_side_by_side_are_taken_one_at_a_time(served) -> None:
