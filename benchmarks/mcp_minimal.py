@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import sys
+from pathlib import Path
 
 import anyio
 import mcp_types as types
@@ -28,7 +29,7 @@ ENVELOPE = {"type": "object", "properties": {"ok": {"type": "boolean"}, "data": 
 
 
 def main(path: str) -> None:
-    orders = {o["order_id"]: o for o in json.loads(open(path, encoding="utf-8").read())["orders"]}
+    orders = {o["order_id"]: o for o in json.loads(Path(path).read_text(encoding="utf-8"))["orders"]}
     tool = types.Tool(
         name="get_order_status",
         title="Get order status",

@@ -2014,10 +2014,14 @@ MESSAGES: dict[str, dict[str, str]] = {
     },
     "mcp.check_approval": {
         "en": "What became of an action of this customer left waiting for approval, by this session or an "
-        "earlier one: give the run id its call returned. Read-only.",
-        "zh": "查询本客户（本会话或更早的会话）等待批准的操作的结果：给出调用返回的运行 ID。只读。",
+        "earlier one: give the run id its call returned; without one, the actions that wait now. Read-only.",
+        "zh": "查询本客户（本会话或更早的会话）等待批准的操作的结果：给出调用返回的运行 ID；"
+        "不给则列出现在等待的操作。只读。",
     },
-    "mcp.run_id": {"en": "The run id the waiting call returned.", "zh": "等待中的调用返回的运行 ID。"},
+    "mcp.run_id": {
+        "en": "The run id the waiting call returned; leave it out to list the actions that wait now.",
+        "zh": "等待中的调用返回的运行 ID；不给则列出现在等待的操作。",
+    },
     "error.mcp_missing": {
         "en": "orderbot mcp needs the mcp package, which is not installed: {command}",
         "zh": "orderbot mcp 需要 mcp 包，但它没有安装：{command}",

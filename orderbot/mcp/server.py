@@ -99,7 +99,6 @@ def tools_of(toolbox: Toolbox) -> list[types.Tool]:
     check = {
         "type": "object",
         "properties": {"run_id": {"type": "string", "description": t("mcp.run_id")}},
-        "required": ["run_id"],
         "additionalProperties": False,
     }
     listed.append(

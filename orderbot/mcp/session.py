@@ -46,7 +46,6 @@ from collections.abc import Awaitable, Callable
 from dataclasses import replace
 from typing import Any, NamedTuple
 
-from filelock import Timeout as LockTimeout
 from pydantic import ValidationError
 
 from orderbot.errors import OrderbotError, Phrase
@@ -59,9 +58,9 @@ from orderbot.loop.limits import StopReason
 from orderbot.loop.state import PendingCall, RunState
 from orderbot.models.mcp_client import BusyClock, ClientModel, Ticket
 from orderbot.runner import Runner
-from orderbot.runs.index import RUN_ID
 from orderbot.runs.record import RunRecord
 from orderbot.runs.resume import check_decider, check_resume
+from orderbot.runs.summary import RUN_ID
 from orderbot.text import cut, whole_characters
 from orderbot.ui.describe import action_words
 
@@ -73,6 +72,7 @@ RUN_CALLS = 98
 # Calls of one session waiting for the engine at once: more than an agent fans out (a hundred
 # lookups while a person thinks about a cancel), few enough that a flood costs little memory.
 MAX_IN_FLIGHT = 128
+MAX_LISTED = 20  # waiting actions check_approval lists when it is given no run id
 
 
 class Reply(NamedTuple):
@@ -321,7 +321,7 @@ class McpSession:
     async def outcome(self, run_id: str) -> Reply:
         """What became of a call this session's customer (or, without one, this operator)
         left in the approval queue, from this session or any other on the same run store
-        (`check_approval`)."""
+        (`check_approval`); without a run id, the ones waiting now."""
         with self._gate:
             if self._closed:
                 return Reply.of(self._ended or fail("session_ended", t("mcp.session_closed")))
@@ -435,27 +435,19 @@ class McpSession:
 
     def _settle(self, question: Question, approved: bool, *, reason: str | None = None) -> Reply:
         """Settle the paused run `question` names as a desk would (`orderbot approvals
-        approve|reject`): every re-check first, the decision claimed once in the run store;
-        then the call's own result. A run someone settled meanwhile is theirs."""
+        approve|reject`): every re-check first, the decision claimed once in the run store
+        (a run someone settled meanwhile is theirs); then the call's own result."""
         store, run_id = self._runner.store, question.run_id
         runner = replace(self._runner, model=ClientModel.ended())
         try:
-            with store.lock(run_id):
-                record = store.load(run_id)
-                policy = store.policy()
-                check_decider(
-                    record,
-                    operator=store.operator,
-                    approve=approved,
-                    four_eyes=policy.four_eyes,
-                    approvers=policy.approvers,
-                )
-                user = None if record.state.signed_in else record.state.user
-                now = self._runner.wall_clock()
-                check_resume(record, runner.toolbox, user=user, approve=approved, now=now, ttl_hours=self._ttl_hours)
-                runner.resume(record, self._limits, approve=approved, reason=reason, kind="mcp")
-        except LockTimeout:
-            return Reply.of(fail("busy", t("error.resume_busy", run_id=run_id)))
+            record = store.load(run_id)
+            policy = store.policy()
+            operator, four_eyes, approvers = store.operator, policy.four_eyes, policy.approvers
+            check_decider(record, operator=operator, approve=approved, four_eyes=four_eyes, approvers=approvers)
+            user = None if record.state.signed_in else record.state.user
+            now = self._runner.wall_clock()
+            check_resume(record, runner.toolbox, user=user, approve=approved, now=now, ttl_hours=self._ttl_hours)
+            runner.resume(record, self._limits, approve=approved, reason=reason, kind="mcp")  # its save is the claim
         except OrderbotError as exc:
             log.info("mcp session: run %s was not settled here: %s", run_id, exc)
             return Reply.of(fail("not_settled", say(exc)))
@@ -480,8 +472,10 @@ class McpSession:
             return True
 
     def _outcome(self, run_id: str) -> Reply:
+        if not run_id:
+            return Reply.of(ok({"waiting": self._waiting()}))
         unknown = Reply.of(fail("unknown_run", t("mcp.not_this_customers_run")))
-        if not RUN_ID.match(run_id):  # a full id only: never `last` or a prefix
+        if not RUN_ID.fullmatch(run_id):  # a full id only: never `last` or a prefix
             return unknown
         try:
             record = self._runner.store.load(run_id)
@@ -491,6 +485,28 @@ class McpSession:
             return unknown  # the same answer as for no run at all: another's runs are not told apart
         return Reply.of(outcome_of(record))
 
+    def _waiting(self) -> list[dict]:
+        """The actions of this session's customer (or, without one, of this operator's runs
+        with no customer) that wait for approval now, oldest first."""
+        store, user = self._runner.store, self._current_user()
+        if user is not None:
+            queued = store.waiting(limit=MAX_LISTED, customer=user)
+        else:
+            queued = [w for w in store.waiting(limit=MAX_LISTED, requested_by=store.operator) if w.customer is None]
+        listed = []
+        for waiting in queued:
+            try:
+                record = store.load(waiting.run_id)
+            except OrderbotError:
+                continue
+            if self._owns(record):
+                listed.append({"run_id": waiting.run_id, "action": waiting.description, "since": waiting.requested_at})
+        return listed
+
+    def _current_user(self) -> str | None:
+        running = self._state
+        return running.user if running is not None else self._user
+
     def _owns(self, record: RunRecord) -> bool:
         """Whether the run is this session's to ask about: an MCP run on the same shop, of
         the session's customer, or, for a session without one, of no customer and this operator."""
@@ -499,8 +515,7 @@ class McpSession:
             return False
         if record.shop != (runner.shop.name if runner.shop is not None else None):
             return False
-        running = self._state
-        user = running.user if running is not None else self._user
+        user = self._current_user()
         if user is not None:
             return record.state.user == user
         return record.state.user is None and record.operator == runner.store.operator

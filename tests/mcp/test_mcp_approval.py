@@ -226,21 +226,27 @@ def test_check_approval_finds_the_customers_queued_call_from_a_new_session_and_n
     finally:
         first.close()
 
-    def check(user):
+    def check(user, arguments=None):
         served = Served(orders, state, user=user)
 
         async def script(client):
-            return envelope(await client.call_tool("check_approval", {"run_id": run_id}))
+            return envelope(
+                await client.call_tool("check_approval", {"run_id": run_id} if arguments is None else arguments)
+            )
 
         try:
             return served.drive(script)
         finally:
             served.close()
 
-    waiting = check("C001")
+    waiting, listed = check("C001"), check("C001", {})
+    others_list, nobodys_list = check("C002", {}), check(None, {})
     approved = cli("approvals", "approve", run_id)
     done, theirs, nobodys = check("C001"), check("C002"), check(None)
     assert waiting["data"] == {"status": "awaiting_approval", "run_id": run_id, "action": ASKED}
+    assert [(w["run_id"], w["action"]) for w in listed["data"]["waiting"]] == [(run_id, ASKED)]
+    assert others_list["data"] == nobodys_list["data"] == {"waiting": []}
+    assert check("C001", {})["data"] == {"waiting": []}  # settled: no longer waiting
     assert approved.exit_code == 0, approved.output
     assert done["data"]["status"] == "approved" and done["data"]["result"]["data"]["status"] == "已取消"
     assert theirs["code"] == nobodys["code"] == "unknown_run"

@@ -161,10 +161,11 @@ def test_calls_are_bounded_by_a_window_refused_with_when_to_retry_and_served_as_
 
 
 def test_a_long_session_is_a_chain_of_bounded_runs(orders, tmp_path) -> None:
-    served = Served(orders, tmp_path / "state", user="C001", max_tool_calls=200)
+    served = Served(orders, tmp_path / "state", user="C001", max_tool_calls=1000)
+    count = 2 * RUN_CALLS + 5
 
     async def script(client):
-        return [envelope(await client.call_tool("get_order_status", {"order_id": "ORD-1001"})) for _ in range(120)]
+        return [envelope(await client.call_tool("get_order_status", {"order_id": "ORD-1001"})) for _ in range(count)]
 
     try:
         replies = served.drive(script)
@@ -172,10 +173,11 @@ def test_a_long_session_is_a_chain_of_bounded_runs(orders, tmp_path) -> None:
         served.close()
     assert all(r["ok"] for r in replies)
     runs = [served.runs.load(run_id) for run_id in served.session.runs]
-    assert [len(r.state.calls) for r in runs] == [RUN_CALLS, RUN_CALLS, 120 - 2 * RUN_CALLS]
+    assert [len(r.state.calls) for r in runs] == [RUN_CALLS, RUN_CALLS, 5]
     assert [r.state.stop_reason for r in runs] == ["answered"] * 3
     assert runs[1].state.question.endswith(f"continued from run {runs[0].run_id}")
     assert runs[2].state.question.endswith(f"continued from run {runs[1].run_id}")
+    assert not any(r.dropped for r in runs)  # each run is kept whole
 
 
 def test_huge_arguments_are_refused_without_ending_the_session(served) -> None:
