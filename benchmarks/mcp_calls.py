@@ -47,16 +47,18 @@ def cpu_seconds(pid: int) -> float:
 
 
 def server_pid(marker: str) -> int:
-    """The pid of the server whose command line holds `marker` (the stdio client keeps its own)."""
+    """The pid of this process's child whose command line holds `marker` (the stdio client
+    keeps it to itself)."""
     for entry in Path("/proc").iterdir():
         if entry.name.isdigit():
             try:
                 command = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode()
-            except OSError:
+                parent = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+            except (OSError, ValueError, IndexError):
                 continue
-            if marker in command and "mcp_calls.py" not in command:
+            if parent == os.getpid() and marker in command:
                 return int(entry.name)
-    raise RuntimeError(f"no process runs {marker}")
+    raise RuntimeError(f"no server of this benchmark runs {marker}")
 
 
 async def measure(rounds: int, calls: int, era: str, work: Path) -> dict:
