@@ -500,7 +500,8 @@ class McpSession:
             except OrderbotError:
                 continue
             if self._owns(record):
-                listed.append({"run_id": waiting.run_id, "action": waiting.description, "since": waiting.requested_at})
+                action = action_words(waiting.description)
+                listed.append({"run_id": waiting.run_id, "action": action, "since": waiting.requested_at})
         return listed
 
     def _current_user(self) -> str | None:
