@@ -41,6 +41,7 @@ DOMAINS: dict[str, object] = {
     "stop.{}": [reason for reason in StopReason if reason is not StopReason.ANSWERED],  # an answer is no stop message
     # ui.describe names these kinds' events by the kind; proposed, refused and the rest have ids of their own
     "event.{}": [Event.STARTED, Event.RESUMED, Event.EXECUTED, Event.APPROVED, Event.REJECTED],
+    "event.finished.{}": list(StopReason),  # the last row's event: each stop reason in words
     "phase.{}": [phase for pair in PHASES.values() for phase in pair] + list(Phase),
     "decision.{}": list(trace.DECISIONS),
     "decision_short.{}": GUARDED,
@@ -116,6 +117,7 @@ def test_claim_kinds_stop_reasons_and_events_say_themselves_in_both_languages():
     wanted += [f"eval.reason.claim.{kind}" for kind in ClaimKind]
     wanted += [f"stop.{reason}" for reason in StopReason if reason is not StopReason.ANSWERED]
     wanted += [f"event.{kind}" for kind in Event if kind not in (Event.PROPOSED, Event.FINISHED)]
+    wanted += [f"event.finished.{reason}" for reason in StopReason]
     wanted += [f"decision.{code}" for code in trace.DECISIONS]
     for message_id in wanted:
         assert message_id in MESSAGES, message_id

@@ -193,6 +193,17 @@ MESSAGES: dict[str, dict[str, str]] = {
     "event.awaiting_approval": {"en": "approval needed", "zh": "需要确认"},
     "event.signed_in": {"en": "signed in", "zh": "已登录"},
     "event.returned": {"en": "returned", "zh": "结果交给模型"},
+    # the event of a run's last row: its stop reason in words (the value itself stays in "stop reason: …")
+    "event.finished.answered": {"en": "answered", "zh": "已回答"},
+    "event.finished.step_limit": {"en": "step_limit", "zh": "达到步数上限"},
+    "event.finished.time_limit": {"en": "time_limit", "zh": "达到时间上限"},
+    "event.finished.tool_call_limit": {"en": "tool_call_limit", "zh": "达到调用上限"},
+    "event.finished.response_too_large": {"en": "response_too_large", "zh": "回复过大"},
+    "event.finished.response_truncated": {"en": "response_truncated", "zh": "回复被截断"},
+    "event.finished.awaiting_approval": {"en": "awaiting_approval", "zh": "等待确认"},
+    "event.finished.transferred": {"en": "transferred", "zh": "已转人工"},
+    "event.finished.model_error": {"en": "model_error", "zh": "模型出错"},
+    "event.finished.cancelled": {"en": "cancelled", "zh": "已取消"},
     "detail.returned_one": {
         "en": "{count} result to the model: {ok} ok, {failed} failed",
         "zh": "{count} 个结果交给模型：{ok} 个成功，{failed} 个失败",

@@ -129,7 +129,7 @@ def _returned(p: Returned, kind: Event, lang: str) -> Said:
 
 
 def _finished(p: Finished, kind: Event, lang: str) -> Said:
-    return Said(str(p.reason), stop_words(p.message, p.detail, lang))
+    return Said(t(f"event.finished.{p.reason}", lang=lang), stop_words(p.message, p.detail, lang))
 
 
 _SAYING: dict[Event, Callable[[Any, Event, str], Said]] = {

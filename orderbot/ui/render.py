@@ -31,7 +31,7 @@ from orderbot.answers.facts import Fact
 from orderbot.i18n import counted, language
 from orderbot.i18n import t as _t
 from orderbot.loop.engine import Limits, StopReason
-from orderbot.loop.state import PHASES, Event, PendingCall, Phase, RunState, describe_call, summarize_result
+from orderbot.loop.state import PHASES, Event, PendingCall, Phase, RunState, describe_call
 from orderbot.loop.transitions import (
     Awaiting,
     Call,
@@ -301,9 +301,8 @@ def format_stop(state: RunState, *, elsewhere: bool = False) -> str:
 
 def format_observed(state: RunState) -> list[str]:
     """Results gathered before a stop: the person still gets what was found."""
-    return [
-        f"{describe_call(c.name, c.arguments, 200)} → {summarize_result(c.result or {}, 200)}" for c in state.observed
-    ]
+    lang = language()
+    return [f"{describe_call(c.name, c.arguments, 200)} → {result_words(c.result or {}, lang)}" for c in state.observed]
 
 
 def format_facts(facts: list[Fact]) -> list[str]:

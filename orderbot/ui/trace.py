@@ -291,7 +291,7 @@ def format_step_line(rec: dict, limits: Limits, *, before: list[list[str]] = ())
     if stop:
         reason = stop["reason"]
         answered = reason == StopReason.ANSWERED
-        words = reason if answered else _t("trace.stopped", reason=reason)
+        words = _t("event.finished.answered") if answered else _t("trace.stopped", reason=reason)
         parts.append((" · ", Text(words, style=STYLE_OK if answered else STYLE_ERROR)))
     budget = _t(
         "trace.budget_used",
@@ -337,7 +337,7 @@ def format_step_panel(rec: dict, *, plain: bool = False, width: int | None = Non
     stop = rec.get("stop")
     if stop:
         if stop["reason"] == StopReason.ANSWERED:  # the answer is already shown above
-            rows.append((_t("trace.finish"), Text(stop["reason"], style=STYLE_OK)))
+            rows.append((_t("trace.finish"), Text(_t("event.finished.answered"), style=STYLE_OK)))
         else:
             rows.append((_t("trace.finish"), Text(f"{stop['reason']}: {stop_detail(stop)}", style=STYLE_ERROR)))
     rows.append((_t("trace.time"), Text(format_times(rec))))

@@ -71,9 +71,6 @@ def test_every_word_of_a_description_is_the_catalogues(toolbox, monkeypatch, lan
         monkeypatch.setitem(
             MESSAGES, message_id, {**MESSAGES[message_id], lang: "«" + MESSAGES[message_id][lang] + "»"}
         )
-    for transition in seen:
+    for transition in seen:  # the last row's too: its stop reason in words (the value is the stop line's)
         said = describe(transition, lang)
-        if transition.kind is Event.FINISHED:
-            assert said.event == str(transition.stop_reason)  # a stop reason is a value, shown as it is
-        else:
-            assert said.event.startswith("«") and said.event.endswith("»"), said
+        assert said.event.startswith("«") and said.event.endswith("»"), said

@@ -188,7 +188,7 @@ def test_wider_columns_come_in_order_and_the_phases_never_go(runs, lang):
     layouts = [list(table_widths(column_needs(transitions, limits), w, plain=True)) for w in range(60, 201)]
     assert all("table.transition" in layout for layout in layouts)
     counts = [len(layout) for layout in layouts]
-    assert counts == sorted(counts) and counts[0] == 3 and counts[-1] == 6, counts
+    assert counts == sorted(counts) and counts[0] in (3, 4) and counts[-1] == 6, counts  # 4: short event words
     at_100 = table_widths(column_needs(transitions, limits), 100, plain=True)
     assert "table.event" in at_100  # the docs' width: from → to and the event, each in its column
 
