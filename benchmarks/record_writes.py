@@ -52,12 +52,12 @@ class Timed:
     def __getattr__(self, name):
         return getattr(self.store, name)
 
-    def save(self, record, audit=()):
+    def save(self, record, steps=()):
         from orderbot.atomic import atomic_write
 
         began = time.perf_counter()
         if self.plain is None:
-            self.store.save(record, audit)
+            self.store.save(record, steps)
         else:
             atomic_write(self.plain / f"{record.run_id}.json", record.to_json().encode(), follow_links=False)
         self.spent += time.perf_counter() - began

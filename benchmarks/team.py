@@ -292,6 +292,9 @@ def fill(server, database: str, total: int) -> None:
     started = [now - 2 * WAITING - 10 - index for index in range(copies)]  # a second apart: distinct ids
     ids = [new_run_id(when) for when in started]
     with psycopg.connect(server.url(database)) as connection, connection.cursor() as cursor:
+        # Loaded past the guards' triggers: they name who started a run and who settles a row
+        # as the session's role; here the rows are made as desk00's and desk01's, settled.
+        connection.execute("SET session_replication_role = replica")
         columns = "run_id, created_at, written, customer, operator, status, summary, record, revision, pruned_at"
         with cursor.copy(f"COPY runs ({columns}) FROM STDIN") as copy:
             for run_id, when in zip(ids, started, strict=True):
@@ -299,9 +302,7 @@ def fill(server, database: str, total: int) -> None:
                 stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(when))
                 copy.write_row((run_id, stamp, when, "C001", "desk00", "answered", summary_json, record, 1, stamp))
         # Each copy settled an approval (committed), as a team's runs do: the queue's table
-        # holds 100,000 rows of which WAITING are pending. Loaded past the guards' triggers
-        # (they check who settles a row; here nobody does, the rows are made settled).
-        connection.execute("SET session_replication_role = replica")
+        # holds 100,000 rows of which WAITING are pending.
         with cursor.copy(
             "COPY run_approvals (run_id, call_id, tool, arguments, description, customer, requested_by, "
             "requested_at, status, decided_by, decided_at) FROM STDIN"

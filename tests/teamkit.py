@@ -1,8 +1,10 @@
 """A team's PostgreSQL store set up as docs/team.md says (its SQL blocks are run, so the page
 cannot drift from what works): a database owned by runs_owner holding the sample orders and
-the run tables, granted to the group orderbot_operators, whose members desk1 and desk2 log in
-with passwords of their own. Used by tests/runs/test_team_postgres.py and by the trust
-boundary's four-eyes tests (tests/security/test_four_eyes_roles.py)."""
+the run tables, granted to the group orderbot_operators, whose members desk1, desk2 and desk3
+log in with passwords of their own; or the same database as an earlier orderbot left it
+(`make_team_then`). Used by tests/runs/test_team_postgres.py, tests/runs/test_schema_3.py and
+the trust boundary's tests (tests/security/test_four_eyes_roles.py, test_audit_desk.py,
+test_audit_forgery.py)."""
 
 from __future__ import annotations
 
@@ -15,7 +17,7 @@ from clikit import cli
 
 DOCS = Path(__file__).resolve().parents[1] / "docs" / "team.md"
 ORDERS = Path(__file__).resolve().parents[1] / "orders.json"
-PASSWORDS = {"runs_owner": "owner-Pw-31x", "desk1": "desk1-Pw-52y", "desk2": "desk2-Pw-73z"}
+PASSWORDS = {"runs_owner": "owner-Pw-31x", "desk1": "desk1-Pw-52y", "desk2": "desk2-Pw-73z", "desk3": "desk3-Pw-94q"}
 
 
 def sql_block(title: str) -> str:
@@ -39,6 +41,45 @@ def make_team(server, database: str) -> Callable[[str], str]:
     of each role (`url("desk1")`). The roles outlive the database: the cluster is shared."""
     import psycopg
 
+    url = _roles_and_orders(server, database)
+    assert cli("runs", "--runs", url("runs_owner")).exit_code == 0  # the owner makes the run tables
+    with psycopg.connect(url("runs_owner"), autocommit=True) as connection:
+        for statement in statements(sql_block("as runs_owner, in the database")):
+            connection.execute(statement)
+    return url
+
+
+# What docs/team.md granted while desks wrote the queue and the log themselves (schema version 3).
+GRANTS_THEN = """
+GRANT SELECT ON run_schema, run_key, run_approvers, run_policy TO orderbot_operators;
+GRANT SELECT, INSERT, UPDATE ON runs, run_approvals TO orderbot_operators;
+GRANT SELECT, INSERT ON run_audit TO orderbot_operators;
+GRANT SELECT ON schema_version, orders, line_items, shipping TO orderbot_operators;
+GRANT UPDATE ON orders TO orderbot_operators;
+"""
+THEN = Path(__file__).resolve().parent / "runs" / "fixtures" / "schema-3"  # stores an earlier orderbot wrote
+
+
+def make_team_then(server, database: str, dump: str) -> Callable[[str], str]:
+    """The team's database as an orderbot of schema version 3 left it: its run tables, rows,
+    guards and grants of that day (tests/runs/fixtures/schema-3/`dump`), owned by runs_owner,
+    not yet opened by today's orderbot."""
+    import psycopg
+
+    url = _roles_and_orders(server, database)
+    with psycopg.connect(url("runs_owner"), autocommit=True) as connection:
+        connection.execute((THEN / dump).read_text(encoding="utf-8"))
+        connection.execute("SELECT pg_catalog.set_config('search_path', 'public', false)")
+        for statement in statements(GRANTS_THEN):
+            connection.execute(statement)
+    return url
+
+
+def _roles_and_orders(server, database: str) -> Callable[[str], str]:
+    """The roles and the database of docs/team.md's superuser block, the orders imported by
+    the owner; the URL of each role."""
+    import psycopg
+
     with server.admin() as admin:
         for statement in statements(sql_block("as a superuser, once"), shop=database):
             for role, password in PASSWORDS.items():
@@ -49,12 +90,7 @@ def make_team(server, database: str) -> Callable[[str], str]:
     def url(role: str) -> str:
         return f"postgresql://{role}:{PASSWORDS[role]}@{server.host}:{server.port}/{database}"
 
-    owner = url("runs_owner")
-    assert cli("orders", "import", str(ORDERS), "--to", owner).exit_code == 0
-    assert cli("runs", "--runs", owner).exit_code == 0  # the owner makes the run tables
-    with psycopg.connect(owner, autocommit=True) as connection:
-        for statement in statements(sql_block("as runs_owner, in the database")):
-            connection.execute(statement)
+    assert cli("orders", "import", str(ORDERS), "--to", url("runs_owner")).exit_code == 0
     return url
 
 

@@ -96,7 +96,8 @@ def audit(
 
 
 def _verify(store, json_out: bool, head: str | None) -> None:
-    found = verify(store.audit_entries(), key=store.audit_key, head=head)
+    keyed = store.keyed_links() if store.audit_key is None else None  # the store's own check, without a key here
+    found = verify(store.audit_entries(), key=store.audit_key, keyed_links=keyed, head=head)
     extra = store.audit_problems()
     intact = found.intact and not extra
     if json_out:
@@ -111,7 +112,7 @@ def _verify(store, json_out: bool, head: str | None) -> None:
         sys.stdout.write(json_text(doc) + "\n")
     else:
         console = make_console()
-        for line in check_lines(found, extra):
+        for line in check_lines(found, extra, store.verify_limit()):
             console.print(line, soft_wrap=True)
     raise typer.Exit(0 if intact else BROKEN_EXIT)
 

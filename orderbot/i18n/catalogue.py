@@ -464,6 +464,58 @@ MESSAGES: dict[str, dict[str, str]] = {
         "zh": "{where}：这个会话以 {login} 登录，却以 {role} 的身份操作（URL 或 PGOPTIONS 中的 -c role=… 选项，"
         "或角色的默认设置）；orderbot 只以登录的角色发起和决定操作：请不切换角色重新连接；什么都没有做",
     },
+    "runs.refused_no_call": {
+        "en": "no call {call_id} of run {run_id} was asked for: there is nothing to decide",
+        "zh": "运行 {run_id} 没有请求过调用 {call_id}：没有可以决定的",
+    },
+    "runs.refused_not_an_approver": {
+        "en": "{operator} is not on the list of operators who may approve (run_approvers)",
+        "zh": "{operator} 不在允许批准的操作员名单（run_approvers）上",
+    },
+    "runs.refused_four_eyes": {
+        "en": "four eyes: {operator} asked for the action of run {run_id} or started the run, and cannot approve it",
+        "zh": "四眼原则：{operator} 发起了运行 {run_id} 或它的操作，不能自己批准",
+    },
+    "runs.refused_no_approval": {
+        "en": "{operator} has not approved call {call_id} of run {run_id}: it is carried out only by the one who "
+        "approved it; nothing was executed",
+        "zh": "{operator} 没有批准运行 {run_id} 的调用 {call_id}：只有批准它的人才能执行它；什么都没有执行",
+    },
+    "runs.refused_other_call": {
+        "en": "call {call_id} of run {run_id} is not the call that was approved (its tool, arguments or customer "
+        "differ); nothing was executed",
+        "zh": "运行 {run_id} 的调用 {call_id} 不是被批准的那个调用（工具、参数或客户不同）；什么都没有执行",
+    },
+    "runs.refused_no_execution": {
+        "en": "{operator} is not carrying out call {call_id} of run {run_id}: no outcome can be logged for it",
+        "zh": "{operator} 没有在执行运行 {run_id} 的调用 {call_id}：不能为它记录结果",
+    },
+    "runs.refused_role_switched": {
+        "en": "the session logged in as {login} acts as {role}: the queue and the audit log take only the role "
+        "that logged in",
+        "zh": "以 {login} 登录的会话正以 {role} 的身份操作：审批队列和审计日志只接受登录的角色",
+    },
+    "runs.written_by_the_store": {
+        "en": "{table} is written only by the run store's functions (run_propose, run_decide, run_execute, "
+        "run_outcome)",
+        "zh": "{table} 只能由运行存储的函数写入（run_propose、run_decide、run_execute、run_outcome）",
+    },
+    "runs.started_by": {
+        "en": "run {run_id} is started by the role that logged in ({login}), and who started it never changes",
+        "zh": "运行 {run_id} 由登录的角色（{login}）发起，发起人不能更改",
+    },
+    "runs.migration_needs_key": {
+        "en": "{where}: its audit log is linked with an audit key from entry {seq} on, which the server will keep "
+        "linking it with: its owner opens it once with that key (ORDERBOT_AUDIT_KEY or ORDERBOT_AUDIT_KEY_FILE)",
+        "zh": "{where}：它的审计日志从第 {seq} 条起用审计密钥链接，服务器此后也将用它链接："
+        "请由所有者带着这个密钥打开一次（ORDERBOT_AUDIT_KEY 或 ORDERBOT_AUDIT_KEY_FILE）",
+    },
+    "runs.migration_other_key": {
+        "en": "{where}: its audit log's keyed entries (the newest is {seq}) do not match this session's audit key: "
+        "its owner opens it once with the key the desks linked it with",
+        "zh": "{where}：它的审计日志中用密钥链接的记录（最新的是第 {seq} 条）与这个会话的审计密钥不符："
+        "请由所有者带着各工位链接它所用的密钥打开一次",
+    },
     "runs.store_refused": {
         "en": "{where}: the run store refused this: {why}",
         "zh": "{where}：运行存储拒绝了这个操作：{why}",
@@ -626,6 +678,17 @@ MESSAGES: dict[str, dict[str, str]] = {
         "en": "entry {seq} ({event} of {call_id}, run {run_id}) has {field} {said!r}, the queue {kept!r}",
         "zh": "第 {seq} 条（运行 {run_id} 的 {call_id}，{event}）的 {field} 是 {said!r}，审批队列中是 {kept!r}",
     },
+    "audit.record_unbacked": {
+        "en": "run {run_id}'s record says {by} {event} {call_id}, but neither the queue nor the log holds that "
+        "decision: the record was written by hand",
+        "zh": "运行 {run_id} 的记录说 {by} {event}了 {call_id}，但审批队列和日志都没有这个决定：记录是手工写的",
+    },
+    "audit.record_disagrees": {
+        "en": "run {run_id}'s record says {by} {event} {call_id} that {asked_said} asked for, but the queue says "
+        "{status} by {kept_by}, asked for by {asked}",
+        "zh": "运行 {run_id} 的记录说 {by} {event}了 {asked_said} 请求的 {call_id}，但审批队列说是 {asked} 请求、"
+        "{kept_by} {status}",
+    },
     "audit.not_keyed": {
         "en": "entry {seq} is not linked with the audit key, though an entry before it is: appended or re-chained "
         "by someone without the key",
@@ -657,6 +720,18 @@ MESSAGES: dict[str, dict[str, str]] = {
     "audit.head_needs_verify": {
         "en": "--head is checked by --verify: give both",
         "zh": "--head 由 --verify 检查：请同时给出两者",
+    },
+    "audit.file_limit": {
+        "en": "Anyone who can write {where} could also have rewritten the log and the queue to agree: note the head "
+        "where they cannot write, and check it later with --head.",
+        "zh": "能写 {where} 的任何人也都能把日志和审批队列一起改写成彼此一致：请把末端哈希记在他们写不到的地方，"
+        "以后用 --head 核对。",
+    },
+    "audit.file_limit_keyed": {
+        "en": "Anyone who can write {where} and holds the audit key (every desk) could also have rewritten the log "
+        "and the queue to agree: note the head where they cannot write, and check it later with --head.",
+        "zh": "能写 {where} 且持有审计密钥的任何人（每个工位都是）也都能把日志和审批队列一起改写成彼此一致："
+        "请把末端哈希记在他们写不到的地方，以后用 --head 核对。",
     },
     "audit.intact_keyed": {
         "en": "The audit log is intact: {entries}, each linked to the one before, with the audit key from "

@@ -7,21 +7,25 @@ fields (its sequence number included), as one line of canonical JSON. The first 
 follows GENESIS. Changing an entry breaks its own link; recomputing that link breaks the
 next entry's; removing one leaves a gap in the numbers and a broken link.
 
-Anyone who can write the log's table can also recompute SHA-256 links, and so append or
-re-chain entries that verify. With the audit key (ORDERBOT_AUDIT_KEY, or a key file; held by
-the operators, never stored in the store) each link is an HMAC-SHA256 instead, written as
-`hmac:` and 64 hex digits: without the key nobody can make one that verifies. A log may be
-keyed from some entry on; every entry after the first keyed one must be keyed too, and the
-keyed entry anchors every unkeyed one before it.
+Who writes the entries decides what the chain can show. The run store writes them from what
+happened to each call, naming the session's operator itself (orderbot.runs.base); with
+PostgreSQL its owner's functions write them on the server, with the same hashing in SQL, and
+no operator can write the table at all (orderbot.runs.postgres). Whoever can write the table
+directly (a SQLite file's users; a PostgreSQL store's owner, a superuser) can also compute
+links, and so append or re-chain entries that verify. With an audit key each link is an
+HMAC-SHA256 instead, written as `hmac:` and 64 hex digits: without the key nobody can make
+one that verifies. A SQLite store's desks hold the key (ORDERBOT_AUDIT_KEY, or a key file);
+a PostgreSQL store keeps it where only its functions read it, for a log keyed before the
+server wrote it. A log may be keyed from some entry on; every entry after the first keyed one
+must be keyed too, and the keyed entry anchors every unkeyed one before it.
 
 What a chain alone cannot show is the newest entries removed together: `--verify --head`
 checks that a head noted earlier is still in the log, and a SQL store cross-checks the log
 against its queue both ways (`against_queue`): every approval has its proposal, decision and
 outcome in the log, and every entry agrees with the approval it is about.
 
-Stores append with the same hashing in SQL (orderbot.runs.sql) and read entries back as
-`AuditEntry` values, which `verify` and `matches` check and filter. No store ever rewrites or
-deletes an entry: pruning runs leaves the log alone.
+Stores read entries back as `AuditEntry` values, which `verify` and `matches` check and
+filter. No store ever rewrites or deletes an entry: pruning runs leaves the log alone.
 """
 
 from __future__ import annotations
@@ -32,7 +36,7 @@ import json
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass, replace
 
-from orderbot.errors import RecordError
+from orderbot.errors import Phrase, RecordError
 from orderbot.text import cut
 
 GENESIS = "0" * 64
@@ -112,18 +116,21 @@ def entry_hash(entry: AuditEntry, key: bytes | None = None) -> str:
     return KEYED + hmac.new(key, data, hashlib.sha256).hexdigest()
 
 
-def next_link(last: AuditEntry | None, key: bytes | None) -> tuple[int, str]:
-    """The number and `prev` of the entry that follows `last` (None: an empty log). A keyed
-    log is continued only with its key: without one, or with another (or after a keyed entry
-    that was changed), a RecordError says so and nothing is written, rather than entries
-    that `--verify` would report as appended by someone without the key."""
+def next_link(last: AuditEntry | None, keyed: Sequence[AuditEntry], key: bytes | None) -> tuple[int, str]:
+    """The number and `prev` of the entry that follows `last` (None: an empty log); `keyed`,
+    the newest entries linked with a key, newest first (none: the log is not keyed). A keyed
+    log is continued only by a session whose key links one of them: without a key, or with
+    another, a RecordError says so and nothing is written, rather than entries `--verify`
+    would report as appended by someone without the key. One entry that does not verify
+    (a row written by hand) stops nobody: the next entry links on from it, and `--verify`
+    names it."""
     if last is None:
         return 0, GENESIS
-    if last.hash.startswith(KEYED):
+    if keyed:
         if key is None:
             raise RecordError("audit.key_needed_to_append")
-        if entry_hash(last, key) != last.hash:
-            raise RecordError("audit.other_key_to_append", seq=last.seq)
+        if not any(entry_hash(entry, key) == entry.hash for entry in keyed):
+            raise RecordError("audit.other_key_to_append", seq=keyed[0].seq)
     return last.seq, last.hash
 
 
@@ -159,14 +166,22 @@ class AuditCheck:
 
 
 def verify(
-    entries: Iterable[AuditEntry | str], *, key: bytes | None = None, head: str | None = None, limit: int = 20
+    entries: Iterable[AuditEntry | str],
+    *,
+    key: bytes | None = None,
+    keyed_links: Callable[[AuditEntry], bool] | None = None,
+    head: str | None = None,
+    limit: int = 20,
 ) -> AuditCheck:
     """Walk the chain from the first entry: numbers 1, 2, ... with no gap, each linked to the
     one before, each link what its fields give. A `str` in `entries` is a line that could not
-    be read as an entry at all. With `key`, keyed links are checked with it and, once one is,
-    every later entry must be keyed too; without it a keyed log cannot be checked (a problem,
-    not a pass). `head`: a link noted earlier, which must still be in the log. At most `limit`
-    problems are kept (the count is exact)."""
+    be read as an entry at all. With `key` (or, without one, `keyed_links`: the store's own
+    check of a keyed link, orderbot.runs.base), keyed links are checked and, once one is,
+    every later entry must be keyed too; with neither a keyed log cannot be checked (a
+    problem, not a pass). `head`: a link noted earlier, which must still be in the log. At
+    most `limit` problems are kept (the count is exact)."""
+    if key is not None:
+        keyed_links = lambda entry: entry_hash(entry, key) == entry.hash  # noqa: E731
     problems: list[Problem] = []
     count, expected, prev = 0, 1, GENESIS
     more = 0
@@ -199,15 +214,15 @@ def verify(
         if entry.prev != prev and prev != "":
             problem("audit.broken_link", seq=entry.seq)
         keyed = entry.hash.startswith(KEYED)
-        if keyed and key is None:
+        if keyed and keyed_links is None:
             unchecked = unchecked or entry.seq
-        elif keyed and entry_hash(entry, key) != entry.hash:
+        elif keyed and not keyed_links(entry):
             wrong_key.append(entry.seq)
         elif not keyed and entry_hash(entry) != entry.hash:
             problem("audit.changed", seq=entry.seq)
         elif keyed:
             keyed_from = keyed_from or entry.seq
-        elif key is not None and keyed_from is not None:
+        elif keyed_links is not None and keyed_from is not None:
             problem("audit.not_keyed", seq=entry.seq)
         head_seen = head_seen or entry.hash == head
         expected, prev = entry.seq + 1, entry.hash
@@ -353,4 +368,47 @@ def _disagreements(found: list[AuditEntry], row: QueueRow, *, inline: bool = Fal
                 shown = {"field": field, "said": cut(str(said), 60), "kept": cut(str(kept), 60)}
                 problems.append(Problem("audit.names_disagree", ids | shown))
                 break
+    return problems
+
+
+@dataclass(frozen=True)
+class Decided:
+    """What a run's record says of one of its calls once a person settled it."""
+
+    run_id: str
+    call_id: str
+    approved: bool
+    decided_by: str | None
+    requested_by: str | None
+
+
+def against_records(
+    decided: Iterable[Decided], rows: Iterable[QueueRow], logged: set[tuple[str, str, str, str | None]]
+) -> list[Problem]:
+    """Every decision a run's record holds, borne out by the queue or the log: a record can be
+    written by any operator, the queue and the log only by the store in the session's name, so
+    a record saying someone approved what they never approved (a run copied under a new id and
+    re-tagged, say) is found here. A decision made at the prompt before the store kept such
+    calls in its queue is borne out by the log's entry (`logged`: run id, call id, event and
+    decider of each decision in the log)."""
+    queue = {(row.run_id, row.call_id): row for row in rows}
+    problems = []
+    for said in decided:
+        event = "approved" if said.approved else "rejected"
+        verb = Phrase("runs.verb_approved" if said.approved else "runs.verb_rejected")
+        params = {"run_id": said.run_id, "call_id": said.call_id, "by": str(said.decided_by), "event": verb}
+        row = queue.get((said.run_id, said.call_id))
+        if row is None:
+            if (said.run_id, said.call_id, event, said.decided_by) not in logged:
+                problems.append(Problem("audit.record_unbacked", params))
+            continue
+        settled = row.status != "pending" and (row.status == "rejected") == (not said.approved)
+        if not settled or (row.decided_by, row.requested_by) != (said.decided_by, said.requested_by):
+            kept = {
+                "status": row.status,
+                "kept_by": str(row.decided_by),
+                "asked": str(row.requested_by),
+                "asked_said": str(said.requested_by),
+            }
+            problems.append(Problem("audit.record_disagrees", params | kept))
     return problems

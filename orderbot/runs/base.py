@@ -12,6 +12,13 @@ A run store keeps, for one person or for a team:
 - the audit log (orderbot.runs.audit), appended to in the same write as the record it
   belongs to.
 
+**The store writes the queue and the log, in its own name.** A save carries the record and the
+steps its side effects took since the last save (`Step`: asked for, approved or rejected, about
+to run, run or failed); the store writes each into the queue and the log itself, naming the
+session's operator, stamping the time and linking the entry. The caller says what happened to
+which call, never who did it: with PostgreSQL the server's functions do the writing
+(orderbot.runs.postgres), and no operator can write a queue row or a log entry directly.
+
 **Saving is the claim.** A store's `save` writes the record, its summary, its approvals and
 its audit entries in one transaction, and only if the run is still as it was when this
 process read it (its revision): of two operators approving one call at once, or two shells
@@ -30,7 +37,7 @@ import contextlib
 import getpass
 import os
 from abc import ABC, abstractmethod
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -73,6 +80,26 @@ class Waiting:
 
     def as_dict(self) -> dict:
         return dict(self.__dict__)
+
+
+STEPS = ("proposed", "approved", "rejected", "executing", "executed", "failed")
+
+
+@dataclass(frozen=True)
+class Step:
+    """What happened to one side effect, as a save tells the store: `proposed` (a person is
+    asked), `approved` or `rejected` (this session decided; `reason` for a rejection),
+    `executing` (it is about to run: only the one who approved it may say so, for the call
+    that was approved), `executed` or `failed` (it ran: `result`). `call` names the call as the
+    queue keeps it; its `requested_by` is not read, since the store names the session's
+    operator itself. `at` is this process's clock, which a SQLite store writes (PostgreSQL
+    stamps the server's)."""
+
+    event: str  # one of STEPS
+    call: Waiting
+    at: str  # UTC, ISO 8601 with milliseconds, as the log spells times
+    result: str | None = None
+    reason: str | None = None
 
 
 @dataclass(frozen=True)
@@ -123,9 +150,10 @@ class BaseRunStore(ABC):
         before a command shows anything."""
 
     @abstractmethod
-    def save(self, record: RunRecord, audit: Sequence[AuditEntry] = ()) -> None:
-        """Write the record, its summary, its approvals and `audit` together. Raises
-        RecordError when another process changed the run since this one read it."""
+    def save(self, record: RunRecord, steps: Sequence[Step] = ()) -> None:
+        """Write the record, its summary and its `steps` (into the queue and the log)
+        together. Raises RunConflict when another process changed the run since this one read
+        it, OperatorRefused when a step is not this operator's to take, RecordError otherwise."""
 
     @abstractmethod
     def load(self, run_id: str, *, allow_altered: bool = False) -> RunRecord:
@@ -177,6 +205,17 @@ class BaseRunStore(ABC):
         """Problems only the store can see beyond the chain (orderbot.runs.audit.Problem): a
         store with a queue checks the log against it, both ways."""
         return []
+
+    def verify_limit(self) -> Phrase | None:
+        """What `audit --verify` cannot rule out in this store even when the log is intact,
+        said beside its verdict (None: nothing beyond what docs/team.md says of its owner)."""
+        return None
+
+    def keyed_links(self) -> Callable[[AuditEntry], bool] | None:
+        """How to check an entry linked with an audit key this session does not hold: a store
+        whose own functions hold the key checks it for the session (PostgreSQL); None when
+        it cannot."""
+        return None
 
     def policy(self) -> Policy:
         return Policy()

@@ -8,16 +8,12 @@ a member of, the group that holds the grants included, so the role it acts as na
 in particular; a session whose two roles differ is refused, by orderbot and by the server,
 for everything that writes a run, an approval or an audit entry.
 
-Besides the grants (docs/team.md), the server itself guards what matters, so that it holds
-for any client, psql included:
-- run_audit takes INSERT only: UPDATE, DELETE and TRUNCATE are refused, and an entry must
-  name the session's role as the one who proposed (or decided) what it records;
-- an approval row keeps the call it was made for; it moves only forward (pending, then
-  approved or rejected, then executing, then committed or failed); whoever settles it must be
-  the session's role, on the run_approvers list when there is one, and with four eyes
-  (run_policy) neither the one who asked nor the one who started the run.
-A save that holds an audit entry first takes a transaction-level advisory lock, so that
-entries are numbered and linked one after another whatever the number of operators.
+The queue and the audit log are written by the server, never by a desk: a save's steps are
+calls of the store owner's functions, which name the session's role, stamp the time and link
+each entry themselves (orderbot.runs.postgres_sql says what each checks), and operators hold
+no grant that writes either table (docs/team.md). What a desk writes is a run's record; what
+it says about who decided is checked against the queue by `audit --verify`, and the server
+carries out no call without its approval.
 
 The URL's password is used to connect and nowhere else: messages name the store by the URL
 without it.
@@ -26,109 +22,31 @@ without it.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
+import json
+from collections.abc import Callable, Iterator
 from typing import Any
 
-from orderbot.errors import ConfigError, OperatorRefused, RecordError
-from orderbot.runs.sql import SqlRunStore
+from orderbot.errors import ConfigError, OperatorRefused, Phrase, RecordError
+from orderbot.runs.audit import AuditEntry, entry_hash, from_row
+from orderbot.runs.base import Step
+from orderbot.runs.postgres_sql import AUDIT_LOCK, HAND_OVER, guards
+from orderbot.runs.sql import NEWEST_KEYED, SqlRunStore
 from orderbot.shops.postgres_access import INSTALL_COMMAND, connect, native_sql
 from orderbot.shops.source import parse_source
 from orderbot.text import cut
 
-AUDIT_LOCK = int.from_bytes(b"orderbot") >> 1  # the advisory lock key of log appends (any fixed number)
-
-REFUSE = "RAISE EXCEPTION USING ERRCODE = 'insufficient_privilege', MESSAGE ="
-# Each guard function is created OR REPLACEd, so that the same statements also bring the
-# guards of an older store up to date (GUARD_MIGRATIONS below).
-GUARD_FUNCTIONS = [
-    f"""CREATE OR REPLACE FUNCTION run_session_role() RETURNS text LANGUAGE plpgsql AS $$
-BEGIN
-  IF current_user <> session_user THEN
-    {REFUSE} format('the session logged in as %s acts as %s: approvals and the audit log take only the role '
-      'that logged in', session_user, current_user);
-  END IF;
-  RETURN session_user::text;
-END $$""",
-    f"""CREATE OR REPLACE FUNCTION run_audit_append_only() RETURNS trigger LANGUAGE plpgsql AS $$
-BEGIN
-  {REFUSE} 'the audit log is append-only: its entries cannot be changed or removed';
-END $$""",
-    f"""CREATE OR REPLACE FUNCTION run_audit_names_the_session() RETURNS trigger LANGUAGE plpgsql AS $$
-DECLARE
-  me text := run_session_role();
-BEGIN
-  IF NEW.event = 'proposed' AND NEW.requested_by IS DISTINCT FROM me THEN
-    {REFUSE} format('an audit entry of %s names %s as the one who asked, not the session''s role %s',
-      NEW.event, NEW.requested_by, me);
-  END IF;
-  IF NEW.event IN ('approved', 'rejected') AND NEW.decided_by IS DISTINCT FROM me THEN
-    {REFUSE} format('an audit entry of %s names %s as the one who decided, not the session''s role %s',
-      NEW.event, NEW.decided_by, me);
-  END IF;
-  RETURN NEW;
-END $$""",
-    f"""CREATE OR REPLACE FUNCTION run_approvals_guard() RETURNS trigger LANGUAGE plpgsql AS $$
-DECLARE
-  me text;
-  starter text;
-BEGIN
-  IF TG_OP = 'DELETE' THEN
-    {REFUSE} 'an approval cannot be removed';
-  END IF;
-  me := run_session_role();
-  IF TG_OP = 'INSERT' THEN
-    IF NEW.status <> 'pending' OR NEW.requested_by IS DISTINCT FROM me THEN
-      {REFUSE} 'an approval is requested as pending, by the session''s role';
-    END IF;
-    RETURN NEW;
-  END IF;
-  IF (NEW.run_id, NEW.call_id, NEW.tool, NEW.arguments, NEW.description, NEW.requested_at)
-       IS DISTINCT FROM (OLD.run_id, OLD.call_id, OLD.tool, OLD.arguments, OLD.description, OLD.requested_at)
-     OR NEW.customer IS DISTINCT FROM OLD.customer OR NEW.requested_by IS DISTINCT FROM OLD.requested_by THEN
-    {REFUSE} 'an approval stays bound to the call it was requested for';
-  END IF;
-  IF NEW.status = OLD.status THEN
-    RETURN NEW;
-  END IF;
-  IF OLD.status = 'pending' AND NEW.status IN ('approved', 'rejected') THEN
-    IF NEW.decided_by IS DISTINCT FROM me THEN
-      {REFUSE} format('%s cannot settle an approval in the name of %s', me, NEW.decided_by);
-    END IF;
-    IF NEW.status = 'approved' THEN
-      IF EXISTS (SELECT 1 FROM run_approvers)
-         AND NOT EXISTS (SELECT 1 FROM run_approvers WHERE operator = me) THEN
-        {REFUSE} format('%s is not on the list of operators who may approve (run_approvers)', me);
-      END IF;
-      IF EXISTS (SELECT 1 FROM run_policy WHERE name = 'four_eyes' AND lower(value) IN ('on', '1', 'true', 'yes')) THEN
-        SELECT operator INTO starter FROM runs WHERE run_id = NEW.run_id;
-        IF me = OLD.requested_by OR me = starter THEN
-          {REFUSE} format('four eyes: %s asked for this action and cannot approve it', me);
-        END IF;
-      END IF;
-    END IF;
-    RETURN NEW;
-  END IF;
-  IF (OLD.status, NEW.status) IN (('approved', 'executing'), ('executing', 'committed'), ('executing', 'failed'))
-     AND NEW.decided_by IS NOT DISTINCT FROM OLD.decided_by THEN
-    RETURN NEW;
-  END IF;
-  {REFUSE} format('an approval cannot go from %s to %s', OLD.status, NEW.status);
-END $$""",
-]
-GUARDS = [
-    *GUARD_FUNCTIONS,
-    "CREATE TRIGGER run_audit_append_only BEFORE UPDATE OR DELETE ON run_audit "
-    "FOR EACH ROW EXECUTE FUNCTION run_audit_append_only()",
-    "CREATE TRIGGER run_audit_no_truncate BEFORE TRUNCATE ON run_audit "
-    "FOR EACH STATEMENT EXECUTE FUNCTION run_audit_append_only()",
-    "CREATE TRIGGER run_audit_names_the_session BEFORE INSERT ON run_audit "
-    "FOR EACH ROW EXECUTE FUNCTION run_audit_names_the_session()",
-    "CREATE TRIGGER run_approvals_guard BEFORE INSERT OR UPDATE OR DELETE ON run_approvals "
-    "FOR EACH ROW EXECUTE FUNCTION run_approvals_guard()",
-]
-# Version 1's guards named the role a session switched to (current_user): replaced, which
-# only the functions' owner may do (the store's owner opens it once after an upgrade).
-GUARD_MIGRATIONS: dict[int, list[str]] = {1: GUARD_FUNCTIONS}
+# Schema version 3's desks wrote the log and the queue themselves, checked by triggers: from
+# 4 on the server writes both (orderbot.runs.postgres_sql). Replacing the owner's functions is
+# the owner's to do: the store's owner opens it once after an upgrade.
+GUARD_MIGRATIONS: dict[int, Callable[[str], list[str]]] = {3: lambda schema: [*guards(schema), HAND_OVER]}
+STEP_CALLS = {
+    "proposed": "SELECT run_propose(?, ?, ?, ?, ?, ?)",
+    "approved": "SELECT run_decide(?, ?, true, NULL)",
+    "rejected": "SELECT run_decide(?, ?, false, ?)",
+    "executing": "SELECT run_execute(?, ?, ?, ?, ?)",
+    "executed": "SELECT run_outcome(?, ?, true, ?)",
+    "failed": "SELECT run_outcome(?, ?, false, ?)",
+}
 
 
 def _psycopg():
@@ -149,8 +67,14 @@ class PostgresRunStore(SqlRunStore):
         self.connection: Any = connect(source)  # ConfigError, in one sentence without the password
 
     @classmethod
-    def open(cls, url: str, *, prune_after_days: float | None = None) -> PostgresRunStore:
-        return cls(url, prune_after_days=prune_after_days).with_schema()
+    def open(
+        cls, url: str, *, prune_after_days: float | None = None, audit_key: bytes | None = None
+    ) -> PostgresRunStore:
+        """The store, made or migrated; `audit_key` (the settings') is what its owner gives
+        once for a log the desks keyed before the server wrote it."""
+        store = cls(url, prune_after_days=prune_after_days)
+        store.audit_key = audit_key
+        return store.with_schema()
 
     def close(self) -> None:
         with contextlib.suppress(Exception):
@@ -159,7 +83,11 @@ class PostgresRunStore(SqlRunStore):
     def _error(self, exc: Exception) -> RecordError:
         errors = self._psycopg.errors
         if isinstance(exc, errors.InsufficientPrivilege):
-            why = getattr(getattr(exc, "diag", None), "message_primary", None) or "permission denied"
+            diag = getattr(exc, "diag", None)
+            said = _said(getattr(diag, "message_detail", None))
+            if said is not None:  # the store's own refusal: this operator may not take this step
+                return OperatorRefused("runs.store_refused", where=self.where, why=said)
+            why = getattr(diag, "message_primary", None) or "permission denied"
             return RecordError("runs.store_refused", where=self.where, why=cut(why, 300))
         if isinstance(exc, self._psycopg.OperationalError):
             return RecordError("runs.store_lost", where=self.where)
@@ -199,10 +127,54 @@ class PostgresRunStore(SqlRunStore):
         return logged_in
 
     def _extra_schema(self) -> list[str]:
-        return GUARDS
+        return guards(self._tx_rows("SELECT current_schema()")[0][0])
 
-    def _migration(self, version: int) -> list[str]:
-        return super()._migration(version) + GUARD_MIGRATIONS.get(version, [])
+    def _migrate(self, version: int) -> None:
+        super()._migrate(version)
+        if version in GUARD_MIGRATIONS:
+            for statement in GUARD_MIGRATIONS[version](self._tx_rows("SELECT current_schema()")[0][0]):
+                self._tx_change(statement)
+        if version == 3:
+            self._keep_link_key()
+
+    def _keep_link_key(self) -> None:
+        """A log the desks linked with their audit key goes on being linked with it, by the
+        server now: the owner's session gives the key once (its settings'), which must link
+        one of the newest keyed entries; it is kept where only the owner's functions read it."""
+        rows = self._tx_rows(NEWEST_KEYED)
+        if not rows:
+            return
+        keyed = [from_row(row) for row in rows]
+        first = self._tx_rows("SELECT min(seq) FROM run_audit WHERE hash LIKE 'hmac:%'")[0][0]
+        if self.audit_key is None:
+            raise ConfigError("runs.migration_needs_key", where=self.where, seq=first)
+        if not any(entry_hash(entry, self.audit_key) == entry.hash for entry in keyed):
+            raise ConfigError("runs.migration_other_key", where=self.where, seq=keyed[0].seq)
+        self._tx_change("INSERT INTO run_link_key VALUES (?)", (self.audit_key,))
+
+    # -- the queue and the log: the server's functions write them --
+
+    def _take(self, step: Step) -> bool:
+        call = step.call
+        ids = (call.run_id, call.call_id)
+        params = {
+            "proposed": (*ids, call.tool, call.arguments, call.description, call.customer),
+            "approved": ids,
+            "rejected": (*ids, step.reason),
+            "executing": (*ids, call.tool, call.arguments, call.customer),
+            "executed": (*ids, step.result),
+            "failed": (*ids, step.result),
+        }[step.event]
+        return bool(self._tx_rows(STEP_CALLS[step.event], params)[0][0])
+
+    def keyed_links(self) -> Callable[[AuditEntry], bool] | None:
+        """The server's check of keyed links, for a session without the key: None when the
+        store holds no key (its log was never keyed, or not since the server writes it)."""
+        wrong = self._rows("SELECT run_audit_keyed_check()")[0][0]
+        if wrong is None:
+            return None
+        not_linked = set(wrong)
+        return lambda entry: entry.seq not in not_linked
 
     def _schema_version(self) -> int | None:
         if self._rows("SELECT to_regclass('run_schema')")[0][0] is None:
@@ -213,3 +185,15 @@ class PostgresRunStore(SqlRunStore):
         if self._tx_rows("SELECT to_regclass('run_schema')")[0][0] is None:
             return None
         return self._version(self._tx_rows("SELECT version FROM run_schema"))
+
+
+def _said(detail: str | None) -> Phrase | None:
+    """The sentence a refusal of the store's functions carries in its DETAIL (`orderbot:` and
+    its catalogue id and values as JSON); None for any other refusal."""
+    if not detail or not detail.startswith("orderbot:"):
+        return None
+    try:
+        said = json.loads(detail.removeprefix("orderbot:"))
+        return Phrase(str(said["id"]), {str(k): str(v) for k, v in (said.get("params") or {}).items()})
+    except (ValueError, KeyError, TypeError, AttributeError):
+        return None

@@ -2,9 +2,10 @@
 for replay (orderbot.runs.record says when a record is written).
 
 The recorder also keeps the people of each side effect (who asked, who decided: the record's
-`decisions`) and writes the audit entries (orderbot.runs.audit) with the record they belong
-to, in the same save: proposed when a run pauses for it or a person is asked inline,
-approved or rejected when it is settled, executed or failed when it has run."""
+`decisions`) and tells the store what happened to each (orderbot.runs.base.Step) in the save
+of the record it belongs to: proposed when a run pauses for it or a person is asked inline,
+approved or rejected when it is settled, executing just before it runs, executed or failed
+when it has run. The store writes the queue and the audit log from these, in its own name."""
 
 from __future__ import annotations
 
@@ -13,15 +14,16 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from orderbot.errors import ModelError, Phrase, RecordError
+from orderbot.errors import ModelError, OperatorRefused, Phrase, RecordError
 from orderbot.loop.dispatch import Toolbox
 from orderbot.loop.engine import Limits
 from orderbot.loop.model import Model, ModelRequest, Turn
 from orderbot.loop.state import Approver, Event, PendingCall, RunState
 from orderbot.loop.transitions import Transition
-from orderbot.runs.audit import AuditEntry
-from orderbot.runs.base import BaseRunStore, RunConflict
+from orderbot.runs.audit import MAX_RESULT
+from orderbot.runs.base import BaseRunStore, RunConflict, Step, Waiting
 from orderbot.runs.record import COMMITTED, EXECUTING, FAILED, Decision, RunRecord, utc_iso
+from orderbot.text import cut
 
 
 class Recorder:
@@ -36,7 +38,7 @@ class Recorder:
         self.record = record
         self.wall_clock = wall_clock
         self._written = False  # whether this recorder has saved the record yet
-        self._audit: list[AuditEntry] = []  # entries that go to the log with the next save
+        self._steps: list[Step] = []  # what happened to side effects, told to the store with the next save
         self._bound: dict[str, tuple[str, str]] = {}  # call id -> (tool, canonical arguments) of asked calls
         self._described: dict[str, str] = {}  # call id -> what the person was asked to approve
         self._carried_out: list[str] = []  # side effects this process ran, in order
@@ -88,7 +90,7 @@ class Recorder:
             self.save()
 
     def save(self) -> None:
-        """Write the record, with the audit entries gathered since the last save. When it
+        """Write the record, with the steps gathered since the last save. When it
         cannot be written the error says whether anything was changed: a side effect this
         process carried out stands, whatever the record says (and a person must be told,
         never led to think nothing happened)."""
@@ -97,7 +99,7 @@ class Recorder:
             reason = record.state.stop_reason
             record.segments[-1].stop_reason = None if reason is None else str(reason)
         try:
-            self.store.save(record, self._audit)
+            self.store.save(record, self._steps)
         except RecordError as exc:
             if self._carried_out:
                 described = [self._described.get(c, c) for c in self._carried_out]
@@ -106,8 +108,9 @@ class Recorder:
                 raise RecordError(unrecorded, actions=actions, error=exc.phrase) from None
             if isinstance(exc, RunConflict):  # says itself that nothing was done
                 raise
-            raise RecordError("state.nothing_changed", error=exc.phrase) from None
-        self._audit = []
+            refused = OperatorRefused if isinstance(exc, OperatorRefused) else RecordError  # the store's rules
+            raise refused("state.nothing_changed", error=exc.phrase) from None
+        self._steps = []
         self._written = True
 
     def close(self) -> None:
@@ -130,8 +133,7 @@ class Recorder:
             self.record.approvals[pending.call_id] = approved
             self._decided(pending, approved)
             if approved:
-                self.record.side_effects[pending.call_id] = EXECUTING
-                self.save()
+                self.mark_executing([pending.call_id])
             return approved
 
         return decide
@@ -143,6 +145,8 @@ class Recorder:
         started (a connection lost in between), are not claimed again. Approved calls are
         then marked `executing` in a second save, just before the engine runs them."""
         record = self.record
+        for pending in record.state.pending:
+            self._note(pending)
         fresh = [p for p in record.state.pending if _decision_of(record, p.call_id) is None]
         for pending in fresh:
             self._decided(pending, approve, reason=reason)
@@ -154,24 +158,23 @@ class Recorder:
     def mark_executing(self, call_ids: list[str]) -> None:
         for call_id in call_ids:
             self.record.side_effects[call_id] = EXECUTING
+            self._steps.append(self._step("executing", call_id))
         self.save()
 
     def _asked(self, pending: PendingCall) -> None:
         """A person is asked about `pending` (now, or when someone resumes the run)."""
         record = self.record
-        self._bound[pending.call_id] = (pending.name, pending.arguments)
-        self._described[pending.call_id] = pending.description
+        self._note(pending)
         if pending.call_id in record.decisions:
             return
         record.decisions[pending.call_id] = Decision(
             requested_by=self.store.operator, requested_at=utc_iso(pending.requested_at)
         )
-        self._audit.append(self._entry("proposed", pending.call_id, pending.name, pending.arguments))
+        self._steps.append(self._step("proposed", pending.call_id))
 
     def _decided(self, pending: PendingCall, approved: bool, *, reason: str | None = None) -> None:
         record = self.record
-        self._bound[pending.call_id] = (pending.name, pending.arguments)
-        self._described[pending.call_id] = pending.description
+        self._note(pending)
         decision = record.decisions.get(pending.call_id) or Decision()
         record.decisions[pending.call_id] = decision.model_copy(
             update={
@@ -182,25 +185,27 @@ class Recorder:
             }
         )
         event = "approved" if approved else "rejected"
-        self._audit.append(
-            self._entry(event, pending.call_id, pending.name, pending.arguments, reason=None if approved else reason)
-        )
+        self._steps.append(self._step(event, pending.call_id, reason=None if approved else reason))
 
-    def _entry(self, event: str, call_id: str, tool: str, arguments: str, **extra) -> AuditEntry:
+    def _note(self, pending: PendingCall) -> None:
+        self._bound[pending.call_id] = (pending.name, pending.arguments)
+        self._described[pending.call_id] = pending.description
+
+    def _step(self, event: str, call_id: str, **extra) -> Step:
         record = self.record
         decision = record.decisions.get(call_id) or Decision()
-        return AuditEntry.new(
-            at=_stamp(self.wall_clock()),
-            event=event,
+        tool, arguments = self._bound[call_id]
+        call = Waiting(
             run_id=record.run_id,
             call_id=call_id,
             tool=tool,
             arguments=arguments,
+            description=self._described.get(call_id, ""),
             customer=record.state.user,
-            requested_by=decision.requested_by,
-            decided_by=decision.decided_by,
-            **extra,
+            requested_by=None,  # the store names who asked: this session, when it proposes
+            requested_at=decision.requested_at or "",
         )
+        return Step(event, call, at=_stamp(self.wall_clock()), **extra)
 
     def _settle(self, state: RunState) -> bool:
         """Note how each `executing` side effect ended; True when one did."""
@@ -214,8 +219,8 @@ class Recorder:
                 if ok:
                     self._carried_out.append(call_id)
                 result = json.dumps(done.result, ensure_ascii=False, separators=(",", ":"))
-                tool, arguments = self._bound.get(call_id, (done.name, done.arguments))
-                self._audit.append(self._entry("executed" if ok else "failed", call_id, tool, arguments, result=result))
+                self._bound.setdefault(call_id, (done.name, done.arguments))
+                self._steps.append(self._step("executed" if ok else "failed", call_id, result=cut(result, MAX_RESULT)))
                 settled = True
         return settled
 

@@ -4,7 +4,7 @@ transactions and its driver's errors (orderbot.runs.sqlite, orderbot.runs.postgr
 default run store, a SQLite database in the state directory, is this same code
 (orderbot.runs.sqlite.SqliteRunStore.in_state_dir).
 
-Tables (run_schema version 3), named so that they can share a database with the orders:
+Tables (run_schema version 4), named so that they can share a database with the orders:
 
     run_schema     one row: the version of this layout; an older one is migrated, a newer
                    one refused
@@ -16,13 +16,17 @@ Tables (run_schema version 3), named so that they can share a database with the 
     run_approvals  one row per side effect a run paused for: what, for whom, requested by
                    and when, and how it was settled (pending, then rejected, or approved,
                    executing, committed or failed) by whom and when: the team's queue
-    run_audit      the audit log (orderbot.runs.audit), one row per entry, only ever inserted
+    run_audit      the audit log (orderbot.runs.audit), one row per entry, only ever inserted,
+                   by the store from what happened to each call, never as a caller words it
     run_approvers  who may approve (no rows: every operator); kept by the store's owner
     run_policy     the store's rules, set by its owner: four_eyes = on
 
 Every save is one transaction that lands only if the run's revision is still the one this
 process read: a second approver, a second resume, finds the run changed and is told who
-settled it, before anything runs (orderbot.runs.base). A table a later feature needs comes
+settled it, before anything runs (orderbot.runs.base). Its steps (a call asked for, decided,
+about to run, run) are written into the queue and the log by the store in the session's name:
+here for SQLite, whose file anyone who may write it can change anyway; by the server's own
+functions for PostgreSQL (orderbot.runs.postgres). A table a later feature needs comes
 with a new schema version and its step in MIGRATIONS.
 """
 
@@ -35,16 +39,26 @@ import time
 from collections.abc import Iterator, Sequence
 from typing import Any, Self
 
-from orderbot.errors import ConfigError, Phrase, RecordError, UsageError
+from orderbot.errors import ConfigError, OperatorRefused, Phrase, RecordError, UsageError
 from orderbot.loop.limits import StopReason
-from orderbot.runs.audit import FIELDS, AuditEntry, QueueRow, Settled, against_queue, from_row, next_link
-from orderbot.runs.base import BaseRunStore, Policy, RunConflict, Waiting
+from orderbot.runs.audit import (
+    FIELDS,
+    AuditEntry,
+    Decided,
+    QueueRow,
+    Settled,
+    against_queue,
+    against_records,
+    from_row,
+    next_link,
+)
+from orderbot.runs.base import BaseRunStore, Policy, RunConflict, Step, Waiting
 from orderbot.runs.record import COMMITTED, EXECUTING, FAILED, RunRecord, utc_iso
 from orderbot.runs.summary import RUN_ID, RunSummary, started_key
 from orderbot.runs.tagged import parse_record, tag_problem, tag_record
 from orderbot.text import cut
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 # Listings are newest first by when a run started, to the microsecond (created_at, fixed-width
 # text that sorts by time: orderbot.runs.summary.started_key), then by id.
 RUN_INDEXES = [
@@ -53,10 +67,11 @@ RUN_INDEXES = [
     "CREATE INDEX IF NOT EXISTS runs_by_status ON runs (status, created_at, run_id)",
 ]
 # Statements that take a store from version N to N + 1, applied in one transaction each (a
-# database module adds its own: orderbot.runs.postgres). 1 -> 2 changed PostgreSQL's guards
-# only; version 2 kept starts to the second and listed by id.
+# database module adds its own: orderbot.runs.postgres). 1 -> 2 and 3 -> 4 changed
+# PostgreSQL's guards only; version 2 kept starts to the second and listed by id.
 MIGRATIONS: dict[int, list[str]] = {
     1: [],
+    3: [],
     2: [
         "UPDATE runs SET created_at = substr(created_at, 1, 19) || '.000000Z' WHERE length(created_at) = 20",
         "DROP INDEX IF EXISTS runs_by_customer",
@@ -116,12 +131,14 @@ SETTLE_APPROVAL = (
     "UPDATE run_approvals SET status = ?, decided_by = ?, decided_at = ? "
     "WHERE run_id = ? AND call_id = ? AND status = ?"
 )
+MOVE_APPROVAL = "UPDATE run_approvals SET status = ? WHERE run_id = ? AND call_id = ? AND status = ?"
 INSERT_AUDIT = f"INSERT INTO run_audit ({', '.join(FIELDS)}, prev, hash) VALUES ({', '.join('?' * (len(FIELDS) + 2))})"
 AUDIT_COLUMNS = ", ".join((*FIELDS, "prev", "hash"))
-QUEUE_ROWS = (
-    "SELECT run_id, call_id, tool, arguments, customer, requested_by, status, decided_by FROM run_approvals "
-    "ORDER BY run_id, call_id"
-)
+# The newest entries linked with a key: a session continues a keyed log only with a key that links one of them.
+NEWEST_KEYED = f"SELECT {AUDIT_COLUMNS} FROM run_audit WHERE hash LIKE 'hmac:%' ORDER BY seq DESC LIMIT 20"
+QUEUE_COLUMNS = "run_id, call_id, tool, arguments, customer, requested_by, status, decided_by"
+QUEUE_ROWS = f"SELECT {QUEUE_COLUMNS} FROM run_approvals ORDER BY run_id, call_id"
+QUEUE_ROW = f"SELECT {QUEUE_COLUMNS} FROM run_approvals WHERE run_id = ? AND call_id = ?"
 
 
 class SqlRunStore(BaseRunStore):
@@ -203,16 +220,16 @@ class SqlRunStore(BaseRunStore):
                 raise ConfigError("runs.schema_unknown", where=self.where, found=version, reads=SCHEMA_VERSION)
             try:
                 with self._transaction():
-                    for statement in self._migration(version):
-                        self._tx_change(statement)
+                    self._migrate(version)
                     self._tx_change("UPDATE run_schema SET version = ?", (version + 1,))
             except RecordError as exc:  # a desk's role may not replace the owner's tables or guards
                 raise ConfigError("runs.migration_refused", where=self.where, found=version, why=exc.phrase) from None
             version += 1
 
-    def _migration(self, version: int) -> list[str]:
-        """The statements that take this store from `version` to the next."""
-        return MIGRATIONS[version]
+    def _migrate(self, version: int) -> None:
+        """Within a transaction: take this store from `version` to the next."""
+        for statement in MIGRATIONS[version]:
+            self._tx_change(statement)
 
     def _schema_version(self) -> int | None:
         raise NotImplementedError
@@ -261,7 +278,7 @@ class SqlRunStore(BaseRunStore):
 
     # -- writing --
 
-    def save(self, record: RunRecord, audit: Sequence[AuditEntry] = ()) -> None:
+    def save(self, record: RunRecord, steps: Sequence[Step] = ()) -> None:
         key = self.key(create=True)
         assert key is not None
         raw = tag_record(key, record.to_json().encode()).decode()
@@ -279,14 +296,15 @@ class SqlRunStore(BaseRunStore):
         seen = record.revision
         try:
             with self._transaction():
-                if audit:
+                if steps:
                     self._lock_log()  # first: every writer takes the locks in one order
                 if seen is None:
                     self._insert_run(record, row)
                 elif self._tx_change(UPDATE_RUN, (*row, run_id, seen)) != 1:
                     raise _Conflict
-                self._save_approvals(record)
-                self._append(audit)
+                for step in steps:
+                    if not self._take(step):
+                        raise _Conflict
         except _Conflict:
             raise RunConflict(self._conflict(record)) from None
         except _Unsettled as exc:
@@ -304,88 +322,109 @@ class SqlRunStore(BaseRunStore):
         written, *rest = row
         self._tx_change(INSERT_RUN, (record.run_id, started_key(record.created_at, record.run_id), written, *rest))
 
-    def _save_approvals(self, record: RunRecord) -> None:
-        """The queue as the record says: a row for each call it now waits for, and each
-        decided call moved on from the status it must have had."""
-        asked = waiting_calls(record)
-        known = set()
-        if asked:  # a row is made once, by the session whose run asked (PostgreSQL checks that)
-            rows = self._tx_rows("SELECT call_id FROM run_approvals WHERE run_id = ?", (record.run_id,))
-            known = {row[0] for row in rows}
-        for waiting in [w for w in asked if w.call_id not in known]:
+    # -- the queue and the log, written in this session's name --
+    #
+    # Within a save's transaction. What PostgreSQL's functions do on the server
+    # (orderbot.runs.postgres overrides `_take`), done here for SQLite: each step names the
+    # session's operator, never one the caller gives; an approval's decider is the session
+    # that approves; a call runs only under an approval this session gave, for that call; an
+    # outcome is logged only by the session carrying the call out. False: the row is not
+    # where the step needs it (someone settled it meanwhile), and nothing of the save lands.
+
+    def _take(self, step: Step) -> bool:
+        me, call = self.operator, step.call
+        row = self._queue_row(call.run_id, call.call_id)
+        if step.event == "proposed":
+            if row is not None:
+                return False
             self._tx_change(
                 INSERT_APPROVAL,
-                (
-                    waiting.run_id,
-                    waiting.call_id,
-                    waiting.tool,
-                    waiting.arguments,
-                    waiting.description,
-                    waiting.customer,
-                    waiting.requested_by,
-                    waiting.requested_at,
-                ),
-            )
-        for call_id, decision in record.decisions.items():
-            if decision.approved is None:
-                continue
-            status = record.side_effects.get(call_id, APPROVED) if decision.approved else REJECTED
-            if status == EXECUTING:
-                self._check_before_executing(record, call_id, decision.decided_by)
-            changed = self._tx_change(
-                SETTLE_APPROVAL,
-                (status, decision.decided_by, decision.decided_at, record.run_id, call_id, SETTLED_FROM[status]),
-            )
-            if not changed:
-                now = self._tx_rows(
-                    "SELECT status, decided_by FROM run_approvals WHERE run_id = ? AND call_id = ?",
-                    (record.run_id, call_id),
-                )
-                # No row: decided inline, the run never waited. A row already where this save
-                # would take it is this decision saved before, unless someone else settled it.
-                if now and tuple(now[0]) != (status, decision.decided_by):
-                    raise _Conflict
+                (call.run_id, call.call_id, call.tool, call.arguments, call.description, call.customer, me,
+                 call.requested_at),
+            )  # fmt: skip
+            self._log(step, self._queue_row(call.run_id, call.call_id))
+            return True
+        if row is None:
+            raise self._refused(Phrase("runs.refused_no_call", {"run_id": call.run_id, "call_id": call.call_id}))
+        if step.event in (APPROVED, REJECTED):
+            if row.status != PENDING:
+                return False
+            if step.event == APPROVED:
+                self._may_approve(me, row)
+            self._tx_change(SETTLE_APPROVAL, (step.event, me, step.at[:19] + "Z", call.run_id, call.call_id, PENDING))
+        elif step.event == EXECUTING:
+            if row.status == EXECUTING and row.decided_by == me:
+                return True  # marked before: the record is saved again, nothing runs a second time
+            if row.status != APPROVED or row.decided_by != me:
+                raise self._refused(Phrase("runs.refused_no_approval", _ids(me, call)))
+            if (row.tool, row.arguments, row.customer) != (call.tool, call.arguments, call.customer):
+                raise self._refused(Phrase("runs.refused_other_call", _ids(me, call)))
+            self._check_before_executing(row)
+            self._tx_change(MOVE_APPROVAL, (EXECUTING, call.run_id, call.call_id, APPROVED))
+            return True
+        else:  # executed, failed
+            if row.status != EXECUTING or row.decided_by != me:
+                raise self._refused(Phrase("runs.refused_no_execution", _ids(me, call)))
+            status = COMMITTED if step.event == "executed" else FAILED
+            self._tx_change(MOVE_APPROVAL, (status, call.run_id, call.call_id, EXECUTING))
+        self._log(step, self._queue_row(call.run_id, call.call_id))
+        return True
 
-    def _check_before_executing(self, record: RunRecord, call_id: str, decided_by: str | None) -> None:
-        """The last gate before an approved call runs: its queue row must have been approved
-        by the one the record names, the log must hold that decision, and the store's policy
-        must let that operator approve it. A row settled by hand (psql, triggers off) by
-        someone the rules would refuse is never carried out."""
-        row = self._tx_rows(
-            "SELECT a.status, a.decided_by, a.requested_by, r.operator FROM run_approvals a "
-            "JOIN runs r ON r.run_id = a.run_id WHERE a.run_id = ? AND a.call_id = ?",
-            (record.run_id, call_id),
-        )
-        if not row:
-            return  # decided inline: the run never waited, the queue never held it
-        status, by, requested_by, starter = row[0]
-        if status == EXECUTING and by == decided_by:
-            return  # marked before: the record is saved again, nothing runs a second time
+    def _queue_row(self, run_id: str, call_id: str) -> QueueRow | None:
+        rows = self._tx_rows(QUEUE_ROW, (run_id, call_id))
+        return QueueRow(*rows[0]) if rows else None
+
+    def _may_approve(self, me: str, row: QueueRow) -> None:
+        """The store's rules, as they are now: the approver list, and four eyes (neither the
+        one who asked nor the one who started the run)."""
+        policy = self._policy(self._tx_rows)
+        if policy.approvers is not None and me not in policy.approvers:
+            raise self._refused(Phrase("runs.refused_not_an_approver", {"operator": me}))
+        if policy.four_eyes:
+            started = self._tx_rows("SELECT operator FROM runs WHERE run_id = ?", (row.run_id,))
+            if me in (row.requested_by, started[0][0] if started else None):
+                raise self._refused(Phrase("runs.refused_four_eyes", {"operator": me, "run_id": row.run_id}))
+
+    def _check_before_executing(self, row: QueueRow) -> None:
+        """The last gate before an approved call runs: the log must hold the decision its
+        queue row names, and the store's rules must still let that operator approve it. A row
+        settled by hand (sqlite3, psql with the triggers off) is never carried out."""
         logged = self._tx_rows(
             "SELECT 1 FROM run_audit WHERE run_id = ? AND call_id = ? AND event = 'approved' AND decided_by = ?",
-            (record.run_id, call_id, by),
+            (row.run_id, row.call_id, row.decided_by),
         )
-        policy = self._policy(self._tx_rows)
-        refused = (
-            status != APPROVED
-            or by != decided_by
-            or not logged
-            or (policy.approvers is not None and by not in policy.approvers)
-            or (policy.four_eyes and by in (requested_by, starter))
-        )
-        if refused:
-            raise _Unsettled(by)
+        if not logged:
+            raise _Unsettled(row.decided_by)
+        try:
+            self._may_approve(row.decided_by or "", row)
+        except OperatorRefused:
+            raise _Unsettled(row.decided_by) from None
 
-    def _append(self, audit: Sequence[AuditEntry]) -> None:
-        if not audit:
-            return
+    def _refused(self, why: Phrase) -> OperatorRefused:
+        return OperatorRefused("runs.store_refused", where=self.where, why=why)
+
+    def _log(self, step: Step, row: QueueRow | None) -> None:
+        """The log's entry of `step`, made from the queue row it is about (who asked, who
+        decided, for whom, what), numbered and linked after the last entry."""
+        assert row is not None
+        entry = AuditEntry.new(
+            at=step.at,
+            event=step.event,
+            run_id=row.run_id,
+            call_id=row.call_id,
+            tool=row.tool or "",
+            arguments=row.arguments,
+            customer=row.customer,
+            requested_by=row.requested_by,
+            decided_by=None if step.event == "proposed" else row.decided_by,
+            result=step.result if step.event in ("executed", "failed") else None,
+            reason=step.reason if step.event == REJECTED else None,
+        )
         last = self._tx_rows(f"SELECT {AUDIT_COLUMNS} FROM run_audit ORDER BY seq DESC LIMIT 1")
-        seq, prev = next_link(from_row(last[0]) if last else None, self.audit_key)
-        for entry in audit:
-            seq += 1
-            entry = entry.chained(seq, prev, self.audit_key)
-            prev = entry.hash
-            self._tx_change(INSERT_AUDIT, (*entry.values(), entry.prev, entry.hash))
+        keyed = self._tx_rows(NEWEST_KEYED)
+        seq, prev = next_link(from_row(last[0]) if last else None, [from_row(r) for r in keyed], self.audit_key)
+        entry = entry.chained(seq + 1, prev, self.audit_key)
+        self._tx_change(INSERT_AUDIT, (*entry.values(), entry.prev, entry.hash))
 
     def _import(self, raw: bytes, record: RunRecord) -> None:
         """Within a transaction: a record brought in whole, as another store kept it (its
@@ -563,13 +602,41 @@ class SqlRunStore(BaseRunStore):
             return Settled(tool, decision.requested_by, decision.decided_by, decision.approved)
 
         rows = [QueueRow(*row) for row in self._rows(QUEUE_ROWS)]
-        entries: Iterator[AuditEntry | str] = self.audit_entries()
+        logged: set[tuple[str, str, str, str | None]] = set()
+
+        def noting(entries: Iterator[AuditEntry | str]) -> Iterator[AuditEntry | str]:
+            for entry in entries:
+                if isinstance(entry, AuditEntry) and entry.event in (APPROVED, REJECTED):
+                    logged.add((entry.run_id, entry.call_id, entry.event, entry.decided_by))
+                yield entry
+
+        entries: Iterator[AuditEntry | str] = noting(self.audit_entries())
         if self.keep is not None:
             # Runs past `keep` were dropped whole; their entries stay in the chain, which
             # `verify` checks, but there is nothing left to hold them against.
             kept = {row[0] for row in self._rows("SELECT run_id FROM runs")}
             entries = (e for e in entries if isinstance(e, str) or e.run_id in kept)
-        return against_queue(entries, rows, recorded)
+        problems = against_queue(entries, rows, recorded)
+        return problems + against_records(self._decided(), rows, logged)
+
+    def _decided(self) -> Iterator[Decided]:
+        """Every decision the runs' records hold (a record that is not JSON holds none: `runs
+        show` names it)."""
+        after = ""
+        while True:
+            rows = self._rows("SELECT run_id, record FROM runs WHERE run_id > ? ORDER BY run_id LIMIT 200", (after,))
+            for run_id, kept in rows:
+                try:
+                    decisions = json.loads(_as_bytes(kept)).get("decisions") or {}
+                    for call_id, said in decisions.items():
+                        if said.get("approved") is not None:
+                            by, asked = said.get("decided_by"), said.get("requested_by")
+                            yield Decided(run_id, call_id, bool(said["approved"]), by, asked)
+                except (ValueError, AttributeError, TypeError):
+                    continue
+            if len(rows) < 200:
+                return
+            after = rows[-1][0]
 
     # -- pruning --
 
@@ -652,6 +719,10 @@ class _Unsettled(Exception):
 
 class _IdTaken(Exception):
     """A new run's id is already another run's: the transaction is rolled back."""
+
+
+def _ids(operator: str, call: Waiting) -> dict:
+    return {"operator": operator, "run_id": call.run_id, "call_id": call.call_id}
 
 
 def _entry(row: Sequence) -> AuditEntry | str:

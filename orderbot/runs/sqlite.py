@@ -26,7 +26,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import quote
 
-from orderbot.errors import ConfigError, RecordError
+from orderbot.errors import ConfigError, Phrase, RecordError
 from orderbot.runs import statedir
 from orderbot.runs.base import operator_name
 from orderbot.runs.record import KEY_FILE
@@ -80,6 +80,13 @@ class SqliteRunStore(SqlRunStore):
 
     def close(self) -> None:
         self.connection.close()
+
+    def verify_limit(self) -> Phrase | None:
+        """A team's file: every desk writes it (and, in a keyed log, holds the key), so the
+        chain and the queue find an edit by someone without those, never a desk's rewrite."""
+        if not self.shared:
+            return None
+        return Phrase("audit.file_limit_keyed" if self.audit_key else "audit.file_limit", {"where": self.where})
 
     def _own_key(self, *, create: bool) -> bytes | None:
         assert self.key_file is not None

@@ -29,7 +29,7 @@ def open_run_store(settings) -> BaseRunStore:
     keep_runs, prune_after_days), keyed with the audit key they give (`audit_key`);
     ConfigError in one sentence when it cannot be used."""
     key = audit_key(settings)
-    store = _open(settings)
+    store = _open(settings, key)
     store.audit_key = key
     return store
 
@@ -60,7 +60,7 @@ def audit_key(settings) -> bytes | None:
     return key
 
 
-def _open(settings) -> BaseRunStore:
+def _open(settings, key: bytes | None) -> BaseRunStore:
     url = settings.runs
     days = settings.prune_after_days
     if url is None:
@@ -76,5 +76,5 @@ def _open(settings) -> BaseRunStore:
     if scheme in POSTGRES_SCHEMES:
         from orderbot.runs.postgres import PostgresRunStore  # psycopg: the postgres extra
 
-        return PostgresRunStore.open(url, prune_after_days=days)
+        return PostgresRunStore.open(url, prune_after_days=days, audit_key=key)  # its owner's key: a keyed log
     raise settings.error_for("runs")("runs.bad_url", url=public_source(url))

@@ -17,6 +17,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from orderbot.errors import Phrase
 from orderbot.i18n import counted, say, t
 from orderbot.loop.state import describe_call
 from orderbot.runs.audit import EVENTS, AuditCheck, AuditEntry
@@ -182,8 +183,9 @@ def audit_event(event: str) -> str:
     return t(f"audit.event_{event}") if event in EVENTS else event
 
 
-def check_lines(check: AuditCheck, extra: list) -> list[Text]:
-    """What `audit --verify` prints: intact with the head to note down, or every problem."""
+def check_lines(check: AuditCheck, extra: list, limit: Phrase | None = None) -> list[Text]:
+    """What `audit --verify` prints: intact with the head to note down (and `limit`, what the
+    store leaves it unable to rule out), or every problem."""
     problems = [*check.problems, *extra]
     if not problems:
         if check.keyed_from is not None:
@@ -192,7 +194,7 @@ def check_lines(check: AuditCheck, extra: list) -> list[Text]:
             )
         else:
             said = t("audit.intact", entries=counted(check.entries, "entry"), head=check.head)
-        return [Text(said, style=STYLE_OK)]
+        return [Text(said, style=STYLE_OK)] + ([Text(visible(say(limit)))] if limit is not None else [])
     lines = [
         Text(
             t(

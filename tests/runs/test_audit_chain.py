@@ -13,9 +13,11 @@ from orderbot.errors import RecordError
 from orderbot.runs.audit import (
     GENESIS,
     AuditEntry,
+    Decided,
     QueueRow,
     Settled,
     against_queue,
+    against_records,
     entry_hash,
     next_link,
     verify,
@@ -128,12 +130,25 @@ def test_another_key_a_missing_key_and_a_log_never_keyed_are_each_said_once():
 
 def test_a_keyed_log_is_continued_only_with_its_key():
     keyed = chain(entry("proposed"), key=KEY)
-    assert next_link(keyed[-1], KEY) == (1, keyed[-1].hash)
-    assert next_link(settled()[-1], None)[0] == 3 and next_link(None, KEY) == (0, GENESIS)
+    assert next_link(keyed[-1], keyed, KEY) == (1, keyed[-1].hash)
+    assert next_link(settled()[-1], [], None)[0] == 3 and next_link(None, [], KEY) == (0, GENESIS)
     with raises(RecordError, match="has none"):
-        next_link(keyed[-1], None)
+        next_link(keyed[-1], keyed, None)
     with raises(RecordError, match="does not match this session's audit key"):
-        next_link(keyed[-1], OTHER)
+        next_link(keyed[-1], keyed, OTHER)
+
+
+def test_one_row_that_does_not_link_stops_nobody_the_next_entry_links_on_and_verify_names_it():
+    """A row written by hand after the keyed entries (its link merely begins `hmac:`) is not
+    this key's; a session with the key links on from it, and --verify names that one row."""
+    keyed = chain(entry("proposed"), entry("approved", decided_by="desk2"), key=KEY)
+    junk = replace(keyed[-1], seq=3, prev=keyed[-1].hash, hash="hmac:" + "0" * 64)
+    newest_first = [junk, *reversed(keyed)]
+    assert next_link(junk, newest_first, KEY) == (3, junk.hash)
+    with raises(RecordError, match="does not match this session's audit key"):
+        next_link(junk, newest_first, OTHER)
+    after = chain(entry("executed", decided_by="desk2"), key=KEY, start=3, prev=junk.hash)
+    assert ids(verify([*keyed, junk, *after], key=KEY)) == ["audit.changed"]
 
 
 def row(status: str, decided_by: str | None = "desk2", call_id: str = "c1") -> QueueRow:
@@ -197,4 +212,28 @@ def test_an_entry_about_a_call_nobody_knows_is_found_and_one_decided_inline_is_c
     assert cross(decided, [], inline) == []
     assert cross(chain(entry("proposed"), entry("rejected", decided_by="desk1")), [], inline) == [
         "audit.event_disagrees"
+    ]
+
+
+def test_a_records_decision_is_borne_out_by_the_queue_or_the_log():
+    """A record may say someone decided only what the queue (or, for a call decided at the
+    prompt before the queue kept those, the log) says they decided."""
+    queued = [row("approved"), row("pending", None, call_id="c2")]
+    logged = {("261201-100000-aaaa", "c9", "approved", "desk1")}
+    said = [
+        Decided("261201-100000-aaaa", "c1", True, "desk2", "desk1"),  # as the queue says
+        Decided("261201-100000-aaaa", "c9", True, "desk1", "desk1"),  # at the prompt, before: in the log
+        Decided("261201-100000-aaaa", "c1", False, "desk2", "desk1"),  # rejected, the queue says approved
+        Decided("261201-100000-aaaa", "c2", True, "desk2", "desk1"),  # still pending in the queue
+        Decided("261201-100000-aaaa", "c1", True, "desk3", "desk1"),  # another decider
+        Decided("261201-100000-aaaa", "c1", True, "desk2", "desk3"),  # another requester
+        Decided("261201-100001-bbbb", "c1", True, "desk2", "desk1"),  # a copy under a new id: nowhere
+    ]
+    found = [(p.id, p.params["run_id"], p.params["call_id"]) for p in against_records(said, queued, logged)]
+    assert found == [
+        ("audit.record_disagrees", "261201-100000-aaaa", "c1"),
+        ("audit.record_disagrees", "261201-100000-aaaa", "c2"),
+        ("audit.record_disagrees", "261201-100000-aaaa", "c1"),
+        ("audit.record_disagrees", "261201-100000-aaaa", "c1"),
+        ("audit.record_unbacked", "261201-100001-bbbb", "c1"),
     ]

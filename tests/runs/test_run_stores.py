@@ -21,6 +21,7 @@ from orderbot.runs.audit import verify
 from orderbot.runs.base import operator_name
 from orderbot.runs.record import COMMITTED
 from orderbot.runs.resume import check_resume
+from orderbot.runs.sql import SCHEMA_VERSION
 from orderbot.runs.stores import open_run_store
 from orderbot.settings import load_settings
 
@@ -154,7 +155,7 @@ def test_a_store_of_the_second_layout_is_migrated_and_lists_by_start(sql_stores,
     ):
         sql_stores.raw(statement)
     listed = [s.run_id for s in sql_stores.open().summaries()]
-    assert sql_stores.raw("SELECT version FROM run_schema") == [(3,)]
+    assert sql_stores.raw("SELECT version FROM run_schema") == [(SCHEMA_VERSION,)]
     assert {len(c) for (c,) in sql_stores.raw("SELECT created_at FROM runs")} == {27}
     assert sorted(listed) == [f"{second}-0000", f"{second}-ffff"]  # one second: either order, both listed
 

@@ -101,10 +101,10 @@ class WatchedStore(SqliteRunStore):
 
     writes: list[tuple[str, list[str], dict]]
 
-    def save(self, record, audit=()):
+    def save(self, record, steps=()):
         events = [t["kind"] for t in record.transitions]
         self.writes.append((record.status, events, dict(record.side_effects)))
-        return super().save(record, audit)
+        return super().save(record, steps)
 
 
 def watched_store(state: Path) -> WatchedStore:

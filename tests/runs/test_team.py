@@ -18,6 +18,7 @@ from saying import english
 
 from orderbot.errors import ExitCode
 from orderbot.runs.base import operator_name
+from orderbot.runs.tagged import tag_record
 from orderbot.shops.sample.stores.jsonfile import JsonStore
 
 CANCEL = "取消订单 ORD-1002"
@@ -218,6 +219,59 @@ def test_the_audit_key_from_a_file_or_the_environment_keys_the_log_and_is_never_
     )
     logged = b"".join(p.read_bytes() for p in Path(os.environ["ORDERBOT_STATE_DIR"]).rglob("*") if p.is_file())
     assert key.encode() not in stored and key.encode() not in logged
+
+
+def test_in_a_keyed_sqlite_log_one_junk_row_stops_nobody_and_verify_names_it(orders_file, runs_db, tmp_path):
+    """A row appended with sqlite3 whose link merely begins `hmac:` is not the desks' key's:
+    the next desk links on from it, and --verify names that row and nothing else."""
+    keyed = {"ORDERBOT_AUDIT_KEY": "k3y-" + "9f" * 20}
+    first = cli("ask", "--json", "--user", "C001", "--orders", str(orders_file), "--runs", runs_db, CANCEL, env=keyed)
+    database = sqlite3.connect(tmp_path / "runs.db")
+    database.execute(
+        "INSERT INTO run_audit SELECT seq + 1, at, 'proposed', run_id, 'call_junk', tool, arguments, customer, "
+        "requested_by, NULL, NULL, NULL, hash, 'hmac:' || hex(zeroblob(32)) FROM run_audit"
+    )
+    database.commit()
+    approved = cli("approvals", "approve", json.loads(first.stdout)["run_id"], "--runs", runs_db, env=keyed)
+    assert approved.exit_code == 0, approved.output
+    assert status(orders_file) == "已取消"
+    found = cli("audit", "--verify", "--runs", runs_db, "--json", env=keyed)
+    assert found.exit_code == 1
+    problems = json.loads(found.stdout)["problems"]
+    assert len(problems) == 2 and all(p.startswith("entry 2 ") for p in problems), problems
+    other = cli("ask", "--runs", runs_db, "--orders", str(orders_file), "--user", "C001", "取消订单 ORD-1013",
+                env={"ORDERBOT_AUDIT_KEY": "o" * 40})  # fmt: skip
+    assert other.exit_code == 6 and "does not match this session's audit key" in other.output
+
+
+def test_a_sqlite_run_copied_with_a_made_up_decision_is_found_and_verify_says_what_a_file_allows(
+    orders_file, runs_db, tmp_path
+):
+    """SQLite holds against nobody who can write its file (docs/team.md): a record copied under
+    a new id and re-tagged with the store's key to say desk2 approved its cancel is found by
+    --verify, and an intact log says that whoever can write the file could have rewritten it."""
+    run_id = paused(orders_file, runs_db)
+    intact = cli("audit", "--verify", "--runs", runs_db)
+    assert intact.exit_code == 0, intact.output
+    assert f"Anyone who can write {runs_db} could also have rewritten the log" in " ".join(intact.output.split())
+    database = sqlite3.connect(tmp_path / "runs.db")
+    [(key,)] = database.execute("SELECT key FROM run_key").fetchall()
+    [(record,)] = database.execute("SELECT record FROM runs").fetchall()
+    doc = json.loads(record)
+    del doc["integrity"]
+    copy = run_id[:-4] + ("0000" if not run_id.endswith("0000") else "0001")
+    doc["run_id"] = doc["state"]["run_id"] = copy
+    doc["decisions"]["call_offline_1"] |= {"approved": True, "decided_by": "desk2"}
+    body = json.dumps(doc, ensure_ascii=False, separators=(",", ":")).encode()
+    database.execute(
+        "INSERT INTO runs SELECT ?, created_at, written, customer, operator, status, summary, ?, 1, NULL FROM runs",
+        (copy, tag_record(bytes.fromhex(key), body).decode()),
+    )
+    database.commit()
+    found = cli("audit", "--verify", "--runs", runs_db)
+    assert found.exit_code == 1
+    said = " ".join(found.output.split())
+    assert f"run {copy}'s record says desk2 approved call_offline_1, but neither the queue nor the log" in said
 
 
 @pytest.mark.parametrize(

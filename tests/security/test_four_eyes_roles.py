@@ -76,13 +76,20 @@ def test_set_role_in_psql_settles_nothing_and_a_row_settled_by_hand_is_never_car
     url, run_id = waiting
     refused = pytest.raises(psycopg.errors.InsufficientPrivilege)
     settle = "UPDATE run_approvals SET status = 'approved', decided_by = %s, decided_at = 'now'"
+    decide = "SELECT run_decide(%s, 'call_offline_1', true, NULL)"
     with psycopg.connect(url("desk1"), autocommit=True) as connection:
         with refused:
-            connection.execute(settle, ("desk1",))  # four eyes, as before
+            connection.execute(settle, ("desk1",))  # no desk writes the queue
+        with pytest.raises(psycopg.errors.InsufficientPrivilege, match="desk1 is not on the list of operators"):
+            connection.execute(decide, (run_id,))  # and the store's function holds its rules
         connection.execute(f"SET ROLE {GROUP}")
         for name in (GROUP, "desk1", "desk2"):
-            with pytest.raises(psycopg.errors.InsufficientPrivilege, match="logged in as desk1 acts as"):
+            with refused:
                 connection.execute(settle, (name,))
+        with pytest.raises(psycopg.errors.InsufficientPrivilege, match="logged in as desk1 acts as orderbot_operators"):
+            connection.execute(decide, (run_id,))
+        with pytest.raises(psycopg.errors.InsufficientPrivilege, match="logged in as desk1 acts as orderbot_operators"):
+            connection.execute("SELECT run_decide(%s, 'call_offline_1', false, 'no')", (run_id,))
         forged = (
             "INSERT INTO run_audit SELECT seq + 1, at, 'approved', run_id, call_id, tool, arguments, customer, "
             f"requested_by, '{GROUP}', result, reason, hash, hash FROM run_audit"

@@ -22,15 +22,13 @@ from clikit import cli
 from forked_terminal import orderbot_in_a_terminal
 from saying import raises
 
-from orderbot.errors import ExitCode, RecordError
+from orderbot.errors import ExitCode, OperatorRefused, RecordError
 from orderbot.loop.engine import Limits
 from orderbot.loop.state import RunState
 from orderbot.models.scripted import ScriptedModel, call, calls, text
 from orderbot.runner import Runner
 from orderbot.runs.base import Policy
 from orderbot.runs.sqlite import SqliteRunStore
-from orderbot.runs.stores import open_run_store
-from orderbot.settings import load_settings
 from orderbot.shops.sample.stores.jsonfile import JsonStore
 
 HOSTILE = "\x1b]0;owned\x07\x1b[2J\u202e"
@@ -85,20 +83,32 @@ def test_an_approval_row_settled_by_hand_in_another_name_is_never_carried_out(or
     assert JsonStore.load(orders_file).get("ORD-1002").status == "处理中"
 
 
-def test_the_last_gate_before_a_call_runs_holds_the_stores_policy_whoever_calls_the_runner(
+def test_the_store_holds_its_policy_whoever_calls_the_runner_at_the_claim_and_at_the_last_gate(
     toolbox, orders_file, tmp_path
 ):
     """`approvals approve` checks four eyes before it claims anything; a program driving the
-    runner itself skips that check, and the store still refuses to mark the call executing."""
-    store = open_run_store(load_settings(runs=f"sqlite:///{tmp_path / 'runs.db'}", state_dir=tmp_path / "state"))
+    runner itself skips that check, and the store refuses its claim. Four eyes turned on
+    between the claim and the `executing` mark: the store refuses to mark the call executing."""
+
+    class PolicyAfterTheClaim(SqliteRunStore):
+        def save(self, record, steps=()):
+            super().save(record, steps)
+            if any(step.event == "approved" for step in steps):
+                self.connection.execute("INSERT INTO run_policy VALUES ('four_eyes', 'on')")
+
+    store = PolicyAfterTheClaim.open(tmp_path / "runs.db", where="sqlite:///runs.db")
     model = ScriptedModel([calls(call("cancel_order", {"order_id": "ORD-1002", "reason": "不要了"}, call_id="c1"))])
     state = RunState.start("取消 ORD-1002", user="C001")
     Runner(toolbox, model, store, provider="scripted").start(state, Limits())
     store.connection.execute("INSERT INTO run_policy VALUES ('four_eyes', 'on')")
-    record = store.load(state.run_id)
+    runner = Runner(toolbox, ScriptedModel([text("已取消")]), store, provider="scripted")
+    with raises(OperatorRefused, match="four eyes: .* cannot approve it; nothing was changed"):
+        runner.resume(store.load(state.run_id), Limits(), approve=True)
+    assert store.connection.execute("SELECT status FROM run_approvals").fetchall() == [("pending",)]
+
+    store.connection.execute("DELETE FROM run_policy")
     with raises(RecordError, match="whom the audit log or the store's rules do not bear out"):
-        runner = Runner(toolbox, ScriptedModel([text("已取消")]), store, provider="scripted")
-        runner.resume(record, Limits(), approve=True)
+        runner.resume(store.load(state.run_id), Limits(), approve=True)
     assert JsonStore.load(orders_file).get("ORD-1002").status == "处理中"
     assert store.connection.execute("SELECT status FROM run_approvals").fetchall() == [("approved",)]
     store.close()
@@ -130,9 +140,9 @@ def test_an_approval_whose_decision_left_the_log_before_the_call_ran_is_not_carr
     hand, in SQLite): the last gate finds the log no longer bears the approval out."""
 
     class Tampered(SqliteRunStore):
-        def save(self, record, audit=()):
-            super().save(record, audit)
-            if any(entry.event == "approved" for entry in audit):
+        def save(self, record, steps=()):
+            super().save(record, steps)
+            if any(step.event == "approved" for step in steps):
                 self.connection.execute("DELETE FROM run_audit WHERE event = 'approved'")
 
     store = Tampered.open(tmp_path / "runs.db", where="sqlite:///runs.db")
