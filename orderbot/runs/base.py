@@ -52,6 +52,11 @@ class RunConflict(OperatorRefused):
     save was written (its sentence names who settled it, when a store knows)."""
 
 
+class RunIdTaken(RunConflict):
+    """The id a new run drew is already another run's: nothing was written (the recorder
+    draws another before the run is shown or goes on)."""
+
+
 def operator_name() -> str:
     """The login name of this process's user, from the system's user database (not from
     $USER or $LOGNAME, which anyone can set to anything)."""

@@ -18,12 +18,14 @@ from orderbot.errors import ModelError, OperatorRefused, Phrase, RecordError
 from orderbot.loop.dispatch import Toolbox
 from orderbot.loop.engine import Limits
 from orderbot.loop.model import Model, ModelRequest, Turn
-from orderbot.loop.state import Approver, Event, PendingCall, RunState
+from orderbot.loop.state import Approver, Event, PendingCall, RunState, new_run_id
 from orderbot.loop.transitions import Transition
 from orderbot.runs.audit import MAX_RESULT
-from orderbot.runs.base import BaseRunStore, RunConflict, Step, Waiting
+from orderbot.runs.base import BaseRunStore, RunConflict, RunIdTaken, Step, Waiting
 from orderbot.runs.record import COMMITTED, EXECUTING, FAILED, Decision, RunRecord, utc_iso
 from orderbot.text import cut
+
+ID_DRAWS = 8  # ids a new run tries before it gives up (each taken one is one in 65,536 that second)
 
 
 class Recorder:
@@ -86,8 +88,23 @@ class Recorder:
             for pending in state.pending:
                 self._asked(pending)
         settled = EXECUTING in record.side_effects.values() and self._settle(state)
-        if settled or not self._written:  # the run's start, and a side effect's outcome, go to disk now
+        if not self._written:  # the run's start goes to disk now, before anything is shown or run
+            self._save_first(state)
+        elif settled:  # and a side effect's outcome
             self.save()
+
+    def _save_first(self, state: RunState) -> None:
+        """The first write claims the run's id. Ids are the second a run started and 16 random
+        bits, so runs started together can draw the same one: the store then writes nothing,
+        and the run draws another (nobody has seen its id yet)."""
+        for _ in range(ID_DRAWS - 1):
+            try:
+                return self.save()
+            except RunIdTaken:
+                if self.record.revision is not None:  # a stored run's save: its id is its own
+                    raise
+                state.run_id = self.record.run_id = new_run_id()
+        self.save()
 
     def save(self) -> None:
         """Write the record, with the steps gathered since the last save. When it

@@ -52,7 +52,7 @@ from orderbot.runs.audit import (
     from_row,
     next_link,
 )
-from orderbot.runs.base import BaseRunStore, Policy, RunConflict, Step, Waiting
+from orderbot.runs.base import BaseRunStore, Policy, RunConflict, RunIdTaken, Step, Waiting
 from orderbot.runs.record import COMMITTED, EXECUTING, FAILED, RunRecord, utc_iso
 from orderbot.runs.summary import RUN_ID, RunSummary, started_key
 from orderbot.runs.tagged import parse_record, tag_problem, tag_record
@@ -119,6 +119,7 @@ INSERT_RUN = (
     "INSERT INTO runs (run_id, created_at, written, customer, operator, status, summary, record, revision, pruned_at) "
     "VALUES (?, ?, ?, ?, ?, ?, ?, ?, 1, ?)"
 )
+INSERT_NEW_RUN = INSERT_RUN + " ON CONFLICT (run_id) DO NOTHING"
 UPDATE_RUN = (
     "UPDATE runs SET written = ?, customer = ?, operator = ?, status = ?, summary = ?, record = ?, "
     "revision = revision + 1, pruned_at = ? WHERE run_id = ? AND revision = ?"
@@ -310,17 +311,18 @@ class SqlRunStore(BaseRunStore):
         except _Unsettled as exc:
             raise RecordError("runs.settled_outside", run_id=run_id, where=self.where, by=exc.by or "?") from None
         except _IdTaken:
-            raise RunConflict("runs.id_taken", run_id=run_id, where=self.where) from None
+            raise RunIdTaken("runs.id_taken", run_id=run_id, where=self.where) from None
         record.revision = 1 if seen is None else seen + 1
 
     def _insert_run(self, record: RunRecord, row: tuple) -> None:
-        """A new run's row. Its id may already be taken: ids are the second a run started and
-        16 random bits, and a team's desks start many runs; the new run then stops at once
-        (its first save comes before anything runs), never writing over the other."""
-        if self._tx_rows("SELECT 1 FROM runs WHERE run_id = ?", (record.run_id,)):
-            raise _IdTaken
+        """A new run's row. Its id may already be taken (ids are the second a run started and
+        16 random bits, and many processes start runs at once): the insert then writes
+        nothing, whichever of two racing transactions commits first, and the recorder draws
+        another id (its first save comes before anything is shown or run)."""
         written, *rest = row
-        self._tx_change(INSERT_RUN, (record.run_id, started_key(record.created_at, record.run_id), written, *rest))
+        values = (record.run_id, started_key(record.created_at, record.run_id), written, *rest)
+        if self._tx_change(INSERT_NEW_RUN, values) != 1:
+            raise _IdTaken
 
     # -- the queue and the log, written in this session's name --
     #

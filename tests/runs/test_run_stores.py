@@ -290,13 +290,15 @@ def test_the_prune_setting_keeps_only_summaries_of_old_runs_after_each_run(store
     assert by_id[fresh].pruned_at is None and stores.open().load(fresh).state.items
 
 
-def test_a_new_run_whose_id_is_taken_stops_before_anything_and_never_overwrites_the_other(sql_stores, toolbox):
-    stores = sql_stores
+def test_a_new_run_whose_id_is_taken_draws_another_before_anything_and_never_overwrites_the_other(stores, toolbox):
     first = paused(stores.open(), toolbox)
     same = RunState.start("取消 ORD-1002", user="C001", run_id=first.run_id)  # the same second, the same 16 bits
     model = ScriptedModel([calls(call("cancel_order", CANCEL, call_id="c9"))])
-    with raises(RecordError, match="is already another run's"):
-        Runner(toolbox, model, stores.open(), provider="scripted").start(same, Limits())
+    result = Runner(toolbox, model, stores.open(), provider="scripted").start(same, Limits())
+    assert same.run_id != first.run_id and result.record.run_id == same.run_id
+    assert same.stop_reason is StopReason.AWAITING_APPROVAL and len(model.requests) == 1
     kept = stores.open().load(first.run_id)
     assert kept.state.question == "取消 ORD-1002" and [p.call_id for p in kept.state.pending] == ["c1"]
-    assert [w.call_id for w in stores.open().waiting()] == ["c1"] and model.requests == []  # the model never asked
+    assert stores.open().load(same.run_id).state.pending[0].call_id == "c9"
+    assert sorted(w.call_id for w in stores.open().waiting()) == ["c1", "c9"]
+
