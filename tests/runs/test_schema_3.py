@@ -9,7 +9,6 @@ gives once."""
 from __future__ import annotations
 
 import json
-import shutil
 import sqlite3
 
 import psycopg
@@ -120,7 +119,8 @@ def test_a_log_the_desks_keyed_is_linked_on_by_the_server_with_the_key_its_owner
 
 
 def test_a_team_sqlite_file_of_schema_3_is_taken_over_and_verifies(tmp_path, orders_file):
-    shutil.copy(THEN / "runs.db", tmp_path / "runs.db")
+    with sqlite3.connect(tmp_path / "runs.db") as made:
+        made.executescript((THEN / "sqlite.sql").read_text(encoding="utf-8"))
     url = f"sqlite:///{tmp_path / 'runs.db'}"
     intact = run("audit", "--verify", "--runs", url)
     assert intact.exit_code == 0 and "intact: 9 entries" in intact.output, intact.output
