@@ -124,6 +124,9 @@ class Decision(BaseModel):
     decided_by: str | None = None
     decided_at: str | None = None
     reason: str | None = None  # a rejection's reason, as the operator gave it
+    # The call's id in the store's queue and log when the model reused the id of an earlier
+    # side effect of the run (some servers number calls afresh each turn): `call_0@2`, ...
+    queued_as: str | None = None
 
 
 class RecordFile(BaseModel):

@@ -182,10 +182,13 @@ class Recorder:
         """A person is asked about `pending` (now, or when someone resumes the run)."""
         record = self.record
         self._note(pending)
-        if pending.call_id in record.decisions:
-            return
+        earlier = record.decisions.get(pending.call_id)
+        if earlier is not None and not self._done(pending.call_id, earlier):
+            return  # asked before (a resumed run pausing again): one proposal per call
         record.decisions[pending.call_id] = Decision(
-            requested_by=self.store.operator, requested_at=utc_iso(pending.requested_at)
+            requested_by=self.store.operator,
+            requested_at=utc_iso(pending.requested_at),
+            queued_as=None if earlier is None else _next_use(pending.call_id, earlier),
         )
         self._steps.append(self._step("proposed", pending.call_id))
 
@@ -204,6 +207,11 @@ class Recorder:
         event = "approved" if approved else "rejected"
         self._steps.append(self._step(event, pending.call_id, reason=None if approved else reason))
 
+    def _done(self, call_id: str, decision: Decision) -> bool:
+        """Whether the side effect `decision` is about is over (rejected, or carried out): a
+        call asked with its id again is then a new call that reuses the id."""
+        return decision.approved is False or self.record.side_effects.get(call_id) in (COMMITTED, FAILED)
+
     def _note(self, pending: PendingCall) -> None:
         self._bound[pending.call_id] = (pending.name, pending.arguments)
         self._described[pending.call_id] = pending.description
@@ -214,7 +222,7 @@ class Recorder:
         tool, arguments = self._bound[call_id]
         call = Waiting(
             run_id=record.run_id,
-            call_id=call_id,
+            call_id=decision.queued_as or call_id,
             tool=tool,
             arguments=arguments,
             description=self._described.get(call_id, ""),
@@ -245,6 +253,12 @@ class Recorder:
 def _decision_of(record: RunRecord, call_id: str) -> bool | None:
     decision = record.decisions.get(call_id)
     return None if decision is None else decision.approved
+
+
+def _next_use(call_id: str, earlier: Decision) -> str:
+    """The queue's id of a call that reuses `call_id`: call_0@2, then call_0@3, ..."""
+    uses = int(earlier.queued_as.rsplit("@", 1)[1]) if earlier.queued_as else 1
+    return f"{call_id}@{uses + 1}"
 
 
 def _stamp(wall: float) -> str:

@@ -633,7 +633,8 @@ class SqlRunStore(BaseRunStore):
                     for call_id, said in decisions.items():
                         if said.get("approved") is not None:
                             by, asked = said.get("decided_by"), said.get("requested_by")
-                            yield Decided(run_id, call_id, bool(said["approved"]), by, asked)
+                            queued = said.get("queued_as") or call_id  # a reused call id: its own row
+                            yield Decided(run_id, queued, bool(said["approved"]), by, asked)
                 except (ValueError, AttributeError, TypeError):
                     continue
             if len(rows) < 200:
