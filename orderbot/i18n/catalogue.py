@@ -1715,6 +1715,23 @@ MESSAGES: dict[str, dict[str, str]] = {
     },
     "error.prefix": {"en": "orderbot: {error}", "zh": "orderbot：{error}"},
     "error.tool_twice": {"en": "tool '{tool}' is registered twice", "zh": "工具 '{tool}' 注册了两次"},
+    # a tool declared against the rules (orderbot.loop.identity): said to whoever wrote it
+    "tools.identity_argument": {
+        "en": "tool {tool} takes {name} from the model; identity must come from the session",
+        "zh": "工具 {tool} 从模型那里接收 {name}；身份必须来自会话",
+    },
+    "tools.sign_in_unknown": {
+        "en": "tool {tool} signs in with {name}, an argument it does not take",
+        "zh": "工具 {tool} 用 {name} 登录，但它并不接受这个参数",
+    },
+    "tools.sign_in_with_id": {
+        "en": "tool {tool} signs in with {name}: a credential is what the customer knows, never an id",
+        "zh": "工具 {tool} 用 {name} 登录：凭据是客户知道的信息，绝不能是编号",
+    },
+    "tools.sign_in_does_more": {
+        "en": "tool {tool} signs in: it cannot also change data, need a user or hand off",
+        "zh": "工具 {tool} 用于登录：它不能同时更改数据、需要已登录的用户或转交人工",
+    },
     # a file (orders, a shop, an eval suite) that does not parse; the error is the parser's own words
     "error.not_json": {"en": "{path}: not valid JSON: {error}", "zh": "{path}：不是有效的 JSON：{error}"},
     "error.question_missing": {

@@ -42,7 +42,7 @@ def check_arguments(tool: str, args: type[BaseModel], schema: dict, credentials:
     `credentials` a sign-in lookup names (`schema` is the arguments' JSON schema)."""
     for name in argument_names(args, schema):
         if is_identity_name(name) and name not in credentials:
-            raise ConfigError(f"tool {tool!r} takes {name!r} from the model; identity must come from the session")
+            raise ConfigError("tools.identity_argument", tool=repr(tool), name=repr(name))
 
 
 def check_sign_in(tool: str, args: type[BaseModel], credentials: tuple[str, ...], *, does_more: bool) -> None:
@@ -50,13 +50,11 @@ def check_sign_in(tool: str, args: type[BaseModel], credentials: tuple[str, ...]
     model name the customer, never a side effect, never after sign-in only (`does_more`)."""
     for name in credentials:
         if name not in args.model_fields:
-            raise ConfigError(f"tool {tool!r} signs in with {name!r}, an argument it does not take")
+            raise ConfigError("tools.sign_in_unknown", tool=repr(tool), name=repr(name))
         if "id" in name_tokens(name):
-            raise ConfigError(
-                f"tool {tool!r} signs in with {name!r}: a credential is what the customer knows, never an id"
-            )
+            raise ConfigError("tools.sign_in_with_id", tool=repr(tool), name=repr(name))
     if credentials and does_more:
-        raise ConfigError(f"tool {tool!r} signs in: it cannot also change data, need a user or hand off")
+        raise ConfigError("tools.sign_in_does_more", tool=repr(tool))
 
 
 def argument_names(model: type[BaseModel], schema: dict) -> set[str]:

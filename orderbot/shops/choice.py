@@ -114,7 +114,9 @@ def open_shop_store(
     shop, None), so that refusing it costs a JSON file's first bytes, not a read of the whole."""
     if source.kind == "json":
         if is_sqlite_file(source.path):  # `--orders shop.db`: a database given as a path
-            raise ConfigError("orders.is_sqlite", path=source.path, url=f"sqlite:///{source.path}")
+            raise ConfigError(
+                "orders.is_sqlite", path=source.path, url=f"sqlite:///{source.path}"
+            )  # untranslated: a URL
         shop: ShopName = "retail" if is_shop_file(source.path) else "sample"
         if wanted not in (None, shop):
             return shop, None

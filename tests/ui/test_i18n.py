@@ -106,12 +106,19 @@ def test_json_does_not_change_with_the_language(monkeypatch):
 ROOT = Path(__file__).resolve().parents[2] / "orderbot"
 # What is scanned: the modules that talk to the person. The engine, tools, stores and model
 # adapters produce data (records, --json, what the model reads), not sentences for a person.
-SCANNED = sorted([*ROOT.glob("commands/*.py"), *ROOT.glob("ui/*.py"), *ROOT.glob("runner/*.py"), ROOT / "cli.py"])
+# Every module: below the screen an error is raised as a message id and its values (a Phrase),
+# never as words, so a sentence there is a bypass as much as one printed by a view. Not the
+# offline planners: what they say is the model's answer, in the question's language.
+SCANNED = sorted(
+    path for path in ROOT.rglob("*.py") if path.parent.name != "i18n" and not path.stem.startswith("offline")
+)
 # Calls whose arguments reach the person: printing, prompts, table headings and panel
-# titles, and the errors that become the one-sentence message on stderr.
+# titles, the errors that become the one-sentence message on stderr, and a phrase.
 SINKS = {
     "print", "echo", "secho", "say", "input", "Text", "Panel", "add_column", "add_row", "Status",
-    "ConfigError", "RecordError", "OrdersFileError", "OrderbotError", "ModelError", "BadParameter",
+    "ConfigError", "UsageError", "RecordError", "OrdersFileError", "OrderbotError", "ModelError", "ModelTimeout",
+    "ModelResponseError", "EmptyReply", "IncompleteReply", "OperatorRefused", "LoginRefused", "RunFinished",
+    "RunConflict", "LimitExceeded", "BadParameter", "Phrase",
 }  # fmt: skip
 NOT_TEXT = {
     "param_hint",
@@ -129,7 +136,10 @@ NOT_TEXT = {
 CATALOGUE_CALLS = {"t", "_t"}
 LETTERS = re.compile(r"[A-Za-z\u4e00-\u9fff]")
 MARKUP = re.compile(r"\[/?[a-z ]*\]")  # Rich styles such as [bold yellow]...[/] are not words
-PRAGMA = "# untranslated:"  # followed by why, on the line of a call that may print a fixed word
+PRAGMA = "# untranslated:"
+ID_PREFIX = re.compile(
+    rf"^(?:{'|'.join(sorted({m.split('.')[0] for m in MESSAGES}))})\.[a-z_.]*$"
+)  # followed by why, on the line of a call that may print a fixed word
 
 
 def _name(func: ast.expr) -> str:
@@ -146,6 +156,9 @@ def _words(node: ast.AST) -> list[str]:
             return []
         return [node.value] if LETTERS.search(MARKUP.sub("", node.value)) else []
     if isinstance(node, ast.JoinedStr):
+        first = node.values[0] if node.values else None
+        if isinstance(first, ast.Constant) and ID_PREFIX.match(str(first.value)):
+            return []  # an id built from a value (`pydantic.{type}`): tests/test_message_ids.py checks it
         return [w for part in node.values for w in _words(part)]
     if isinstance(node, ast.FormattedValue):
         return _words(node.value)
