@@ -121,7 +121,12 @@ class Phrase:
         return cls(doc["id"], params, otherwise if isinstance(otherwise, str) else None)
 
 
+_PLAIN = (str, int, float, bool, type(None))  # JSON values as they are: most values of a phrase
+
+
 def _to_json(value: object) -> object:
+    if type(value) in _PLAIN:
+        return value
     if isinstance(value, Phrase):
         return value.as_json()
     if isinstance(value, OrderbotError):
@@ -153,7 +158,7 @@ class OrderbotError(Exception):
 
     def __init__(self, message: str | Phrase = "", /, **params: object) -> None:
         self.phrase = message if isinstance(message, Phrase) else Phrase(message, params)
-        super().__init__(str(self.phrase))
+        super().__init__(self.phrase)  # str() of it only when a log or a traceback asks
 
 
 class ConfigError(OrderbotError):
