@@ -15,8 +15,9 @@
     │   └── ModelResponseError    the service answered with something that is not a valid turn
     │       ├── EmptyReply        ...with nothing at all (retried once)
     │       └── IncompleteReply   ...a stream that ended before its end marker (retried)
-    ├── ToolError                 an expected business failure inside a tool; its message is safe
-    │                             to show the model and comes back as {"ok": false, ...}
+    ├── ToolError                 an expected business failure inside a tool; its message is the
+    │                             model's own English (orderbot.loop.model_text), safe to show it,
+    │                             and comes back as {"ok": false, ...}
     └── LimitExceeded             a limit check failed (orderbot.loop.budget): the engine turns it
                                   into the run's stop; it never leaves the engine
 
@@ -240,8 +241,9 @@ class IncompleteReply(ModelResponseError):
 class ToolError(OrderbotError):
     """An expected failure inside a tool, e.g. an unknown order or no access.
 
-    `code` is a short machine-readable word; the message is shown to the model as is,
-    so it must never contain paths, keys, addresses or other customers' data.
+    `code` is a short machine-readable word; the message is what the model reads
+    (orderbot.loop.model_text's fixed English, not a phrase of the catalogue), shown to it as
+    is, so it must never contain paths, keys, addresses or other customers' data.
     """
 
     def __init__(self, message: str | Phrase, /, code: str = "tool_error", **params: object) -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import shutil
 import sqlite3
 from pathlib import Path
 
@@ -113,3 +114,21 @@ def plant_runs(ids: list[str], state: Path | None = None, question: str = "æŸ¥è¯
             "VALUES (?, ?, 0, 'answered', ?, '{}', 1)",
             rows,
         )
+
+
+# A state directory written by orderbot at 7968f11, the last release that kept JSON records
+# (tests/runs/test_takeover.py says what it holds), with the orders file as it left them.
+PREVIOUS_RELEASE = Path(__file__).parent / "runs" / "fixtures" / "previous-release"
+
+
+def previous_release(tmp_path: Path) -> Path:
+    """The fixture's state directory as the test's own (private, as orderbot made it), and a
+    copy of its orders file."""
+    shutil.copytree(PREVIOUS_RELEASE / "state", state_dir())
+    for folder, _, files in os.walk(state_dir()):
+        os.chmod(folder, 0o700)
+        for name in files:
+            os.chmod(os.path.join(folder, name), 0o600)
+    orders = tmp_path / "orders.json"
+    shutil.copyfile(PREVIOUS_RELEASE / "orders.json", orders)
+    return orders

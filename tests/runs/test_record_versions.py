@@ -5,12 +5,9 @@ its row's words) as the current version, and what is read are the transitions' v
 from __future__ import annotations
 
 import json
-import os
-import shutil
-from pathlib import Path
 
 from clikit import cli
-from runkit import only_run, open_store, record_doc, state_dir, write_doc
+from runkit import PREVIOUS_RELEASE, only_run, open_store, previous_release, record_doc, write_doc
 
 from orderbot.loop.state import Event
 from orderbot.runs.record import VERSION
@@ -88,7 +85,6 @@ def test_a_version_1_finish_keeps_its_stop_reason_and_detail(orders_file):
     assert "The model asked for get_order_status at step 1 of 1" in " ".join(shown.output.split())
 
 
-PREVIOUS = Path(__file__).parent / "fixtures" / "previous-release"  # version 2 records (tests/runs/test_takeover.py)
 STEP_LIMITED = "261204-203152-28c0"
 
 
@@ -96,19 +92,13 @@ def test_version_2_records_of_the_previous_release_show_in_either_language_and_r
     """Records written before a stop's reason was kept as its phrase alone (their English beside
     it, and beside every transition): each replays without difference against the orders it
     ran on, and a step-limited one says why in the reader's language."""
-    shutil.copytree(PREVIOUS / "state", state_dir())
-    for folder, _, files in os.walk(state_dir()):
-        os.chmod(folder, 0o700)
-        for name in files:
-            os.chmod(os.path.join(folder, name), 0o600)
-    orders = tmp_path / "orders.json"
-    shutil.copyfile(PREVIOUS / "orders.json", orders)
+    previous_release(tmp_path)
     english = " ".join(cli("--lang", "en", "runs", "show", STEP_LIMITED).stdout.split())
     chinese = " ".join(cli("--lang", "zh", "runs", "show", STEP_LIMITED).stdout.split())
     assert "Stopped: the step limit was reached. The model asked for get_order_status at step 1 of 1" in english
     assert "已停止：达到了步数上限。模型在第 1 步（共 1 步）请求调用 get_order_status" in chinese
     assert "the model asked for" not in chinese
-    for path in sorted((PREVIOUS / "state" / "runs").glob("*.json")):
+    for path in sorted((PREVIOUS_RELEASE / "state" / "runs").glob("*.json")):
         replayed = cli("replay", path.stem, "--json")
         assert replayed.exit_code == 0, replayed.output
         assert json.loads(replayed.stdout)["differences"] == []

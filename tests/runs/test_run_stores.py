@@ -301,4 +301,3 @@ def test_a_new_run_whose_id_is_taken_draws_another_before_anything_and_never_ove
     assert kept.state.question == "取消 ORD-1002" and [p.call_id for p in kept.state.pending] == ["c1"]
     assert stores.open().load(same.run_id).state.pending[0].call_id == "c9"
     assert sorted(w.call_id for w in stores.open().waiting()) == ["c1", "c9"]
-

@@ -25,7 +25,7 @@ from pathlib import Path
 import pytest
 import warm_orderbot
 from clikit import cli
-from runkit import open_store, run_ids, sql, state_dir
+from runkit import open_store, previous_release, run_ids, sql, state_dir
 
 from orderbot.runs.record import TAG_PREFIX
 from orderbot.runs.takeover import ASIDE
@@ -47,19 +47,6 @@ HEAD = "b2d9ea0a386ed3842abb4b218e290c9488c589188bb6b51e200b94be65bfce4d"  # wha
 OLD = ("runs", "runs.index", "audit.log", "audit.log.lock")
 # The paused cancel was asked for on 2026-12-04: approvals expire after 24 hours by default.
 LONG_AGO = {"ORDERBOT_APPROVAL_TTL_HOURS": "1000000"}
-
-
-def previous_release(tmp_path: Path) -> Path:
-    """The fixture's state directory as the test's own (private, as orderbot made it), and a
-    copy of its orders file."""
-    shutil.copytree(FIXTURE / "state", state_dir())
-    for folder, _, files in os.walk(state_dir()):
-        os.chmod(folder, 0o700)
-        for name in files:
-            os.chmod(os.path.join(folder, name), 0o600)
-    orders = tmp_path / "orders.json"
-    shutil.copyfile(FIXTURE / "orders.json", orders)
-    return orders
 
 
 def order_status(orders: Path, order_id: str) -> str:
