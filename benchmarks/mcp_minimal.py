@@ -25,7 +25,21 @@ SCHEMA = {
     "required": ["order_id"],
     "additionalProperties": False,
 }
-ENVELOPE = {"type": "object", "properties": {"ok": {"type": "boolean"}, "data": {}}, "required": ["ok"]}
+# orderbot's output schema (orderbot.mcp.server.ENVELOPE_SCHEMA, which a smoke test holds this to):
+# the client checks each result against it, so both sides give it the same work.
+ENVELOPE = {
+    "type": "object",
+    "properties": {
+        "ok": {"type": "boolean", "description": "Whether the call did what was asked."},
+        "data": {"description": "The tool's result, when ok."},
+        "code": {"type": "string", "description": "Why not, as a code, when not ok."},
+        "error": {"type": "string", "description": "Why not, as a sentence, when not ok."},
+        "retry_after": {"type": "number", "description": "Seconds until a call refused by the rate may be sent."},
+        "truncated": {"type": "boolean", "description": "The result was cut to the size cap."},
+        "note": {"type": "string", "description": "What was cut."},
+    },
+    "required": ["ok"],
+}
 
 
 def main(path: str) -> None:

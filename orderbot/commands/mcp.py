@@ -103,7 +103,11 @@ def _serve(server_module, settings, store, session, *, address, token, queue, wi
     interrupted = None
     try:
         if address is None:
-            interrupted = Terminated if server_module.serve_stdio(server) else None
+
+            def on_end(stopped) -> None:  # on the event loop: open questions settled, the last run closed
+                mcp_session.close(interrupted=stopped)
+
+            interrupted = server_module.serve_stdio(server, on_end=on_end, serve_here=mcp_session.serve_here)
         else:
             host, port = address
 
@@ -113,11 +117,10 @@ def _serve(server_module, settings, store, session, *, address, token, queue, wi
             server_module.serve_http(server, host, port, token=token, ready=ready)
     except KeyboardInterrupt as stopped:  # Ctrl-C, or SIGTERM, raised again by uvicorn once it has shut down
         interrupted = type(stopped)
-        raise
     finally:
         mcp_session.close(interrupted=interrupted)
-    if interrupted is Terminated:
-        raise typer.Exit(ExitCode.TERMINATED)
+    if interrupted is not None:  # the run in progress saved as cancelled, as ask's
+        raise typer.Exit(ExitCode.TERMINATED if interrupted is Terminated else ExitCode.CANCELLED)
 
 
 def compose(

@@ -21,6 +21,7 @@ rebinding), and `bearer` guards it when a token is set.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import fcntl
 import hmac
@@ -42,6 +43,7 @@ from mcp.shared.exceptions import MCPError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from orderbot import __version__
+from orderbot.errors import Terminated
 from orderbot.i18n import t
 from orderbot.loop.dispatch import Toolbox
 from orderbot.loop.envelope import compact_json, fail
@@ -354,39 +356,62 @@ def _claimed(fd: int, diversion: Callable[[], int]) -> Iterator[int]:
         os.close(wire)
 
 
-def serve_stdio(server: Server) -> bool:
-    """Serve one client on standard input and output until it closes them, or SIGTERM
-    comes (True: the caller stops the session as terminated)."""
-    previous = signal.getsignal(signal.SIGTERM)
+Interrupted = type[KeyboardInterrupt] | None  # what ended a server: SIGTERM's Terminated, Ctrl-C, or None
 
-    async def main(stdin: int, stdout: int) -> bool:
-        terminated = False
-        with anyio.open_signal_receiver(signal.SIGTERM) as signals:
+
+def serve_stdio(
+    server: Server,
+    *,
+    on_end: Callable[[Interrupted], None] | None = None,
+    serve_here: Callable[[asyncio.AbstractEventLoop, asyncio.Future], None] | None = None,
+) -> Interrupted:
+    """Serve one client on standard input and output until it closes them, or SIGTERM or
+    Ctrl-C comes (returned: Terminated or KeyboardInterrupt). `on_end(interrupted)` is called
+    on the event loop once serving has stopped. `serve_here(loop, server)`, when given, runs
+    the session's engine on this thread between the loop's turns (McpSession.serve_here):
+    one thread for the whole server, no hand-over between threads for a call."""
+    previous = {signum: signal.getsignal(signum) for signum in (signal.SIGTERM, signal.SIGINT)}
+
+    async def main(stdin: int, stdout: int) -> Interrupted:
+        interrupted: Interrupted = None
+        with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
             async with anyio.create_task_group() as group:
 
-                async def on_sigterm() -> None:
-                    nonlocal terminated
-                    async for _ in signals:
-                        terminated = True
+                async def on_signal() -> None:
+                    nonlocal interrupted
+                    async for signum in signals:
+                        interrupted = Terminated if signum == signal.SIGTERM else KeyboardInterrupt
                         group.cancel_scope.cancel()
                         return
 
-                group.start_soon(on_sigterm)
+                group.start_soon(on_signal)
                 streams = stdio_server(stdin=StandardInput(stdin), stdout=StandardOutput(stdout))
                 async with streams as (read, write):
                     await server.run(read, write, server.create_initialization_options())
                 group.cancel_scope.cancel()
-        return terminated
+        if on_end is not None:
+            on_end(interrupted)
+        return interrupted
 
     try:
         with (
             _claimed(0, lambda: os.open(os.devnull, os.O_RDONLY)) as stdin,
             _claimed(1, lambda: os.dup(2)) as stdout,
         ):
-            return anyio.run(main, stdin, stdout)
+            if serve_here is None:
+                return anyio.run(main, stdin, stdout)
+            loop = asyncio.new_event_loop()
+            try:
+                serving = loop.create_task(main(stdin, stdout))
+                serve_here(loop, serving)
+                return loop.run_until_complete(serving)
+            finally:
+                loop.run_until_complete(loop.shutdown_asyncgens())
+                loop.close()
     finally:
-        if previous is not None:
-            signal.signal(signal.SIGTERM, previous)  # the event loop left it at the default
+        for signum, handler in previous.items():
+            if handler is not None:
+                signal.signal(signum, handler)  # the event loop left them at their defaults
 
 
 def bearer(app: Callable[..., Awaitable[None]], token: str) -> Callable[..., Awaitable[None]]:

@@ -38,6 +38,7 @@ import contextlib
 import json
 import logging
 import math
+import queue
 import secrets
 import threading
 import time
@@ -135,16 +136,20 @@ class _Call(Ticket):
 
 
 class _Handoff:
-    """A value the engine thread hands to the coroutine that awaits it: the coroutine holds no
-    thread while it waits, and a coroutine that was cancelled meanwhile is simply not told."""
+    """A value the engine hands to the coroutine that awaits it: the coroutine holds no thread
+    while it waits, and a coroutine that was cancelled meanwhile is simply not told."""
 
-    __slots__ = ("_loop", "_future")
+    __slots__ = ("_loop", "_future", "_thread")
 
     def __init__(self) -> None:
         self._loop = asyncio.get_running_loop()
         self._future = self._loop.create_future()
+        self._thread = threading.get_ident()
 
     def give(self, value: Any = None) -> None:
+        if threading.get_ident() == self._thread:  # the engine runs between the loop's turns
+            self._settle(value)
+            return
         with contextlib.suppress(RuntimeError):  # the loop has closed: nobody waits any more
             self._loop.call_soon_threadsafe(self._settle, value)
 
@@ -154,6 +159,42 @@ class _Handoff:
 
     def __await__(self):
         return self._future.__await__()
+
+
+class LoopInbox:
+    """The session's inbox when its engine runs on the event loop's own thread, between the
+    loop's turns: `get` runs the loop until something arrives (a call, an errand, the end),
+    or until `until` (the server) is done. One thread, no hand-over between threads: what a
+    stdio server does, one client at a time."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop, until: asyncio.Future) -> None:
+        self._loop, self._until = loop, until
+        self._items: deque = deque()
+        self._arrived: asyncio.Future | None = None
+
+    def put(self, item) -> None:
+        self._items.append(item)
+        arrived = self._arrived
+        if arrived is not None and not arrived.done():
+            arrived.set_result(None)
+
+    def get_nowait(self):
+        if not self._items:
+            raise queue.Empty
+        return self._items.popleft()
+
+    def get(self):
+        if self._items:
+            # A turn of the loop first, without waiting: the replies to the calls before go
+            # out, and a cancel that came meanwhile withdraws a call before it is taken.
+            self._loop.stop()
+            self._loop.run_forever()
+        while not self._items:
+            if self._until.done():
+                return None  # the server has ended: so has the session
+            self._arrived = self._loop.create_future()
+            self._loop.run_until_complete(asyncio.wait((self._arrived, self._until), return_when="FIRST_COMPLETED"))
+        return self._items.popleft()
 
 
 class _Job:
@@ -220,6 +261,7 @@ class McpSession:
         self._in_flight = 0
         self._gate = threading.Lock()  # a call is let in, or the session closed, one at a time
         self._thread: threading.Thread | None = None
+        self._here = False  # the engine runs on the event loop's thread (serve_here)
         self._closed = False
         self._ended: dict | None = None  # why the session takes no more calls
         self._count = 0
@@ -348,7 +390,16 @@ class McpSession:
 
     # ---- the engine thread --------------------------------------------------------------
 
+    def serve_here(self, loop: asyncio.AbstractEventLoop, until: asyncio.Future) -> None:
+        """Run the session's engine on this thread, the event loop's, between its turns, until
+        the server `until` is done and the session has ended (see LoopInbox)."""
+        self._here = True
+        self._model.inbox = LoopInbox(loop, until)
+        self._serve()
+
     def _start(self) -> None:
+        if self._here:
+            return
         self._thread = threading.Thread(target=self._serve, name="orderbot-mcp", daemon=True)
         self._thread.start()
 

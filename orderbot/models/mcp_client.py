@@ -22,6 +22,7 @@ import queue
 import threading
 import time
 from collections.abc import Callable
+from typing import Protocol
 
 from orderbot.loop.items import FunctionCall, FunctionCallOutput, assistant
 from orderbot.loop.model import ModelRequest, Turn
@@ -54,6 +55,14 @@ class Ticket:
 
 
 Errand = Callable[[], None]
+
+
+class Inbox(Protocol):
+    def put(self, item: Ticket | Errand | None) -> None: ...
+
+    def get(self) -> Ticket | Errand | None: ...
+
+    def get_nowait(self) -> Ticket | Errand | None: ...
 
 
 class BusyClock:
@@ -99,7 +108,9 @@ class ClientModel:
     ) -> None:
         self.name = name
         self.clock = clock
-        self._inbox: queue.SimpleQueue[Ticket | Errand | None] = queue.SimpleQueue()
+        # What the session hands over: calls, errands, None once it has ended. Any object with
+        # put, get (blocking) and get_nowait; the session's own thread waits on a queue.
+        self.inbox: Inbox = queue.SimpleQueue()
         self._next: list[Ticket | None] = []  # a call taken by wait_for_call, proposed next
         self._run_calls = run_calls
         self._proposed = 0  # calls proposed in the run in progress
@@ -116,17 +127,17 @@ class ClientModel:
         return model
 
     def propose(self, ticket: Ticket) -> None:
-        self._inbox.put(ticket)
+        self.inbox.put(ticket)
 
     def errand(self, errand: Errand) -> None:
         """Run `errand` on the session's thread, between two calls (it must not raise)."""
-        self._inbox.put(errand)
+        self.inbox.put(errand)
 
     def close(self, *, interrupted: type[KeyboardInterrupt] | None = None) -> None:
         """No more calls: the run in progress ends as answered, or, `interrupted` (SIGTERM's
         Terminated, Ctrl-C), stops as cancelled, as a run of `ask` does."""
         self._interrupted = self._interrupted or interrupted
-        self._inbox.put(None)
+        self.inbox.put(None)
 
     def wait_for_call(self) -> bool:
         """Block until the client sends a call (True) or the session ends (False), without
@@ -144,7 +155,7 @@ class ClientModel:
             return Turn((assistant(RUN_FULL),))  # the next call starts the next run of the chain
         ticket = self._next.pop() if self._next else self._take()
         if ticket is None:
-            self._inbox.put(None)  # closed for good: a later request ends at once too
+            self.inbox.put(None)  # closed for good: a later request ends at once too
             if self._interrupted is not None:
                 raise self._interrupted  # the engine stops the run as cancelled, its record saved
             return Turn((assistant(SESSION_ENDED),))
@@ -157,7 +168,7 @@ class ClientModel:
         each call is turned away, each errand run."""
         while True:
             try:
-                item = self._inbox.get_nowait()
+                item = self.inbox.get_nowait()
             except queue.Empty:
                 return
             if isinstance(item, Ticket):
@@ -173,7 +184,7 @@ class ClientModel:
             if self.clock is not None:
                 self.clock.idle()
             try:
-                item = self._inbox.get()
+                item = self.inbox.get()
             finally:
                 if self.clock is not None:
                     self.clock.busy()

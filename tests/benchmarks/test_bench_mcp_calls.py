@@ -4,7 +4,13 @@ minimal server of the same SDK (benchmarks/mcp_minimal.py), to its figures."""
 from __future__ import annotations
 
 import pytest
-from benchkit import run
+from benchkit import load, run
+
+from orderbot.mcp.server import ENVELOPE_SCHEMA
+
+
+def test_the_minimal_server_lists_orderbots_output_schema():
+    assert load("mcp_minimal").ENVELOPE == ENVELOPE_SCHEMA  # the client checks each result against it
 
 
 @pytest.mark.slow  # two servers of their own

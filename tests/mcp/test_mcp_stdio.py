@@ -311,3 +311,29 @@ def test_hosts_with_a_1s_timeout_and_a_person_who_takes_3s_then_a_lookup(orders,
     assert envelope(first)["data"]["status"] == envelope(second)["data"]["status"] == "已发货"
     assert timed_out and on_time(took, 1.0, slack=0.0), took
     assert envelope(after)["data"]["status"] == status(orders, "ORD-1013") == "待付款"
+
+
+@pytest.mark.slow
+def test_a_call_cancelled_before_the_engine_takes_it_never_runs(orders, tmp_path) -> None:
+    """A host that sends a call and cancels it at once (both in one write): the call is never
+    answered and never runs; the next one is answered, and it is the only call recorded."""
+    server = Raw(orders, tmp_path)
+    try:
+        server.start()
+        cancel = json.dumps({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 2}})
+        params = {"name": "cancel_order", "arguments": CANCEL}
+        call = json.dumps({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": params})
+        server.process.stdin.write(call + "\n" + cancel + "\n")
+        server.call(3, "get_order_status", {"order_id": "ORD-1001"})
+        lookup = server.reply(3)
+        server.process.stdin.close()
+        rest = []
+        while (message := server.messages.get(timeout=30)) is not None:
+            rest.append(message)
+        code = server.process.wait(timeout=30)
+    finally:
+        server.close()
+    assert lookup["result"]["structuredContent"]["data"]["status"] == "已发货" and code == 0
+    assert not [m for m in server.seen + rest if m.get("id") == 2 or m.get("method") == "elicitation/create"]
+    runs = json.loads(cli("runs", "--json").stdout)
+    assert [r["tool_calls"] for r in runs] == [1] and status(orders) == "处理中"
