@@ -181,11 +181,14 @@ class Settings(LimitSettings):
     four_eyes: bool = Field(
         False, description="1: an action must be approved by an operator other than the one whose run asked for it."
     )
-    # Never stored in the run store, never printed or logged (orderbot.runs.stores.audit_key).
+    # Never printed or logged (orderbot.runs.stores.audit_key); never stored in a SQLite store. A
+    # PostgreSQL store keeps the key its owner gives for a log the desks keyed before its server
+    # wrote the log, where only its functions read it (orderbot.runs.postgres).
     audit_key: SecretStr | None = Field(
         None,
-        description="The audit key (32 characters or more): each audit entry's link is an HMAC with it, which "
-        "nobody without the key can forge. Every operator of a store uses the same key; its owner does not hold it.",
+        description="The audit key (32 characters or more) of a SQLite team store: each audit entry's link is an "
+        "HMAC with it, which nobody without the key can forge; every desk of the store uses the same key. A "
+        "PostgreSQL store's desks need none: its server links the log.",
     )
     audit_key_file: Path | None = Field(
         None, description="A file holding the audit key (readable by its owner only), instead of ORDERBOT_AUDIT_KEY."
