@@ -32,6 +32,7 @@ MIN_TOKEN_CHARS = 16
 # says otherwise, 50 calls in any minute, and more working time for each run of its chain.
 SESSION_DEFAULTS = {"max_tool_calls": 50, "timeout": 300.0}
 WINDOW = 60.0
+MAX_WINDOW = 86400.0  # a day
 MaxToolCalls = Annotated[
     int | None,
     typer.Option(
@@ -52,7 +53,9 @@ Timeout = Annotated[
 ]
 WindowSeconds = Annotated[
     float,
-    typer.Option("--window", help="The window of --max-tool-calls, in seconds.", min=0.001, max=86400.0),
+    typer.Option(
+        "--window", help=f"The window of --max-tool-calls, in seconds \\[default: {WINDOW:g}].", show_default=False
+    ),
 ]
 
 
@@ -86,6 +89,8 @@ def mcp(
     ] = False,
 ) -> None:
     with errors_to_exit_codes():  # the flags first, before any setting or store
+        if not 0 < window <= MAX_WINDOW:
+            raise UsageError(t("error.mcp_window", seconds=window, most=MAX_WINDOW))
         address = _address(http, allow_remote) if http is not None else None
         token = _token() if address is not None and allow_remote else None
         server_module = _sdk()

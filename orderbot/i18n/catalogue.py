@@ -2139,6 +2139,10 @@ MESSAGES: dict[str, dict[str, str]] = {
         "zh": "--http {host} 不是回环地址：请加 --allow-remote，并把客户端必须发送的 Bearer 令牌设到 "
         "ORDERBOT_MCP_TOKEN",
     },
+    "error.mcp_window": {
+        "en": "--window {seconds:g}: give the seconds of the call window, more than 0 and at most {most:g}",
+        "zh": "--window {seconds:g}：请给出调用窗口的秒数，大于 0 且不超过 {most:g}",
+    },
     "error.mcp_token": {
         "en": "--allow-remote needs a bearer token: set ORDERBOT_MCP_TOKEN (at least 16 characters)",
         "zh": "--allow-remote 需要 Bearer 令牌：请设置 ORDERBOT_MCP_TOKEN（至少 16 个字符）",
