@@ -106,3 +106,43 @@ class Clock:
 
     def __call__(self) -> float:
         return self.now
+
+
+class Person:
+    """The person in the host: asked, they answer (`action`, approving) only when the test
+    lets them (`may_answer`), whatever the client does meanwhile."""
+
+    def __init__(self, action: str = "accept") -> None:
+        self.asked = anyio.Event()
+        self.may_answer = anyio.Event()
+        self.questions: list[str] = []
+        self.action = action
+
+    async def __call__(self, ctx, params) -> types.ElicitResult:
+        self.questions.append(params.message)
+        self.asked.set()
+        with anyio.CancelScope(shield=True), anyio.move_on_after(60):
+            await self.may_answer.wait()
+        return types.ElicitResult(action=self.action, content={"approve": True})
+
+
+async def fan_out_while_asked(client, person: Person, cancel: dict, lookups: int = 100) -> tuple[list, int]:
+    """A host's day: a side effect whose person is asked, and, while they think, `lookups`
+    lookups sent at once. Returns every reply (the lookups', then the side effect's) and how
+    many lookups were answered before the person was let answer."""
+    replies: list = []
+
+    async def call(name: str, arguments: dict) -> None:
+        replies.append(await client.call_tool(name, arguments))
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(call, "cancel_order", cancel)
+        with anyio.fail_after(60):
+            await person.asked.wait()
+        with anyio.fail_after(60):  # answered while the person still thinks: nothing waits for them
+            async with anyio.create_task_group() as fan:
+                for _ in range(lookups):
+                    fan.start_soon(call, "get_order_status", {"order_id": "ORD-1001"})
+        answered = len(replies)
+        person.may_answer.set()
+    return replies, answered

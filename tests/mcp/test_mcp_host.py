@@ -11,9 +11,8 @@ import shutil
 import threading
 
 import anyio
-import mcp_types as types
 import pytest
-from mcpkit import Served, envelope
+from mcpkit import Person, Served, envelope, fan_out_while_asked
 
 from orderbot.i18n import t
 from orderbot.mcp.session import MAX_IN_FLIGHT
@@ -36,44 +35,13 @@ def status(orders, order_id: str = "ORD-1002") -> str:
     return next(o["status"] for o in document["orders"] if o["order_id"] == order_id)
 
 
-class Person:
-    """The person in the host: asked, they answer only when the test lets them."""
-
-    def __init__(self, action: str = "accept") -> None:
-        self.asked = anyio.Event()
-        self.may_answer = anyio.Event()
-        self.questions: list[str] = []
-        self.action = action
-
-    async def __call__(self, ctx, params) -> types.ElicitResult:
-        self.questions.append(params.message)
-        self.asked.set()
-        with anyio.CancelScope(shield=True):  # a person answers whatever the client does meanwhile
-            await self.may_answer.wait()
-        return types.ElicitResult(action=self.action, content={"approve": True})
-
-
 @ERAS
 def test_lookups_sent_while_a_question_is_open_are_all_answered_then_the_approval_is_taken(orders, tmp_path, mode):
     served = Served(orders, tmp_path / "state", user="C001", max_tool_calls=200)
     person = Person()
 
     async def script(client):
-        replies = []
-        async with anyio.create_task_group() as group:
-
-            async def cancel():
-                replies.append(await client.call_tool("cancel_order", CANCEL))
-
-            group.start_soon(cancel)
-            await person.asked.wait()
-            with anyio.fail_after(30):  # answered while the person still thinks: nothing waits for them
-                async with anyio.create_task_group() as lookups:
-                    for _ in range(100):
-                        lookups.start_soon(lambda: _append(replies, client.call_tool("get_order_status", LOOKUP)))
-            answered_before = len(replies)
-            person.may_answer.set()
-        return replies, answered_before
+        return await fan_out_while_asked(client, person, CANCEL)
 
     try:
         replies, answered_before = served.drive(script, mode=mode, elicitation=person)
@@ -85,10 +53,6 @@ def test_lookups_sent_while_a_question_is_open_are_all_answered_then_the_approva
     assert envelope(cancelled)["data"]["status"] == status(orders) == "已取消"
     paused = served.runs.load(served.session.runs[0])
     assert [c.decision for c in paused.state.calls] == ["executed"]
-
-
-async def _append(replies, call) -> None:
-    replies.append(await call)
 
 
 def test_a_call_cancelled_during_its_question_runs_nothing_and_the_next_lookup_is_answered_at_once(orders, tmp_path):

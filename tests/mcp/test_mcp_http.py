@@ -20,7 +20,7 @@ import pytest
 from clikit import cli
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
-from mcpkit import envelope
+from mcpkit import Person, envelope, fan_out_while_asked
 
 from orderbot.shops.sample.model import SAMPLE_PATH
 
@@ -38,6 +38,7 @@ def orders(tmp_path):
 def test_streamable_http_behind_a_bearer_token(orders, tmp_path) -> None:
     env = {**os.environ, "ORDERBOT_MCP_TOKEN": TOKEN}
     command = ["mcp", "--user", "C001", "--orders", str(orders), "--http", "127.0.0.1:0", "--allow-remote"]
+    command += ["--max-tool-calls", "200"]
     server = subprocess.Popen(
         [sys.executable, "-m", "orderbot", *command],
         stdout=subprocess.DEVNULL,
@@ -65,6 +66,8 @@ def test_streamable_http_behind_a_bearer_token(orders, tmp_path) -> None:
                 return types.ElicitResult(action="accept", content={"approve": True})
             return types.ElicitResult(action="decline")
 
+        thinking = Person(action="decline")
+
         async def main():
             headers = {"Authorization": f"Bearer {TOKEN}"}
             async with httpx2.AsyncClient(headers=headers) as http:
@@ -74,9 +77,13 @@ def test_streamable_http_behind_a_bearer_token(orders, tmp_path) -> None:
                     lookup = await client.call_tool("get_order_status", {"order_id": "ORD-1001"})
                     cancelled = await client.call_tool("cancel_order", {"order_id": "ORD-1002", "reason": "不要了"})
                     declined = await client.call_tool("cancel_order", {"order_id": "ORD-1013", "reason": "不要了"})
-                    return tools, lookup, cancelled, declined
+                # A second client whose person thinks while a hundred lookups go out at once.
+                transport = streamable_http_client(url, http_client=http)
+                async with Client(transport, mode="legacy", elicitation_callback=thinking) as client:
+                    fanned = await fan_out_while_asked(client, thinking, {"order_id": "ORD-1013", "reason": "不要了"})
+                return tools, lookup, cancelled, declined, fanned
 
-        tools, lookup, cancelled, declined = anyio.run(main)
+        tools, lookup, cancelled, declined, (replies, answered_before) = anyio.run(main)
     finally:
         watchdog.cancel()
         server.terminate()
@@ -97,6 +104,8 @@ def test_streamable_http_behind_a_bearer_token(orders, tmp_path) -> None:
     assert envelope(lookup)["data"]["status"] == "已发货"
     assert len(asked) == 2 and envelope(cancelled)["data"]["status"] == "已取消"
     assert envelope(declined)["code"] == "rejected"
+    assert answered_before == 100 and all(envelope(r)["data"]["status"] == "已发货" for r in replies[:100])
+    assert envelope(replies[100])["code"] == "rejected"  # that person said no, after the lookups
     statuses = {o["order_id"]: o["status"] for o in json.loads(orders.read_text(encoding="utf-8"))["orders"]}
     assert (statuses["ORD-1002"], statuses["ORD-1013"]) == ("已取消", "待付款")
     state = Path(os.environ["ORDERBOT_STATE_DIR"])  # records, the audit log, orderbot.log

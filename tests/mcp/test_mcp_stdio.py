@@ -23,7 +23,7 @@ import pytest
 from clikit import cli, on_time
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
-from mcpkit import envelope
+from mcpkit import Person, envelope, fan_out_while_asked
 
 from orderbot.i18n import t
 from orderbot.shops.sample.model import SAMPLE_PATH
@@ -105,6 +105,7 @@ def test_malformed_json_rpc_gets_an_error_and_the_server_goes_on(orders, tmp_pat
         '{"jsonrpc": "2.0", "method": "notifications/initialized"}',
         '{"jsonrpc": "2.0", "id": 2, "method": "no/such/method"}',
         '{"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": 5}}',
+        '{"jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": {"name": "drop_table", "arguments": {}}}',
         '{"jsonrpc": "2.0", "id": 4, "method": "tools/call", "params": {"name": "get_order_status",'
         ' "arguments": {"order_id": "ORD-1001"}}}',
     ]
@@ -123,7 +124,7 @@ def test_malformed_json_rpc_gets_an_error_and_the_server_goes_on(orders, tmp_pat
         server.stdin.write("\n".join(lines) + "\n")
         server.stdin.flush()
         replies = []
-        while {1, 2, 3, 4} - {r.get("id") for r in replies}:
+        while {1, 2, 3, 4, 5} - {r.get("id") for r in replies}:
             line = server.stdout.readline()
             assert line, "the server ended before answering every request"
             replies.append(json.loads(line))
@@ -136,6 +137,7 @@ def test_malformed_json_rpc_gets_an_error_and_the_server_goes_on(orders, tmp_pat
     by_id = {r.get("id"): r for r in replies}
     assert by_id[1]["result"]["serverInfo"]["name"] == "orderbot"  # the garbage before it was dropped
     assert by_id[2]["error"]["code"] == -32601 and by_id[3]["error"]["code"] == -32602
+    assert by_id[5]["error"]["code"] == -32602 and "drop_table" in by_id[5]["error"]["message"]  # an unknown tool
     assert json.loads(by_id[4]["result"]["content"][0]["text"])["data"]["status"] == "已发货"
 
 
@@ -337,3 +339,24 @@ def test_a_call_cancelled_before_the_engine_takes_it_never_runs(orders, tmp_path
     assert not [m for m in server.seen + rest if m.get("id") == 2 or m.get("method") == "elicitation/create"]
     runs = json.loads(cli("runs", "--json").stdout)
     assert [r["tool_calls"] for r in runs] == [1] and status(orders) == "处理中"
+
+
+@pytest.mark.slow
+def test_a_hundred_lookups_while_a_person_thinks_are_answered_over_stdio(orders, tmp_path) -> None:
+    """The jam, over the real pipes: a cancel whose person is asked, then a hundred lookups at
+    once; all are answered before the person answers, and then the approval is taken."""
+    server = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "orderbot", "mcp", "--user", "C001", "--orders", str(orders), "--max-tool-calls", "200"],
+        env=dict(os.environ), cwd=str(tmp_path),
+    )  # fmt: skip
+    person = Person()
+
+    async def main():
+        async with Client(server, mode="legacy", elicitation_callback=person) as client:
+            return await fan_out_while_asked(client, person, CANCEL)
+
+    replies, answered_before = anyio.run(main)
+    assert answered_before == 100 and len(person.questions) == 1
+    assert all(envelope(r)["data"]["status"] == "已发货" for r in replies[:100])
+    assert envelope(replies[100])["data"]["status"] == status(orders) == "已取消"
