@@ -65,9 +65,10 @@ class Served:
         self.shop = session_over(parse_source(source), writable=True, user=user)
         self.runs = open_store(state)
         chosen = load_settings(**{"max_tool_calls": 20, "timeout": 60.0, "user": user, **settings})
-        self.session, self.server = compose(
+        self.sessions, self.server = compose(
             server, chosen, self.runs, self.shop, queue=queue, window=window, clock=clock, now=now
         )
+        self.session = self.sessions.default
 
     def client(self, *, mode: str = "legacy", elicitation: Elicit | None = None) -> Client:
         return Client(self.server, mode=mode, elicitation_callback=elicitation)

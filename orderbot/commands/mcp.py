@@ -21,7 +21,8 @@ from orderbot.commands.common import Orders, Runs, StateDir, User, errors_to_exi
 from orderbot.commands.run import may_ask, runner_for, serve
 from orderbot.errors import ConfigError, ExitCode, Terminated, UsageError
 from orderbot.i18n import t
-from orderbot.mcp.session import McpSession, Window
+from orderbot.mcp.session import McpSession, Turns, Window
+from orderbot.mcp.sessions import IDLE, Principal, Sessions
 from orderbot.models.mcp_client import ClientModel
 
 HELP = COMMAND_HELP["mcp"]
@@ -33,6 +34,7 @@ MIN_TOKEN_CHARS = 16
 SESSION_DEFAULTS = {"max_tool_calls": 50, "timeout": 300.0}
 WINDOW = 60.0
 MAX_WINDOW = 86400.0  # a day
+MAX_IDLE = 7 * 86400.0  # a week
 MaxToolCalls = Annotated[
     int | None,
     typer.Option(
@@ -51,6 +53,15 @@ Timeout = Annotated[
         show_default=False,
     ),
 ]
+IdleSeconds = Annotated[
+    float,
+    typer.Option(
+        "--idle",
+        help="Over --http, seconds a client's session may go unused before it ends, its run closed "
+        f"\\[default: {IDLE:g}].",
+        show_default=False,
+    ),
+]
 WindowSeconds = Annotated[
     float,
     typer.Option(
@@ -66,6 +77,7 @@ def mcp(
     max_tool_calls: MaxToolCalls = None,
     timeout: Timeout = None,
     window: WindowSeconds = WINDOW,
+    idle: IdleSeconds = IDLE,
     state_dir: StateDir = None,
     runs: Runs = None,
     http: Annotated[
@@ -91,70 +103,99 @@ def mcp(
     with errors_to_exit_codes():  # the flags first, before any setting or store
         if not 0 < window <= MAX_WINDOW:
             raise UsageError(t("error.mcp_window", seconds=window, most=MAX_WINDOW))
+        if not 0 < idle <= MAX_IDLE:
+            raise UsageError(t("error.mcp_idle", seconds=idle, most=MAX_IDLE))
         address = _address(http, allow_remote) if http is not None else None
         token = _token() if address is not None and allow_remote else None
         server_module = _sdk()
 
     def body(settings, store, session) -> None:
-        _serve(server_module, settings, store, session, address=address, token=token, queue=queue, window=window)
+        _serve(
+            server_module, settings, store, session, address=address, token=token, queue=queue, window=window, idle=idle
+        )
 
     serve(ctx.params, body)
 
 
-def _serve(server_module, settings, store, session, *, address, token, queue, window) -> None:
-    """One MCP session over the shop's `session`, recorded in `store`, until the client goes;
-    SIGTERM stops it as for `ask` (the run in progress saved as cancelled, exit 143)."""
-    mcp_session, server = compose(server_module, settings, store, session, queue=queue, window=window)
+def _serve(server_module, settings, store, session, *, address, token, queue, window, idle) -> None:
+    """The MCP sessions over the shop's `session`, recorded in `store`: the one client of
+    standard input/output until it goes, or every client of --http until interrupted; SIGTERM
+    stops them as for `ask` (each run in progress saved as cancelled, exit 143)."""
+    sessions, server = compose(
+        server_module, settings, store, session, queue=queue, window=window, http=address, idle=idle
+    )
     interrupted = None
     try:
         if address is None:
+            stdio = sessions.default
 
             def on_end(stopped) -> None:  # on the event loop: open questions settled, the last run closed
-                mcp_session.close(interrupted=stopped)
+                stdio.close(interrupted=stopped)
 
-            interrupted = server_module.serve_stdio(server, on_end=on_end, serve_here=mcp_session.serve_here)
+            interrupted = server_module.serve_stdio(server, on_end=on_end, serve_here=stdio.serve_here)
         else:
             host, port = address
 
             def ready(url: str) -> None:
                 print(t("mcp.listening", shop=session.shop.name, url=url), file=sys.stderr, flush=True)
 
-            server_module.serve_http(server, host, port, token=token, ready=ready)
+            server_module.serve_http(server, sessions, host, port, token=token, ready=ready)
     except KeyboardInterrupt as stopped:  # Ctrl-C, or SIGTERM, raised again by uvicorn once it has shut down
         interrupted = type(stopped)
     finally:
-        mcp_session.close(interrupted=interrupted)
+        sessions.close(interrupted=interrupted)
     if interrupted is not None:  # the run in progress saved as cancelled, as ask's
         raise typer.Exit(ExitCode.TERMINATED if interrupted is Terminated else ExitCode.CANCELLED)
 
 
 def compose(
-    server_module, settings, store, session, *, queue: bool = False, window: float = WINDOW, clock=None, now=None
+    server_module,
+    settings,
+    store,
+    session,
+    *,
+    queue: bool = False,
+    window: float = WINDOW,
+    http=None,
+    idle: float = IDLE,
+    clock=None,
+    now=None,
 ):
-    """The MCP session over the shop's `session` and its server, as `orderbot mcp` serves
-    them (the tests drive this same pair with the SDK's client). `clock` is the session's
-    busy clock, `now` the window's (both injected by tests)."""
+    """The MCP sessions over the shop's `session` and their server, as `orderbot mcp` serves
+    them (the tests drive this same pair with the SDK's client): one session per client, each
+    with its own window, chain of runs and customer. `http`: served over HTTP, where the
+    sessions' engines take turns with the shop and the run store they share (over standard
+    input/output the one session's engine runs on the event loop's thread). `clock` is each
+    session's busy clock, `now` the window's and the idle sessions' (injected by tests)."""
     defaults = {name: value for name, value in SESSION_DEFAULTS.items() if name not in settings.model_fields_set}
     limits = session.limits(settings).model_copy(update=defaults)
     runner = runner_for(session, ClientModel(), store, settings, provider=ClientModel.provider)
-    rate = Window(limits.max_tool_calls, window, now) if now is not None else Window(limits.max_tool_calls, window)
-    mcp_session = McpSession(
-        runner,
-        limits,
-        user=settings.user,
-        window=rate,
-        # Before each call the store sees what another desk wrote (a JSON store reads its file again).
-        refresh=session.store.refresh,
-        clock=clock,
-        approval_ttl_hours=settings.approval_ttl_hours,
-    )
     # Where the host's person may not be asked (may_ask), every side effect waits in the queue.
     elicit = may_ask(settings, store) and not queue
-    instructions = session.shop.instructions
+    turns = Turns() if http is not None else None
+    ticking = {} if now is None else {"idle_clock": now}
+
+    def make(principal: Principal | None) -> McpSession:
+        rate = Window(limits.max_tool_calls, window, now) if now is not None else Window(limits.max_tool_calls, window)
+        return McpSession(
+            runner,
+            limits,
+            user=settings.user,
+            window=rate,
+            # Before each call the store sees what another desk wrote (a JSON store reads its file again).
+            refresh=session.store.refresh,
+            clock=clock,
+            approval_ttl_hours=settings.approval_ttl_hours,
+            may_ask=elicit,
+            turns=turns,
+            **ticking,
+        )
+
+    sessions = Sessions(make, idle=idle, **({} if now is None else {"clock": now}))
     server = server_module.build_server(
-        lambda ctx: mcp_session, session.toolbox, instructions=instructions, elicit=elicit
+        server_module.session_of(sessions), session.toolbox, instructions=session.shop.instructions
     )
-    return mcp_session, server
+    return sessions, server
 
 
 def _sdk():

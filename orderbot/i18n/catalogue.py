@@ -2143,6 +2143,10 @@ MESSAGES: dict[str, dict[str, str]] = {
         "en": "--window {seconds:g}: give the seconds of the call window, more than 0 and at most {most:g}",
         "zh": "--window {seconds:g}：请给出调用窗口的秒数，大于 0 且不超过 {most:g}",
     },
+    "error.mcp_idle": {
+        "en": "--idle {seconds:g}: give the seconds a session may go unused, more than 0 and at most {most:g}",
+        "zh": "--idle {seconds:g}：请给出会话可闲置的秒数，大于 0 且不超过 {most:g}",
+    },
     "error.mcp_token": {
         "en": "--allow-remote needs a bearer token: set ORDERBOT_MCP_TOKEN (at least 16 characters)",
         "zh": "--allow-remote 需要 Bearer 令牌：请设置 ORDERBOT_MCP_TOKEN（至少 16 个字符）",

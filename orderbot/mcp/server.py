@@ -38,9 +38,10 @@ import anyio
 import mcp_types as types
 from mcp.server.lowlevel import Server
 from mcp.server.stdio import stdio_server
+from mcp.server.streamable_http import MCP_SESSION_ID_HEADER
 from mcp.server.transport_security import DEFAULT_MAX_REQUEST_BODY_SIZE, TransportSecuritySettings
 from mcp.shared.exceptions import MCPError
-from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS
 
 from orderbot import __version__
 from orderbot.errors import Terminated
@@ -48,6 +49,7 @@ from orderbot.i18n import t
 from orderbot.loop.dispatch import Toolbox
 from orderbot.loop.envelope import compact_json, fail
 from orderbot.mcp.session import McpSession, Question, Reply, client_name
+from orderbot.mcp.sessions import Principal, Sessions
 from orderbot.text import cut
 from orderbot.ui.escape import visible
 
@@ -121,10 +123,65 @@ def title_of(name: str) -> str:
     return name.replace("_", " ").capitalize()
 
 
-def build_server(session_of: SessionOf, toolbox: Toolbox, *, instructions: str = "", elicit: bool = True) -> Server:
+PRINCIPAL = "orderbot.principal"  # where the bearer guard leaves whom a request's token names (the ASGI scope)
+
+
+def principal_of(ctx) -> Principal | None:
+    """Whom the bearer token of this request names (None without one, or off HTTP)."""
+    request = ctx.request
+    return request.scope.get(PRINCIPAL) if request is not None else None
+
+
+def session_of(sessions: Sessions) -> SessionOf:
+    """The session of the client a request comes from: over HTTP, a handshake-era
+    connection's (its Mcp-Session-Id) or, in the stateless 2026-07-28 era, the authenticated
+    principal's; the one session of standard input/output otherwise."""
+
+    def of(ctx) -> McpSession:
+        request = ctx.request
+        if request is None:
+            return sessions.default
+        principal = principal_of(ctx)
+        if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
+            if principal is None or not principal.distinct:
+                raise _anonymous_modern(ctx)
+            return sessions.of_principal(principal)
+        connection = request.headers.get(MCP_SESSION_ID_HEADER)
+        if not connection:  # a stateful server answers nothing but initialize without one
+            raise MCPError(code=types.INVALID_REQUEST, message="Missing Mcp-Session-Id")
+        return sessions.of_connection(connection, principal)
+
+    return of
+
+
+def _anonymous_modern(ctx) -> MCPError:
+    """A stateless request over HTTP with nothing to tell its client from others: the
+    handshake era is offered instead (whose connection is the client), which the SDK's
+    client in `auto` mode falls back to."""
+    data = types.UnsupportedProtocolVersionErrorData(
+        supported=list(HANDSHAKE_PROTOCOL_VERSIONS), requested=str(ctx.protocol_version)
+    )
+    message = (
+        "this server keeps one conversation per client: without a bearer token that names the client, "
+        "connect with the initialize handshake (Mcp-Session-Id)"
+    )
+    return MCPError(code=types.UNSUPPORTED_PROTOCOL_VERSION, message=message, data=data.model_dump(mode="json"))
+
+
+async def refuse_anonymous_modern(ctx, call_next):
+    """Server middleware: every stateless 2026-07-28 request over HTTP without a principal is
+    refused at once (`server/discover` included), so that a client that can fall back does."""
+    if ctx.request is not None and ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
+        principal = principal_of(ctx)
+        if principal is None or not principal.distinct:
+            raise _anonymous_modern(ctx)
+    return await call_next(ctx)
+
+
+def build_server(session_of: SessionOf, toolbox: Toolbox, *, instructions: str = "") -> Server:
     """The MCP server of the sessions `session_of(ctx)` gives, one per client (or one for
-    all). `elicit`: ask the host's person when the client can (False: every side effect
-    joins the approval queue, as with --queue or four eyes)."""
+    all). Each session says whether its host's person may be asked (`may_ask`: else every
+    side effect joins the approval queue, as with --queue or four eyes)."""
     listed = tools_of(toolbox)
 
     async def list_tools(ctx, params) -> types.ListToolsResult:
@@ -135,8 +192,9 @@ def build_server(session_of: SessionOf, toolbox: Toolbox, *, instructions: str =
         if name != CHECK_APPROVAL and toolbox.get(name) is None:
             # The spec's protocol error: the host's model asked for a tool the list never had.
             raise MCPError(code=types.INVALID_PARAMS, message=f"Unknown tool: {visible(cut(name, 80), one_line=True)}")
+        session = session_of(ctx)
         try:
-            return await _call(ctx, session_of(ctx), params)
+            return await _call(ctx, session, params)
         except Exception:  # noqa: BLE001 - one bad call is the client's error, never the server's end
             log.exception("mcp: a call of %r failed", name[:40])
             return _result(Reply.of(fail("internal_error", t("mcp.internal_error"))))
@@ -152,7 +210,7 @@ def build_server(session_of: SessionOf, toolbox: Toolbox, *, instructions: str =
             reply = await session.answer(params.request_state, name, arguments, approved)
         else:
             session.client = client_name(*_client_info(ctx))
-            reply = await session.call(name, arguments, ask=elicit and _asks_forms(ctx))
+            reply = await session.call(name, arguments, ask=session.may_ask and _asks_forms(ctx))
         question = reply.question
         if question is None:
             return _result(reply)
@@ -163,13 +221,15 @@ def build_server(session_of: SessionOf, toolbox: Toolbox, *, instructions: str =
         session.hold(question)  # nobody here can be asked: the queue's reply
         return _result(reply)
 
-    return Server(
+    server = Server(
         "orderbot",
         version=__version__,
         instructions=instructions or None,
         on_list_tools=list_tools,
         on_call_tool=call_tool,
     )
+    server.middleware.append(refuse_anonymous_modern)
+    return server
 
 
 def _asks_forms(ctx) -> bool:
@@ -479,15 +539,70 @@ def rebinding_guard(host: str) -> TransportSecuritySettings | None:
 
 
 GRACE = 0.5  # seconds open connections get once SIGTERM or Ctrl-C came, before they are cut
+SWEEPS = 60.0  # seconds at most between two looks for idle sessions
 
 
-def serve_http(server: Server, host: str, port: int, *, token: str | None = None, ready=None) -> None:
-    """Serve streamable HTTP on host:port (path /mcp) until interrupted; `ready(url)` is
-    called once the socket listens."""
+def ending_sessions(app, sessions: Sessions):
+    """`app`, ending a client's session when it ends its connection (an HTTP DELETE with its
+    Mcp-Session-Id that the SDK accepted)."""
+
+    async def wrapped(scope, receive, send) -> None:
+        if scope["type"] != "http" or scope.get("method") != "DELETE":
+            await app(scope, receive, send)
+            return
+        header = MCP_SESSION_ID_HEADER.encode()
+        connection = next((v.decode("latin-1") for k, v in scope.get("headers") or () if k == header), None)
+        status = None
+
+        async def watched(message) -> None:
+            nonlocal status
+            if message["type"] == "http.response.start":
+                status = message["status"]
+            await send(message)
+
+        await app(scope, receive, watched)
+        if connection and status is not None and status < 400:
+            await anyio.to_thread.run_sync(sessions.end, connection)
+
+    return wrapped
+
+
+async def sweeping(sessions: Sessions) -> None:
+    """End idle sessions, looking every so often (a session's close waits for its run to
+    close: off the event loop)."""
+    while True:
+        await anyio.sleep(min(SWEEPS, max(sessions.idle / 4, 1.0)))
+        await anyio.to_thread.run_sync(sessions.sweep)
+
+
+def serve_http(
+    server: Server, sessions: Sessions, host: str, port: int, *, token: str | None = None, ready=None
+) -> None:
+    """Serve streamable HTTP on host:port (path /mcp) until interrupted, one session per
+    client (`sessions`, idle ones ended); `ready(url)` is called once the socket listens."""
     import uvicorn
 
-    app = server.streamable_http_app(host=host, transport_security=rebinding_guard(host))
-    asgi = bearer(app, token) if token else app
+    lifespan = server.lifespan
+
+    @contextlib.asynccontextmanager
+    async def with_sweeps(app):
+        async with lifespan(app) as state, anyio.create_task_group() as group:
+            group.start_soon(sweeping, sessions)
+            try:
+                yield state
+            finally:
+                group.cancel_scope.cancel()
+
+    server.lifespan = with_sweeps
+    app = server.streamable_http_app(
+        host=host,
+        transport_security=rebinding_guard(host),
+        # The SDK forgets a connection a little after orderbot ends its session (a GET stream
+        # left open keeps it; the session is told it has ended then).
+        session_idle_timeout=sessions.idle + SWEEPS,
+    )
+    asgi = ending_sessions(app, sessions)
+    asgi = bearer(asgi, token) if token else asgi
     config = uvicorn.Config(
         asgi,
         host=host,

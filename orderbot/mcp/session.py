@@ -161,6 +161,57 @@ class _Handoff:
         return self._future.__await__()
 
 
+class Turns:
+    """A lock taken in the order it was asked for: the engines of a server's sessions share
+    the shop and the run store (one connection each), and each takes its turn with them for
+    one piece of work at a time, between two calls of its client. A plain lock would let the
+    engine that just let go take it again at once, and one busy client starve the others."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._waiting: deque[threading.Event] = deque()
+        self._held = False
+
+    def acquire(self) -> None:
+        with self._lock:
+            if not self._held:
+                self._held = True
+                return
+            turn = threading.Event()
+            self._waiting.append(turn)
+        turn.wait()  # handed over by release: held from here on
+
+    def release(self) -> None:
+        with self._lock:
+            if self._waiting:
+                self._waiting.popleft().set()
+            else:
+                self._held = False
+
+
+class TurnInbox:
+    """The session's inbox when its engine takes turns with other sessions' (Turns): the
+    engine lets go of its turn while it waits for its client, and takes it again, in its
+    order, before it does anything with what arrived."""
+
+    def __init__(self, turns: Turns) -> None:
+        self.turns = turns
+        self._queue: queue.SimpleQueue = queue.SimpleQueue()
+
+    def put(self, item) -> None:
+        self._queue.put(item)
+
+    def get_nowait(self):
+        return self._queue.get_nowait()
+
+    def get(self):
+        self.turns.release()
+        try:
+            return self._queue.get()
+        finally:
+            self.turns.acquire()
+
+
 class LoopInbox:
     """The session's inbox when its engine runs on the event loop's own thread, between the
     loop's turns: `get` runs the loop until something arrives (a call, an errand, the end),
@@ -243,10 +294,17 @@ class McpSession:
         approval_ttl_hours: float = 24.0,
         max_in_flight: int = MAX_IN_FLIGHT,
         run_calls: int = RUN_CALLS,
+        may_ask: bool = True,
+        principal: str = "",
+        turns: Turns | None = None,
+        idle_clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self._clock = clock or BusyClock()
         self._clock.idle()
         self._model = ClientModel(name="mcp client", clock=self._clock, run_calls=run_calls)
+        self._turns = turns
+        if turns is not None:
+            self._model.inbox = TurnInbox(turns)
         self._runner = replace(runner, clock=self._clock, model=self._model)
         update = {"max_tool_calls": run_calls, "max_steps": run_calls + 2}
         self._limits = limits.model_copy(update=update)
@@ -254,6 +312,14 @@ class McpSession:
         self._user, self._signed_in = user, False
         self._state: RunState | None = None  # the run in progress, whose customer may change
         self.client = client
+        # Whether the person in the host may be asked to approve (not with four eyes, nor for an
+        # operator the store does not list as an approver), and who authenticated the client
+        # (a token's or a JWT's principal, as records name it; empty without one).
+        self.may_ask = may_ask
+        self.principal = principal
+        self._idle_clock = idle_clock
+        self._last_active = idle_clock()
+        self._active = 0  # public coroutines of the session under way (a call, a question, ...)
         # Read a JSON shop file again when another desk wrote it: the session outlives calls.
         self._refresh = refresh
         self._ttl_hours = approval_ttl_hours
@@ -270,10 +336,27 @@ class McpSession:
 
     # ---- calls (on the server's event loop) ---------------------------------------------
 
+    def idle_for(self, now: float) -> float:
+        """Seconds since the client last had anything under way here (0 while it has)."""
+        return 0.0 if self._active else max(0.0, now - self._last_active)
+
+    @contextlib.contextmanager
+    def _activity(self):
+        self._active += 1
+        try:
+            yield
+        finally:
+            self._active -= 1
+            self._last_active = self._idle_clock()
+
     async def call(self, name: str, arguments: dict[str, Any] | None, *, ask: bool = False) -> Reply:
         """Hand the client's call to the engine and wait for what became of it. `ask`: when
         its run pauses for approval, the person in the host is to be asked (the reply then
         carries the question, open until `answer`, `decide` or `withdraw` settles it)."""
+        with self._activity():
+            return await self._call(name, arguments, ask=ask)
+
+    async def _call(self, name: str, arguments: dict[str, Any] | None, *, ask: bool) -> Reply:
         text = json.dumps(arguments or {}, ensure_ascii=False)
         cap = self._limits.max_response_chars
         if len(text) + len(name) > cap:  # the response cap of a run, without ending the session
@@ -323,6 +406,10 @@ class McpSession:
         """The person's answer to the question `token` names, for exactly the call it was
         asked about (the same tool and arguments), then what became of the call. No answer
         (`approved` None) leaves the question open: the reply asks it again."""
+        with self._activity():
+            return await self._answer(token, name, arguments, approved)
+
+    async def _answer(self, token: str, name: str, arguments: dict[str, Any] | None, approved: bool | None) -> Reply:
         question = self.question(token)
         if question is None:
             return Reply.of(fail("no_such_approval", t("mcp.no_such_approval")))
@@ -335,12 +422,13 @@ class McpSession:
     async def decide(self, question: Question, ask: Callable[[], Awaitable[bool]]) -> Reply:
         """Ask the person (`ask`, the server's question in-band), then settle the call as
         they said. A call cancelled while the person is asked is withdrawn: rejected."""
-        try:
-            approved = await ask()
-        except BaseException:
-            self.withdraw(question)
-            raise
-        return await self.settle(question, approved)
+        with self._activity():
+            try:
+                approved = await ask()
+            except BaseException:
+                self.withdraw(question)
+                raise
+            return await self.settle(question, approved)
 
     async def settle(self, question: Question, approved: bool) -> Reply:
         """Settle the paused run as the person said, once; the call's own result."""
@@ -364,13 +452,14 @@ class McpSession:
         """What became of a call this session's customer (or, without one, this operator)
         left in the approval queue, from this session or any other on the same run store
         (`check_approval`); without a run id, the ones waiting now."""
-        with self._gate:
-            if self._closed:
-                return Reply.of(self._ended or fail("session_ended", t("mcp.session_closed")))
-            wait = self._window.admit()
-            if wait is not None:
-                return Reply.of(self._rate_limited(wait))
-        return await self._on_thread(lambda: self._outcome(run_id))
+        with self._activity():
+            with self._gate:
+                if self._closed:
+                    return Reply.of(self._ended or fail("session_ended", t("mcp.session_closed")))
+                wait = self._window.admit()
+                if wait is not None:
+                    return Reply.of(self._rate_limited(wait))
+            return await self._on_thread(lambda: self._outcome(run_id))
 
     def close(self, *, interrupted: type[KeyboardInterrupt] | None = None) -> None:
         """The client has gone: each question still open is settled as rejected (nothing
@@ -407,9 +496,11 @@ class McpSession:
         """The session's runs, one after another: a new one whenever the last paused for
         approval, was full, or stopped at a limit, and the client sends another call."""
         previous = None
+        if self._turns is not None:
+            self._turns.acquire()  # let go only while waiting for the client (TurnInbox)
         try:
             while self._model.wait_for_call():
-                client = self.client or "?"
+                client = "; ".join(filter(None, (self.client or "?", self.principal)))
                 if previous is None:
                     question = t("mcp.question", lang="en", client=client)
                 else:
@@ -430,7 +521,11 @@ class McpSession:
                 self._user, self._signed_in = state.user, state.signed_in
                 self._stopped(state)
         finally:
-            self._model.drain(self._turned_away)
+            try:
+                self._model.drain(self._turned_away)
+            finally:
+                if self._turns is not None:
+                    self._turns.release()
 
     def _stopped(self, state: RunState) -> None:
         """A run of the session stopped: tell the call in flight, if the stop was its."""
