@@ -202,6 +202,20 @@ def loop_overhead(effort: Effort) -> list[Figure]:
             raise AssertionError(f"orderbot stopped with {state.stop_reason}")
         answered["orderbot"] += 1
 
+    def engine_alone() -> None:
+        # The shape of an outside harness (and of a program embedding the engine): everything
+        # a question needs built for it, as the plain loop builds its client and script (the
+        # tools declared over the store, the whitelist, the engine, the model's turns), and
+        # no observer: no view, no record.
+        model = ScriptedModel(
+            [calls(call("get_order_status", plain_loop.ARGUMENTS, call_id="call_1")), text(plain_loop.ANSWER)]
+        )
+        engine = Engine(model, Toolbox(order_tools(store)), Limits())
+        state = engine.run(RunState.start(QUESTION))
+        if state.stop_reason is not StopReason.ANSWERED or state.answer != ANSWER:
+            raise AssertionError(f"orderbot's engine alone stopped with {state.stop_reason}")
+        answered["engine alone"] += 1
+
     def plain_run() -> None:
         if plain_loop.run_workflow(plain_loop.ScriptedClient(plain_loop.two_turn_script()), QUESTION) != ANSWER:
             raise AssertionError("the plain loop did not answer")
@@ -209,7 +223,11 @@ def loop_overhead(effort: Effort) -> list[Figure]:
 
     runners, missing = peers.available()
     rounds, batch = effort.loop
-    variants = {"orderbot": per_run(orderbot_run, batch), "plain": per_run(plain_run, batch)}
+    variants = {
+        "orderbot": per_run(orderbot_run, batch),
+        "plain": per_run(plain_run, batch),
+        "engine alone": per_run(engine_alone, batch),
+    }
     for name, run in runners.items():  # milliseconds per run: fewer runs per round
         variants[name] = per_run(run, max(10, batch // 50))
     t = rounds_of(variants, rounds)
@@ -227,7 +245,17 @@ def loop_overhead(effort: Effort) -> list[Figure]:
             "Engine.run (limits, validation, envelopes, transitions, new run id, the transition view of a piped "
             f"ask collecting rows) vs the plain run_workflow (benchmarks/plain_loop.py); CPU time; {same}",
             checks={"runs answered": dict(answered)},
-        )
+        ),
+        Figure(
+            "loop",
+            "  engine alone, built per run",
+            t["engine alone"],
+            t["plain"],
+            15.0,
+            "per run, what a program embedding the engine builds for a question, as the plain loop builds its "
+            "client: the four order tools declared over the store, the Toolbox, Engine and a ScriptedModel, then "
+            f"Engine.run with no observer (no view, no record), vs the plain run_workflow; CPU time; {same}",
+        ),
     ]
     for name in runners:
         figures.append(

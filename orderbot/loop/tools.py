@@ -65,26 +65,39 @@ class Tool:
     version: str = field(init=False)
 
     def __post_init__(self) -> None:
-        schema = _json_schema(self.args)
-        identity.check_arguments(self.name, self.args, schema, self.sign_in_with)
-        does_more = self.side_effect or self.needs_user or self.hands_off
-        identity.check_sign_in(self.name, self.args, self.sign_in_with, does_more=does_more)
-        spec = {
-            "type": "function",
-            "name": self.name,
-            "description": self.description,
-            "parameters": strict_schema(schema),
-            "strict": True,
-        }
+        spec, version = _declared(
+            self.name, self.description, self.args, self.sign_in_with, self.side_effect or self.needs_user or self.hands_off
+        )
         object.__setattr__(self, "spec", spec)
-        digest = hashlib.sha256(json.dumps(spec, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
-        object.__setattr__(self, "version", digest[:12])
+        object.__setattr__(self, "version", version)
+
+
+@functools.cache
+def _declared(
+    name: str, description: str, args: type[BaseModel], sign_in_with: tuple[str, ...], does_more: bool
+) -> tuple[dict, str]:
+    """A declaration checked (orderbot.loop.identity) and its spec and version, made once per
+    process: a shop declares its tools anew for every session it opens (they close over its
+    store), and the JSON schema, the checks and the hash cost more than a short run's loop.
+    A refused declaration raises, and is not kept. The spec is shared: read, never changed."""
+    schema = _json_schema(args)
+    identity.check_arguments(name, args, schema, sign_in_with)
+    identity.check_sign_in(name, args, sign_in_with, does_more=does_more)
+    spec = {
+        "type": "function",
+        "name": name,
+        "description": description,
+        "parameters": strict_schema(schema),
+        "strict": True,
+    }
+    digest = hashlib.sha256(json.dumps(spec, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
+    return spec, digest[:12]
 
 
 @functools.cache
 def _json_schema(args: type[BaseModel]) -> dict:
-    """An arguments model's JSON schema, made once per process: each costs ~1 ms, and a shop
-    declares its tools for every session it opens. Shared: read, never changed."""
+    """An arguments model's JSON schema, once per process (~1 ms each; two tools may share a
+    model). Shared: read, never changed."""
     return args.model_json_schema()
 
 

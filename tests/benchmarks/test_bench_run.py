@@ -48,8 +48,8 @@ def test_the_smoke_path_runs_every_section_to_its_table_and_json_and_counts_what
     assert doc["smoke"] is True
     figures = {re.sub(r" \(\d+ MB\)", "", f["name"].strip()): f for f in doc["figures"]}
     loop = [name for name, f in figures.items() if f["section"] == "loop"]
-    assert loop[0] == "two-turn run, in-process"
-    assert all(name.startswith("peer: ") or name.endswith(" vs orderbot") for name in loop[1:])  # when installed
+    assert loop[:2] == ["two-turn run, in-process", "engine alone, built per run"]
+    assert all(name.startswith("peer: ") or name.endswith(" vs orderbot") for name in loop[2:])  # when installed
     assert [n for n, f in figures.items() if f["section"] == "cold"] == COLD
     assert [n for n, f in figures.items() if f["section"] == "orders"] == ORDERS
     assert [n for n, f in figures.items() if f["section"] == "records"] == RECORDS
@@ -60,7 +60,8 @@ def test_the_smoke_path_runs_every_section_to_its_table_and_json_and_counts_what
             assert len(figure["ours"]) == len(figure["base"]) > 0 and figure["ratio_median"] > 0
 
     # What each section checked while it ran: a benchmark that stopped doing its job says so.
-    assert figures["two-turn run, in-process"]["checks"] == {"runs answered": {"orderbot": 60, "plain loop": 60}}
+    answered = {"orderbot": 60, "plain loop": 60, "engine alone": 60}
+    assert figures["two-turn run, in-process"]["checks"] == {"runs answered": answered}
     assert figures["ask -q offline vs the fair floor"]["checks"] == {
         "orderbot offline -q printed": ANSWER,
         "fair floor printed": "查询 ORD-1001",
@@ -82,10 +83,12 @@ def test_the_smoke_path_runs_every_section_to_its_table_and_json_and_counts_what
 
 def test_the_loop_section_answers_every_run_on_both_sides():
     bench = load("run")
-    [figure, *peers] = bench.loop_overhead(bench.SMOKE)
+    [figure, alone, *peers] = bench.loop_overhead(bench.SMOKE)
     rounds, batch = bench.SMOKE.loop
     assert figure.name == "two-turn run, in-process" and len(figure.ours) == len(figure.base) == rounds
-    assert figure.checks == {"runs answered": {"orderbot": (rounds + 1) * batch, "plain loop": (rounds + 1) * batch}}
+    assert alone.name.strip() == "engine alone, built per run" and len(alone.ours) == len(alone.base) == rounds
+    runs = (rounds + 1) * batch  # a warm-up and the rounds
+    assert figure.checks == {"runs answered": {"orderbot": runs, "plain loop": runs, "engine alone": runs}}
     for peer in peers:  # pydantic-ai and openai-agents: measured when installed, else said why not
         assert peer.ours or peer.compared.startswith("left out: ")
 
