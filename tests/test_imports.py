@@ -420,17 +420,126 @@ try:
     main()
 except SystemExit as exc:
     code = exc.code
-print(json.dumps({"code": code, "filelock": sorted(m for m in sys.modules if m.split(".")[0] == "filelock")}))
+print(json.dumps({"code": code, "modules": sorted(sys.modules)}))
 """
+
+
+def ask_quietly() -> dict:
+    """What an offline `ask -q` imports, run as a command line runs it, in a fresh process."""
+    env = {key: value for key, value in os.environ.items() if key != "PYTHONPROFILEIMPORTTIME"}
+    done = subprocess.run([sys.executable, "-c", ASK_QUIETLY], capture_output=True, text=True, timeout=60, env=env)
+    assert done.returncode == 0, done.stderr[-3000:]
+    answer, last = done.stdout.splitlines()[-2:]
+    assert answer == "订单 ORD-1001 的状态是：已发货。"
+    return json.loads(last)
 
 
 @pytest.mark.slow
 def test_an_offline_ask_that_locks_nothing_never_imports_filelock():
     """filelock costs ~8 ms to import: only what takes a lock (a cancellation in the orders
     file) loads it, never a read-only `ask`; the run store locks with its database's own."""
-    env = {key: value for key, value in os.environ.items() if key != "PYTHONPROFILEIMPORTTIME"}
-    done = subprocess.run([sys.executable, "-c", ASK_QUIETLY], capture_output=True, text=True, timeout=60, env=env)
-    assert done.returncode == 0, done.stderr[-3000:]
-    answer, last = done.stdout.splitlines()[-2:]
-    assert answer == "订单 ORD-1001 的状态是：已发货。"
-    assert json.loads(last) == {"code": 0, "filelock": []}
+    done = ask_quietly()
+    assert done["code"] == 0
+    assert [m for m in done["modules"] if m.split(".")[0] == "filelock"] == []
+
+
+# What an offline `ask -q` (the answer alone, the run recorded) never needs, and why: each is
+# imported where it is used, and an import at the top of a module on the way (commands/run.py,
+# say) would load it for every run. benchmarks/README.md has what they cost.
+NOT_FOR_ASK_Q = {
+    "rich.table": "no table is drawn",
+    "rich.live": "nothing is drawn live",
+    "rich.panel": "no panel: the answer is one line",
+    "orderbot.ui.screen": "the views that draw a run",
+    "orderbot.ui.render": "the transitions table and the drawn outcome",
+    "orderbot.ui.trace": "the --trace panels",
+    "orderbot.ui.waiting": "the waiting line",
+    "orderbot.ui.layout": "the lines of a table",
+    "orderbot.ui.run_list": "the table of runs",
+    "orderbot.shops.retail": "the retail shop",
+    "orderbot.shops.sample.stores.sqlite": "the sample shop's SQLite store",
+    "orderbot.runs.postgres": "a team's PostgreSQL run store",
+    "filelock": "a lock: only a write takes one",
+    "openai": "the openai provider",
+    "psycopg": "PostgreSQL",
+}
+
+
+def unneeded(modules: list[str]) -> list[str]:
+    """The modules of NOT_FOR_ASK_Q (or below one) among `modules`."""
+    return sorted(m for m in modules for name in NOT_FOR_ASK_Q if m == name or m.startswith(name + "."))
+
+
+def test_the_unneeded_check_sees_a_table_and_a_submodule():
+    assert unneeded(["rich.console", "rich.table", "orderbot.shops.retail.tools", "orderbot.shops"]) == [
+        "orderbot.shops.retail.tools",
+        "rich.table",
+    ]
+
+
+@pytest.mark.slow
+def test_an_offline_ask_q_imports_only_what_it_needs():
+    """Run as the command line runs it: none of NOT_FOR_ASK_Q is imported."""
+    done = ask_quietly()
+    assert done["code"] == 0
+    assert unneeded(done["modules"]) == []
+    assert "orderbot.commands.run" in done["modules"]  # the control: the run went the one path
+
+
+def module_imports(path: Path) -> set[str]:
+    """The modules `path` imports when it is imported: its top-level imports, not those inside
+    a function or under TYPE_CHECKING (what a lazy boundary imports later, when it is used)."""
+    found: set[str] = set()
+    body = list(ast.parse(path.read_text(encoding="utf-8")).body)
+    while body:
+        node = body.pop(0)
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            body += node.orelse
+        elif isinstance(node, ast.If):
+            body += node.body + node.orelse
+        elif isinstance(node, ast.Try):
+            body += node.body + node.orelse + node.finalbody + [n for h in node.handlers for n in h.body]
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            for alias in node.names:  # `from orderbot.ui import screen` imports the module orderbot.ui.screen
+                submodule = f"{node.module}.{alias.name}"
+                found.add(submodule if submodule in MODULES else node.module)
+        elif isinstance(node, ast.Import):
+            found |= {alias.name for alias in node.names}
+    packages = {".".join(name.split(".")[:i]) for name in found for i in range(1, name.count(".") + 1)}
+    return found | {name for name in packages if name in MODULES}
+
+
+def imported_with(name: str) -> set[str]:
+    """Every module importing `name` imports at once: orderbot's, through their top-level
+    imports, and the others they name (what those import in turn is theirs, not read here)."""
+    seen, todo = set(), [name]
+    while todo:
+        module = todo.pop()
+        if module in seen:
+            continue
+        seen.add(module)
+        if module in MODULES:
+            todo += module_imports(MODULES[module])
+    return seen
+
+
+def test_the_ask_command_imports_nothing_an_offline_ask_q_never_needs():
+    """Read from the source, in the quick loop: the ask command's module and everything it
+    imports at the top (commands/run.py first) bring none of NOT_FOR_ASK_Q; a heavy import
+    moved back to the top of commands/run.py fails here."""
+    assert unneeded(sorted(imported_with("orderbot.commands.ask"))) == []
+    assert "orderbot.ui.screen" in imports_of(MODULES["orderbot.commands.run"])  # the control: lazily, it is
+
+
+def test_the_top_level_reading_follows_a_heavy_import_through_modules(tmp_path, monkeypatch):
+    run = tmp_path / "run.py"
+    run.write_text(
+        "from typing import TYPE_CHECKING\n"
+        "from orderbot.ui.document import Transitions\n"
+        "if TYPE_CHECKING:\n    from orderbot.ui.render import TransitionView\n"
+        "def _screen():\n    from orderbot.ui import screen\n"
+    )
+    monkeypatch.setitem(MODULES, "orderbot.commands.fake_run", run)
+    assert unneeded(sorted(imported_with("orderbot.commands.fake_run"))) == []
+    run.write_text("from orderbot.ui.render import TransitionView\n")
+    assert "orderbot.ui.render" in unneeded(sorted(imported_with("orderbot.commands.fake_run")))

@@ -41,10 +41,10 @@ from orderbot.errors import UsageError
 from orderbot.i18n import t
 from orderbot.runs.record import utc_iso
 from orderbot.settings import load_settings
+from orderbot.ui.console import make_console
 from orderbot.ui.describe import action_value
 from orderbot.ui.escape import arguments_value, json_text  # --json: valid JSON, no raw controls
 from orderbot.ui.layout import print_whole
-from orderbot.ui.render import make_console
 from orderbot.ui.team import format_waiting
 
 HELP = COMMAND_HELP["approvals"]

@@ -22,9 +22,9 @@ from orderbot.errors import UsageError
 from orderbot.i18n import say, t
 from orderbot.runs.audit import matches, verify
 from orderbot.settings import load_settings
+from orderbot.ui.console import make_console
 from orderbot.ui.escape import json_text  # --json: valid JSON, no raw controls
 from orderbot.ui.layout import print_whole
-from orderbot.ui.render import make_console
 from orderbot.ui.team import check_lines, format_audit
 
 HELP = COMMAND_HELP["audit"]

@@ -40,12 +40,12 @@ from orderbot.settings import load_settings
 from orderbot.settings import public_base_url as public_url
 from orderbot.shops.session import DEFAULT_SHOP, orders_source, session_over
 from orderbot.text import cut
+from orderbot.ui.console import make_console
 from orderbot.ui.escape import (
     json_text,  # --json: valid JSON, no raw controls
     visible,
 )
 from orderbot.ui.layout import hanging
-from orderbot.ui.render import make_console
 
 HELP = COMMAND_HELP["doctor"]
 EPILOG = "Example: orderbot doctor --provider chat --base-url http://localhost:11434/v1 --ping"

@@ -25,9 +25,9 @@ from orderbot.commands.common import (
 from orderbot.commands.run import evaluate
 from orderbot.models import create, resolve_provider
 from orderbot.shops.session import DEFAULT_SHOP
+from orderbot.ui.console import make_console
 from orderbot.ui.escape import json_text
 from orderbot.ui.evaluation import print_eval
-from orderbot.ui.render import make_console
 
 HELP = COMMAND_HELP["eval"]
 EPILOG = "Example: orderbot eval --provider chat --base-url http://127.0.0.1:8080/v1 --jobs 2"

@@ -43,9 +43,9 @@ from orderbot.shops.sample.stores.jsonfile import parse_orders, read_file
 from orderbot.shops.sample.tools import owned_order
 from orderbot.shops.session import orders_source
 from orderbot.shops.source import parse_source
+from orderbot.ui.console import make_console
 from orderbot.ui.escape import json_text  # --json: valid JSON, no raw controls
 from orderbot.ui.orders import print_order, print_order_list, print_retail_list, print_retail_order
-from orderbot.ui.render import make_console
 
 HELP = COMMAND_HELP["orders"]
 EPILOG = (

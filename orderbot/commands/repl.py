@@ -44,9 +44,10 @@ from orderbot.loop.limits import LIMIT_STOPS, StopReason
 from orderbot.loop.state import RunState
 from orderbot.models import endpoint, resolve_provider
 from orderbot.settings import USER_ID
+from orderbot.ui.console import make_console
 from orderbot.ui.layout import flow_dots, print_whole
-from orderbot.ui.presentation import format_runs, provider_text
-from orderbot.ui.render import make_console
+from orderbot.ui.presentation import provider_text
+from orderbot.ui.run_list import format_runs
 from orderbot.ui.terminal import keys_held, line_history, read_key, read_line
 from orderbot.ui.trace import format_limits
 

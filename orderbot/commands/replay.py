@@ -26,9 +26,9 @@ from orderbot.runner.replay import replay as replay_record
 from orderbot.settings import load_settings
 from orderbot.shops.session import orders_source
 from orderbot.shops.source import parse_source
+from orderbot.ui.console import make_console
 from orderbot.ui.escape import json_text  # --json: valid JSON, no raw controls
 from orderbot.ui.layout import flow_dots, hanging
-from orderbot.ui.render import make_console
 from orderbot.ui.replay import difference_words
 from orderbot.ui.styles import STYLE_DIM, STYLE_OK, STYLE_WARN
 

@@ -18,6 +18,7 @@ import sys
 import time
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import typer
 
@@ -39,7 +40,10 @@ from orderbot.settings import Settings, public_base_url
 from orderbot.shops.session import Session, open_session
 from orderbot.shops.source import public_source, source_identity
 from orderbot.text import is_postgres
+from orderbot.ui.answer import print_answer_only
+from orderbot.ui.console import make_console
 from orderbot.ui.describe import action_words
+from orderbot.ui.document import Transitions, json_document
 from orderbot.ui.escape import json_text  # --json: valid JSON, no raw controls
 from orderbot.ui.presentation import (
     LOGIN,
@@ -49,16 +53,20 @@ from orderbot.ui.presentation import (
     terminal_approver,
     with_login,
 )
-from orderbot.ui.render import (
-    TransitionView,
-    json_document,
-    make_console,
-    print_answer_only,
-    print_header,
-    print_outcome,
-)
-from orderbot.ui.trace import StepLines, TraceView
-from orderbot.ui.waiting import WaitingLine, watch
+
+if TYPE_CHECKING:
+    from types import ModuleType
+
+
+def _screen() -> ModuleType:
+    """The views that draw a run (orderbot.ui.screen: the transitions table drawn live, the
+    outcome's panels, the --trace panels, the REPL's step lines, the waiting line), imported
+    only when a run is drawn: they bring Rich's live display, tables and panels, which
+    `ask -q`, `--json` and the runs `orderbot mcp` serves never show. The one lazy import
+    here (docs/architecture.md, the lazy boundaries)."""
+    from orderbot.ui import screen
+
+    return screen
 
 
 @dataclass(frozen=True)
@@ -148,8 +156,10 @@ def conversation_runner(
     """The REPL's runner: in a terminal (`interactive`), the model's requests shown in the
     same waiting line as ask's while it works (and the answer as it streams in); piped, the
     model as it is."""
-    shown = watch(llm, WaitingLine(console)) if interactive else llm
-    return runner_for(session, shown, store, settings, provider=resolve_provider(settings), otel=otel)
+    if interactive:
+        screen = _screen()
+        llm = screen.watch(llm, screen.WaitingLine(console))
+    return runner_for(session, llm, store, settings, provider=resolve_provider(settings), otel=otel)
 
 
 def serve(flags: Mapping[str, object], body: Callable[[Settings, BaseRunStore, Session], None]) -> None:
@@ -267,19 +277,23 @@ def _go(settings, store, session, llm, chosen, state, note, shown: Shown, begin)
     json_out, trace, facts = settings.json_output, settings.trace, not settings.no_facts
     limits = session.limits(settings)
     console = make_console()
-    view = TransitionView(console, limits, enabled=not json_out and not trace and not shown.answer_only)
-    views = [view, *([TraceView(console, limits)] if trace and not json_out else [])]
+    drawn = not json_out and not shown.answer_only  # a header, the run, its outcome (else: JSON, or the answer)
+    table = drawn and not trace  # the transitions table; --trace draws its panels instead (with -q too)
+    screen = _screen() if table or (trace and not json_out) else None
+    view = screen.TransitionView(console, limits) if table else Transitions()  # Transitions: the rows --json prints
+    views = [view, *([screen.TraceView(console, limits)] if trace and screen is not None else [])]
     mine = may_ask(settings, store)  # else a pause is for another operator to approve, at their desk
     interactive = not json_out and console.is_terminal and sys.stdin.isatty() and mine
     approver = terminal_approver(view, console) if interactive else None
-    watched = view.watch(llm) if shown.watch else llm  # the waiting line: only when the table is drawn live
+    watched = view.watch(llm) if table and shown.watch else llm  # the waiting line: only under a table drawn live
     runner = runner_for(session, watched, store, settings, provider=chosen, otel=shown.otel)
-    if not json_out and not shown.answer_only:
-        print_header(console, state, note)
+    if drawn:
+        screen.print_header(console, state, note)
     try:
         result = begin(runner, limits, views, approver)
     finally:
-        view.close()
+        if table:
+            view.close()
     code = run_exit_code(result, strict_claims=settings.strict_claims)
     where = endpoint(settings)
     queue = store.where if shown.runs_flag else None  # --runs in the queue's hint, without a password
@@ -306,7 +320,7 @@ def _go(settings, store, session, llm, chosen, state, note, shown: Shown, begin)
         print_answer_only(result, elsewhere=elsewhere)
     else:
         hint = resume_hint(result.state, where, limits=limits, **hinted) if kept else None
-        print_outcome(console, result, resume_hint=hint, facts=facts, elsewhere=elsewhere)
+        screen.print_outcome(console, result, resume_hint=hint, facts=facts, elsewhere=elsewhere)
     return code
 
 
@@ -320,13 +334,14 @@ def message_run(runner, state, limits, *, console, trace, ask_person, facts, bas
     """One message of the REPL: its run (a new one, or `record` continued), shown as one
     line per step or as the trace, a person asked at the prompt when `ask_person` (see
     may_ask); the run's record."""
-    view = (TraceView if trace else StepLines)(console, limits)
+    screen = _screen()
+    view = (screen.TraceView if trace else screen.StepLines)(console, limits)
     approver = terminal_approver(view, console) if ask_person else None
     if record is None:
         result = runner.start(state, limits, kind="repl", views=[view], approver=approver)
     else:
         result = runner.resume(record, limits, views=[view], approver=approver)
-    print_outcome(console, result, resume_hint=resume_hint(state, base_url), facts=facts)
+    screen.print_outcome(console, result, resume_hint=resume_hint(state, base_url), facts=facts)
     return result.record
 
 

@@ -26,10 +26,12 @@ from orderbot.runner import result_of
 from orderbot.runs.base import BaseRunStore
 from orderbot.settings import load_settings
 from orderbot.shops.session import shop_named
+from orderbot.ui.console import make_console
 from orderbot.ui.escape import json_text  # --json: valid JSON, no raw controls
 from orderbot.ui.layout import flow_dots, print_whole
-from orderbot.ui.presentation import format_runs, model_label, resume_hint
-from orderbot.ui.render import format_transitions, make_console, print_outcome
+from orderbot.ui.presentation import model_label, resume_hint
+from orderbot.ui.render import format_transitions, print_outcome
+from orderbot.ui.run_list import format_runs
 from orderbot.ui.styles import STYLE_DIM, STYLE_ERROR
 from orderbot.ui.trace import print_trace
 

@@ -66,7 +66,11 @@ class Tool:
 
     def __post_init__(self) -> None:
         spec, version = _declared(
-            self.name, self.description, self.args, self.sign_in_with, self.side_effect or self.needs_user or self.hands_off
+            self.name,
+            self.description,
+            self.args,
+            self.sign_in_with,
+            self.side_effect or self.needs_user or self.hands_off,
         )
         object.__setattr__(self, "spec", spec)
         object.__setattr__(self, "version", version)

@@ -25,7 +25,7 @@ Three ways in, all using `visible`:
 - `visible(text, one_line=...)`: call it on outside text before it becomes a table cell,
   a panel, a prompt or an error line (so widths and line breaks are computed on what
   will be shown);
-- `orderbot.ui.render.SafeConsole` (what `make_console` returns): the last line of defence;
+- `orderbot.ui.console.SafeConsole` (what `make_console` returns): the last line of defence;
   every piece of text Rich writes passes through `visible` after layout, while the
   colour and cursor codes Rich itself emits for orderbot's styles are kept;
 - `json_text(value)`: --json output, with these characters escaped by JSON itself

@@ -7,13 +7,9 @@ set. Nothing here decides anything about a run.
 
 from __future__ import annotations
 
-import os
-import re
 import shlex
-import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import asdict
 from typing import TYPE_CHECKING, NamedTuple
 
 from pydantic_core import to_json
@@ -22,7 +18,6 @@ from rich.cells import cell_len
 from rich.console import Console, Group
 from rich.live import Live
 from rich.panel import Panel
-from rich.segment import Segment
 from rich.table import Table
 from rich.text import Text
 
@@ -31,7 +26,7 @@ from orderbot.answers.facts import Fact
 from orderbot.i18n import counted, language
 from orderbot.i18n import t as _t
 from orderbot.loop.engine import Limits, StopReason
-from orderbot.loop.state import PHASES, Event, PendingCall, Phase, RunState, describe_call
+from orderbot.loop.state import PHASES, Event, Phase, RunState, describe_call
 from orderbot.loop.transitions import (
     Awaiting,
     Call,
@@ -44,52 +39,19 @@ from orderbot.loop.transitions import (
     Started,
     Transition,
 )
-from orderbot.runs.record import utc_iso
 from orderbot.text import cut
-from orderbot.ui.describe import action_value, describe, result_words, stop_words
-from orderbot.ui.escape import arguments_value, visible
+from orderbot.ui.answer import format_stop
+from orderbot.ui.console import PIPED_WIDTH
+from orderbot.ui.describe import describe, result_words
+from orderbot.ui.escape import visible
 from orderbot.ui.facts import claim_words, fact_line
 from orderbot.ui.layout import flow, flow_dots, hanging, pieces, wrap_cell
 from orderbot.ui.presentation import RESUME_ASIDE
 from orderbot.ui.styles import STYLE_DIM, STYLE_ERROR, STYLE_OK, STYLE_PHASE, STYLE_WARN
-from orderbot.ui.terminal import end_quietly_on_closed_pipe
-from orderbot.ui.trace import trace_steps
 from orderbot.ui.waiting import REFRESH_PER_SECOND, Waiting, watch
 
 if TYPE_CHECKING:
     from orderbot.runner import RunResult
-
-PIPED_WIDTH = 120
-# Spaces before a line's end (and any style codes after them): Rich pads every table cell
-# and line to the console width, which piped output should not carry.
-TRAILING_SPACES = re.compile(r" +((?:\x1b\[[0-9;]*m)*)(?=\n)")
-
-
-class SafeConsole(Console):
-    """A console that shows every piece of text through orderbot.ui.escape.visible after
-    layout: no control, bidi or separator character from outside reaches the terminal,
-    while the colour and cursor codes Rich emits for orderbot's own styles stay. Output
-    that is not a terminal has no trailing spaces."""
-
-    def _render_buffer(self, buffer):  # Rich's one place that turns segments into output
-
-        text = super()._render_buffer(
-            Segment(text if control else visible(text), style, control) for text, style, control in buffer
-        )
-        return text if self.is_terminal else TRAILING_SPACES.sub(r"\1", text)
-
-
-def make_console() -> Console:
-    # Rich's own NO_COLOR handling drops colours but keeps bold and dim; no styles at all is
-    # what people who set it expect.
-    plain = os.environ.get("NO_COLOR", "") != ""
-    # No :emoji: codes: orderbot writes none, and text shown from outside is shown as it is.
-    console = SafeConsole(highlight=False, soft_wrap=False, emoji=False, color_system=None if plain else "auto")
-    console.on_broken_pipe = end_quietly_on_closed_pipe  # Rich's own exits 1, which replay uses for "differs"
-    if not console.is_terminal and "COLUMNS" not in os.environ:
-        console.width = PIPED_WIDTH  # piped: wide enough that rows stay on one line
-    return console
-
 
 # ---- pure formatting ------------------------------------------------------------------
 
@@ -287,18 +249,6 @@ def overhead(columns: int, *, plain: bool) -> int:
     return edges + columns - 1 + 2 * columns - (0 if padded(columns, plain=plain) else 2)
 
 
-def format_stop(state: RunState, *, elsewhere: bool = False) -> str:
-    """Why the run stopped, in a sentence and its detail. `elsewhere`: a pause this operator
-    may not approve (four eyes, or not one of the store's approvers) says that another must."""
-    reason = state.stop_reason
-    if reason is None or reason is StopReason.ANSWERED:
-        return ""
-    waits_for_another = elsewhere and reason is StopReason.AWAITING_APPROVAL
-    sentence = _t("stop.awaiting_another" if waits_for_another else f"stop.{reason}")
-    detail = stop_words(state.stop_message, state.stop_detail).rstrip(".")  # orderbot's own: in the UI language
-    return _t("outcome.stop", sentence=sentence, detail=detail[:1].upper() + detail[1:]) if detail else sentence
-
-
 def format_observed(state: RunState) -> list[str]:
     """Results gathered before a stop: the person still gets what was found."""
     lang = language()
@@ -315,59 +265,6 @@ def format_claim(claim: Claim, facts: list[Fact] = ()) -> str:
     """One finding of the claim check as a plain sentence, beside what the run learnt of its order."""
     about = next((fact for fact in facts if fact.order_id.upper() == claim.order_id.upper()), None)
     return claim_words(claim, about)
-
-
-def json_document(
-    result: RunResult,
-    transitions: list[Transition],
-    *,
-    provider: str,
-    model: str,
-    limits: Limits,
-    exit_code: int | None,
-    trace: bool = False,
-    facts: bool = True,
-) -> dict:
-    state = result.state
-    doc = {
-        "run_id": state.run_id,
-        "stop_reason": str(state.stop_reason) if state.stop_reason else None,
-        "stop_detail": state.stop_detail or None,
-        "stop_message": state.stop_message,
-        "exit_code": exit_code,
-        "answer": state.answer,
-        "partial_answer": state.partial_answer,
-        "question": state.question,
-        "user": state.user,  # the customer the run is about
-        "operator": result.record.operator if result.record is not None else None,  # who ran orderbot
-        "provider": provider,
-        "model": model,
-        "limits": limits.model_dump(),
-        "steps": state.steps,
-        "tool_calls": state.tool_calls,
-        "usage": None
-        if state.input_tokens is None
-        else {"input_tokens": state.input_tokens, "output_tokens": state.output_tokens},
-        "calls": [asdict(c) for c in state.calls],
-        "pending": [pending_document(p) for p in state.pending],
-        "transitions": [t.as_dict() for t in transitions],
-        "claims": [claim.as_dict() for claim in result.claims],
-    }
-    if facts:
-        doc["facts"] = [fact.as_dict() for fact in result.facts]
-    if trace:  # the --trace panels' content, one record per step
-        doc["trace"] = trace_steps(transitions)
-    return doc
-
-
-def pending_document(pending: PendingCall) -> dict:
-    """A call waiting for a person as --json gives it: its arguments an object, its time ISO
-    8601 UTC as in every --json document (the record keeps the clock's float for expiry)."""
-    return pending.model_dump() | {
-        "arguments": arguments_value(pending.arguments),
-        "description": action_value(pending.description),
-        "requested_at": utc_iso(pending.requested_at),
-    }
 
 
 # ---- printing -------------------------------------------------------------------------
@@ -493,19 +390,6 @@ def print_tokens(console: Console, state: RunState) -> None:
     """The footer's token count, when the provider reported one (the offline model does not)."""
     if state.input_tokens is not None:
         console.print(Text(_t("outcome.tokens", input=state.input_tokens, output=state.output_tokens), style=STYLE_DIM))
-
-
-def print_answer_only(result: RunResult, *, elsewhere: bool = False) -> None:
-    """`ask -q`: the answer alone on stdout, as a script reads it; a run that did not answer
-    says why in one line on stderr (its sentence, stop reason and run id), nothing on stdout.
-    `elsewhere`: as for format_stop."""
-    state = result.state
-    if state.stop_reason is StopReason.ANSWERED:
-        sys.stdout.write(visible(state.answer or "") + "\n")
-        return
-    stop_line = _t("outcome.stop_line", reason=state.stop_reason, run_id=state.run_id)
-    said = f"{format_stop(state, elsewhere=elsewhere)} · {stop_line}"
-    print(_t("error.prefix", error=visible(said, one_line=True)), file=sys.stderr)
 
 
 def print_outcome(

@@ -1,6 +1,6 @@
 """What `orderbot approvals` and `orderbot audit` show: the team's queue, the audit log, and
 what a check of the log found. Pure: each function returns a Rich table or lines of text;
-the commands print them through the safe console (orderbot.ui.render.make_console).
+the commands print them through the safe console (orderbot.ui.console.make_console).
 
 Everything in these tables came from a run store, which other people and programs write:
 each cell is built as `Text(visible(value, one_line=True))`, never as markup.

@@ -1,9 +1,10 @@
 """Per-step views of a run: the `--trace` panels and the REPL's one line per step.
 
-`trace_steps()` turns the engine's transitions into one plain record per step (what was
-sent, what the model proposed, what dispatch decided for each call and why, each result,
-the time of each phase, the budget left). The same records go into `--json --trace`, are
-drawn as Rich panels by `format_step_panel()`, and as one line by `format_step_line()`.
+`trace_steps()` (orderbot.ui.document) turns the engine's transitions into one plain record per
+step (what was sent, what the model proposed, what dispatch decided for each call and why,
+each result, the time of each phase, the budget left). The same records go into
+`--json --trace`, are drawn as Rich panels by `format_step_panel()`, and as one line by
+`format_step_line()`.
 `TraceView` and `StepLines` are engine observers that print a step as soon as it ends.
 Nothing here decides anything about a run.
 """
@@ -25,10 +26,11 @@ from orderbot.errors import Phrase
 from orderbot.i18n import counted, say
 from orderbot.i18n import t as _t
 from orderbot.loop.engine import Limits, StopReason
-from orderbot.loop.state import Event, Phase, RunState, describe_call
-from orderbot.loop.transitions import Awaiting, Called, Finished, Recorded, Transition
+from orderbot.loop.state import Phase, RunState, describe_call
+from orderbot.loop.transitions import Transition
 from orderbot.text import cut
-from orderbot.ui.describe import action_value, decision_words, describe, stop_words
+from orderbot.ui.describe import decision_words, describe, stop_words
+from orderbot.ui.document import STOPPED_BEFORE, ends_step, trace_steps
 from orderbot.ui.layout import flow, flow_dots, wrap_cell
 from orderbot.ui.styles import STYLE_DIM, STYLE_ERROR, STYLE_OK, STYLE_PHASE, STYLE_WARN
 
@@ -48,132 +50,6 @@ DECISIONS = (
     "needs_approval",
     "not_executed",
 )
-# Why a call never ran when the record holds no stop (a process killed mid-step): a code, as
-# a stop reason names why one never ran after a stop.
-STOPPED_BEFORE = "stopped_before"
-
-# ---- transitions -> step records (pure) -----------------------------------------------
-
-
-def trace_steps(transitions: list[Transition]) -> list[dict]:
-    """One record per step, in order. A step ends when its results go back to the model,
-    when the run finishes, or when it pauses for approval."""
-    steps: list[dict] = []
-    current: dict | None = None
-    previous_end = 0.0
-    for t in transitions:
-        if t.from_ == Phase.START:
-            previous_end = t.elapsed
-            continue
-        if current is None:
-            current = _new_step(t.step)
-        _absorb(current, t)
-        if _ends_step(t):
-            steps.append(_close(current, t, previous_end))
-            previous_end, current = t.elapsed, None
-    if current is not None:  # the record of a process killed mid-step
-        steps.append(_close(current, transitions[-1], previous_end))
-    return steps
-
-
-def _new_step(step: int) -> dict:
-    return {
-        "step": step,
-        "sent": None,
-        "request_ms": None,
-        "usage": None,
-        "proposed": [],
-        "text": None,
-        "outcomes": [],
-        "calls": [],
-        "stop": None,
-        "budget_left": None,
-        "ms": None,
-        "steps_used": 0,
-        "calls_used": 0,
-        "elapsed": 0.0,
-        "phases": [],
-    }
-
-
-def _absorb(rec: dict, t: Transition) -> None:
-    payload = t.payload
-    rec["phases"].append([str(t.from_), str(t.to)])
-    request = getattr(payload, "request", None)  # a proposal's, or that of the request a run stopped after
-    if request is not None:
-        sent = request.as_json()
-        for key in ("sent", "request_ms", "usage", "proposed", "text"):
-            rec[key] = sent[key]
-    if not isinstance(payload, Recorded):
-        rec["budget_left"] = t.budget_left
-    rec["steps_used"], rec["calls_used"], rec["elapsed"] = t.steps_used, t.calls_used, round(t.elapsed, 3)
-    if isinstance(payload, Called):
-        decision = "approved" if t.kind is Event.APPROVED else payload.decision
-        rec["outcomes"].append(
-            {
-                **payload.call.as_json(),
-                "decision": decision,
-                "why": _why(decision, payload.result),
-                "result": payload.result,
-                "ms": payload.ms,
-            }
-        )
-    elif isinstance(payload, Awaiting):
-        for pending in payload.pending:
-            rec["outcomes"].append(
-                {
-                    "call_id": pending.call_id,
-                    "name": pending.name,
-                    "arguments": _loads(pending.arguments),
-                    "decision": "needs_approval",
-                    "why": action_value(pending.description),
-                    "result": None,
-                    "ms": None,
-                }
-            )
-    elif isinstance(payload, Finished):
-        rec["stop"] = {"reason": str(payload.reason), "detail": payload.detail}
-        if payload.message:  # the detail as a catalogue id: the panel shows it in the UI language
-            rec["stop"]["message"] = payload.message.as_json()
-    elif isinstance(payload, Recorded) and t.kind is Event.FINISHED:
-        rec["stop"] = {"reason": payload.event, "detail": payload.detail}
-
-
-def _ends_step(t: Transition) -> bool:
-    return t.to in (Phase.FINISH, Phase.AWAITING) or (t.from_ == Phase.OBSERVE and t.to == Phase.PLAN)
-
-
-def _close(rec: dict, last: Transition, previous_end: float) -> dict:
-    """Pair each proposed call with what became of it. A call with no outcome in a finished
-    step never ran: the engine stopped first (a limit, the clock, or Ctrl-C)."""
-    outcomes = list(rec.pop("outcomes"))
-    stop = rec["stop"]
-    for proposed in rec["proposed"]:
-        match = next((o for o in outcomes if o["call_id"] == proposed["call_id"]), None)
-        if match is not None:
-            outcomes.remove(match)
-            rec["calls"].append(match)
-        else:
-            why = stop["reason"] if stop else STOPPED_BEFORE
-            rec["calls"].append({**proposed, "decision": "not_executed", "why": why, "result": None, "ms": None})
-    rec["calls"].extend(outcomes)  # settled approvals from an earlier run: proposed back then
-    rec["ms"] = round((last.elapsed - previous_end) * 1000, 1)
-    return rec
-
-
-def _why(decision: str, result: dict | None) -> str:
-    if decision in ("executed", "approved") or not result:
-        return ""
-    return str(result.get("error", ""))
-
-
-def _loads(text: str) -> object:
-    try:
-        return json.loads(text)
-    except ValueError:
-        return text
-
-
 # ---- records -> text (pure) -----------------------------------------------------------
 
 
@@ -415,7 +291,7 @@ class _StepPrinter:
         self.transitions.append(transition)
         if transition.from_ == Phase.START:
             self.started(transition)
-        elif _ends_step(transition):
+        elif ends_step(transition):
             steps = trace_steps(self.transitions)
             for rec in steps[self._printed :]:
                 self.print_step(rec)

@@ -378,7 +378,7 @@ def test_at_80_columns_the_audit_and_the_runs_keep_every_value_whole(tmp_path, r
     from orderbot.i18n import set_language
     from orderbot.runs.stores import open_run_store
     from orderbot.settings import load_settings
-    from orderbot.ui.presentation import format_runs
+    from orderbot.ui.run_list import format_runs
     from orderbot.ui.team import format_audit
 
     shop = tmp_path / "shop.json"

@@ -24,12 +24,12 @@ from orderbot.i18n import set_language, t
 from orderbot.loop.engine import Limits
 from orderbot.loop.transitions import Called, Transition
 from orderbot.models.scripted import ScriptedModel, call, calls, text
+from orderbot.ui.console import SafeConsole
 from orderbot.ui.describe import describe
 from orderbot.ui.escape import visible
 from orderbot.ui.layout import QUOTED, SHORT_VALUE, wrap_cell
 from orderbot.ui.render import (
     SUMMARY_LINES,
-    SafeConsole,
     call_detail,
     column_needs,
     format_transitions,

@@ -12,7 +12,7 @@ from orderbot.loop.engine import Engine, Limits
 from orderbot.loop.model import Usage
 from orderbot.loop.state import RunState
 from orderbot.models.scripted import ScriptedModel, call, calls, text
-from orderbot.ui.trace import trace_steps
+from orderbot.ui.document import trace_steps
 
 
 @pytest.fixture(autouse=True)
