@@ -49,72 +49,63 @@ from orderbot.answers.facts import Fact
 from orderbot.loop.state import CallRecord
 from orderbot.shops.shop import Vocabulary
 
+# The patterns are text, compiled by `re` when first used (its cache keeps them): a status
+# answer needs a few of them, and only an answer about an order's details reads the others.
 # ORD-ids as the store writes them, and id-shaped tokens such as "MB-44" a model may invent.
 # The retail shop's ids are tau2's: "#W5866402".
-ID = re.compile(
+ID = (
     r"(?<![A-Za-z0-9_-])(?:(?i:ORD)-[A-Za-z0-9_-]*[0-9][A-Za-z0-9_-]*|[A-Z]{2,4}-[0-9]{2,}[A-Za-z0-9]*)"
     r"|#[A-Z][0-9]{5,}(?![A-Za-z0-9])"
 )
-SENTENCE_END = re.compile(r"[。！？\n]|[.!?](?=\s|$)")
-NEGATION = re.compile(r"(?:\bnot\b|n't|\bnever|\bno longer|没有|没|未|不是|并非|尚未)\s*(?:\w+\s+){0,2}$", re.I)
-NOT_FOUND_WORDS = re.compile(
-    r"不存在|没有找到|未找到|找不到|查无|没有这个|无此|not found|does ?n[o']t exist|doesn't exist|no such|no order|"
-    r"could ?n[o']t find|cannot find|can't find|unknown order|not exist",
-    re.I,
+SENTENCE_END = r"[。！？\n]|[.!?](?=\s|$)"
+NEGATION = r"(?i)(?:\bnot\b|n't|\bnever|\bno longer|没有|没|未|不是|并非|尚未)\s*(?:\w+\s+){0,2}$"
+NOT_FOUND_WORDS = (
+    r"(?i)不存在|没有找到|未找到|找不到|查无|没有这个|无此|not found|does ?n[o']t exist|doesn't exist|no such|no order|"
+    r"could ?n[o']t find|cannot find|can't find|unknown order|not exist"
 )
-CANCEL_DONE = re.compile(
-    r"已(?:经|为你|为您|帮你|帮您)?取消|取消成功|成功取消|取消了|"
-    r"(?:has|have|had|was|were|is|are|been|now|successfully|I've|I have|I)\s+(?:been\s+)?cancell?ed",
-    re.I,
+CANCEL_DONE = (
+    r"(?i)已(?:经|为你|为您|帮你|帮您)?取消|取消成功|成功取消|取消了|"
+    r"(?:has|have|had|was|were|is|are|been|now|successfully|I've|I have|I)\s+(?:been\s+)?cancell?ed"
 )
 
 
 # Negated milestones: "not shipped" is false of an order whose status says it has shipped
 # (the shop's Vocabulary.once names those statuses).
 _NOT = r"(?:未|没有?|尚未|还没有?|还未|并未)\s*"
-NOT_YET: dict[str, re.Pattern[str]] = {
-    "shipped": re.compile(rf"{_NOT}(?:发货|发出|寄出)|(?:\bnot|n't)\s+(?:yet\s+)?(?:been\s+)?(?:shipped|sent)\b", re.I),
-    "delivered": re.compile(
-        rf"{_NOT}(?:签收|送达|收到)|(?:\bnot|n't)\s+(?:yet\s+)?(?:been\s+)?(?:delivered|received)\b", re.I
-    ),
-    "cancelled": re.compile(rf"{_NOT}(?:被)?取消|(?:\bnot|n't)\s+(?:yet\s+)?(?:been\s+)?cancell?ed\b", re.I),
-    "paid": re.compile(rf"{_NOT}(?:付款|支付)|(?:\bnot|n't)\s+(?:yet\s+)?(?:been\s+)?paid\b", re.I),
+NOT_YET: dict[str, str] = {
+    "shipped": rf"(?i){_NOT}(?:发货|发出|寄出)|(?:\bnot|n't)\s+(?:yet\s+)?(?:been\s+)?(?:shipped|sent)\b",
+    "delivered": rf"(?i){_NOT}(?:签收|送达|收到)|(?:\bnot|n't)\s+(?:yet\s+)?(?:been\s+)?(?:delivered|received)\b",
+    "cancelled": rf"(?i){_NOT}(?:被)?取消|(?:\bnot|n't)\s+(?:yet\s+)?(?:been\s+)?cancell?ed\b",
+    "paid": rf"(?i){_NOT}(?:付款|支付)|(?:\bnot|n't)\s+(?:yet\s+)?(?:been\s+)?paid\b",
 }
 # A sentence that states a rule, not a fact about the order ("只有处理中的订单才能取消").
-RULE = re.compile(r"只有|只能|仅限|才能|才可以|\bonly\b|\bcan be\b|\bcan only\b", re.I)
+RULE = r"(?i)只有|只能|仅限|才能|才可以|\bonly\b|\bcan be\b|\bcan only\b"
 # An amount as an answer writes one: ¥199.00, ￥199, 199 元, CNY 199, 199.00 yuan.
-AMOUNT = re.compile(
-    r"[¥￥$]\s*(\d[\d,]*(?:\.\d+)?)|(?:CNY|RMB|USD)\s*(\d[\d,]*(?:\.\d+)?)"
-    r"|(\d[\d,]*(?:\.\d+)?)\s*(?:元|块|美元|CNY|RMB|USD|yuan|dollars?\b)",
-    re.I,
+AMOUNT = (
+    r"(?i)[¥￥$]\s*(\d[\d,]*(?:\.\d+)?)|(?:CNY|RMB|USD)\s*(\d[\d,]*(?:\.\d+)?)"
+    r"|(\d[\d,]*(?:\.\d+)?)\s*(?:元|块|美元|CNY|RMB|USD|yuan|dollars?\b)"
 )
 # A date as an answer writes one: 2026-11-20, 2026年11月20日, 2026/11/20.
-DATE = re.compile(r"\b(\d{4})(?:-|/|年)(\d{1,2})(?:-|/|月)(\d{1,2})日?")
+DATE = r"\b(\d{4})(?:-|/|年)(\d{1,2})(?:-|/|月)(\d{1,2})日?"
 # An answer listing an order's items: "contains a Laptop and a Desk Lamp", "包含台灯和耳机".
-ITEMS = re.compile(
-    r"(?:\bcontains?|\bincludes?|\bconsists of|\bitems? (?:are|is|were)|\bitems?:|包含|包括|商品(?:是|有|为|：|:))\s*",
-    re.I,
+ITEMS = (
+    r"(?i)(?:\bcontains?|\bincludes?|\bconsists of|\bitems? (?:are|is|were)|\bitems?:"
+    r"|包含|包括|商品(?:是|有|为|：|:))\s*"
 )
-ITEM_SPLIT = re.compile(r"\s*(?:,\s*(?:and\s+)?|\band\b|、|，|和|以及|及|与)\s*", re.I)
+ITEM_SPLIT = r"(?i)\s*(?:,\s*(?:and\s+)?|\band\b|、|，|和|以及|及|与)\s*"
 # Words of a list that are no item: articles, counts, "the following items".
-ITEM_FILLER = re.compile(
-    r"^(?:(?:a|an|the|one|two|three|\d+|\d+\s*[x×]|[一二两三四五]\s*[个件台双])\s+)*|\s*(?:[x×]\s*\d+)$", re.I
-)
+ITEM_FILLER = r"(?i)^(?:(?:a|an|the|one|two|three|\d+|\d+\s*[x×]|[一二两三四五]\s*[个件台双])\s+)*|\s*(?:[x×]\s*\d+)$"
 # What may come before a list for it to be the order's: nothing (the id right before it), the
 # order itself ("it", "订单"), or a joint ("and", "which").
-ITEMS_OF_ORDER = re.compile(
-    r"(?:^|\b(?:order|it|package|shipment|and|which|that|also|still)|订单|包裹|它|还|也|[,，:：])\s*$", re.I
-)
+ITEMS_OF_ORDER = r"(?i)(?:^|\b(?:order|it|package|shipment|and|which|that|also|still)|订单|包裹|它|还|也|[,，:：])\s*$"
 # Where a list of items ends: a clause, an amount, a bracket.
-ITEM_END = re.compile(
-    r"\s*(?:[;；(（]|[$¥￥]|的|，共|共"
-    r"|\b(?:which|that|for|with|at|worth|costing|priced|totall?ing|in total|all|both)\b)",
-    re.I,
+ITEM_END = (
+    r"(?i)\s*(?:[;；(（]|[$¥￥]|的|，共|共"
+    r"|\b(?:which|that|for|with|at|worth|costing|priced|totall?ing|in total|all|both)\b)"
 )
-GENERIC_ITEMS = re.compile(
-    r"^(?:(?:no|any|nothing|none)\b.*|the following|following|these|those|items?|products?|things?|pieces?|\d+\s*items?"
-    r"|[一二两三四五\d]+\s*(?:件|个)(?:商品)?|商品|以下商品)$",
-    re.I,
+GENERIC_ITEMS = (
+    r"(?i)^(?:(?:no|any|nothing|none)\b.*|the following|following|these|those|items?|products?|things?|pieces?"
+    r"|\d+\s*items?|[一二两三四五\d]+\s*(?:件|个)(?:商品)?|商品|以下商品)$"
 )
 # A status word just before an id it describes: "已发货的订单 ORD-1001", "shipped order ORD-1001".
 BEFORE_ID = r"\s*(?:的)?\s*(?:订单|order|package)?\s*(?:号|number|id)?\s*[:：#]?\s*$"
@@ -208,13 +199,13 @@ def segments(answer: str) -> list[tuple[str, str, str, str]]:
     """Per mention: (id, what follows it up to the next id or the end of its sentence,
     its sentence from the end of the id before it on, and the words before the id when
     it is the first id of its sentence, else "")."""
-    mentions = list(ID.finditer(answer))
-    ends = [m.end() for m in SENTENCE_END.finditer(answer)]
+    mentions = list(re.finditer(ID, answer))
+    ends = [m.end() for m in re.finditer(SENTENCE_END, answer)]
     out = []
     for index, match in enumerate(mentions):
         end = mentions[index + 1].start() if index + 1 < len(mentions) else len(answer)
         rest = answer[match.end() : end]
-        stop = SENTENCE_END.search(rest)
+        stop = re.search(SENTENCE_END, rest)
         sentence_start = max((e for e in ends if e <= match.start()), default=0)
         first = not index or mentions[index - 1].end() <= sentence_start
         begin = sentence_start if first else mentions[index - 1].end()
@@ -226,9 +217,9 @@ def segments(answer: str) -> list[tuple[str, str, str, str]]:
 
 def unnamed_sentences(answer: str) -> list[str]:
     """The sentences of `answer` that name no id."""
-    cuts = [0, *(m.end() for m in SENTENCE_END.finditer(answer)), len(answer)]
+    cuts = [0, *(m.end() for m in re.finditer(SENTENCE_END, answer)), len(answer)]
     sentences = (answer[a:b] for a, b in zip(cuts, cuts[1:], strict=False))
-    return [s for s in sentences if s.strip() and not ID.search(s)]
+    return [s for s in sentences if s.strip() and not re.search(ID, s)]
 
 
 def _check_segment(
@@ -247,7 +238,7 @@ def _check_segment(
     if fact.not_found:
         if said:
             return [Claim(ClaimKind.STATUS, order_id, said[0][0], fact.unknown)]
-        if not NOT_FOUND_WORDS.search(sentence):
+        if not re.search(NOT_FOUND_WORDS, sentence):
             return [Claim(ClaimKind.NONEXISTENT_ID, order_id, order_id, fact.unknown)]
         return []
     cancel = _cancel_claim(sentence)
@@ -258,7 +249,7 @@ def _check_segment(
     found = _amount_claims(order_id, segment, fact, computed) + _detail_claims(order_id, segment, fact)
     if said and (fact.status is None or all(status != _status_of(fact, words) for _, status in said)):
         return [Claim(ClaimKind.STATUS, order_id, said[0][0], _observed(fact)), *found]
-    if not RULE.search(sentence):
+    if not re.search(RULE, sentence):
         found += _negated_claims(order_id, segment, fact, words)
     return found
 
@@ -267,7 +258,7 @@ def _check_unnamed(sentence: str, fact: Fact, words: Reading, computed: frozense
     """What a sentence naming no id says about the run's one order. A sentence that states a
     rule ("只有处理中的订单才能取消") says nothing about it; an order that does not exist has
     no status, amount or cancellation to state."""
-    if RULE.search(sentence) or fact.cancelled:
+    if re.search(RULE, sentence) or fact.cancelled:
         return []
     order_id = fact.order_id
     cancel = _cancel_claim(sentence)
@@ -289,7 +280,7 @@ def _check_unnamed(sentence: str, fact: Fact, words: Reading, computed: frozense
 def _status_before(before: str, words: Reading) -> list[tuple[str, str]]:
     """The status word right before an id it describes, when that is how the text reads."""
     match = words.before_id.search(before)
-    if match is None or NEGATION.search(before[: match.start()]):
+    if match is None or re.search(NEGATION, before[: match.start()]):
         return []
     word = words.word.match(before, match.start()).group()
     return [(word, words.of.get(word.lower(), word))]
@@ -299,7 +290,7 @@ def _negated_claims(order_id: str, text: str, fact: Fact, words: Reading) -> lis
     if not fact.status or fact.not_found:
         return []
     for milestone, pattern in NOT_YET.items():
-        match = pattern.search(text)
+        match = re.search(pattern, text)
         if match and _status_of(fact, words) in words.vocabulary.once.get(milestone, ()):
             return [Claim(ClaimKind.STATUS, order_id, " ".join(match.group().split()), fact.status)]
     return []
@@ -313,7 +304,7 @@ def _amount_claims(order_id: str, text: str, fact: Fact, computed: frozenset[flo
         return []
     known = [*fact.amounts, *computed]
     out = []
-    for match in AMOUNT.finditer(text):
+    for match in re.finditer(AMOUNT, text):
         number = next(g for g in match.groups() if g is not None)
         value = float(number.replace(",", ""))
         if all(abs(value - amount) > 0.005 for amount in known):
@@ -333,14 +324,14 @@ def _item_claims(order_id: str, text: str, fact: Fact) -> list[Claim]:
         return []
     names = [n.lower() for n in fact.items]
     out = []
-    for match in ITEMS.finditer(text):
-        if not ITEMS_OF_ORDER.search(text[: match.start()]):
+    for match in re.finditer(ITEMS, text):
+        if not re.search(ITEMS_OF_ORDER, text[: match.start()]):
             continue  # "the refund includes tax" lists no items of the order
-        listed = ITEM_END.split(text[match.end() :], maxsplit=1)[0]
-        for part in ITEM_SPLIT.split(listed):
+        listed = re.split(ITEM_END, text[match.end() :], maxsplit=1)[0]
+        for part in re.split(ITEM_SPLIT, listed):
             part = part.strip(" .。!！?？:：\"'“”")
-            name = ITEM_FILLER.sub("", part).strip().lower()
-            if not name or GENERIC_ITEMS.match(name) or len(name.split()) > 5 or len(name) > 40:
+            name = re.sub(ITEM_FILLER, "", part).strip().lower()
+            if not name or re.match(GENERIC_ITEMS, name) or len(name.split()) > 5 or len(name) > 40:
                 continue
             same_script = [n for n in names if _cjk(n) == _cjk(name)]
             if same_script and not any(name in n or n in name for n in same_script):
@@ -353,7 +344,7 @@ def _date_claims(order_id: str, text: str, fact: Fact) -> list[Claim]:
     if not fact.dates:
         return []
     out = []
-    for match in DATE.finditer(text):
+    for match in re.finditer(DATE, text):
         year, month, day = (int(g) for g in match.groups())
         if f"{year:04d}-{month:02d}-{day:02d}" not in fact.dates:
             out.append(Claim(ClaimKind.DATE, order_id, match.group(), ", ".join(fact.dates)))
@@ -368,15 +359,15 @@ def _status_words(segment: str, words: Reading) -> list[tuple[str, str]]:
     """(word as written, the store status it names) for each status word that is a claim."""
     out = []
     for match in words.word.finditer(segment):
-        if NEGATION.search(segment[: match.start()]):
+        if re.search(NEGATION, segment[: match.start()]):
             continue
         out.append((match.group(), words.of.get(match.group().lower(), match.group())))
     return out
 
 
 def _cancel_claim(segment: str) -> str | None:
-    for match in CANCEL_DONE.finditer(segment):
-        if not NEGATION.search(segment[: match.start()]):
+    for match in re.finditer(CANCEL_DONE, segment):
+        if not re.search(NEGATION, segment[: match.start()]):
             return " ".join(match.group().split())  # "has\n been cancelled" is quoted on one line
     return None
 
@@ -421,5 +412,5 @@ def _ids_in_results(calls: Iterable[CallRecord]) -> set[str]:
     for call in calls:
         if call.result:
             text = json.dumps(call.result, ensure_ascii=False)
-            found.update(m.group().upper() for m in ID.finditer(text))
+            found.update(m.group().upper() for m in re.finditer(ID, text))
     return found

@@ -20,51 +20,44 @@ from orderbot.loop.items import FunctionCall, FunctionCallOutput, Item, Message,
 from orderbot.loop.model import ModelRequest, Turn
 from orderbot.shops.sample.model import CANCELLABLE, NOT_FOUND, STATUS_WORDS_EN, format_money
 
+# The patterns are text, compiled by `re` when first used (its cache keeps them): a question
+# needs a few of them (a bare number, a reason or small talk each reads others).
 # An order id as people type it: ORD-1001, ord-1001, ORD1001 (a digit right after "ORD",
 # so "ORDER" is not one). Each is read as the store writes it (canonical_id: ORD-1001).
-ORDER_ID = re.compile(r"\bORD(?:-[A-Za-z0-9_-]+|[0-9][A-Za-z0-9_-]*)", re.I)
+ORDER_ID = r"(?i)\bORD(?:-[A-Za-z0-9_-]+|[0-9][A-Za-z0-9_-]*)"
 # "它" but not "它们" (them: more than one order), "it", "its", "that order", ...
-PRONOUN = re.compile(r"它(?!们)|这个订单|这单|那个订单|那单|\bits?\b|\b(?:that|this) (?:order|one)\b", re.I)
-REASON = re.compile(r"(?:原因[是为：:]?|因为|reason[:：]?\s*|because\s+)(.+)$", re.I)
+PRONOUN = r"(?i)它(?!们)|这个订单|这单|那个订单|那单|\bits?\b|\b(?:that|this) (?:order|one)\b"
+REASON = r"(?i)(?:原因[是为：:]?|因为|reason[:：]?\s*|because\s+)(.+)$"
 # "取消订单 ORD-1002，不想要了": words after the id and a comma are the reason.
-TRAILING_REASON = re.compile(
-    r"(?:\bORD(?:-[A-Za-z0-9_-]+|[0-9][A-Za-z0-9_-]*)|(?<![0-9])[0-9]{4,8})\s*[，,；;：:]\s*(.+)$", re.I
-)
+TRAILING_REASON = r"(?i)(?:\bORD(?:-[A-Za-z0-9_-]+|[0-9][A-Za-z0-9_-]*)|(?<![0-9])[0-9]{4,8})\s*[，,；;：:]\s*(.+)$"
 
-CANCEL = re.compile(r"取消|退掉|不要了|\bcancel", re.I)
-DETAILS = re.compile(
-    r"详情|详细|明细|物流|快递|运单|内容|买了什么|\bdetails?\b|\btracking\b|\bshipping\b|\bitems?\b", re.I
-)
+CANCEL = r"(?i)取消|退掉|不要了|\bcancel"
+DETAILS = r"(?i)详情|详细|明细|物流|快递|运单|内容|买了什么|\bdetails?\b|\btracking\b|\bshipping\b|\bitems?\b"
 # "Where is it?": the status first (anyone may ask it), then the details of an order that
 # exists, for its carrier and city (follow_on, _whereabouts); "its details" stays details.
-WHERE = re.compile(r"到哪|在哪|哪儿|哪里|到了吗|位置|\bwhere\b|\btrack", re.I)
-NAMED_DETAILS = re.compile(r"详情|详细|明细|买了什么|\bdetails?\b|\bitems?\b", re.I)
-STATUS = re.compile(r"状态|进度|怎么样了|\bstatus\b", re.I)
+WHERE = r"(?i)到哪|在哪|哪儿|哪里|到了吗|位置|\bwhere\b|\btrack"
+NAMED_DETAILS = r"(?i)详情|详细|明细|买了什么|\bdetails?\b|\bitems?\b"
+STATUS = r"(?i)状态|进度|怎么样了|\bstatus\b"
 INTENTS = (  # first match wins; each needs the tool to be offered
     ("cancel_order", CANCEL),
     ("get_order_details", DETAILS),
 )
-LIST_INTENT = re.compile(
-    r"我的(?:所有)?订单|所有订单|哪些订单|订单列表|\bmy orders\b|\blist\b.*\borders?\b|\ball (?:of )?my\b", re.I
-)
+LIST_INTENT = r"(?i)我的(?:所有)?订单|所有订单|哪些订单|订单列表|\bmy orders\b|\blist\b.*\borders?\b|\ball (?:of )?my\b"
 # "Cancel all my orders", "把它们都取消": more than one order, named by none of their ids.
 # "都" says so only without a "它" ("取消它吧，都等一周了" is one order).
-SEVERAL = re.compile(r"所有|全部|它们|这些|\ball\b|\bevery(?:thing)?\b|\beach\b|\bthem\b", re.I)
+SEVERAL = r"(?i)所有|全部|它们|这些|\ball\b|\bevery(?:thing)?\b|\beach\b|\bthem\b"
 
 # A bare number as people type an order's (see bare_order_number for the rule).
-NUMBER = re.compile(r"(?<![A-Za-z0-9_/:-])(?<![0-9][.,])[0-9]{4,8}(?![A-Za-z0-9_/:-])(?![.,][0-9])")
-ORDER_WORD_BEFORE = re.compile(
-    r"(?:订单|单号|编号|\border(?:\s+(?:number|no\.?|id))?|\bORD|\bno\.|#)\s*[:：#]?\s*$", re.I
+NUMBER = r"(?<![A-Za-z0-9_/:-])(?<![0-9][.,])[0-9]{4,8}(?![A-Za-z0-9_/:-])(?![.,][0-9])"
+ORDER_WORD_BEFORE = r"(?i)(?:订单|单号|编号|\border(?:\s+(?:number|no\.?|id))?|\bORD|\bno\.|#)\s*[:：#]?\s*$"
+MONEY_BEFORE = (
+    r"(?i)(?:[¥￥$€£]|\b(?:CNY|RMB|USD|EUR)|\b(?:paid|pay|costs?|price|total|spent|refund(?:ed)?)"
+    r"|付了?|花了?|价格?|总价|金额|合计|退了?)\s*$"
 )
-MONEY_BEFORE = re.compile(
-    r"(?:[¥￥$€£]|\b(?:CNY|RMB|USD|EUR)|\b(?:paid|pay|costs?|price|total|spent|refund(?:ed)?)|付了?|花了?|价格?|总价|金额|合计|退了?)\s*$",
-    re.I,
-)
-UNIT_AFTER = re.compile(
-    r"^\s*(?:元|块|圆|%|％|年|月|日|天|小时|分钟|秒|个|件|只|台|本|次|岁|克|千克|公斤|斤|米|毫升|升|"
+UNIT_AFTER = (
+    r"(?i)^\s*(?:元|块|圆|%|％|年|月|日|天|小时|分钟|秒|个|件|只|台|本|次|岁|克|千克|公斤|斤|米|毫升|升|"
     r"(?:g|kg|ml|cm|mm|km|yuan|rmb|cny|usd|eur|dollars?|pcs|pieces?|items?|units?|times?|years?|months?|"
-    r"weeks?|days?|hours?|minutes?|seconds?)\b)",
-    re.I,
+    r"weeks?|days?|hours?|minutes?|seconds?)\b)"
 )
 
 STATUS_EN = {status: words[0] for status, words in STATUS_WORDS_EN.items()}
@@ -110,17 +103,17 @@ def plan(question: str, history: Sequence[Item], offered: set[str]) -> list[tupl
     if is_bulk_cancel(question):
         return [("list_my_orders", {})] if "list_my_orders" in offered else []
     ids = order_ids(question)
-    if not ids and PRONOUN.search(question):
+    if not ids and re.search(PRONOUN, question):
         ids = _last(history)
     if not ids:
-        if "list_my_orders" in offered and LIST_INTENT.search(question):
+        if "list_my_orders" in offered and re.search(LIST_INTENT, question):
             return [("list_my_orders", {})]
-        if DETAILS.search(question) or WHERE.search(question) or STATUS.search(question):
+        if re.search(DETAILS, question) or re.search(WHERE, question) or re.search(STATUS, question):
             ids = _last(history)
     if not ids:
         return []
     for tool, pattern in INTENTS:
-        if tool in offered and pattern.search(question):
+        if tool in offered and re.search(pattern, question):
             if tool == "cancel_order":
                 return [(tool, {"order_id": oid, "reason": _reason(question)}) for oid in ids]
             return [(tool, {"order_id": oid}) for oid in ids]
@@ -146,13 +139,13 @@ def follow_on(
 
 
 def asks_where(question: str) -> bool:
-    return bool(WHERE.search(question)) and not NAMED_DETAILS.search(question)
+    return bool(re.search(WHERE, question)) and not re.search(NAMED_DETAILS, question)
 
 
 def order_ids(text: str) -> list[str]:
     """The orders `text` names, as the store writes their ids: each ORD-id once, in order,
     else the one bare order number it holds (bare_order_number)."""
-    ids = _unique(canonical_id(match) for match in ORDER_ID.findall(text))
+    ids = _unique(canonical_id(match) for match in re.findall(ORDER_ID, text))
     if ids:
         return ids
     number = bare_order_number(text)
@@ -176,11 +169,11 @@ def bare_order_number(text: str) -> str | None:
     "order", "#", "ORD"). Exactly one number in the message may pass; with two or more
     (or none) it names no order, and the question is asked back."""
     found = []
-    for match in NUMBER.finditer(text):
+    for match in re.finditer(NUMBER, text):
         before, after, number = text[: match.start()], text[match.end() :], match.group()
-        if MONEY_BEFORE.search(before) or UNIT_AFTER.match(after):
+        if re.search(MONEY_BEFORE, before) or re.match(UNIT_AFTER, after):
             continue
-        if 1900 <= int(number) <= 2099 and not ORDER_WORD_BEFORE.search(before):
+        if 1900 <= int(number) <= 2099 and not re.search(ORDER_WORD_BEFORE, before):
             continue
         found.append(number)
     return found[0] if len(found) == 1 else None
@@ -210,30 +203,26 @@ def _last(history: Sequence[Item]) -> list[str]:
 
 def is_bulk_cancel(question: str) -> bool:
     """A cancellation of several orders that names none of them: "cancel all my orders"."""
-    several = SEVERAL.search(question) or ("都" in question and not PRONOUN.search(question))
-    return bool(several and CANCEL.search(question) and not order_ids(question))
+    several = re.search(SEVERAL, question) or ("都" in question and not re.search(PRONOUN, question))
+    return bool(several and re.search(CANCEL, question) and not order_ids(question))
 
 
 # Greetings (and "what can you do?"), thanks and goodbyes, and the words around them that
 # change nothing ("thank you so much", "谢谢你啦"): a message of only these gets a short
 # reply, not a question back.
 SMALL_TALK = (  # the first kind found answers: "好的，谢谢，再见" is thanked
-    ("thanks", re.compile(r"谢谢|多谢|感谢|谢了|辛苦了|\bthanks?\b|\bthank you\b|\bthx\b|\bcheers\b", re.I)),
-    ("goodbye", re.compile(r"再见|拜拜|回见|\b(?:good)?bye\b|\bsee you\b", re.I)),
+    ("thanks", r"(?i)谢谢|多谢|感谢|谢了|辛苦了|\bthanks?\b|\bthank you\b|\bthx\b|\bcheers\b"),
+    ("goodbye", r"(?i)再见|拜拜|回见|\b(?:good)?bye\b|\bsee you\b"),
     (
         "greeting",
-        re.compile(
-            r"你好|您好|嗨|哈喽|哈啰|早上好|上午好|下午好|晚上好|早安|在吗|在不在|"
-            r"你能做什么|你可以做什么|能帮我做什么|\bwhat can you do\b|\bhelp\b|"
-            r"\bhello\b|\bhi\b|\bhey\b|\bhiya\b|\bhowdy\b|\bgood (?:morning|afternoon|evening)\b",
-            re.I,
-        ),
+        r"(?i)你好|您好|嗨|哈喽|哈啰|早上好|上午好|下午好|晚上好|早安|在吗|在不在|"
+        r"你能做什么|你可以做什么|能帮我做什么|\bwhat can you do\b|\bhelp\b|"
+        r"\bhello\b|\bhi\b|\bhey\b|\bhiya\b|\bhowdy\b|\bgood (?:morning|afternoon|evening)\b",
     ),
 )
-FILLER = re.compile(
-    r"[\s\W_]+|\b(?:there|orderbot|bot|so|very|much|a lot|you|again|ok(?:ay)?|great|all)\b|"
-    r"[啊呀哦哈嘛呢吧啦了的很非常好你您们大家]",
-    re.I,
+FILLER = (
+    r"(?i)[\s\W_]+|\b(?:there|orderbot|bot|so|very|much|a lot|you|again|ok(?:ay)?|great|all)\b|"
+    r"[啊呀哦哈嘛呢吧啦了的很非常好你您们大家]"
 )
 SMALL_TALK_REPLIES = {
     "greeting": (
@@ -248,13 +237,13 @@ SMALL_TALK_REPLIES = {
 
 def small_talk(question: str) -> str | None:
     """The kind of small talk ("greeting", "thanks", "goodbye") the message is only, else None."""
-    kinds = [kind for kind, pattern in SMALL_TALK if pattern.search(question)]
+    kinds = [kind for kind, pattern in SMALL_TALK if re.search(pattern, question)]
     if not kinds:
         return None
     rest = question
     for _, pattern in SMALL_TALK:
-        rest = pattern.sub(" ", rest)
-    return kinds[0] if not FILLER.sub("", rest) else None
+        rest = re.sub(pattern, " ", rest)
+    return kinds[0] if not re.sub(FILLER, "", rest) else None
 
 
 def reply(question: str) -> str:
@@ -473,7 +462,7 @@ def is_chinese(text: str) -> bool:
 
 
 def _reason(question: str) -> str:
-    found = REASON.search(question) or TRAILING_REASON.search(question)
+    found = re.search(REASON, question) or re.search(TRAILING_REASON, question)
     if found:
         reason = " ".join(found.group(1).split()).strip(" 。.!！")[:200]
         if reason:
