@@ -19,6 +19,7 @@ table, each figure says exactly what it compares. Sections:
   loop     the two-turn scenario in-process: orderbot's Engine vs a plain hand-written
            loop (plain_loop.py) (and vs pydantic-ai and openai-agents when they are installed)
   cold     whole-process wall time: --help, an offline run, an openai run over loopback
+  imports  orderbot's own modules' import time on an offline `ask -q` vs the libraries' (-X importtime)
   orders   order files (10k, 100k, 1M): load time and peak memory vs json.load with the
            collector paused as orderbot pauses it (and with it on), lookup, one cancellation
   records  a whole offline run keeping its record vs the same run with --no-log; `runs`
@@ -37,6 +38,7 @@ import gc
 import json
 import os
 import platform
+import re
 import shutil
 import statistics
 import subprocess
@@ -481,6 +483,71 @@ def cold_start(effort: Effort, tmp: Path) -> list[Figure]:
     ]
 
 
+# ---- 2b. the import budget -----------------------------------------------------------------
+
+IMPORT_FLOOR = "import typer, rich, pydantic, pydantic_settings"
+IMPORT_LINE = re.compile(r"import time:\s+(\d+) \|\s+(\d+) \|( +)(\S+)")
+
+
+def _imports_of(
+    command: list[str], *, env: dict, cwd: Path, shows: str | None = None
+) -> list[tuple[str, int, int, int]]:
+    """What the command imports, from Python's own -X importtime (PYTHONPROFILEIMPORTTIME,
+    which the orderbot script honours too): (module, self µs, cumulative µs, depth), in order."""
+    done = subprocess.run(command, env=env | {"PYTHONPROFILEIMPORTTIME": "1"}, cwd=cwd, capture_output=True)
+    if done.returncode != 0 or (shows is not None and shows not in done.stdout.decode(errors="replace")):
+        raise RuntimeError(f"{' '.join(command)} exited {done.returncode}: {done.stderr.decode()[-500:]}")
+    found = []
+    for line in done.stderr.decode(errors="replace").splitlines():
+        if match := IMPORT_LINE.match(line):
+            found.append((match[4], int(match[1]), int(match[2]), len(match[3]) - 1))
+    return found
+
+
+def import_budget(effort: Effort, tmp: Path) -> list[Figure]:
+    """orderbot's own modules on an offline `ask -q` against the libraries it stands on."""
+    work = tmp / "imports"
+    work.mkdir()
+    env, question = _process_env(work), "查询 ORD-1001"
+    ask = [*_orderbot_command(), "ask", "-q", "--provider", "offline", question]
+    floor = [sys.executable, "-c", IMPORT_FLOOR]
+    ours: list[float] = []
+    base: list[float] = []
+    own: dict[str, list[int]] = {}
+    for index in range(effort.cold_rounds + 1):  # the first fills the bytecode cache, and is not kept
+        modules = _imports_of(ask, env=env, cwd=work, shows=ANSWER)
+        line = _imports_of(floor, env=env, cwd=work)
+        if index == 0:
+            continue
+        first = next(i for i, (name, *_) in enumerate(line) if name == "typer")  # after Python's own start-up
+        base.append(sum(cumulative for _, _, cumulative, depth in line[first:] if depth == 0) / 1e6)
+        mine = [(name, self) for name, self, _, _ in modules if name == "orderbot" or name.startswith("orderbot.")]
+        ours.append(sum(self for _, self in mine) / 1e6)
+        for name, self in mine:
+            own.setdefault(name, []).append(self)
+    heaviest = sorted(own.items(), key=lambda item: -statistics.median(item[1]))[:8]
+    return [
+        Figure(
+            "imports",
+            "orderbot's own imports on ask -q",
+            ours,
+            base,
+            0.2,
+            f'-X importtime of `orderbot ask -q --provider offline "{question}"`: the self time of every '
+            f"orderbot module it imports (its own code at import: classes, models, tables) vs the cumulative "
+            f'time of `python -c "{IMPORT_FLOOR}"`; separate processes, interleaved, bytecode cached, '
+            f"{len(ours)} rounds",
+            checks={
+                "ask -q printed": ANSWER,
+                "orderbot modules imported": len(own),
+                "heaviest (median self time)": ", ".join(
+                    f"{name} {statistics.median(times) / 1e3:.1f} ms" for name, times in heaviest
+                ),
+            },
+        )
+    ]
+
+
 # ---- 3. order files at scale ------------------------------------------------------------
 
 
@@ -754,7 +821,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--smoke", action="store_true", help="every section on tiny data, checked but not judged (what the tests run)"
     )
-    parser.add_argument("--only", default="loop,cold,orders,records", help="comma-separated sections")
+    parser.add_argument("--only", default="loop,cold,imports,orders,records", help="comma-separated sections")
     parser.add_argument(
         "--sizes", help="order-file sizes, e.g. 10k,100k (default 10k,100k,1M; --quick 10k,100k; --smoke 1000)"
     )
@@ -778,6 +845,9 @@ def main(argv: list[str] | None = None) -> int:
         if "cold" in sections:
             progress("cold start")
             figures += cold_start(effort, tmp)
+        if "imports" in sections:
+            progress("the import budget")
+            figures += import_budget(effort, tmp)
         if "orders" in sections:
             progress(f"order files ({', '.join(map(_label, sizes))})")
             figures += order_files(sizes, tmp, effort)

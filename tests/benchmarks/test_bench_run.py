@@ -51,6 +51,7 @@ def test_the_smoke_path_runs_every_section_to_its_table_and_json_and_counts_what
     assert loop[:2] == ["two-turn run, in-process", "engine alone, built per run"]
     assert all(name.startswith("peer: ") or name.endswith(" vs orderbot") for name in loop[2:])  # when installed
     assert [n for n, f in figures.items() if f["section"] == "cold"] == COLD
+    assert [n for n, f in figures.items() if f["section"] == "imports"] == ["orderbot's own imports on ask -q"]
     assert [n for n, f in figures.items() if f["section"] == "orders"] == ORDERS
     assert [n for n, f in figures.items() if f["section"] == "records"] == RECORDS
     for figure in doc["figures"]:
@@ -70,6 +71,9 @@ def test_the_smoke_path_runs_every_section_to_its_table_and_json_and_counts_what
         "orderbot openai printed": ANSWER,
         "import openai + requests printed": ANSWER,
     }
+    imports = figures["orderbot's own imports on ask -q"]["checks"]
+    assert imports["ask -q printed"] == ANSWER and imports["orderbot modules imported"] > 40
+    assert imports["heaviest (median self time)"].startswith("orderbot.")
     assert figures["load 1k orders"]["checks"] == {"orders loaded by each": 1000}
     assert figures["one cancellation 1k"]["checks"] == {"orders cancelled, read back from the file": 1}
     # A warm-up and one round a side: two runs kept by `ask`, none by `ask --no-log`.
