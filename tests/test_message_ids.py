@@ -56,6 +56,7 @@ DOMAINS: dict[str, object] = {
     "runs.unreadable_{}": GUARDED,  # a code of the run store's; the system's own words otherwise
     "count.{}": GUARDED,  # checked below: every unit counted() is given
     "usage.{}": ["options", "command", "args"],
+    "tokens.state_{}": ["active", "revoked", "expired"],  # orderbot.runs.tokens.Token.state
     "usage.kind_{}": ["option", "argument"],
     "eval.check.{}": ["tools", "refused", "stop", "claims", "facts"],
     "runs.{}": ["approved", "rejected"],

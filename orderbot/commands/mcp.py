@@ -1,32 +1,54 @@
-"""`orderbot mcp`: serve the session shop's tools to an agent host over the Model Context Protocol.
+"""`orderbot mcp`: serve the session shop's tools to an agent host over the Model Context Protocol;
+`orderbot mcp tokens add|list|revoke`: the bearer tokens its HTTP clients send.
 
-Flags → settings → the shop's session and the run store (orderbot.commands.run.serve) → an
-MCP session (orderbot.mcp) → standard input/output, or streamable HTTP with --http. The
-policy, the identity, the approval and the record stay orderbot's: the host's model only
-proposes calls. The mcp package is the `mcp` extra, imported here only when the command runs.
+Flags → settings → the shop's session and the run store (orderbot.commands.run.serve) → the
+MCP sessions, one per client (orderbot.mcp) → standard input/output, or streamable HTTP with
+--http. The policy, the identity, the approval and the record stay orderbot's: the host's
+model only proposes calls. The mcp package is the `mcp` extra, imported here only when the
+server runs (the tokens need only the run store).
 """
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import ipaddress
 import os
 import sys
+import time
 from typing import Annotated
 
 import typer
 
-from orderbot.commands import COMMAND_HELP
-from orderbot.commands.common import Orders, Runs, StateDir, User, errors_to_exit_codes
-from orderbot.commands.run import may_ask, runner_for, serve
+from orderbot.commands import COMMAND_HELP, CommandGroup
+from orderbot.commands.common import Json, Orders, Runs, StateDir, User, errors_to_exit_codes, open_store
+from orderbot.commands.run import may_ask_as, runner_for, serve
 from orderbot.errors import ConfigError, ExitCode, Terminated, UsageError
 from orderbot.i18n import t
+from orderbot.mcp.identity import Authenticator, SharedToken, StoreTokens
 from orderbot.mcp.session import McpSession, Turns, Window
 from orderbot.mcp.sessions import IDLE, Principal, Sessions
 from orderbot.models.mcp_client import ClientModel
+from orderbot.runs import tokens
+from orderbot.runs.stores import open_run_store
+from orderbot.settings import load_settings
+from orderbot.ui.escape import json_text
+from orderbot.ui.layout import print_whole
+from orderbot.ui.render import make_console
+from orderbot.ui.team import format_tokens
 
 HELP = COMMAND_HELP["mcp"]
-EPILOG = "Examples: orderbot mcp --user C001 · orderbot mcp --orders shop.db --http 127.0.0.1:8765"
+EPILOG = (
+    "Examples: orderbot mcp --user C001 · orderbot mcp --orders shop.db --http 127.0.0.1:8765 · "
+    "orderbot mcp tokens add --customer C001"
+)
+TOKENS_HELP = "The bearer tokens clients of orderbot mcp --http send: add one (shown once), list them, revoke one."
+ADD_HELP = (
+    "Make a token for one customer (its clients are bound to her) or one operator (its clients act as that "
+    "operator); it is printed once, and the run store keeps only its hash."
+)
+LIST_HELP = "List the tokens: whom each names, who made it, when it expires, whether it is revoked (never a secret)."
+REVOKE_HELP = "Revoke a token: the next request with it is refused (401 invalid_token)."
 TOKEN_ENV = "ORDERBOT_MCP_TOKEN"
 MIN_TOKEN_CHARS = 16
 # An MCP session is a conversation of many calls, bounded by a rate: unless a flag or setting
@@ -70,6 +92,22 @@ WindowSeconds = Annotated[
 ]
 
 
+app = typer.Typer(
+    cls=CommandGroup, help=HELP, epilog=EPILOG, no_args_is_help=False, rich_markup_mode="rich", add_completion=False
+)
+tokens_app = typer.Typer(
+    cls=CommandGroup,
+    help=TOKENS_HELP,
+    epilog="Examples: orderbot mcp tokens add --customer C001 · orderbot mcp tokens list · "
+    "orderbot mcp tokens revoke 3f9a2c1b4d5e",
+    no_args_is_help=True,
+    rich_markup_mode="rich",
+    add_completion=False,
+)
+app.add_typer(tokens_app, name="tokens")
+
+
+@app.callback(invoke_without_command=True)
 def mcp(
     ctx: typer.Context,
     orders: Orders = None,
@@ -92,7 +130,9 @@ def mcp(
     allow_remote: Annotated[
         bool,
         typer.Option(
-            "--allow-remote", help=f"Let --http listen beyond loopback; clients must send ${TOKEN_ENV} as bearer token."
+            "--allow-remote",
+            help="Let --http listen beyond loopback; clients must then send a bearer token (orderbot mcp tokens "
+            f"add, or ${TOKEN_ENV}).",
         ),
     ] = False,
     queue: Annotated[
@@ -100,24 +140,52 @@ def mcp(
         typer.Option("--queue", help="Put every side effect in the approval queue, even when the host could ask."),
     ] = False,
 ) -> None:
+    if ctx.invoked_subcommand is not None:
+        return  # `mcp tokens ...`: the subcommand does the work
     with errors_to_exit_codes():  # the flags first, before any setting or store
         if not 0 < window <= MAX_WINDOW:
             raise UsageError(t("error.mcp_window", seconds=window, most=MAX_WINDOW))
         if not 0 < idle <= MAX_IDLE:
             raise UsageError(t("error.mcp_idle", seconds=idle, most=MAX_IDLE))
         address = _address(http, allow_remote) if http is not None else None
-        token = _token() if address is not None and allow_remote else None
+        shared = _token() if address is not None and TOKEN_ENV in os.environ else None
         server_module = _sdk()
 
     def body(settings, store, session) -> None:
-        _serve(
-            server_module, settings, store, session, address=address, token=token, queue=queue, window=window, idle=idle
-        )
+        auth = None
+        if address is not None:
+            auth = _authenticator(settings, store, shared, allow_remote)
+        try:
+            _serve(
+                server_module,
+                settings,
+                store,
+                session,
+                address=address,
+                auth=auth,
+                queue=queue,
+                window=window,
+                idle=idle,
+            )
+        finally:
+            if auth is not None:
+                auth.close()
 
     serve(ctx.params, body)
 
 
-def _serve(server_module, settings, store, session, *, address, token, queue, window, idle) -> None:
+def _authenticator(settings, store, shared: str | None, allow_remote: bool) -> Authenticator:
+    """Who the bearer tokens of --http's requests name: the run store's tokens (read through
+    a connection of their own), and the shared token of ORDERBOT_MCP_TOKEN. Beyond loopback
+    a client must send one, so there must be one to send."""
+    if allow_remote and shared is None and not store.tokens_exist():
+        raise ConfigError(t("error.mcp_token"))
+    stored = StoreTokens(open_run_store(settings))
+    verifiers = [stored, *([SharedToken(shared)] if shared is not None else [])]
+    return Authenticator(verifiers, tokens=stored, always=shared is not None or allow_remote)
+
+
+def _serve(server_module, settings, store, session, *, address, auth, queue, window, idle) -> None:
     """The MCP sessions over the shop's `session`, recorded in `store`: the one client of
     standard input/output until it goes, or every client of --http until interrupted; SIGTERM
     stops them as for `ask` (each run in progress saved as cancelled, exit 143)."""
@@ -139,7 +207,7 @@ def _serve(server_module, settings, store, session, *, address, token, queue, wi
             def ready(url: str) -> None:
                 print(t("mcp.listening", shop=session.shop.name, url=url), file=sys.stderr, flush=True)
 
-            server_module.serve_http(server, sessions, host, port, token=token, ready=ready)
+            server_module.serve_http(server, sessions, host, port, auth=auth, ready=ready)
     except KeyboardInterrupt as stopped:  # Ctrl-C, or SIGTERM, raised again by uvicorn once it has shut down
         interrupted = type(stopped)
     finally:
@@ -171,22 +239,32 @@ def compose(
     limits = session.limits(settings).model_copy(update=defaults)
     runner = runner_for(session, ClientModel(), store, settings, provider=ClientModel.provider)
     # Where the host's person may not be asked (may_ask), every side effect waits in the queue.
-    elicit = may_ask(settings, store) and not queue
+    allowed = may_ask_as(settings, store)
+    elicit = allowed(None) and not queue
     turns = Turns() if http is not None else None
     ticking = {} if now is None else {"idle_clock": now}
 
     def make(principal: Principal | None) -> McpSession:
+        """A client's session. A customer's token binds it to her (no sign-in switches it);
+        an operator's token makes its person that operator: asked only where that operator
+        could approve at a desk (not with four eyes, nor when the store lists others)."""
         rate = Window(limits.max_tool_calls, window, now) if now is not None else Window(limits.max_tool_calls, window)
+        user, asks = settings.user, elicit
+        if principal is not None and principal.customer is not None:
+            user = principal.customer
+        if principal is not None and principal.operator is not None:
+            asks = elicit and allowed(principal.operator)
         return McpSession(
             runner,
             limits,
-            user=settings.user,
+            user=user,
             window=rate,
             # Before each call the store sees what another desk wrote (a JSON store reads its file again).
             refresh=session.store.refresh,
             clock=clock,
             approval_ttl_hours=settings.approval_ttl_hours,
-            may_ask=elicit,
+            may_ask=asks,
+            principal=principal.label if principal is not None else "",
             turns=turns,
             **ticking,
         )
@@ -237,5 +315,83 @@ def _token() -> str:
     return token
 
 
-app = typer.Typer(rich_markup_mode="rich", add_completion=False)
-app.command("mcp", help=HELP, epilog=EPILOG)(mcp)
+# ---- orderbot mcp tokens -----------------------------------------------------------------
+
+
+@tokens_app.command("add", help=ADD_HELP, epilog="Examples: orderbot mcp tokens add --customer C001 --expires 30d")
+def add_token(
+    customer: Annotated[
+        str | None,
+        typer.Option("--customer", help="The customer the token's clients are bound to.", show_default=False),
+    ] = None,
+    operator: Annotated[
+        str | None,
+        typer.Option("--operator", help="The operator the token's clients act as: your own name.", show_default=False),
+    ] = None,
+    expires: Annotated[
+        str | None,
+        typer.Option(
+            "--expires",
+            help="When it stops working: a time from now (90m, 12h, 30d, 2w) or a UTC date or time "
+            "(2027-01-31, 2027-01-31T18:00:00Z) \\[default: never].",
+            show_default=False,
+        ),
+    ] = None,
+    runs: Runs = None,
+    state_dir: StateDir = None,
+) -> None:
+    with errors_to_exit_codes():
+        if (customer is None) == (operator is None) or not (customer or operator or "").strip():
+            raise UsageError(t("tokens.one_of"))
+        until = tokens.expiry(expires, time.time()) if expires is not None else None
+        with _token_store(runs, state_dir) as store:
+            secret = tokens.new_token()
+            made = store.add_token(tokens.token_hash(secret), customer=customer, operator=operator, expires_at=until)
+            where = store.where
+        names = (
+            t("tokens.customer", customer=customer) if customer is not None else t("tokens.operator", operator=operator)
+        )
+        shown_until = t("tokens.until", at=until.replace("T", " ").rstrip("Z")) if until else ""
+        print(t("tokens.added", id=made.id, names=names, until=shown_until, where=where), file=sys.stderr)
+        print(secret, flush=True)  # alone on standard output: TOKEN=$(orderbot mcp tokens add ...)
+
+
+@tokens_app.command("list", help=LIST_HELP, epilog="Example: orderbot mcp tokens list --json")
+def list_tokens(json_out: Json = False, runs: Runs = None, state_dir: StateDir = None) -> None:
+    with errors_to_exit_codes():
+        with _token_store(runs, state_dir) as store:
+            rows, where = store.tokens(), store.where
+        now = time.time()
+        if json_out:
+            sys.stdout.write(json_text([row.as_dict(now) for row in rows]) + "\n")
+            return
+        console = make_console()
+        if not rows:
+            console.print(t("tokens.none", where=where), markup=False)
+            return
+        print_whole(console, format_tokens(rows, plain=not console.is_terminal, now=now))
+
+
+@tokens_app.command("revoke", help=REVOKE_HELP, epilog="Example: orderbot mcp tokens revoke 3f9a2c1b4d5e")
+def revoke_token(
+    token_id: Annotated[str, typer.Argument(metavar="ID", help="The token's id, as tokens list shows it.")],
+    runs: Runs = None,
+    state_dir: StateDir = None,
+) -> None:
+    with errors_to_exit_codes():
+        with _token_store(runs, state_dir) as store:
+            token, now = store.revoke_token(token_id.strip())
+        if now:
+            print(t("tokens.revoked", id=token.id))
+        else:
+            at = (token.revoked_at or "?").replace("T", " ").rstrip("Z")
+            print(t("tokens.already_revoked", id=token.id, by=token.revoked_by or "?", at=at))
+
+
+@contextlib.contextmanager
+def _token_store(runs: str | None, state_dir):
+    store = open_store(load_settings(runs=runs, state_dir=state_dir))
+    try:
+        yield store
+    finally:
+        store.close()

@@ -196,7 +196,20 @@ def evaluate(flags: Mapping[str, object], score: Callable[[Settings, Callable[..
 def may_ask(settings: Settings, store: BaseRunStore) -> bool:
     """Whether this operator may be asked at the prompt: not with four eyes, nor when the
     store names others as approvers (the run waits in the queue instead)."""
-    return store.policy().asks_at_the_prompt(store.operator, four_eyes=settings.four_eyes)
+    return may_ask_as(settings, store)(None)
+
+
+def may_ask_as(settings: Settings, store: BaseRunStore) -> Callable[[str | None], bool]:
+    """`may_ask` for a session that also acts for another operator (an MCP client whose
+    token names one): both this operator and that one must be allowed. The store's rules
+    are read once, now."""
+    policy = store.policy()
+
+    def allowed(operator: str | None) -> bool:
+        names = [store.operator, *([operator] if operator is not None else [])]
+        return all(policy.asks_at_the_prompt(name, four_eyes=settings.four_eyes) for name in names)
+
+    return allowed
 
 
 def runner_for(session, llm, store: BaseRunStore, settings: Settings, *, provider: str, otel: bool = False) -> Runner:

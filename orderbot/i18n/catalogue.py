@@ -569,6 +569,12 @@ MESSAGES: dict[str, dict[str, str]] = {
         "（orderbot approvals approve {run_id}）；什么都没有执行",
     },
     "table.customer": {"en": "customer", "zh": "客户"},
+    "table.token": {"en": "token", "zh": "令牌"},
+    "table.names": {"en": "for", "zh": "代表"},
+    "table.made_by": {"en": "made by", "zh": "创建人"},
+    "table.made": {"en": "made (UTC)", "zh": "创建于（UTC）"},
+    "table.expires": {"en": "expires (UTC)", "zh": "过期于（UTC）"},
+    "table.state": {"en": "state", "zh": "状态"},
     "table.operator": {"en": "operator", "zh": "操作员"},
     "table.action": {"en": "action", "zh": "操作"},
     "table.requested_by": {"en": "requested by", "zh": "发起人"},
@@ -2150,6 +2156,53 @@ MESSAGES: dict[str, dict[str, str]] = {
     "error.mcp_token": {
         "en": "--allow-remote needs a bearer token: set ORDERBOT_MCP_TOKEN (at least 16 characters)",
         "zh": "--allow-remote 需要 Bearer 令牌：请设置 ORDERBOT_MCP_TOKEN（至少 16 个字符）",
+    },
+    # ---- orderbot mcp tokens: the bearer tokens clients of --http send -------------------------
+    "tokens.for_another": {
+        "en": "{operator} may make a token only in its own name, not for the operator {named}",
+        "zh": "{operator} 只能以自己的名义创建令牌，不能为操作员 {named} 创建",
+    },
+    "tokens.not_yours_to_revoke": {
+        "en": "{operator} may revoke only a token it made or one in its own name, not {id}",
+        "zh": "{operator} 只能撤销自己创建的或以自己名义的令牌，不能撤销 {id}",
+    },
+    "tokens.no_such": {"en": "no token {id} in {where}", "zh": "{where} 中没有令牌 {id}"},
+    "tokens.bad_expiry": {
+        "en": "--expires {value}: give a time from now (90m, 12h, 30d, 2w) or a UTC date or time "
+        "(2027-01-31, 2027-01-31T18:00:00Z)",
+        "zh": "--expires {value}：请给出从现在起的时长（90m、12h、30d、2w）或 UTC 日期或时间"
+        "（2027-01-31、2027-01-31T18:00:00Z）",
+    },
+    "tokens.expiry_past": {"en": "--expires {value} is not in the future", "zh": "--expires {value} 不在将来"},
+    "tokens.one_of": {
+        "en": "give --customer ID or --operator NAME: a token names one customer or one operator",
+        "zh": "请给出 --customer ID 或 --operator NAME：一个令牌只代表一个客户或一个操作员",
+    },
+    "tokens.added": {
+        "en": "Token {id} for {names}{until}, kept in {where} as its hash only: this is the one time it is "
+        "shown. Clients send it as Authorization: Bearer TOKEN; orderbot mcp tokens revoke {id} ends it.",
+        "zh": "令牌 {id}（代表{names}{until}）已保存在 {where}，只保存其哈希：这是唯一一次显示它。"
+        "客户端以 Authorization: Bearer TOKEN 发送；orderbot mcp tokens revoke {id} 可使其失效。",
+    },
+    "tokens.until": {"en": ", until {at} UTC", "zh": "，有效至 {at} UTC"},
+    "tokens.customer": {"en": "customer {customer}", "zh": "客户 {customer}"},
+    "tokens.operator": {"en": "operator {operator}", "zh": "操作员 {operator}"},
+    "tokens.state_active": {"en": "active", "zh": "有效"},
+    "tokens.state_revoked": {"en": "revoked", "zh": "已撤销"},
+    "tokens.state_expired": {"en": "expired", "zh": "已过期"},
+    "tokens.none": {
+        "en": "No tokens in {where}: orderbot mcp --http serves loopback clients without one "
+        "(orderbot mcp tokens add --customer ID makes one).",
+        "zh": "{where} 中没有令牌：orderbot mcp --http 为回环地址上的客户端提供服务无需令牌"
+        "（orderbot mcp tokens add --customer ID 可创建一个）。",
+    },
+    "tokens.revoked": {
+        "en": "Token {id} is revoked: a request with it is refused from now on (401 invalid_token).",
+        "zh": "令牌 {id} 已撤销：从现在起带它的请求会被拒绝（401 invalid_token）。",
+    },
+    "tokens.already_revoked": {
+        "en": "Token {id} was already revoked, by {by} at {at} UTC.",
+        "zh": "令牌 {id} 早已被 {by} 于 {at} UTC 撤销。",
     },
     "mcp.listening": {
         "en": "orderbot mcp: serving {shop} tools on {url} (Ctrl-C stops)",

@@ -24,7 +24,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import fcntl
-import hmac
 import ipaddress
 import json
 import logging
@@ -36,18 +35,23 @@ from typing import Any
 
 import anyio
 import mcp_types as types
+from mcp.server.auth.middleware.auth_context import AuthContextMiddleware
+from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
+from mcp.server.auth.provider import AccessToken
 from mcp.server.lowlevel import Server
 from mcp.server.stdio import stdio_server
 from mcp.server.streamable_http import MCP_SESSION_ID_HEADER
 from mcp.server.transport_security import DEFAULT_MAX_REQUEST_BODY_SIZE, TransportSecuritySettings
 from mcp.shared.exceptions import MCPError
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS
+from starlette.authentication import AuthCredentials
 
 from orderbot import __version__
 from orderbot.errors import Terminated
 from orderbot.i18n import t
 from orderbot.loop.dispatch import Toolbox
 from orderbot.loop.envelope import compact_json, fail
+from orderbot.mcp.identity import Authenticator
 from orderbot.mcp.session import McpSession, Question, Reply, client_name
 from orderbot.mcp.sessions import Principal, Sessions
 from orderbot.text import cut
@@ -474,25 +478,38 @@ def serve_stdio(
                 signal.signal(signum, handler)  # the event loop left them at their defaults
 
 
-def bearer(app: Callable[..., Awaitable[None]], token: str) -> Callable[..., Awaitable[None]]:
-    """`app` behind a bearer token: a request without exactly one `Authorization: Bearer
-    <token>` gets 401 and reaches nothing; a token that is not the one gets RFC 6750's
-    `invalid_token`, so an OAuth client reads "wrong token", not "log in". The token is
-    compared in constant time and never logged."""
-    expected = token.encode()
+def bearer(app: Callable[..., Awaitable[None]], auth: Authenticator) -> Callable[..., Awaitable[None]]:
+    """`app` behind bearer tokens (orderbot.mcp.identity): a request without exactly one
+    `Authorization: Bearer <token>` gets 401 and reaches nothing when tokens are required; a
+    token that is not valid (unknown, revoked, expired, forged) gets RFC 6750's
+    `invalid_token`, so an OAuth client reads "wrong token", not "log in". Whom a valid token
+    names goes with the request (the scope's PRINCIPAL, and as the SDK's authenticated user,
+    so that a connection is served only to the token that opened it). Tokens are compared in
+    constant time or by hash, and never logged."""
+    inner = AuthContextMiddleware(app)
 
     async def guarded(scope, receive, send) -> None:
-        if scope["type"] == "http":
-            given = [v for k, v in scope.get("headers") or () if k == b"authorization"]
-            scheme, _, credential = given[0].partition(b" ") if len(given) == 1 else (b"", b"", b"")
-            credential = credential.strip()
-            if scheme.lower() != b"bearer" or not credential:
+        if scope["type"] != "http":
+            await app(scope, receive, send)
+            return
+        given = [v for k, v in scope.get("headers") or () if k == b"authorization"]
+        scheme, _, credential = given[0].partition(b" ") if len(given) == 1 else (b"", b"", b"")
+        credential = credential.strip()
+        if scheme.lower() != b"bearer" or not credential:
+            if given or await anyio.to_thread.run_sync(auth.required):
                 await _unauthorized(send, None, "this server needs a bearer token: Authorization: Bearer <token>")
                 return
-            if not hmac.compare_digest(credential, expected):
-                await _unauthorized(send, "invalid_token", "the bearer token is not valid for this server")
-                return
-        await app(scope, receive, send)
+            await app(scope, receive, send)
+            return
+        text = credential.decode("utf-8", "replace")
+        principal = await anyio.to_thread.run_sync(auth.principal, text)
+        if principal is None:
+            await _unauthorized(send, "invalid_token", "the bearer token is not valid for this server")
+            return
+        # The SDK binds a connection to the principal that opened it (client, issuer, subject).
+        access = AccessToken(token=principal.key or "shared", client_id=principal.key or "shared", scopes=[])
+        scope = {**scope, PRINCIPAL: principal, "user": AuthenticatedUser(access), "auth": AuthCredentials([])}
+        await inner(scope, receive, send)
 
     return guarded
 
@@ -576,7 +593,7 @@ async def sweeping(sessions: Sessions) -> None:
 
 
 def serve_http(
-    server: Server, sessions: Sessions, host: str, port: int, *, token: str | None = None, ready=None
+    server: Server, sessions: Sessions, host: str, port: int, *, auth: Authenticator | None = None, ready=None
 ) -> None:
     """Serve streamable HTTP on host:port (path /mcp) until interrupted, one session per
     client (`sessions`, idle ones ended); `ready(url)` is called once the socket listens."""
@@ -602,7 +619,7 @@ def serve_http(
         session_idle_timeout=sessions.idle + SWEEPS,
     )
     asgi = ending_sessions(app, sessions)
-    asgi = bearer(asgi, token) if token else asgi
+    asgi = bearer(asgi, auth) if auth is not None else asgi
     config = uvicorn.Config(
         asgi,
         host=host,

@@ -45,6 +45,7 @@ from orderbot.errors import OperatorRefused, Phrase
 from orderbot.runs.audit import AuditEntry
 from orderbot.runs.record import RunRecord
 from orderbot.runs.summary import RunSummary
+from orderbot.runs.tokens import Token
 
 
 class RunConflict(OperatorRefused):
@@ -201,6 +202,33 @@ class BaseRunStore(ABC):
     ) -> list[Waiting]:
         """The approval queue, oldest request first: every side effect a run waits for, or
         only those about one customer, or asked for by one operator."""
+
+    # -- bearer tokens of orderbot mcp (orderbot.runs.tokens): their hashes, never the secret --
+
+    @abstractmethod
+    def add_token(
+        self, secret_hash: str, *, customer: str | None, operator: str | None, expires_at: str | None
+    ) -> Token:
+        """Keep a new token's hash, naming one customer or one operator (only this
+        operator's own name: OperatorRefused otherwise); what `tokens list` shows of it."""
+
+    @abstractmethod
+    def token(self, secret_hash: str) -> Token | None:
+        """The token whose secret has this hash (revoked and expired ones too), or None."""
+
+    @abstractmethod
+    def tokens(self) -> list[Token]:
+        """Every token, oldest first, without secret or hash."""
+
+    @abstractmethod
+    def tokens_exist(self) -> bool:
+        """Whether any token was ever made (revoked or expired ones count)."""
+
+    @abstractmethod
+    def revoke_token(self, token_id: str) -> tuple[Token, bool]:
+        """Revoke a token by its id: it and whether this call revoked it (False: it was
+        already). RecordError for no such token, OperatorRefused for one not this operator's
+        to revoke."""
 
     @abstractmethod
     def audit_entries(self) -> Iterator[AuditEntry | str]:

@@ -31,14 +31,19 @@ from orderbot.runs.audit import AuditEntry, entry_hash, from_row
 from orderbot.runs.base import Step
 from orderbot.runs.postgres_sql import AUDIT_LOCK, HAND_OVER, guards
 from orderbot.runs.sql import NEWEST_KEYED, SqlRunStore
+from orderbot.runs.tokens import Token
 from orderbot.shops.postgres_access import INSTALL_COMMAND, connect, native_sql
 from orderbot.shops.source import parse_source
 from orderbot.text import cut
 
 # Schema version 3's desks wrote the log and the queue themselves, checked by triggers: from
-# 4 on the server writes both (orderbot.runs.postgres_sql). Replacing the owner's functions is
-# the owner's to do: the store's owner opens it once after an upgrade.
-GUARD_MIGRATIONS: dict[int, Callable[[str], list[str]]] = {3: lambda schema: [*guards(schema), HAND_OVER]}
+# 4 on the server writes both (orderbot.runs.postgres_sql); 5 adds the tokens of orderbot mcp,
+# which only the owner's functions read and write. Replacing the owner's functions is the
+# owner's to do: the store's owner opens it once after an upgrade.
+GUARD_MIGRATIONS: dict[int, Callable[[str], list[str]]] = {
+    3: lambda schema: [*guards(schema, with_tokens=False), HAND_OVER],
+    4: guards,  # the tokens' functions, over their new table
+}
 STEP_CALLS = {
     "proposed": "SELECT run_propose(?, ?, ?, ?, ?, ?)",
     "approved": "SELECT run_decide(?, ?, true, NULL)",
@@ -151,6 +156,27 @@ class PostgresRunStore(SqlRunStore):
         if not any(entry_hash(entry, self.audit_key) == entry.hash for entry in keyed):
             raise ConfigError("runs.migration_other_key", where=self.where, seq=keyed[0].seq)
         self._tx_change("INSERT INTO run_link_key VALUES (?)", (self.audit_key,))
+
+    # -- bearer tokens: only the owner's functions read or write them --
+
+    def _add_token(
+        self, token_id: str, secret_hash: str, customer: str | None, operator: str | None, expires_at: str | None
+    ) -> bool:
+        params = (token_id, secret_hash, customer, operator, expires_at)
+        return bool(self._tx_rows("SELECT run_token_add(?, ?, ?, ?, ?)", params)[0][0])
+
+    def token(self, secret_hash: str) -> Token | None:
+        rows = self._rows("SELECT * FROM run_token_check(?)", (secret_hash,))
+        return Token(*rows[0]) if rows else None
+
+    def tokens(self) -> list[Token]:
+        return [Token(*row) for row in self._rows("SELECT * FROM run_tokens_listed()")]
+
+    def tokens_exist(self) -> bool:
+        return bool(self._rows("SELECT run_tokens_exist()")[0][0])
+
+    def _revoke_token(self, token_id: str) -> str:
+        return str(self._tx_rows("SELECT run_token_revoke(?)", (token_id,))[0][0])
 
     # -- the queue and the log: the server's functions write them --
 

@@ -36,6 +36,10 @@ from __future__ import annotations
 
 AUDIT_LOCK = int.from_bytes(b"orderbot") >> 1  # the advisory lock key of log appends (any fixed number)
 CALLED = ("run_propose", "run_decide", "run_execute", "run_outcome", "run_audit_keyed_check")  # what operators call
+# What operators call about the bearer tokens of orderbot mcp (orderbot.runs.tokens): run_tokens itself
+# is granted to nobody, so that no desk reads a hash it could look a token up by, nor mints one
+# that acts as another desk.
+TOKEN_CALLS = ("run_token_add", "run_token_check", "run_tokens_listed", "run_tokens_exist", "run_token_revoke")
 HELPERS = ("run_refuse", "run_caller", "run_now", "run_cut", "run_json", "run_hmac", "run_link", "run_append")
 HELPERS += ("run_may_approve",)
 
@@ -55,9 +59,10 @@ def _inline_refuse(message_id: str, message: str, params: str) -> str:
     return f"RAISE EXCEPTION USING ERRCODE = 'insufficient_privilege', MESSAGE = {message}, DETAIL = {detail};"
 
 
-def functions(schema: str) -> list[str]:
+def functions(schema: str, *, with_tokens: bool = True) -> list[str]:
     """CREATE OR REPLACE statements of every function, their search_path fixed to `schema`
-    (where the store's tables are) and pg_temp last."""
+    (where the store's tables are) and pg_temp last; the tokens' only once their table is
+    there (`with_tokens`: schema version 5 on)."""
     path = f"SET search_path = {quoted(schema)}, pg_temp"
 
     def plpgsql(signature: str, returns: str, body: str, *, definer: bool = False, declare: str = "") -> str:
@@ -84,6 +89,60 @@ def functions(schema: str) -> list[str]:
     END IF;
   END IF;"""  # fmt: skip
     ids = "'operator', me, 'run_id', p_run_id, 'call_id', p_call_id"
+
+    def sql(signature: str, returns: str, body: str) -> str:
+        return (
+            f"CREATE OR REPLACE FUNCTION {signature} RETURNS {returns} LANGUAGE sql STABLE SECURITY DEFINER {path} "
+            f"AS $$ {body} $$"
+        )
+
+    listed = (
+        "id text, customer text, operator text, created_by text, created_at text, expires_at text, "
+        "revoked_at text, revoked_by text"
+    )
+    columns = "id, customer, operator, created_by, created_at, expires_at, revoked_at, revoked_by"
+    # The store's owner may make and revoke any token: inside these functions current_user is it.
+    owner = "session_user = current_user"
+    token_functions = [
+        plpgsql(
+            "run_token_add(p_id text, p_hash text, p_customer text, p_operator text, p_expires_at text)",
+            "boolean",
+            f"""  IF p_operator IS NOT NULL AND p_operator <> me AND NOT ({owner}) THEN
+    {_refuse("tokens.for_another",
+             "format('%s may make a token only in its own name, not for the operator %s', me, p_operator)",
+             "'operator', me, 'named', p_operator")}
+  END IF;
+  INSERT INTO run_tokens (id, hash, customer, operator, created_by, created_at, expires_at)
+    VALUES (p_id, p_hash, p_customer, p_operator, me, run_now(false), p_expires_at) ON CONFLICT DO NOTHING;
+  RETURN FOUND;""",
+            definer=True,
+            declare="  me text := run_caller();",
+        ),
+        sql("run_token_check(p_hash text)", f"TABLE({listed})",
+            f"SELECT {columns} FROM run_tokens WHERE hash = p_hash"),
+        sql("run_tokens_listed()", f"TABLE({listed})", f"SELECT {columns} FROM run_tokens ORDER BY created_at, id"),
+        sql("run_tokens_exist()", "boolean", "SELECT EXISTS (SELECT 1 FROM run_tokens)"),
+        plpgsql(
+            "run_token_revoke(p_id text)",
+            "text",
+            f"""  SELECT * INTO t FROM run_tokens WHERE id = p_id FOR UPDATE;
+  IF NOT FOUND THEN
+    RETURN 'none';
+  END IF;
+  IF t.revoked_at IS NOT NULL THEN
+    RETURN 'already';
+  END IF;
+  IF me IS DISTINCT FROM t.created_by AND me IS DISTINCT FROM t.operator AND NOT ({owner}) THEN
+    {_refuse("tokens.not_yours_to_revoke",
+             "format('%s may revoke only a token it made or one in its own name, not %s', me, p_id)",
+             "'operator', me, 'id', p_id")}
+  END IF;
+  UPDATE run_tokens SET revoked_at = run_now(false), revoked_by = me WHERE id = p_id;
+  RETURN 'revoked';""",
+            definer=True,
+            declare="  me text := run_caller();\n  t run_tokens;",
+        ),
+    ]  # fmt: skip
     return [
         plpgsql(
             "run_refuse(p_id text, p_message text, p_params json)",
@@ -274,6 +333,7 @@ def functions(schema: str) -> list[str]:
             definer=True,
             declare="  me text := run_caller();\n  a run_approvals;",
         ),
+        *(token_functions if with_tokens else []),
         plpgsql(
             "run_audit_keyed_check()",
             "bigint[]",
@@ -375,7 +435,7 @@ TRIGGERS = [
 ]  # fmt: skip
 
 
-def guards(schema: str) -> list[str]:
+def guards(schema: str, *, with_tokens: bool = True) -> list[str]:
     """Every statement that installs the server's part, on a store made now or made by an
     older orderbot (each replaces what it finds): the key's table, the functions, the triggers,
     and no EXECUTE for PUBLIC (docs/team.md grants the four functions to the operators)."""
@@ -386,13 +446,13 @@ def guards(schema: str) -> list[str]:
         "DROP TRIGGER IF EXISTS run_audit_names_the_session ON run_audit",
         "DROP FUNCTION IF EXISTS run_audit_names_the_session()",
         "DROP FUNCTION IF EXISTS run_session_role()",
-        *functions(schema),
+        *functions(schema, with_tokens=with_tokens),
         *(f"DROP TRIGGER IF EXISTS {name} ON {table}" for name, table, *_ in TRIGGERS),
         *(
             f"CREATE TRIGGER {name} {when} ON {table} FOR EACH {each} EXECUTE FUNCTION {function}()"
             for name, table, when, each, function in TRIGGERS
         ),
-        f"REVOKE EXECUTE ON FUNCTION {', '.join(CALLED + HELPERS)} FROM PUBLIC",
+        f"REVOKE EXECUTE ON FUNCTION {', '.join(CALLED + (TOKEN_CALLS if with_tokens else ()) + HELPERS)} FROM PUBLIC",
     ]
 
 

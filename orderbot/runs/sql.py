@@ -4,7 +4,7 @@ transactions and its driver's errors (orderbot.runs.sqlite, orderbot.runs.postgr
 default run store, a SQLite database in the state directory, is this same code
 (orderbot.runs.sqlite.SqliteRunStore.in_state_dir).
 
-Tables (run_schema version 4), named so that they can share a database with the orders:
+Tables (run_schema version 5), named so that they can share a database with the orders:
 
     run_schema     one row: the version of this layout; an older one is migrated, a newer
                    one refused
@@ -20,6 +20,8 @@ Tables (run_schema version 4), named so that they can share a database with the 
                    by the store from what happened to each call, never as a caller words it
     run_approvers  who may approve (no rows: every operator); kept by the store's owner
     run_policy     the store's rules, set by its owner: four_eyes = on
+    run_tokens     the bearer tokens of `orderbot mcp --http` (orderbot.runs.tokens): whom each
+                   names, its dates, the SHA-256 of its secret (never the secret)
 
 Every save is one transaction that lands only if the run's revision is still the one this
 process read: a second approver, a second resume, finds the run changed and is told who
@@ -41,6 +43,7 @@ from typing import Any, Self
 
 from orderbot.errors import ConfigError, OperatorRefused, Phrase, RecordError, UsageError
 from orderbot.loop.limits import StopReason
+from orderbot.runs import tokens
 from orderbot.runs.audit import (
     FIELDS,
     AuditEntry,
@@ -56,9 +59,10 @@ from orderbot.runs.base import BaseRunStore, Policy, RunConflict, RunIdTaken, St
 from orderbot.runs.record import COMMITTED, EXECUTING, FAILED, RunRecord, utc_iso
 from orderbot.runs.summary import RUN_ID, RunSummary, started_key
 from orderbot.runs.tagged import parse_record, tag_problem, tag_record
+from orderbot.runs.tokens import Token
 from orderbot.text import cut
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 # Listings are newest first by when a run started, to the microsecond (created_at, fixed-width
 # text that sorts by time: orderbot.runs.summary.started_key), then by id.
 RUN_INDEXES = [
@@ -68,10 +72,12 @@ RUN_INDEXES = [
 ]
 # Statements that take a store from version N to N + 1, applied in one transaction each (a
 # database module adds its own: orderbot.runs.postgres). 1 -> 2 and 3 -> 4 changed
-# PostgreSQL's guards only; version 2 kept starts to the second and listed by id.
+# PostgreSQL's guards only; version 2 kept starts to the second and listed by id; 4 -> 5 adds
+# the tokens (a database module's key type: `{key}`).
 MIGRATIONS: dict[int, list[str]] = {
     1: [],
     3: [],
+    4: [tokens.TABLE],
     2: [
         "UPDATE runs SET created_at = substr(created_at, 1, 19) || '.000000Z' WHERE length(created_at) = 20",
         "DROP INDEX IF EXISTS runs_by_customer",
@@ -110,6 +116,7 @@ def tables(key: str, real: str, seq: str) -> list[str]:
         "CREATE INDEX run_audit_by_call ON run_audit (run_id, call_id)",
         "CREATE TABLE run_approvers (operator TEXT PRIMARY KEY)",
         "CREATE TABLE run_policy (name TEXT PRIMARY KEY, value TEXT NOT NULL)",
+        tokens.TABLE.format(key=key),
     ]
 
 
@@ -230,7 +237,7 @@ class SqlRunStore(BaseRunStore):
     def _migrate(self, version: int) -> None:
         """Within a transaction: take this store from `version` to the next."""
         for statement in MIGRATIONS[version]:
-            self._tx_change(statement)
+            self._tx_change(statement.replace("{key}", self.key_type))
 
     def _schema_version(self) -> int | None:
         raise NotImplementedError
@@ -640,6 +647,63 @@ class SqlRunStore(BaseRunStore):
             if len(rows) < 200:
                 return
             after = rows[-1][0]
+
+    # -- bearer tokens (orderbot.runs.tokens); PostgreSQL: through its owner's functions --
+
+    def add_token(
+        self, secret_hash: str, *, customer: str | None, operator: str | None, expires_at: str | None
+    ) -> Token:
+        for _ in range(5):  # a new id drawn when one is taken (48 random bits: never, in practice)
+            token_id = tokens.new_id()
+            with self._transaction():
+                added = self._add_token(token_id, secret_hash, customer, operator, expires_at)
+            if added:
+                found = self.token(secret_hash)
+                assert found is not None
+                return found
+        raise RecordError("runs.store_busy", where=self.where)  # five ids taken in a row: try again
+
+    def _add_token(
+        self, token_id: str, secret_hash: str, customer: str | None, operator: str | None, expires_at: str | None
+    ) -> bool:
+        me = self.operator
+        refused = tokens.maker_refused(me, operator)
+        if refused is not None:
+            raise self._refused(refused)
+        row = (token_id, secret_hash, customer, operator, me, tokens.utc(time.time()), expires_at)
+        return self._tx_change(tokens.INSERT, row) == 1
+
+    def token(self, secret_hash: str) -> Token | None:
+        rows = self._rows(tokens.BY_HASH, (secret_hash,))
+        return Token(*rows[0]) if rows else None
+
+    def tokens(self) -> list[Token]:
+        return [Token(*row) for row in self._rows(tokens.LISTED)]
+
+    def tokens_exist(self) -> bool:
+        return bool(self._rows(tokens.ANY))
+
+    def revoke_token(self, token_id: str) -> tuple[Token, bool]:
+        with self._transaction():
+            outcome = self._revoke_token(token_id)
+        if outcome == "none":
+            raise RecordError("tokens.no_such", id=cut(token_id, 40), where=self.where)
+        (token,) = [t for t in self.tokens() if t.id == token_id]
+        return token, outcome == "revoked"
+
+    def _revoke_token(self, token_id: str) -> str:
+        """Within a transaction: revoked, already (revoked before) or none (no such token)."""
+        rows = self._tx_rows(tokens.BY_ID, (token_id,))
+        if not rows:
+            return "none"
+        token = Token(*rows[0])
+        if token.revoked_at is not None:
+            return "already"
+        refused = tokens.revoker_refused(self.operator, token)
+        if refused is not None:
+            raise self._refused(refused)
+        self._tx_change(tokens.REVOKE, (tokens.utc(time.time()), self.operator, token_id))
+        return "revoked"
 
     # -- pruning --
 

@@ -22,6 +22,7 @@ import contextlib
 import errno
 import os
 import sqlite3
+import stat
 from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import quote
@@ -154,11 +155,7 @@ def _connect(path: Path, where: str, *, own: bool) -> sqlite3.Connection:
         statedir.refuse_unusable(path.parent)  # nothing planted in the database's place, nor its journal's
     try:
         if own:
-            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK, 0o600)
-            try:
-                os.fchmod(fd, 0o600)  # one made readable by hand becomes private again
-            finally:
-                os.close(fd)
+            _private(path)
         else:
             with contextlib.suppress(FileExistsError):
                 os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
@@ -171,6 +168,24 @@ def _connect(path: Path, where: str, *, own: bool) -> sqlite3.Connection:
         why = statedir.reason(exc) if isinstance(exc, OSError) else _why(exc)
         raise error("runs.cannot_open", where=where, why=why) from None
     return connection
+
+
+def _private(path: Path) -> None:
+    """The state directory's database made (0600), or one made readable by hand made private
+    again. An existing file is never opened here: closing a descriptor of it would drop the
+    locks every other SQLite connection of this process holds on it (POSIX locks belong to
+    the process), and a writer elsewhere could then checkpoint the log away under them (a
+    server's token connection read a revoked token as valid)."""
+    try:
+        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_NONBLOCK, 0o600))
+        return  # new: nobody else had it open
+    except FileExistsError:
+        pass
+    found = os.lstat(path)
+    if not stat.S_ISREG(found.st_mode):  # refuse_unusable said so already, unless it was planted since
+        raise OSError(errno.ELOOP if stat.S_ISLNK(found.st_mode) else errno.EINVAL, statedir.NOT_REGULAR)
+    if found.st_mode & 0o077:
+        os.chmod(path, 0o600)
 
 
 def _why(exc: sqlite3.Error) -> str:

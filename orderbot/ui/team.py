@@ -22,6 +22,7 @@ from orderbot.i18n import counted, say, t
 from orderbot.loop.state import describe_call
 from orderbot.runs.audit import EVENTS, AuditCheck, AuditEntry
 from orderbot.runs.base import Waiting
+from orderbot.runs.tokens import Token
 from orderbot.text import one_line
 from orderbot.ui.describe import action_words
 from orderbot.ui.escape import visible
@@ -88,6 +89,26 @@ def format_waiting(rows: Iterable[Waiting], *, plain: bool, expired_before: str,
             table.add_row(_lines(cell(row.run_id), since), _lines(cell(row.customer), cell(row.requested_by)), action)
         else:
             table.add_row(row.run_id, cell(row.customer), action, cell(row.requested_by), since)
+    return table
+
+
+def format_tokens(rows: Iterable[Token], *, plain: bool, now: float) -> Table:
+    """The bearer tokens of orderbot mcp, oldest first: whom each names and its dates, never
+    the secret (which the store does not have)."""
+    table = _table(plain)
+    for name in ("table.token", "table.names", "table.made_by", "table.made", "table.expires", "table.state"):
+        table.add_column(t(name), no_wrap=True)
+    for token in rows:
+        if token.customer is not None:
+            names = t("tokens.customer", customer=visible(token.customer, one_line=True))
+        else:
+            names = t("tokens.operator", operator=visible(token.operator or "", one_line=True))
+        state = token.state(now)
+        shown = Text(t(f"tokens.state_{state}"), style=STYLE_OK if state == "active" else STYLE_WARN)
+        expires = cell(minute(token.expires_at) if token.expires_at else None)
+        table.add_row(
+            cell(token.id), Text(names), cell(token.created_by), cell(minute(token.created_at)), expires, shown
+        )
     return table
 
 

@@ -301,3 +301,37 @@ def test_a_new_run_whose_id_is_taken_draws_another_before_anything_and_never_ove
     assert kept.state.question == "取消 ORD-1002" and [p.call_id for p in kept.state.pending] == ["c1"]
     assert stores.open().load(same.run_id).state.pending[0].call_id == "c9"
     assert sorted(w.call_id for w in stores.open().waiting()) == ["c1", "c9"]
+
+
+def test_tokens_are_kept_as_hashes_listed_without_them_and_revoked_once(stores):
+    """The bearer tokens of orderbot mcp (orderbot.runs.tokens): the store keeps a token's
+    hash and whom it names, finds it by that hash, lists tokens without it, and revokes
+    one once; an operator's token is made only in the operator's own name."""
+    from orderbot.errors import OperatorRefused
+    from orderbot.runs.tokens import new_token, token_hash
+
+    store = stores.open()
+    assert store.tokens() == [] and not store.tokens_exist()
+    secret = new_token()
+    made = store.add_token(token_hash(secret), customer="C001", operator=None, expires_at="2099-01-01T00:00:00Z")
+    mine = store.add_token(token_hash(new_token()), customer=None, operator=stores.operator, expires_at=None)
+    if stores.kind != "postgres":  # there the store's owner may (tests/security/test_mcp_token_store.py: a desk)
+        with raises(OperatorRefused, match="only in its own name"):
+            store.add_token(token_hash(new_token()), customer=None, operator="someone-else", expires_at=None)
+    again = stores.open()  # another process
+    assert again.tokens_exist() and again.token(token_hash(secret)) == made
+    assert again.token(token_hash(new_token())) is None
+    assert (made.customer, made.operator, made.created_by) == ("C001", None, stores.operator)
+    assert sorted(t.id for t in again.tokens()) == sorted([made.id, mine.id])
+    assert [(t.customer, t.operator) for t in again.tokens() if t.id == mine.id] == [(None, stores.operator)]
+    revoked, now = again.revoke_token(made.id)
+    assert now and revoked.revoked_by == stores.operator and revoked.state(time.time()) == "revoked"
+    assert again.revoke_token(made.id)[1] is False  # once
+    assert stores.open().token(token_hash(secret)).revoked_at is not None
+    with raises(RecordError, match="no token"):
+        again.revoke_token("000000000000")
+    if stores.kind != "postgres":  # PostgreSQL: no operator reads run_tokens (tests/security/test_mcp_token_store.py)
+        kept = stores.raw("SELECT hash FROM run_tokens WHERE id = ?", (made.id,))
+        assert kept == [(token_hash(secret),)]
+        everything = json.dumps(stores.raw("SELECT * FROM run_tokens"))
+        assert secret not in everything
