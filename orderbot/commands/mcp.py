@@ -32,9 +32,9 @@ from orderbot.models.mcp_client import ClientModel
 from orderbot.runs import tokens
 from orderbot.runs.stores import open_run_store
 from orderbot.settings import load_settings
+from orderbot.ui.console import make_console
 from orderbot.ui.escape import json_text
 from orderbot.ui.layout import print_whole
-from orderbot.ui.render import make_console
 from orderbot.ui.team import format_tokens
 
 HELP = COMMAND_HELP["mcp"]
