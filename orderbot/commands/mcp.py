@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import contextlib
 import gc
+import hashlib
+import hmac
 import ipaddress
 import os
 import sys
@@ -271,9 +273,21 @@ def compose(
 
     sessions = Sessions(make, idle=idle, **({} if now is None else {"clock": now}))
     server = server_module.build_server(
-        server_module.session_of(sessions), session.toolbox, instructions=session.shop.instructions
+        server_module.session_of(sessions),
+        session.toolbox,
+        instructions=session.shop.instructions,
+        state_key=state_key(store),
+        state_ttl=settings.approval_ttl_hours * 3600,
     )
     return sessions, server
+
+
+def state_key(store) -> bytes:
+    """The key that seals a question's state for its retry: the run store's own (every
+    server of a team's store holds it), made into a key of its own for this use."""
+    key = store.key(create=True)
+    assert key is not None
+    return hmac.new(key, b"orderbot mcp request state", hashlib.sha256).digest()
 
 
 def _sdk():

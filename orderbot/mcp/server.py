@@ -39,6 +39,7 @@ from mcp.server.auth.middleware.auth_context import AuthContextMiddleware
 from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
 from mcp.server.auth.provider import AccessToken
 from mcp.server.lowlevel import Server
+from mcp.server.request_state import RequestStateBoundary, RequestStateSecurity
 from mcp.server.stdio import stdio_server
 from mcp.server.streamable_http import MCP_SESSION_ID_HEADER
 from mcp.server.transport_security import DEFAULT_MAX_REQUEST_BODY_SIZE, TransportSecuritySettings
@@ -182,10 +183,21 @@ async def refuse_anonymous_modern(ctx, call_next):
     return await call_next(ctx)
 
 
-def build_server(session_of: SessionOf, toolbox: Toolbox, *, instructions: str = "") -> Server:
+def build_server(
+    session_of: SessionOf,
+    toolbox: Toolbox,
+    *,
+    instructions: str = "",
+    state_key: bytes | None = None,
+    state_ttl: float = 24 * 3600.0,
+) -> Server:
     """The MCP server of the sessions `session_of(ctx)` gives, one per client (or one for
     all). Each session says whether its host's person may be asked (`may_ask`: else every
-    side effect joins the approval queue, as with --queue or four eyes)."""
+    side effect joins the approval queue, as with --queue or four eyes). `state_key` seals
+    the state a 2026-07-28 question's retry brings back (the SDK's RequestStateBoundary:
+    encrypted, bound to the call and the principal, good for `state_ttl` seconds): the run
+    store's, so that every server of the store can take the answer; a key of this process
+    only when None."""
     listed = tools_of(toolbox)
 
     async def list_tools(ctx, params) -> types.ListToolsResult:
@@ -219,6 +231,7 @@ def build_server(session_of: SessionOf, toolbox: Toolbox, *, instructions: str =
         if question is None:
             return _result(reply)
         if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
+            session.hold(question)  # the retry brings it back, to this server or another of the store
             return _input_required(question)
         if ctx.session.can_send_request:
             return _result(await session.decide(question, lambda: _ask(ctx, question)))
@@ -233,6 +246,9 @@ def build_server(session_of: SessionOf, toolbox: Toolbox, *, instructions: str =
         on_call_tool=call_tool,
     )
     server.middleware.append(refuse_anonymous_modern)
+    keys = [state_key] if state_key is not None else [os.urandom(32)]
+    security = RequestStateSecurity(keys=keys, ttl=state_ttl)
+    server.middleware.append(RequestStateBoundary(security, default_audience="orderbot"))
     return server
 
 
@@ -276,7 +292,7 @@ def _input_required(question: Question) -> types.InputRequiredResult:
     request = types.ElicitRequest(
         params=types.ElicitRequestFormParams(message=_question(question), requested_schema=APPROVE_SCHEMA)
     )
-    return types.InputRequiredResult(input_requests={APPROVAL: request}, request_state=question.token)
+    return types.InputRequiredResult(input_requests={APPROVAL: request}, request_state=question.state)
 
 
 def _result(reply: Reply) -> types.CallToolResult:

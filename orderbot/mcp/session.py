@@ -95,8 +95,8 @@ class Reply(NamedTuple):
 
 class Question:
     """A side effect of this session waiting in the approval queue, which the person in the
-    host may settle: the call as the engine bound it, its run, and a token the answer must
-    bring back."""
+    host may settle: the call as the engine bound it, its run, and a token that names it
+    among the questions open in this session."""
 
     def __init__(self, run_id: str, pending: PendingCall) -> None:
         self.run_id = run_id
@@ -107,6 +107,13 @@ class Question:
     def description(self) -> str:
         """What the person is asked to approve, in their language."""
         return action_words(self.pending.description)
+
+    @property
+    def state(self) -> str:
+        """The paused call as a 2026-07-28 retry brings it back (sealed by the SDK with the
+        run store's key, bound to the call's tool, arguments and principal): any server of
+        the store can settle it, whichever one the client reaches."""
+        return f"{self.run_id} {self.pending.call_id}"
 
 
 class Window:
@@ -394,30 +401,33 @@ class McpSession:
             reply = reply._replace(question=question)
         return reply
 
-    def question(self, token: str) -> Question | None:
-        """The open question `token` names (compared in constant time), or None."""
-        found = None
-        for question in self._questions.values():
-            if secrets.compare_digest(token.encode(), question.token.encode()):
-                found = question
-        return found
-
-    async def answer(self, token: str, name: str, arguments: dict[str, Any] | None, approved: bool | None) -> Reply:
-        """The person's answer to the question `token` names, for exactly the call it was
-        asked about (the same tool and arguments), then what became of the call. No answer
+    async def answer(self, state: str, name: str, arguments: dict[str, Any] | None, approved: bool | None) -> Reply:
+        """The person's answer to the question `state` names (Question.state: a call paused
+        by this server or another on the same run store), for exactly the call it was asked
+        about (the same tool and arguments), then what became of the call. No answer
         (`approved` None) leaves the question open: the reply asks it again."""
         with self._activity():
-            return await self._answer(token, name, arguments, approved)
+            return await self._on_thread(lambda: self._answered(state, name, arguments, approved))
 
-    async def _answer(self, token: str, name: str, arguments: dict[str, Any] | None, approved: bool | None) -> Reply:
-        question = self.question(token)
-        if question is None:
-            return Reply.of(fail("no_such_approval", t("mcp.no_such_approval")))
-        if not self._same_call(question.pending, name, arguments):
+    def _answered(self, state: str, name: str, arguments: dict[str, Any] | None, approved: bool | None) -> Reply:
+        none = Reply.of(fail("no_such_approval", t("mcp.no_such_approval")))
+        run_id, _, call_id = state.partition(" ")
+        if not self.may_ask or not RUN_ID.fullmatch(run_id):
+            return none  # a session whose person is never asked answers no question
+        try:
+            record = self._runner.store.load(run_id)
+        except OrderbotError:
+            return none
+        pending = next((p for p in record.state.pending if p.call_id == call_id), None)
+        waiting = record.state.stop_reason is StopReason.AWAITING_APPROVAL
+        if pending is None or not waiting or not self._owns(record):
+            return none  # settled meanwhile, or not this session's to answer: the same as no question
+        if not self._same_call(pending, name, arguments):
             return Reply.of(fail("not_the_same_call", t("mcp.not_the_same_call")))
+        question = Question(run_id, pending)
         if approved is None:
             return Reply(*capped(ok(None)), question=question)
-        return await self.settle(question, approved)
+        return self._settle(question, approved)
 
     async def decide(self, question: Question, ask: Callable[[], Awaitable[bool]]) -> Reply:
         """Ask the person (`ask`, the server's question in-band), then settle the call as

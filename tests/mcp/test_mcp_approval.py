@@ -8,10 +8,12 @@ from __future__ import annotations
 import json
 import shutil
 
+import anyio
 import mcp_types as types
 import pytest
 from clikit import cli
 from mcp.client.session import ClientSession
+from mcp.shared.exceptions import MCPError
 from mcpkit import Served, answering, approving, envelope
 
 from orderbot.shops.sample.model import SAMPLE_PATH
@@ -84,9 +86,11 @@ def test_an_accept_that_does_not_say_approve_runs_nothing(orders, tmp_path) -> N
 
 
 def test_an_answer_must_come_back_for_the_call_it_was_asked_about(orders, tmp_path) -> None:
-    """On 2026-07-28 the answer rides a retry of the call: only the state orderbot minted,
-    with the same tool and arguments, settles it, once; a retry without the answer is asked
-    again; the question holds nothing up, and other calls meanwhile leave it open."""
+    """On 2026-07-28 the answer rides a retry of the call: only the state orderbot minted
+    (sealed by the SDK's boundary with the run store's key, bound to the call's tool and
+    arguments), with the same tool and arguments, settles it, once; a forged state or one
+    brought back for other arguments is a protocol error (-32602); a retry without the
+    answer is asked again; the question holds nothing up, and other calls meanwhile leave it open."""
     served = Served(orders, tmp_path / "state", user="C001")
     yes = {"approval": types.ElicitResult(action="accept", content={"approve": True})}
 
@@ -94,14 +98,17 @@ def test_an_answer_must_come_back_for_the_call_it_was_asked_about(orders, tmp_pa
         session = client.session
 
         async def retry(arguments=CANCEL, **kwargs):
-            return await session.call_tool("cancel_order", arguments, allow_input_required=True, **kwargs)
+            try:
+                return await session.call_tool("cancel_order", arguments, allow_input_required=True, **kwargs)
+            except MCPError as refused:
+                return refused
 
         first = await retry()
         forged = await retry(input_responses=yes, request_state="guess")
         other = await retry({**CANCEL, "order_id": "ORD-1013"}, input_responses=yes, request_state=first.request_state)
         again = await retry(request_state=first.request_state)  # the retry brought no answer
         moved_on = await client.call_tool("get_order_status", {"order_id": "ORD-1001"})  # another call meanwhile
-        late = await retry(input_responses=yes, request_state=first.request_state)
+        late = await retry(input_responses=yes, request_state=again.request_state)
         twice = await retry(input_responses=yes, request_state=first.request_state)
         return first, forged, other, again, moved_on, late, twice
 
@@ -114,9 +121,9 @@ def test_an_answer_must_come_back_for_the_call_it_was_asked_about(orders, tmp_pa
         served.close()
     assert isinstance(first, types.InputRequiredResult)
     assert ASKED in first.input_requests["approval"].params.message
-    assert envelope(forged)["code"] == "no_such_approval"
-    assert envelope(other)["code"] == "not_the_same_call"
-    assert isinstance(again, types.InputRequiredResult) and again.request_state == first.request_state
+    assert isinstance(forged, MCPError) and forged.error.code == types.INVALID_PARAMS
+    assert isinstance(other, MCPError) and other.error.code == types.INVALID_PARAMS
+    assert isinstance(again, types.InputRequiredResult)
     assert ASKED in again.input_requests["approval"].params.message
     assert not moved_on.is_error
     assert envelope(late)["data"]["status"] == status(orders) == "已取消"
@@ -251,3 +258,40 @@ def test_check_approval_finds_the_customers_queued_call_from_a_new_session_and_n
     assert done["data"]["status"] == "approved" and done["data"]["result"]["data"]["status"] == "已取消"
     assert theirs["code"] == nobodys["code"] == "unknown_run"
     assert run_id not in json.dumps(theirs) + json.dumps(nobodys)
+
+
+def test_a_question_one_server_asked_is_answered_on_another_of_the_same_run_store(orders, tmp_path) -> None:
+    """Behind a load balancer a 2026-07-28 retry may reach another server: its state is
+    sealed with the run store's key, so any server of the store takes the answer and
+    settles the paused run, once; a server of another store cannot read the state."""
+    one, other = Served(orders, tmp_path / "state", user="C001"), Served(orders, tmp_path / "state", user="C001")
+    elsewhere = Served(orders, tmp_path / "elsewhere", user="C001")
+    yes = {"approval": types.ElicitResult(action="accept", content={"approve": True})}
+
+    async def main():
+        async with one.client(mode="auto", elicitation=approving([])) as first:
+            asked = await first.session.call_tool("cancel_order", CANCEL, allow_input_required=True)
+        state = asked.request_state
+
+        async def answer(served: Served):
+            async with served.client(mode="auto", elicitation=approving([])) as client:
+                try:
+                    return await client.session.call_tool(
+                        "cancel_order", CANCEL, allow_input_required=True, input_responses=yes, request_state=state
+                    )
+                except MCPError as refused:
+                    return refused
+
+        return asked, await answer(elsewhere), await answer(other), await answer(other)
+
+    try:
+        asked, foreign, answered, again = anyio.run(main)
+    finally:
+        for served in (one, other, elsewhere):
+            served.close()
+    assert isinstance(asked, types.InputRequiredResult)
+    assert isinstance(foreign, MCPError) and foreign.error.code == types.INVALID_PARAMS
+    assert envelope(answered)["data"]["status"] == status(orders) == "已取消"
+    assert envelope(again)["code"] == "no_such_approval"
+    audit = json.loads(cli("audit", "--json", "--state-dir", str(tmp_path / "state")).stdout)
+    assert [e["event"] for e in audit].count("executed") == 1
