@@ -18,6 +18,7 @@ import ipaddress
 import os
 import sys
 import time
+import urllib.parse
 from typing import Annotated
 
 import typer
@@ -141,6 +142,37 @@ def mcp(
         bool,
         typer.Option("--queue", help="Put every side effect in the approval queue, even when the host could ask."),
     ] = False,
+    jwks: Annotated[
+        str | None,
+        typer.Option(
+            "--jwks",
+            help="Over --http, accept the JWTs of your identity provider: its public keys (JWKS), a file or an "
+            "https URL; needs --issuer and --audience.",
+            show_default=False,
+        ),
+    ] = None,
+    issuer: Annotated[
+        str | None, typer.Option("--issuer", help="The issuer (iss) its JWTs must name: a URL.", show_default=False)
+    ] = None,
+    audience: Annotated[
+        str | None,
+        typer.Option(
+            "--audience",
+            help="The audience (aud) its JWTs must name: this server's URL, as the MCP authorization spec asks.",
+            show_default=False,
+        ),
+    ] = None,
+    customer_claim: Annotated[
+        str, typer.Option("--customer-claim", help="The claim of a JWT that names the customer.")
+    ] = "sub",
+    operator_claim: Annotated[
+        str | None,
+        typer.Option(
+            "--operator-claim",
+            help="A claim that, when a JWT has it, names an operator instead of a customer.",
+            show_default=False,
+        ),
+    ] = None,
 ) -> None:
     if ctx.invoked_subcommand is not None:
         return  # `mcp tokens ...`: the subcommand does the work
@@ -151,12 +183,14 @@ def mcp(
             raise UsageError(t("error.mcp_idle", seconds=idle, most=MAX_IDLE))
         address = _address(http, allow_remote) if http is not None else None
         shared = _token() if address is not None and TOKEN_ENV in os.environ else None
+        provider = _provider(jwks, issuer, audience, http) if jwks or issuer or audience else None
         server_module = _sdk()
 
     def body(settings, store, session) -> None:
         auth = None
         if address is not None:
-            auth = _authenticator(settings, store, shared, allow_remote)
+            jwts = _jwts(provider, customer_claim, operator_claim) if provider is not None else None
+            auth = _authenticator(settings, store, shared, allow_remote, jwts)
         try:
             _serve(
                 server_module,
@@ -168,6 +202,7 @@ def mcp(
                 queue=queue,
                 window=window,
                 idle=idle,
+                provider=provider,
             )
         finally:
             if auth is not None:
@@ -176,18 +211,41 @@ def mcp(
     serve(ctx.params, body)
 
 
-def _authenticator(settings, store, shared: str | None, allow_remote: bool) -> Authenticator:
-    """Who the bearer tokens of --http's requests name: the run store's tokens (read through
-    a connection of their own), and the shared token of ORDERBOT_MCP_TOKEN. Beyond loopback
-    a client must send one, so there must be one to send."""
-    if allow_remote and shared is None and not store.tokens_exist():
+def _provider(jwks: str | None, issuer: str | None, audience: str | None, http: str | None) -> tuple[str, str, str]:
+    """--jwks, --issuer and --audience, checked together: the three, over --http, the issuer a URL."""
+    if not (jwks and issuer and audience) or http is None:
+        raise UsageError(t("error.mcp_jwks_needs"))
+    if not _is_url(issuer):
+        raise UsageError(t("error.mcp_issuer", issuer=issuer[:80]))
+    return jwks, issuer, audience
+
+
+def _is_url(text: str) -> bool:
+    parts = urllib.parse.urlsplit(text)
+    return parts.scheme in ("https", "http") and bool(parts.hostname)
+
+
+def _jwts(provider: tuple[str, str, str], customer_claim: str, operator_claim: str | None):
+    from orderbot.mcp.jwts import Jwts  # PyJWT: only for a server that takes an identity provider's tokens
+
+    jwks, issuer, audience = provider
+    return Jwts(jwks, issuer=issuer, audience=audience, customer_claim=customer_claim, operator_claim=operator_claim)
+
+
+def _authenticator(settings, store, shared: str | None, allow_remote: bool, jwts=None) -> Authenticator:
+    """Who the bearer tokens of --http's requests name: an identity provider's JWTs (with
+    --jwks), the run store's tokens (read through a connection of their own), and the shared
+    token of ORDERBOT_MCP_TOKEN. Beyond loopback a client must send one, so there must be
+    one to send."""
+    if allow_remote and shared is None and jwts is None and not store.tokens_exist():
         raise ConfigError(t("error.mcp_token"))
     stored = StoreTokens(open_run_store(settings))
-    verifiers = [stored, *([SharedToken(shared)] if shared is not None else [])]
-    return Authenticator(verifiers, tokens=stored, always=shared is not None or allow_remote)
+    verifiers = [*([jwts] if jwts is not None else []), stored, *([SharedToken(shared)] if shared is not None else [])]
+    always = shared is not None or jwts is not None or allow_remote
+    return Authenticator(verifiers, tokens=stored, always=always)
 
 
-def _serve(server_module, settings, store, session, *, address, auth, queue, window, idle) -> None:
+def _serve(server_module, settings, store, session, *, address, auth, queue, window, idle, provider=None) -> None:
     """The MCP sessions over the shop's `session`, recorded in `store`: the one client of
     standard input/output until it goes, or every client of --http until interrupted; SIGTERM
     stops them as for `ask` (each run in progress saved as cancelled, exit 143)."""
@@ -209,7 +267,12 @@ def _serve(server_module, settings, store, session, *, address, auth, queue, win
             def ready(url: str) -> None:
                 print(t("mcp.listening", shop=session.shop.name, url=url), file=sys.stderr, flush=True)
 
-            server_module.serve_http(server, sessions, host, port, auth=auth, ready=ready)
+            resource = None
+            if provider is not None:  # RFC 9728: what a client reads to find the provider
+                _, issuer, audience = provider
+                url = f"http://{server_module.url_host(host)}:{port}/mcp"
+                resource = (audience if _is_url(audience) else url, issuer)
+            server_module.serve_http(server, sessions, host, port, auth=auth, ready=ready, resource=resource)
     except KeyboardInterrupt as stopped:  # Ctrl-C, or SIGTERM, raised again by uvicorn once it has shut down
         interrupted = type(stopped)
     finally:

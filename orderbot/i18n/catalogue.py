@@ -2153,9 +2153,23 @@ MESSAGES: dict[str, dict[str, str]] = {
         "en": "--idle {seconds:g}: give the seconds a session may go unused, more than 0 and at most {most:g}",
         "zh": "--idle {seconds:g}：请给出会话可闲置的秒数，大于 0 且不超过 {most:g}",
     },
+    "error.mcp_jwks": {
+        "en": "--jwks {source}: the identity provider's keys could not be read: {why}",
+        "zh": "--jwks {source}：无法读取身份提供方的密钥：{why}",
+    },
+    "error.mcp_jwks_needs": {
+        "en": "--jwks, --issuer and --audience go together, with --http: give all three",
+        "zh": "--jwks、--issuer 和 --audience 需要一起使用，并配合 --http：请三者都给出",
+    },
+    "error.mcp_issuer": {
+        "en": "--issuer {issuer}: give the identity provider's issuer URL (https://…), as its tokens name it",
+        "zh": "--issuer {issuer}：请给出身份提供方的签发者 URL（https://…），与其令牌中的一致",
+    },
     "error.mcp_token": {
-        "en": "--allow-remote needs a bearer token: set ORDERBOT_MCP_TOKEN (at least 16 characters)",
-        "zh": "--allow-remote 需要 Bearer 令牌：请设置 ORDERBOT_MCP_TOKEN（至少 16 个字符）",
+        "en": "--allow-remote needs clients to send a bearer token: make one (orderbot mcp tokens add), give "
+        "--jwks, or set ORDERBOT_MCP_TOKEN (at least 16 characters)",
+        "zh": "--allow-remote 要求客户端发送 Bearer 令牌：请创建令牌（orderbot mcp tokens add）、给出 --jwks，"
+        "或设置 ORDERBOT_MCP_TOKEN（至少 16 个字符）",
     },
     # ---- orderbot mcp tokens: the bearer tokens clients of --http send -------------------------
     "tokens.for_another": {

@@ -38,6 +38,7 @@ import mcp_types as types
 from mcp.server.auth.middleware.auth_context import AuthContextMiddleware
 from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
 from mcp.server.auth.provider import AccessToken
+from mcp.server.auth.routes import build_resource_metadata_url, create_protected_resource_routes
 from mcp.server.lowlevel import Server
 from mcp.server.request_state import RequestStateBoundary, RequestStateSecurity
 from mcp.server.stdio import stdio_server
@@ -45,6 +46,7 @@ from mcp.server.streamable_http import MCP_SESSION_ID_HEADER
 from mcp.server.transport_security import DEFAULT_MAX_REQUEST_BODY_SIZE, TransportSecuritySettings
 from mcp.shared.exceptions import MCPError
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS
+from pydantic import AnyHttpUrl, BaseModel, ConfigDict
 from starlette.authentication import AuthCredentials
 
 from orderbot import __version__
@@ -128,6 +130,8 @@ def title_of(name: str) -> str:
     return name.replace("_", " ").capitalize()
 
 
+NEEDS_TOKEN = "this server needs a bearer token: Authorization: Bearer <token>"
+WELL_KNOWN = "/.well-known/oauth-protected-resource"  # RFC 9728's metadata, read without a token
 PRINCIPAL = "orderbot.principal"  # where the bearer guard leaves whom a request's token names (the ASGI scope)
 
 
@@ -494,18 +498,21 @@ def serve_stdio(
                 signal.signal(signum, handler)  # the event loop left them at their defaults
 
 
-def bearer(app: Callable[..., Awaitable[None]], auth: Authenticator) -> Callable[..., Awaitable[None]]:
+def bearer(
+    app: Callable[..., Awaitable[None]], auth: Authenticator, *, metadata: str | None = None
+) -> Callable[..., Awaitable[None]]:
     """`app` behind bearer tokens (orderbot.mcp.identity): a request without exactly one
     `Authorization: Bearer <token>` gets 401 and reaches nothing when tokens are required; a
     token that is not valid (unknown, revoked, expired, forged) gets RFC 6750's
     `invalid_token`, so an OAuth client reads "wrong token", not "log in". Whom a valid token
     names goes with the request (the scope's PRINCIPAL, and as the SDK's authenticated user,
     so that a connection is served only to the token that opened it). Tokens are compared in
-    constant time or by hash, and never logged."""
+    constant time or by hash, and never logged. `metadata`: the URL of the RFC 9728 metadata,
+    which anyone may read, and which every 401 names (`resource_metadata`)."""
     inner = AuthContextMiddleware(app)
 
     async def guarded(scope, receive, send) -> None:
-        if scope["type"] != "http":
+        if scope["type"] != "http" or scope.get("path", "").startswith(WELL_KNOWN):
             await app(scope, receive, send)
             return
         given = [v for k, v in scope.get("headers") or () if k == b"authorization"]
@@ -513,14 +520,16 @@ def bearer(app: Callable[..., Awaitable[None]], auth: Authenticator) -> Callable
         credential = credential.strip()
         if scheme.lower() != b"bearer" or not credential:
             if given or await anyio.to_thread.run_sync(auth.required):
-                await _unauthorized(send, None, "this server needs a bearer token: Authorization: Bearer <token>")
+                await _unauthorized(
+                    send, None, "this server needs a bearer token: Authorization: Bearer <token>", metadata
+                )
                 return
             await app(scope, receive, send)
             return
         text = credential.decode("utf-8", "replace")
         principal = await anyio.to_thread.run_sync(auth.principal, text)
         if principal is None:
-            await _unauthorized(send, "invalid_token", "the bearer token is not valid for this server")
+            await _unauthorized(send, "invalid_token", "the bearer token is not valid for this server", metadata)
             return
         # The SDK binds a connection to the principal that opened it (client, issuer, subject).
         access = AccessToken(token=principal.key or "shared", client_id=principal.key or "shared", scopes=[])
@@ -530,13 +539,15 @@ def bearer(app: Callable[..., Awaitable[None]], auth: Authenticator) -> Callable
     return guarded
 
 
-async def _unauthorized(send, error: str | None, description: str) -> None:
+async def _unauthorized(send, error: str | None, description: str, metadata: str | None = None) -> None:
     if error is None:  # no credentials at all: RFC 6750 3.1 names no error
         challenge = 'Bearer realm="orderbot"'
         document = {"error": "unauthorized", "error_description": description}
     else:
         challenge = f'Bearer realm="orderbot", error="{error}", error_description="{description}"'
         document = {"error": error, "error_description": description}
+    if metadata is not None:  # RFC 9728 5.1: where a client finds who issues this server's tokens
+        challenge += f', resource_metadata="{metadata}"'
     body = json.dumps(document).encode()
     headers = [
         (b"content-type", b"application/json"),
@@ -609,10 +620,19 @@ async def sweeping(sessions: Sessions) -> None:
 
 
 def serve_http(
-    server: Server, sessions: Sessions, host: str, port: int, *, auth: Authenticator | None = None, ready=None
+    server: Server,
+    sessions: Sessions,
+    host: str,
+    port: int,
+    *,
+    auth: Authenticator | None = None,
+    ready=None,
+    resource: tuple[str, str] | None = None,
 ) -> None:
     """Serve streamable HTTP on host:port (path /mcp) until interrupted, one session per
-    client (`sessions`, idle ones ended); `ready(url)` is called once the socket listens."""
+    client (`sessions`, idle ones ended); `ready(url)` is called once the socket listens.
+    `resource`: this server's URL and the identity provider's issuer, published as the
+    RFC 9728 protected-resource metadata the MCP authorization spec asks for."""
     import uvicorn
 
     lifespan = server.lifespan
@@ -627,15 +647,21 @@ def serve_http(
                 group.cancel_scope.cancel()
 
     server.lifespan = with_sweeps
+    routes, metadata = [], None
+    if resource is not None:
+        url, issuer = _url(resource[0]), _url(resource[1])
+        routes = create_protected_resource_routes(url, [issuer], resource_name="orderbot")
+        metadata = str(build_resource_metadata_url(url))
     app = server.streamable_http_app(
         host=host,
         transport_security=rebinding_guard(host),
         # The SDK forgets a connection a little after orderbot ends its session (a GET stream
         # left open keeps it; the session is told it has ended then).
         session_idle_timeout=sessions.idle + SWEEPS,
+        custom_starlette_routes=routes,
     )
     asgi = ending_sessions(app, sessions)
-    asgi = bearer(asgi, auth) if auth is not None else asgi
+    asgi = bearer(asgi, auth, metadata=metadata) if auth is not None else asgi
     config = uvicorn.Config(
         asgi,
         host=host,
@@ -652,11 +678,21 @@ def serve_http(
         async def startup(sockets=None) -> None:
             await started(sockets)
             bound = web.servers[0].sockets[0].getsockname() if web.servers else (host, port)
-            ready(f"http://{_url_host(host)}:{bound[1]}/mcp")
+            ready(f"http://{url_host(host)}:{bound[1]}/mcp")
 
         web.startup = startup
     web.run()
 
 
-def _url_host(host: str) -> str:
+class _Url(BaseModel):
+    # An issuer is compared as a string (RFC 8414): `https://idp.example` keeps no slash it never had.
+    model_config = ConfigDict(url_preserve_empty_path=True)
+    url: AnyHttpUrl
+
+
+def _url(text: str) -> AnyHttpUrl:
+    return _Url(url=text).url
+
+
+def url_host(host: str) -> str:
     return f"[{host}]" if ":" in host else host
