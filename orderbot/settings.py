@@ -48,6 +48,7 @@ def _limit_text(spec: LimitSpec) -> str:
 LimitSettings = create_model(
     "LimitSettings",
     __base__=BaseSettings,
+    __config__=SettingsConfigDict(defer_build=True),  # never validated itself: Settings is
     **{spec.name: (spec.type, Field(spec.default, description=_limit_text(spec))) for spec in LIMIT_SPECS},
 )
 
@@ -82,6 +83,7 @@ class Settings(LimitSettings):
         populate_by_name=True,
         env_ignore_empty=True,
         allow_inf_nan=False,
+        defer_build=False,  # LimitSettings defers its own
     )
 
     # Each field's description is its comment in .env.example (env_example() writes it).

@@ -42,8 +42,8 @@ import functools
 import json
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass
 from enum import StrEnum
+from typing import NamedTuple
 
 from orderbot.answers.facts import Fact
 from orderbot.loop.state import CallRecord
@@ -111,8 +111,7 @@ GENERIC_ITEMS = (
 BEFORE_ID = r"\s*(?:的)?\s*(?:订单|order|package)?\s*(?:号|number|id)?\s*[:：#]?\s*$"
 
 
-@dataclass(frozen=True)
-class Reading:
+class Reading(NamedTuple):
     """A shop's vocabulary made into what the check reads an answer with."""
 
     vocabulary: Vocabulary
@@ -155,8 +154,7 @@ class ClaimKind(StrEnum):
     DATE = "date"
 
 
-@dataclass(frozen=True)
-class Claim:
+class Claim(NamedTuple):
     kind: ClaimKind
     order_id: str
     said: str

@@ -17,8 +17,8 @@ import contextlib
 import sys
 import time
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from types import MappingProxyType
+from typing import TYPE_CHECKING, NamedTuple
 
 import typer
 
@@ -69,8 +69,7 @@ def _screen() -> ModuleType:
     return screen
 
 
-@dataclass(frozen=True)
-class Start:
+class Start(NamedTuple):
     """A new run of `question`; `continue_` carries the latest conversation of the same user,
     `conversation` the one of the run it names (--cid)."""
 
@@ -79,8 +78,7 @@ class Start:
     conversation: str | None = None
 
 
-@dataclass(frozen=True)
-class Resume:
+class Resume(NamedTuple):
     """A stored run continued: `decision` approves (True) or rejects (False, with `reason`)
     the call it waits for; None continues a run stopped at a limit. `for_customer`: the
     session acts for the run's own customer (the approval queue), and a run settled
@@ -92,15 +90,14 @@ class Resume:
     for_customer: bool = False
 
 
-@dataclass(frozen=True)
-class Shown:
+class Shown(NamedTuple):
     """How the run is shown: what the command's flags said beyond the settings."""
 
     watch: bool = True  # the waiting line while the model works, when the table is drawn live
     answer_only: bool = False  # ask --quiet: the answer, or why there is none on stderr
     otel: bool = False
     runs_flag: str | None = None  # --runs as typed: the queue's hint names it (without a password)
-    extra: dict = field(default_factory=dict)  # what --json adds for this command
+    extra: Mapping[str, object] = MappingProxyType({})  # what --json adds for this command
 
 
 def run(flags: Mapping[str, object], wanted: Start | Resume) -> None:

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import logging
-from dataclasses import dataclass
 from typing import NamedTuple
 
 from pydantic import BaseModel, ValidationError
@@ -49,8 +48,7 @@ class Prepared(NamedTuple):
         return json.dumps(self.args.model_dump(mode="json"), sort_keys=True, ensure_ascii=False)
 
 
-@dataclass(frozen=True)
-class Refused:
+class Refused(NamedTuple):
     """A call dispatch will not run, with the envelope the model gets instead."""
 
     call: FunctionCall

@@ -43,7 +43,7 @@ class ProviderItem(_Item):
 
 
 Item = Annotated[Message | FunctionCall | FunctionCallOutput | ProviderItem, Field(discriminator="type")]
-ITEMS = TypeAdapter(list[Item])
+ITEMS = TypeAdapter(list[Item], config=ConfigDict(defer_build=True))  # built when replay first reads turns
 
 
 def user(text: str) -> Message:

@@ -10,8 +10,8 @@ Standard library only: `orderbot --help` builds its option help from this table.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from enum import StrEnum
+from typing import NamedTuple
 
 
 class StopReason(StrEnum):
@@ -27,8 +27,7 @@ class StopReason(StrEnum):
     CANCELLED = "cancelled"
 
 
-@dataclass(frozen=True, kw_only=True)
-class LimitSpec:
+class LimitSpec(NamedTuple):
     name: str  # the field of Limits and of the settings
     type: type[int] | type[float]
     default: int | float

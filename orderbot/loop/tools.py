@@ -105,8 +105,7 @@ def _json_schema(args: type[BaseModel]) -> dict:
     return args.model_json_schema()
 
 
-@dataclass(frozen=True)
-class SignedIn:
+class SignedIn(NamedTuple):
     """What a sign-in tool returns: the customer its credentials name, who becomes the run's
     customer, and the data the model sees."""
 
@@ -114,8 +113,7 @@ class SignedIn:
     data: Any
 
 
-@dataclass(frozen=True)
-class HandedOff:
+class HandedOff(NamedTuple):
     """What a hand-off tool returns: the run ends here, handed to a person, with this summary."""
 
     summary: str

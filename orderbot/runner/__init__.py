@@ -30,6 +30,7 @@ import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from orderbot import telemetry
 from orderbot.answers.claims import Claim, check
@@ -45,8 +46,7 @@ from orderbot.runs.recorder import Recorder
 from orderbot.shops.shop import PLAIN, Shop, Vocabulary
 
 
-@dataclass(frozen=True)
-class RunResult:
+class RunResult(NamedTuple):
     """What a run came to, computed once when it stops: the state it ended in, the facts of
     its tool results, the unsupported claims of its answer, and its record (None when the run
     was not recorded). The screen, --json and the exit code all read this."""

@@ -34,7 +34,7 @@ import hashlib
 import hmac
 import json
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import asdict, dataclass, replace
+from typing import NamedTuple
 
 from orderbot.errors import Phrase, RecordError
 from orderbot.text import cut
@@ -60,9 +60,12 @@ FIELDS = (
 MAX_ARGUMENTS, MAX_RESULT, MAX_REASON = 2000, 1000, 500  # characters kept per entry
 
 
-@dataclass(frozen=True)
-class AuditEntry:
-    """One line of the audit log. `seq`, `prev` and `hash` are set when it is appended."""
+class AuditEntry(NamedTuple):
+    """One line of the audit log. `seq`, `prev` and `hash` are set when it is appended.
+
+    The log's values are named tuples, as the engine's are (orderbot.loop.model): a frozen
+    dataclass costs ten times as much to define, which every command that opens a run store
+    paid at import, and a store reads them back by the thousand."""
 
     at: str  # UTC, ISO 8601 with milliseconds: entries sort by it as text
     event: str  # one of EVENTS
@@ -83,8 +86,7 @@ class AuditEntry:
     def new(cls, **fields) -> AuditEntry:
         """An entry with its texts bounded (a record's bounds apply to the log too)."""
         entry = cls(**fields)
-        return replace(
-            entry,
+        return entry._replace(
             arguments=cut(entry.arguments, MAX_ARGUMENTS),
             result=None if entry.result is None else cut(entry.result, MAX_RESULT),
             reason=None if entry.reason is None else cut(entry.reason, MAX_REASON),
@@ -93,15 +95,15 @@ class AuditEntry:
     def chained(self, seq: int, prev: str, key: bytes | None = None) -> AuditEntry:
         """This entry as number `seq`, following the entry whose link is `prev` (an HMAC
         with `key` when there is one)."""
-        linked = replace(self, seq=seq, prev=prev, hash="")
-        return replace(linked, hash=entry_hash(linked, key))
+        linked = self._replace(seq=seq, prev=prev, hash="")
+        return linked._replace(hash=entry_hash(linked, key))
 
     def values(self) -> tuple:
         """The hashed fields, in FIELDS order (a SQL row without prev and hash)."""
         return tuple(getattr(self, name) for name in FIELDS)
 
     def as_dict(self) -> dict:
-        return asdict(self)
+        return self._asdict()
 
     @property
     def operators(self) -> tuple[str, ...]:
@@ -140,8 +142,7 @@ def from_row(row: Sequence) -> AuditEntry:
     return AuditEntry(**values)
 
 
-@dataclass(frozen=True)
-class Problem:
+class Problem(NamedTuple):
     """One thing `verify` found wrong: a catalogue id (`audit.*`) and its values, said as any
     phrase is (orderbot.i18n.say)."""
 
@@ -149,8 +150,7 @@ class Problem:
     params: dict
 
 
-@dataclass(frozen=True)
-class AuditCheck:
+class AuditCheck(NamedTuple):
     """What `verify` found: how many entries, the last link, and every problem (by entry);
     `keyed_from`, the first entry linked with the audit key (None: none, or no key given)."""
 
@@ -278,8 +278,7 @@ STAGE = {
 }
 
 
-@dataclass(frozen=True)
-class QueueRow:
+class QueueRow(NamedTuple):
     """One approval as the queue holds it (a SQL store's run_approvals row)."""
 
     run_id: str
@@ -292,8 +291,7 @@ class QueueRow:
     decided_by: str | None
 
 
-@dataclass(frozen=True)
-class Settled:
+class Settled(NamedTuple):
     """What a run's record says of one of its calls that never waited in the queue (decided
     inline): who asked, who decided, and whether it was approved."""
 
@@ -371,8 +369,7 @@ def _disagreements(found: list[AuditEntry], row: QueueRow, *, inline: bool = Fal
     return problems
 
 
-@dataclass(frozen=True)
-class Decided:
+class Decided(NamedTuple):
     """What a run's record says of one of its calls once a person settled it."""
 
     run_id: str

@@ -38,8 +38,8 @@ import getpass
 import os
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from orderbot.errors import OperatorRefused, Phrase
 from orderbot.runs.audit import AuditEntry
@@ -71,8 +71,7 @@ def operator_name() -> str:
         return f"uid-{os.getuid()}" if hasattr(os, "getuid") else "unknown"
 
 
-@dataclass(frozen=True)
-class Waiting:
+class Waiting(NamedTuple):
     """One side effect a run waits for, as the approval queue shows it."""
 
     run_id: str
@@ -85,14 +84,13 @@ class Waiting:
     requested_at: str  # UTC, ISO 8601
 
     def as_dict(self) -> dict:
-        return dict(self.__dict__)
+        return self._asdict()
 
 
 STEPS = ("proposed", "approved", "rejected", "executing", "executed", "failed")
 
 
-@dataclass(frozen=True)
-class Step:
+class Step(NamedTuple):
     """What happened to one side effect, as a save tells the store: `proposed` (a person is
     asked), `approved` or `rejected` (this session decided; `reason` for a rejection),
     `executing` (it is about to run: only the one who approved it may say so, for the call
@@ -108,8 +106,7 @@ class Step:
     reason: str | None = None
 
 
-@dataclass(frozen=True)
-class Policy:
+class Policy(NamedTuple):
     """What the store itself says about approvals (a SQL store's run_policy and run_approvers
     tables, set by whoever owns the store): four eyes, and who may approve (None: anyone)."""
 
@@ -126,8 +123,7 @@ class Policy:
         return self.approvers is None or operator in self.approvers
 
 
-@dataclass(frozen=True)
-class Takeover:
+class Takeover(NamedTuple):
     """What a store brought over from an earlier orderbot's files (orderbot.runs.takeover):
     how many runs and audit entries, where the old files went, and what was left out (the
     file or line, and why)."""

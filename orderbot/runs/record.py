@@ -118,6 +118,9 @@ class Decision(BaseModel):
     """Who asked for one side effect and who settled it: the approval's people, kept in the
     record so that every store (and the audit log) names them the same way."""
 
+    # Built when a side effect is first asked for or read back: a lookup's record has none.
+    model_config = ConfigDict(defer_build=True)
+
     requested_by: str | None = None  # the operator whose run proposed the call
     requested_at: str | None = None
     approved: bool | None = None  # None: still waiting

@@ -4,14 +4,13 @@ the record, which makes its summary, and every run store, which lists them."""
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from typing import NamedTuple
 
 RUN_ID = re.compile(r"^\d{6}-\d{6}-[0-9a-f]{4}$")  # when the run started, to the second, then 4 random hex digits
 QUESTION_HEAD = 200  # characters of the question kept per line: a listing shows fewer
 
 
-@dataclass(frozen=True)
-class RunSummary:
+class RunSummary(NamedTuple):
     """One line of `orderbot runs`; `error` is set when the record could not be read."""
 
     run_id: str
@@ -28,7 +27,7 @@ class RunSummary:
     error: str | None = None
 
     def as_dict(self) -> dict:
-        doc = {k: v for k, v in self.__dict__.items() if v is not None or k in ("user", "operator")}
+        doc = {k: v for k, v in self._asdict().items() if v is not None or k in ("user", "operator")}
         doc["history"] = list(self.history)
         doc["decisions"] = list(self.decisions)
         return doc

@@ -5,9 +5,8 @@ from __future__ import annotations
 
 import hashlib
 import os
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import Literal, NamedTuple
 
 from orderbot.errors import ConfigError
 from orderbot.text import POSTGRES_SCHEMES, url_scheme, without_credentials
@@ -15,8 +14,7 @@ from orderbot.text import POSTGRES_SCHEMES, url_scheme, without_credentials
 Kind = Literal["json", "sqlite", "postgres"]
 
 
-@dataclass(frozen=True)
-class Source:
+class Source(NamedTuple):
     """A parsed --orders value. `url` is what connects (it may hold a password); `shown`
     is the same place with the password removed: the only form printed or recorded."""
 

@@ -5,8 +5,6 @@ test_team_postgres.py and tests/security/test_audit_forgery.py."""
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 from saying import raises
 
 from orderbot.errors import RecordError
@@ -68,15 +66,15 @@ def test_an_intact_chain_verifies_and_its_head_is_the_last_link():
 def test_an_entry_edited_and_rehashed_breaks_the_link_of_the_next():
     """Only the `prev` comparison finds this: the edited entry's own hash is right again."""
     log = settled()
-    forged = replace(log[1], decided_by="desk9")
-    log[1] = replace(forged, hash=entry_hash(forged))
+    forged = log[1]._replace(decided_by="desk9")
+    log[1] = forged._replace(hash=entry_hash(forged))
     assert ids(verify(log)) == ["audit.broken_link"]
     assert verify(log).problems[0].params == {"seq": 3}
 
 
 def test_an_entry_edited_in_place_fails_its_own_hash():
     log = settled()
-    log[1] = replace(log[1], decided_by="desk9")
+    log[1] = log[1]._replace(decided_by="desk9")
     assert ids(verify(log)) == ["audit.changed"]
 
 
@@ -104,8 +102,8 @@ def test_with_the_key_a_plain_entry_after_a_keyed_one_is_found():
 
 def test_with_the_key_a_keyed_entry_edited_and_rehashed_without_it_is_found():
     keyed = chain(entry("proposed"), entry("approved", decided_by="desk2"), key=KEY)
-    forged = replace(keyed[1], decided_by="desk9")
-    keyed[1] = replace(forged, hash=entry_hash(forged, OTHER))
+    forged = keyed[1]._replace(decided_by="desk9")
+    keyed[1] = forged._replace(hash=entry_hash(forged, OTHER))
     assert ids(verify(keyed, key=KEY)) == ["audit.changed"]
 
 
@@ -113,10 +111,10 @@ def test_a_log_keyed_later_anchors_its_plain_beginning():
     log = chain(entry("proposed"), entry("approved", decided_by="desk2"))
     log += chain(entry("executed", decided_by="desk2"), key=KEY, start=2, prev=log[-1].hash)
     assert verify(log, key=KEY).intact and verify(log, key=KEY).keyed_from == 3
-    forged = replace(log[0], customer="C002")
-    log[0] = replace(forged, hash=entry_hash(forged))
-    log[1] = replace(log[1], prev=log[0].hash)
-    log[1] = replace(log[1], hash=entry_hash(log[1]))  # re-chained up to the keyed entry, which then breaks
+    forged = log[0]._replace(customer="C002")
+    log[0] = forged._replace(hash=entry_hash(forged))
+    log[1] = log[1]._replace(prev=log[0].hash)
+    log[1] = log[1]._replace(hash=entry_hash(log[1]))  # re-chained up to the keyed entry, which then breaks
     assert ids(verify(log, key=KEY)) == ["audit.broken_link"]
 
 
@@ -142,7 +140,7 @@ def test_one_row_that_does_not_link_stops_nobody_the_next_entry_links_on_and_ver
     """A row written by hand after the keyed entries (its link merely begins `hmac:`) is not
     this key's; a session with the key links on from it, and --verify names that one row."""
     keyed = chain(entry("proposed"), entry("approved", decided_by="desk2"), key=KEY)
-    junk = replace(keyed[-1], seq=3, prev=keyed[-1].hash, hash="hmac:" + "0" * 64)
+    junk = keyed[-1]._replace(seq=3, prev=keyed[-1].hash, hash="hmac:" + "0" * 64)
     newest_first = [junk, *reversed(keyed)]
     assert next_link(junk, newest_first, KEY) == (3, junk.hash)
     with raises(RecordError, match="does not match this session's audit key"):
