@@ -14,8 +14,10 @@ never 1, which `replay` uses for "differs".
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import functools
+import gc
 import io
 import os
 import sys
@@ -363,6 +365,13 @@ def root(
 def main() -> None:
     if not isinstance(sys.stdout, WholeWrites):
         sys.stdout = WholeWrites(sys.stdout)  # a closed pipe is noticed whatever the size of a write
+    # At exit Python's last collections walk, and free one by one, every class and function the
+    # imports made: the openai SDK's thousands of pydantic models cost 0.1-0.2 s of every run
+    # that used it, for a process that is ending anyway. Frozen, they are left to the system;
+    # files, the run store and the logs are closed before then, as they always are. At exit
+    # only, so a program that calls main() (a test) keeps its collector; registered once.
+    atexit.unregister(gc.freeze)
+    atexit.register(gc.freeze)
     try:
         app(prog_name="orderbot")  # whatever started it (python -m orderbot, a fork in a test)
     finally:

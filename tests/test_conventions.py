@@ -68,6 +68,35 @@ def test_a_closed_pipe_ends_quietly_with_141_not_1(tmp_path):
     assert result.stderr == ""
 
 
+LEFT_AT_EXIT = """
+import atexit, gc, json, sys
+from orderbot.cli import main
+# Registered first, so it runs last: after what the command line registered for its exit.
+atexit.register(lambda: print(json.dumps({"frozen": gc.get_freeze_count(), "calls": calls}), file=sys.stderr))
+calls = 0
+for args in (["--version"], ["ask", "-q", "--provider", "offline", "查询 ORD-1001"]):
+    calls += 1
+    sys.argv = ["orderbot", *args]
+    try:
+        main()
+    except SystemExit:
+        pass
+    assert gc.get_freeze_count() == 0  # a caller of main() (a test) keeps its collector until the process ends
+"""
+
+
+@pytest.mark.slow
+def test_the_command_line_leaves_its_objects_to_the_system_at_exit():
+    """At exit every object the imports made is frozen, so Python's last collections do not
+    walk and free them one by one (0.1-0.2 s of a run that loaded the openai SDK): the
+    answer printed, the run recorded, and nothing collected after that."""
+    done = subprocess.run([sys.executable, "-c", LEFT_AT_EXIT], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.splitlines()[-1] == "订单 ORD-1001 的状态是：已发货。"
+    said = json.loads(done.stderr.strip().splitlines()[-1])
+    assert said["calls"] == 2 and said["frozen"] > 10_000
+
+
 def test_a_piped_repl_whose_last_message_paused_exits_4(orders_file):
     result = cli("repl", "--user", "C001", "--orders", str(orders_file), input="取消 ORD-1002，不想要了\n")
     assert result.exit_code == 4, result.output
