@@ -62,7 +62,7 @@ from orderbot.runner import Runner
 from orderbot.runs.record import RunRecord
 from orderbot.runs.resume import check_decider, check_resume
 from orderbot.runs.summary import RUN_ID
-from orderbot.text import cut, whole_characters
+from orderbot.text import cut, is_postgres, whole_characters, without_credentials
 from orderbot.ui.describe import action_words
 
 log = logging.getLogger("orderbot")
@@ -668,7 +668,7 @@ class McpSession:
         """Whether the run is this session's to ask about: an MCP run on the same shop, of
         the session's customer, or, for a session without one, of no customer and this operator."""
         runner = self._runner
-        if record.provider != ClientModel.provider or record.orders != runner.orders:
+        if record.provider != ClientModel.provider or _place(record.orders) != _place(runner.orders):
             return False
         if record.shop != (runner.shop.name if runner.shop is not None else None):
             return False
@@ -734,6 +734,12 @@ def _reply_of(output: str | None) -> Reply:
     except ValueError:
         envelope = fail("internal_error", t("mcp.internal_error"))
     return Reply(envelope, output) if isinstance(envelope, dict) else Reply.of(fail("internal_error", ""))
+
+
+def _place(orders: object) -> str:
+    """Where a run's orders are, whoever reached them: servers of one team log in to the same
+    database with roles of their own (the record keeps the URL with its user name)."""
+    return without_credentials(str(orders)) if is_postgres(str(orders)) else str(orders)
 
 
 def client_name(name: str | None, version: str | None) -> str:
