@@ -330,6 +330,7 @@ def compose(
             approval_ttl_hours=settings.approval_ttl_hours,
             may_ask=asks,
             principal=principal.label if principal is not None else "",
+            acting_for=principal.operator if principal is not None else None,
             turns=turns,
             **ticking,
         )

@@ -303,6 +303,7 @@ class McpSession:
         run_calls: int = RUN_CALLS,
         may_ask: bool = True,
         principal: str = "",
+        acting_for: str | None = None,
         turns: Turns | None = None,
         idle_clock: Callable[[], float] = time.monotonic,
     ) -> None:
@@ -324,6 +325,7 @@ class McpSession:
         # (a token's or a JWT's principal, as records name it; empty without one).
         self.may_ask = may_ask
         self.principal = principal
+        self._acting_for = acting_for  # the operator an operator's token names: four eyes holds them too
         self._idle_clock = idle_clock
         self._last_active = idle_clock()
         self._active = 0  # public coroutines of the session under way (a call, a question, ...)
@@ -519,7 +521,7 @@ class McpSession:
                 state.signed_in = self._signed_in
                 self._state = state
                 try:
-                    self._runner.start(state, self._limits, kind="mcp")
+                    self._runner.start(state, self._limits, kind="mcp", on_behalf_of=self._acting_for)
                 except Exception:  # noqa: BLE001 - a store that fails ends the session, never the server
                     log.exception("mcp session: run %s failed", state.run_id)
                     self._end(fail("internal_error", t("mcp.internal_error")))

@@ -148,8 +148,10 @@ class Runner:
         kind: str = "ask",
         views: Sequence[Observer] = (),
         approver: Approver | None = None,
+        on_behalf_of: str | None = None,
     ) -> RunResult:
-        """Run a new `state` to its stop, recording it from the first transition."""
+        """Run a new `state` to its stop, recording it from the first transition; `on_behalf_of`:
+        the operator it runs for, when another program runs it (an MCP client's token's)."""
         recorder = Recorder.start(
             self._store(),
             state,
@@ -164,6 +166,7 @@ class Runner:
             interactive=approver is not None,
             wall_clock=self.wall_clock,
             orders_digest=self._digest(),
+            on_behalf_of=on_behalf_of,
         )
         return self._run(recorder, state, limits, views=views, approver=approver)
 

@@ -112,6 +112,10 @@ class Segment(BaseModel):
     # The SHA-256 of the orders file as this segment began (None: a database, or an older
     # record): replay tells from it whether the data it is given is the data the run saw.
     orders_digest: str | None = None
+    # The operator another program ran this segment for (an MCP client whose token names
+    # one): with four eyes they may not approve what it asked for, as `operator` may not.
+    # Written only when set.
+    on_behalf_of: str | None = None
 
 
 class Decision(BaseModel):
@@ -317,6 +321,7 @@ class RunRecord:
         operator: str | None = None,
         now: float | None = None,
         orders_digest: str | None = None,
+        on_behalf_of: str | None = None,
     ) -> None:
         wall = time.time() if now is None else now
         self.segments.append(
@@ -329,6 +334,7 @@ class RunRecord:
                 utc_offset=time.localtime(wall).tm_gmtoff,
                 operator=operator,
                 orders_digest=orders_digest,
+                on_behalf_of=on_behalf_of,
             )
         )
 
@@ -407,7 +413,7 @@ class RunRecord:
             "shop": self.shop,
             "operator": self.operator,
             "tool_versions": self.tool_versions,
-            "segments": [s.model_dump() for s in self.segments],
+            "segments": [s.model_dump(exclude=None if s.on_behalf_of else {"on_behalf_of"}) for s in self.segments],
             "side_effects": self.side_effects,
             "approvals": self.approvals,
             "dropped": self.dropped,

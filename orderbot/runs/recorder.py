@@ -62,6 +62,7 @@ class Recorder:
         interactive: bool = False,
         wall_clock: Callable[[], float] = time.time,
         orders_digest: str | None = None,
+        on_behalf_of: str | None = None,
     ) -> Recorder:
         operator = store.operator
         record = RunRecord.new(
@@ -76,7 +77,13 @@ class Recorder:
             now=wall_clock(),
         )
         record.begin(
-            kind, limits, approver=interactive, operator=operator, now=wall_clock(), orders_digest=orders_digest
+            kind,
+            limits,
+            approver=interactive,
+            operator=operator,
+            now=wall_clock(),
+            orders_digest=orders_digest,
+            on_behalf_of=on_behalf_of,
         )
         return cls(store, record, wall_clock=wall_clock)
 

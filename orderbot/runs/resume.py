@@ -115,6 +115,7 @@ def check_decider(
         asked = {record.operator} | {
             (record.decisions.get(p.call_id) or Decision()).requested_by for p in record.state.pending
         }
+        asked |= {s.on_behalf_of for s in record.segments if s.on_behalf_of}  # an MCP client of theirs asked
         if operator in asked:
             raise OperatorRefused("approvals.four_eyes", operator=operator, run_id=rid)
 
