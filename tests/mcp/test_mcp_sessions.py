@@ -110,3 +110,33 @@ def test_each_connection_has_its_own_session_and_an_idle_one_ends_with_its_run_c
     assert record.state.stop_reason == "answered" and run_one not in second.runs
     shown = json.loads(cli("runs", "show", run_one, "--json").stdout)
     assert shown["state"]["stop_reason"] == "answered"
+
+
+def test_a_customers_token_binds_her_and_no_sign_in_switches_it(tmp_path) -> None:
+    """The session a customer's token opens (as orderbot.mcp.server finds it for a request
+    with that token) is hers from its first call: a sign-in lookup of another customer is
+    refused, and so is her order."""
+    from orderbot.mcp.sessions import Principal
+
+    shop = tmp_path / "db.json"
+    shutil.copyfile(RETAIL, shop)
+    served = Served(shop, tmp_path / "state")
+    sophia_email, sophias_order = "sophia.thomas1364@example.com", "#W4862767"
+    olivia = served.sessions.of_principal(Principal(key="token:x", customer=OLIVIA, label="customer olivia"))
+
+    async def calls():
+        switch = await olivia.call("find_user_id_by_email", {"email": sophia_email})
+        theirs = await olivia.call("get_order_details", {"order_id": sophias_order})
+        hers = await olivia.call("get_order_details", {"order_id": PENDING})
+        return switch.envelope, theirs.envelope, hers.envelope
+
+    try:
+        switch, theirs, hers = anyio.run(calls)
+    finally:
+        served.sessions.close()
+        served.close()
+    assert switch["code"] == "other_customer" and theirs["code"] == "no_access"
+    assert hers["ok"] and hers["data"]["order_id"] == PENDING
+    (run_id,) = olivia.runs
+    record = served.runs.load(run_id)
+    assert record.state.user == OLIVIA and "customer olivia" in record.state.question
