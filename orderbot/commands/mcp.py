@@ -239,7 +239,7 @@ def _authenticator(settings, store, shared: str | None, allow_remote: bool, jwts
     one to send."""
     if allow_remote and shared is None and jwts is None and not store.tokens_exist():
         raise ConfigError(t("error.mcp_token"))
-    stored = StoreTokens(open_run_store(settings))
+    stored = StoreTokens(lambda: open_run_store(settings))
     verifiers = [*([jwts] if jwts is not None else []), stored, *([SharedToken(shared)] if shared is not None else [])]
     always = shared is not None or jwts is not None or allow_remote
     return Authenticator(verifiers, tokens=stored, always=always)

@@ -20,12 +20,14 @@ a principal names a token by its id.
 
 from __future__ import annotations
 
+import contextlib
 import hmac
 import threading
 import time
 from collections.abc import Callable, Sequence
 from typing import Protocol
 
+from orderbot.errors import RecordError
 from orderbot.mcp.sessions import Principal
 from orderbot.runs.base import BaseRunStore
 from orderbot.runs.tokens import epoch, looks_like_a_token, token_hash
@@ -56,11 +58,14 @@ class SharedToken:
 
 class StoreTokens:
     """The run store's tokens: looked up by hash, refused once revoked or expired at
-    `clock()` (seconds since the epoch). The store's connection is this verifier's own, used
-    by one request at a time."""
+    `clock()` (seconds since the epoch). The store's connection is this verifier's own
+    (`open()` makes it), used by one request at a time, and made again once when it fails
+    (a database restarted under a long-running server); a store that still cannot answer
+    raises RecordError, and the request is refused with 503."""
 
-    def __init__(self, store: BaseRunStore, *, clock: Callable[[], float] = time.time) -> None:
-        self._store = store
+    def __init__(self, open_store: Callable[[], BaseRunStore], *, clock: Callable[[], float] = time.time) -> None:
+        self._open = open_store
+        self._store: BaseRunStore | None = open_store()
         self._clock = clock
         self._lock = threading.Lock()
 
@@ -68,8 +73,7 @@ class StoreTokens:
         return looks_like_a_token(credential)
 
     def principal(self, credential: str) -> Principal | None:
-        with self._lock:
-            token = self._store.token(token_hash(credential))
+        token = self._asked(lambda store: store.token(token_hash(credential)))
         if token is None or token.revoked_at is not None:
             return None
         if token.expires_at is not None and epoch(token.expires_at) <= self._clock():
@@ -81,12 +85,32 @@ class StoreTokens:
         return Principal(key=f"token:{token.id}", customer=token.customer, operator=token.operator, label=label)
 
     def exist(self) -> bool:
+        return self._asked(lambda store: store.tokens_exist())
+
+    def _asked(self, question):
         with self._lock:
-            return self._store.tokens_exist()
+            try:
+                if self._store is None:
+                    self._store = self._open()
+                return question(self._store)
+            except RecordError:
+                self._drop()
+            self._store = self._open()  # once more, on a new connection
+            try:
+                return question(self._store)
+            except RecordError:
+                self._drop()
+                raise
+
+    def _drop(self) -> None:
+        if self._store is not None:
+            with contextlib.suppress(Exception):
+                self._store.close()
+            self._store = None
 
     def close(self) -> None:
         with self._lock:
-            self._store.close()
+            self._drop()
 
 
 class Authenticator:

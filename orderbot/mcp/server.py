@@ -50,7 +50,7 @@ from pydantic import AnyHttpUrl, BaseModel, ConfigDict
 from starlette.authentication import AuthCredentials
 
 from orderbot import __version__
-from orderbot.errors import Terminated
+from orderbot.errors import OrderbotError, Terminated
 from orderbot.i18n import t
 from orderbot.loop.dispatch import Toolbox
 from orderbot.loop.envelope import compact_json, fail
@@ -518,16 +518,18 @@ def bearer(
         given = [v for k, v in scope.get("headers") or () if k == b"authorization"]
         scheme, _, credential = given[0].partition(b" ") if len(given) == 1 else (b"", b"", b"")
         credential = credential.strip()
-        if scheme.lower() != b"bearer" or not credential:
-            if given or await anyio.to_thread.run_sync(auth.required):
-                await _unauthorized(
-                    send, None, "this server needs a bearer token: Authorization: Bearer <token>", metadata
-                )
+        try:
+            if scheme.lower() != b"bearer" or not credential:
+                if given or await anyio.to_thread.run_sync(auth.required):
+                    await _unauthorized(send, None, NEEDS_TOKEN, metadata)
+                    return
+                await app(scope, receive, send)
                 return
-            await app(scope, receive, send)
+            principal = await anyio.to_thread.run_sync(auth.principal, credential.decode("utf-8", "replace"))
+        except OrderbotError as exc:  # the run store cannot say: nobody is let in meanwhile
+            log.warning("mcp: a request was refused, the tokens could not be checked: %s", exc)
+            await _refused(send, 503, "unavailable", "the tokens cannot be checked now; try again")
             return
-        text = credential.decode("utf-8", "replace")
-        principal = await anyio.to_thread.run_sync(auth.principal, text)
         if principal is None:
             await _unauthorized(send, "invalid_token", "the bearer token is not valid for this server", metadata)
             return
@@ -537,6 +539,13 @@ def bearer(
         await inner(scope, receive, send)
 
     return guarded
+
+
+async def _refused(send, status: int, error: str, description: str) -> None:
+    body = json.dumps({"error": error, "error_description": description}).encode()
+    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": body})
 
 
 async def _unauthorized(send, error: str | None, description: str, metadata: str | None = None) -> None:

@@ -124,3 +124,52 @@ def test_tokens_add_list_revoke_on_the_command_line() -> None:
     unknown = cli("mcp", "tokens", "revoke", "000000000000")
     assert unknown.exit_code != 0 and "no token 000000000000" in unknown.stderr
     assert "Traceback" not in neither.output + past.output + other.output + unknown.output
+
+
+def test_the_token_connection_is_made_again_when_it_fails_and_a_store_that_cannot_answer_refuses(tmp_path) -> None:
+    """A server outlives its database's restarts: the tokens' connection that fails is made
+    again once; a store that still cannot answer is an error (503 over HTTP), never a yes."""
+    from orderbot.errors import RecordError
+    from orderbot.mcp import server
+    from orderbot.mcp.identity import Authenticator, StoreTokens
+    from orderbot.runs.sqlite import SqliteRunStore
+    from orderbot.runs.tokens import new_token, token_hash
+
+    state = tmp_path / "state"
+    made = SqliteRunStore.in_state_dir(state)
+    secret = new_token()
+    made.add_token(token_hash(secret), customer="C001", operator=None, expires_at=None)
+    made.close()
+    opened = []
+
+    def open_store():
+        opened.append(SqliteRunStore.in_state_dir(state))
+        return opened[-1]
+
+    tokens = StoreTokens(open_store)
+    opened[0].connection.close()  # the connection is gone (a restarted server)
+    assert tokens.principal(secret).customer == "C001" and len(opened) == 2
+    tokens.close()
+
+    def then_unreachable():
+        if opened:
+            raise RecordError("runs.store_lost", where="postgresql://db/shop")
+        return open_store()
+
+    opened.clear()
+    failing = StoreTokens(then_unreachable)
+    opened[0].connection.close()
+    with pytest.raises(RecordError):
+        failing.principal(secret)
+    sent = []
+
+    async def send(message):
+        sent.append(message)
+
+    async def nothing(scope, receive, send):
+        raise AssertionError("the request reached the server")
+
+    guard = server.bearer(nothing, Authenticator([failing], tokens=failing))
+    scope = {"type": "http", "path": "/mcp", "headers": [(b"authorization", f"Bearer {secret}".encode())]}
+    anyio.run(guard, scope, None, send)
+    assert sent[0]["status"] == 503 and secret.encode() not in sent[1]["body"]
