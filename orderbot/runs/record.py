@@ -68,7 +68,7 @@ KEY_FILE = "record.key"  # in the state directory, next to runs/
 KEY_BYTES = 32
 # The tag is the record's last member, so the bytes it covers are the file without it.
 TAG_PREFIX = b',"integrity":"hmac-sha256:'
-TAG = re.compile(rb',"integrity":"hmac-sha256:([0-9a-f]{64})"\}\n?\Z')
+TAG = rb',"integrity":"hmac-sha256:([0-9a-f]{64})"\}\n?\Z'  # compiled by re when a record is first read back
 
 # Per-entry bounds, in characters, and how many entries of each kind a record keeps (the
 # oldest go first). Together they cap a record at roughly 3 MB; a typical run is a few KB.
@@ -561,7 +561,7 @@ def _transition_v2(doc: Any) -> Any:
     if doc["kind"] == Event.FINISHED and (data is None or (isinstance(data, dict) and not data.get("dropped"))):
         doc["data"] = {**(data or {}), "reason": doc["event"], "detail": doc["detail"]}
     elif doc["kind"] == Event.RETURNED and data is None:  # the oldest records kept only the words
-        counted = V1_RETURNED.fullmatch(doc["detail"])
+        counted = re.fullmatch(V1_RETURNED, doc["detail"])
         if counted:
             doc["data"] = {"results": int(counted["results"]), "ok": int(counted["ok"])}
     return doc
@@ -587,7 +587,7 @@ def _older_kind(doc: dict) -> Event | None:
 
 
 # How version 1 said a "returned" transition, for records that kept no data for it.
-V1_RETURNED = re.compile(r"(?P<results>\d+) results? to the model: (?P<ok>\d+) ok, \d+ failed")
+V1_RETURNED = r"(?P<results>\d+) results? to the model: (?P<ok>\d+) ok, \d+ failed"  # text: only old records have it
 # The labels of call outcomes in version 1 records (a refusal's label was its code).
 V1_CALL_LABELS = {
     "executed": Event.EXECUTED,

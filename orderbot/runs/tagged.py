@@ -16,6 +16,7 @@ import hashlib
 import hmac
 import json
 import os
+import re
 import tempfile
 from pathlib import Path
 
@@ -35,7 +36,7 @@ def tag_record(key: bytes, body: bytes) -> bytes:
 def tag_problem(key: bytes | None, raw: bytes, elsewhere: Phrase) -> Phrase | None:
     """Why the tag of these record bytes does not verify with `key`, or None when it does;
     `elsewhere` is where such a record may have come from (another state directory)."""
-    found = TAG.search(raw)
+    found = re.search(TAG, raw)
     if found is None:
         return Phrase("runs.no_tag")
     body = raw[: found.start()] + b"}"
