@@ -341,6 +341,16 @@ FLOOR = (
 )
 
 
+# A script run as orderbot's command line ends: what its imports made frozen at exit (gc.freeze,
+# as orderbot.cli.main does), so Python's last collections do not free it object by object.
+FROZEN_AT_EXIT = (
+    "import atexit, gc, runpy, sys\n"
+    "atexit.register(gc.freeze)\n"
+    "sys.argv = sys.argv[1:]\n"
+    "runpy.run_path(sys.argv[0], run_name='__main__')\n"
+)
+
+
 def cold_start(effort: Effort, tmp: Path) -> list[Figure]:
     from bare_app import generate
     from loopback import Loopback
@@ -366,19 +376,26 @@ def cold_start(effort: Effort, tmp: Path) -> list[Figure]:
             2 * rounds,
         )
         offline = ["ask", "--provider", "offline", question]
+        offline_q = ["ask", "-q", "--provider", "offline", question]
         variants = {
             "orderbot offline": ([*orderbot, *offline], ANSWER),
-            "orderbot offline -q": ([*orderbot, "ask", "-q", "--provider", "offline", question], ANSWER),
+            "orderbot offline -q": ([*orderbot, *offline_q], ANSWER),
             "import typer, rich, pydantic": ([py, "-c", "import typer, rich, pydantic"], None),
             # Where the offline figure's time goes: Typer's own parsing of the same options
             # (it builds a pydantic adapter per option), the fair floor (that, one settings
             # model, one table) and the libraries orderbot stands on, imported only.
             "bare ask": ([py, str(bare), *offline], None),
-            "fair floor": ([py, str(fair), "ask", "-q", "--provider", "offline", question], question),
+            "fair floor": ([py, str(fair), *offline_q], question),
             "imports-only floor": ([py, "-c", FLOOR], None),
             "orderbot openai": ([*orderbot, "ask", "--provider", "openai", "--base-url", api.url, question], ANSWER),
             "import openai + requests": ([py, str(HERE / "openai_baseline.py"), api.url], ANSWER),
             "openai floor": ([py, str(HERE / "openai_baseline.py"), api.url, "--floor"], ANSWER),
+            # The baselines ending as orderbot ends: what orderbot's work alone adds, its exit aside.
+            "fair floor, frozen at exit": ([py, "-c", FROZEN_AT_EXIT, str(fair), *offline_q], question),
+            "openai baseline, frozen at exit": (
+                [py, "-c", FROZEN_AT_EXIT, str(HERE / "openai_baseline.py"), api.url],
+                ANSWER,
+            ),
         }
         t |= rounds_of({k: _wall(v, env=env_openai, cwd=work, shows=text) for k, (v, text) in variants.items()}, rounds)
 
@@ -451,6 +468,14 @@ def cold_start(effort: Effort, tmp: Path) -> list[Figure]:
             "printed): the floor the offline target was judged against before the fair floor",
         ),
         fig(
+            "  ask -q offline vs the fair floor, both frozen at exit",
+            "orderbot offline -q",
+            "fair floor, frozen at exit",
+            None,
+            "the same run vs the fair floor ending as orderbot's command line ends (what its imports made "
+            "frozen at exit, gc.freeze, so Python's last collections do not free it): orderbot's work alone",
+        ),
+        fig(
             "  ask offline (tables) vs the fair floor",
             "orderbot offline",
             "fair floor",
@@ -465,6 +490,14 @@ def cold_start(effort: Effort, tmp: Path) -> list[Figure]:
             "`orderbot ask --provider openai --base-url <loopback>` vs benchmarks/openai_baseline.py: "
             f"import openai, a client, the plain loop, the same 2 requests to the same server; {whole}, "
             f"{rounds} rounds",
+        ),
+        fig(
+            "  openai vs the baseline, both frozen at exit",
+            "orderbot openai",
+            "openai baseline, frozen at exit",
+            None,
+            "the same run vs the openai baseline ending as orderbot's command line ends (gc.freeze at exit): "
+            "orderbot's work alone",
         ),
         fig(
             "  share: + Typer, Rich, pydantic-settings",

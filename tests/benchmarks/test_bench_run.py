@@ -21,8 +21,10 @@ COLD = [
     "share: imports-only floor",
     "ask -q offline vs the fair floor",
     "ask -q offline vs the imports-only floor",
+    "ask -q offline vs the fair floor, both frozen at exit",
     "ask offline (tables) vs the fair floor",
     "ask --provider openai (loopback)",
+    "openai vs the baseline, both frozen at exit",
     "share: + Typer, Rich, pydantic-settings",
     "orderbot openai vs that floor",
 ]
@@ -66,6 +68,14 @@ def test_the_smoke_path_runs_every_section_to_its_table_and_json_and_counts_what
     assert figures["ask -q offline vs the fair floor"]["checks"] == {
         "orderbot offline -q printed": ANSWER,
         "fair floor printed": "查询 ORD-1001",
+    }
+    assert figures["ask -q offline vs the fair floor, both frozen at exit"]["checks"] == {
+        "orderbot offline -q printed": ANSWER,
+        "fair floor, frozen at exit printed": "查询 ORD-1001",
+    }
+    assert figures["openai vs the baseline, both frozen at exit"]["checks"] == {
+        "orderbot openai printed": ANSWER,
+        "openai baseline, frozen at exit printed": ANSWER,
     }
     assert figures["ask --provider openai (loopback)"]["checks"] == {
         "orderbot openai printed": ANSWER,
