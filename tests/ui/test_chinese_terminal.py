@@ -45,7 +45,7 @@ ALLOWED = {
     "on", "off", "y", "N", "Ctrl", "UTC", "URL", "API", "JSON", "ID", "SQLite", "PostgreSQL", "PayPal",
     "SIGTERM", "echo", "all", "exit", "quit", "help", "clear", "MCP", "Bearer", "PGOPTIONS", "chmod", "none",
     "ASCII", "NUL", "ORD", "psycopg", "http", "https", "llama", "cpp", "vLLM", "jinja", "zh", "en", "true", "false",
-    "null", "ok", "HTTP", "Responses", "choices", "message",
+    "null", "ok", "HTTP", "Responses", "choices", "message", "tokens", "add", "revoke", "TOKEN", "NAME",
 }  # fmt: skip
 
 
