@@ -1,25 +1,26 @@
-"""Run records on disk: save, load, list, prune (the re-checks before a resume are in
-orderbot.runs.resume).
+"""Run records: what a run store saves, loads, lists and prunes (the re-checks before a
+resume are in orderbot.runs.resume).
 
-Each run has one JSON file, `<state_dir>/runs/<run_id>.json`, replaced atomically
-(orderbot.atomic: temporary file, fsync, rename) at three kinds of moment: when a run (or
-a resumption) starts, so a process killed at any moment still leaves a record, marked
-`incomplete`; before an approved side effect runs, so it is `executing` on disk first;
-and when the run stops. A read-only run is thus two writes, not one per transition: a
-killed read-only run has nothing on disk that could change what happens next, so the
-record of its last transitions is not worth an fsync each. The record holds what is needed to
-inspect the run (`orderbot runs show`), to resume it (`orderbot resume`) and to replay it
-(`orderbot replay`): the run's state with the conversation, each model turn, each
-transition, the tool versions, and any call waiting for approval with its binding.
+Each run is one JSON document, kept by a run store (orderbot.runs.sql: the state
+directory's `runs.db` by default, or a team's SQLite or PostgreSQL database), saved as a
+whole at three kinds of moment: when a run (or a resumption) starts, so a process killed
+at any moment still leaves a record, marked `incomplete`; before an approved side effect
+runs, so it is `executing` in the store first; and when the run stops. A read-only run is
+thus two saves, not one per transition: a killed read-only run has nothing kept that could
+change what happens next, so the record of its last transitions is not worth a commit
+each. The record holds what is needed to inspect the run (`orderbot runs show`), to resume
+it (`orderbot resume`) and to replay it (`orderbot replay`): the run's state with the
+conversation, each model turn, each transition, the tool versions, and any call waiting
+for approval with its binding.
 
-Records are bounded: long texts and results are shortened, the oldest entries are
-dropped past fixed counts, and only the newest `keep` runs are kept (pruned once a run has
-finished, from one directory listing, and only files named like run ids). No API key or
-token is ever written: the record names the provider, the model and the base URL the
-requests went to, stripped of any credentials, query and fragment
-(settings.public_base_url), so that a resume sends the conversation back to the same server.
+Records are bounded: long texts and results are shortened, the oldest entries are dropped
+past fixed counts, and only the newest `keep` runs are kept (pruned by the store once a
+run has finished, never one waiting for approval). No API key or token is ever written:
+the record names the provider, the model and the base URL the requests went to, stripped
+of any credentials, query and fragment (settings.public_base_url), so that a resume sends
+the conversation back to the same server.
 
-Each record ends with an integrity tag, an HMAC-SHA256 of the rest of the file made with a
+Each record ends with an integrity tag, an HMAC-SHA256 of the rest of the record made with a
 key private to the state directory (`record.key`, created once, mode 0600, never printed
 nor written into a record). A record whose tag does not verify (edited by another tool,
 copied from another machine or state directory) or that is not the run its file is named
@@ -28,7 +29,7 @@ docs/threat-model.md says what this protects against and what it cannot.
 
 The engine knows nothing of this module. A `Recorder` is an engine observer; it also wraps
 the model (to keep each turn for replay) and the approver (to note a side effect as
-`executing` on disk before it runs, so a crash mid-call can never lead to running it twice).
+`executing` in the store before it runs, so a crash mid-call can never lead to running it twice).
 """
 
 from __future__ import annotations
@@ -199,7 +200,7 @@ class RunRecord:
     transition_texts: list[str] = field(default_factory=list)
     # Why the record cannot be trusted (tag missing or wrong, renamed) when it was loaded
     # for display only; None for a record that verified or was made in this process.
-    altered: str | None = None
+    altered: Phrase | None = None
     # The revision a SQL run store read or last wrote of this record (orderbot.runs.sql): a
     # save lands only on it; None for a record not yet in the store. Never written.
     revision: int | None = None

@@ -20,7 +20,7 @@ import hashlib
 import re
 import secrets
 import time
-from dataclasses import asdict, dataclass
+from typing import NamedTuple
 
 from orderbot.errors import Phrase, UsageError
 
@@ -46,9 +46,9 @@ REVOKE = "UPDATE run_tokens SET revoked_at = ?, revoked_by = ? WHERE id = ? AND 
 ANY = "SELECT 1 FROM run_tokens LIMIT 1"
 
 
-@dataclass(frozen=True)
-class Token:
-    """A token as the store lists it: who it names and its dates, never the secret nor its hash."""
+class Token(NamedTuple):
+    """A token as the store lists it (a row of run_tokens): who it names and its dates,
+    never the secret nor its hash."""
 
     id: str
     customer: str | None
@@ -68,7 +68,7 @@ class Token:
         return "active"
 
     def as_dict(self, now: float) -> dict:
-        return {**asdict(self), "state": self.state(now)}
+        return {**self._asdict(), "state": self.state(now)}
 
 
 def new_token() -> str:
