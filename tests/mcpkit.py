@@ -16,6 +16,7 @@ from pathlib import Path
 
 import anyio
 import mcp_types as types
+import pytest
 from mcp import Client
 from runkit import open_store
 
@@ -26,6 +27,15 @@ from orderbot.shops.session import session_over
 from orderbot.shops.source import parse_source
 
 Elicit = Callable[..., Awaitable[types.ElicitResult]]
+
+
+CANCEL = {"order_id": "ORD-1002", "reason": "no longer needed"}
+ERAS = pytest.mark.parametrize("mode", ["legacy", "auto"], ids=["handshake", "2026-07-28"])
+
+
+def status(orders, order_id: str = "ORD-1002") -> str:
+    document = json.loads(orders.read_text(encoding="utf-8"))
+    return next(o["status"] for o in document["orders"] if o["order_id"] == order_id)
 
 
 def approving(asked: list[str]) -> Elicit:

@@ -6,7 +6,6 @@ server with the mcp package's own client (in-process) and reads the orders file 
 from __future__ import annotations
 
 import json
-import shutil
 
 import anyio
 import mcp_types as types
@@ -14,25 +13,9 @@ import pytest
 from clikit import cli
 from mcp.client.session import ClientSession
 from mcp.shared.exceptions import MCPError
-from mcpkit import Served, answering, approving, envelope
+from mcpkit import CANCEL, ERAS, Served, answering, approving, envelope, status
 
-from orderbot.shops.sample.model import SAMPLE_PATH
-
-CANCEL = {"order_id": "ORD-1002", "reason": "no longer needed"}
 ASKED = "Cancel ORD-1002 (处理中, ¥199.00), reason: no longer needed"  # what `ask` shows at its prompt
-ERAS = pytest.mark.parametrize("mode", ["legacy", "auto"], ids=["handshake", "2026-07-28"])
-
-
-@pytest.fixture
-def orders(tmp_path):
-    path = tmp_path / "orders.json"
-    shutil.copyfile(SAMPLE_PATH, path)
-    return path
-
-
-def status(orders, order_id: str = "ORD-1002") -> str:
-    document = json.loads(orders.read_text(encoding="utf-8"))
-    return next(o["status"] for o in document["orders"] if o["order_id"] == order_id)
 
 
 def cancel(served: Served, **client):

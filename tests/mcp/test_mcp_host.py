@@ -6,33 +6,15 @@ and says so, and the calls past the bound in flight are refused with a reason.""
 
 from __future__ import annotations
 
-import json
-import shutil
 import threading
 
 import anyio
-import pytest
-from mcpkit import Person, Served, envelope, fan_out_while_asked
+from mcpkit import CANCEL, ERAS, Person, Served, envelope, fan_out_while_asked, status
 
 from orderbot.i18n import t
 from orderbot.mcp.session import MAX_IN_FLIGHT
-from orderbot.shops.sample.model import SAMPLE_PATH
 
-CANCEL = {"order_id": "ORD-1002", "reason": "no longer needed"}
 LOOKUP = {"order_id": "ORD-1001"}
-ERAS = pytest.mark.parametrize("mode", ["legacy", "auto"], ids=["handshake", "2026-07-28"])
-
-
-@pytest.fixture
-def orders(tmp_path):
-    path = tmp_path / "orders.json"
-    shutil.copyfile(SAMPLE_PATH, path)
-    return path
-
-
-def status(orders, order_id: str = "ORD-1002") -> str:
-    document = json.loads(orders.read_text(encoding="utf-8"))
-    return next(o["status"] for o in document["orders"] if o["order_id"] == order_id)
 
 
 @ERAS

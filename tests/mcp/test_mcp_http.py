@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 import threading
@@ -22,16 +21,7 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcpkit import Person, envelope, fan_out_while_asked
 
-from orderbot.shops.sample.model import SAMPLE_PATH
-
 TOKEN = "s3cret-token-for-the-test-0123456789"
-
-
-@pytest.fixture
-def orders(tmp_path):
-    path = tmp_path / "orders.json"
-    shutil.copyfile(SAMPLE_PATH, path)
-    return path
 
 
 @pytest.mark.slow

@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import os
 import queue
-import shutil
 import signal
 import subprocess
 import sys
@@ -23,30 +22,15 @@ import pytest
 from clikit import cli, on_time
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
-from mcpkit import Person, envelope, fan_out_while_asked
+from mcpkit import CANCEL, Person, envelope, fan_out_while_asked, status
 
 from orderbot.i18n import t
-from orderbot.shops.sample.model import SAMPLE_PATH
-
-CANCEL = {"order_id": "ORD-1002", "reason": "no longer needed"}
-
-
-@pytest.fixture
-def orders(tmp_path):
-    path = tmp_path / "orders.json"
-    shutil.copyfile(SAMPLE_PATH, path)
-    return path
 
 
 def orderbot(*args: str) -> subprocess.CompletedProcess:
     return subprocess.run(
         [sys.executable, "-m", "orderbot", *args], capture_output=True, text=True, timeout=60, env=dict(os.environ)
     )
-
-
-def status(orders, order_id: str = "ORD-1002") -> str:
-    document = json.loads(orders.read_text(encoding="utf-8"))
-    return next(o["status"] for o in document["orders"] if o["order_id"] == order_id)
 
 
 @pytest.mark.slow

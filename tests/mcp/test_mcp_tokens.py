@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 from pathlib import Path
 
 import anyio
@@ -19,16 +18,7 @@ from httpkit import connected, serving
 from mcp.shared.exceptions import MCPError
 from mcpkit import envelope
 
-from orderbot.shops.sample.model import SAMPLE_PATH
-
 PING = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
-
-
-@pytest.fixture
-def orders(tmp_path):
-    path = tmp_path / "orders.json"
-    shutil.copyfile(SAMPLE_PATH, path)
-    return path
 
 
 def add(*args: str) -> tuple[str, str]:

@@ -7,28 +7,17 @@ ending the server."""
 from __future__ import annotations
 
 import json
-import shutil
 
 import anyio
 import mcp_types as types
 import pytest
 from clikit import cli
 from mcp.shared.exceptions import MCPError
-from mcpkit import Clock, Served, envelope
+from mcpkit import ERAS, Clock, Served, envelope
 
 from orderbot.mcp.server import ENVELOPE_SCHEMA
 from orderbot.mcp.session import RUN_CALLS
 from orderbot.models.mcp_client import BusyClock
-from orderbot.shops.sample.model import SAMPLE_PATH
-
-ERAS = pytest.mark.parametrize("mode", ["legacy", "auto"], ids=["handshake", "2026-07-28"])
-
-
-@pytest.fixture
-def orders(tmp_path):
-    path = tmp_path / "orders.json"
-    shutil.copyfile(SAMPLE_PATH, path)
-    return path
 
 
 @pytest.fixture
