@@ -305,10 +305,12 @@ def terminal(args: list[str], env: dict[str, str], cwd: str | None, dimensions: 
 
 
 def read_line(connection: socket.socket) -> str:
-    """One line the server sent ("" when it closed the connection first)."""
+    """One line the server sent ("" when it closed the connection first). Read a byte at a
+    time: the pid and the wait status of a command that ends at once (`--version`) can come
+    in one segment, and a larger read would take the status into the pid's line."""
     line = b""
     while not line.endswith(b"\n"):
-        chunk = connection.recv(64)
+        chunk = connection.recv(1)
         if not chunk:
             break
         line += chunk
