@@ -30,11 +30,9 @@ from orderbot.loop.conversation import Conversation
 from orderbot.loop.limits import LIMIT_SPECS, StopReason
 from orderbot.loop.model import Model
 from orderbot.loop.state import RunState
-from orderbot.models import FACTORIES, create, endpoint, resolve_provider
-from orderbot.models.mcp_client import ClientModel
+from orderbot.models import FACTORIES, MCP, create, endpoint, resolve_provider
 from orderbot.runner import Runner
 from orderbot.runs.base import BaseRunStore
-from orderbot.runs.resume import check_decider, check_resume, recorded_orders, settled_first
 from orderbot.runs.sqlite import SqliteRunStore
 from orderbot.settings import Settings, public_base_url
 from orderbot.shops.session import Session, open_session
@@ -212,7 +210,7 @@ def may_ask_as(settings: Settings, store: BaseRunStore) -> Callable[[str | None]
 def runner_for(session, llm, store: BaseRunStore, settings: Settings, *, provider: str, otel: bool = False) -> Runner:
     """The runner of a command's session, recorded in `store`, sending to the settings'
     server; an MCP host's model is reached through the session's client, no server."""
-    where = None if provider == ClientModel.provider else endpoint(settings)
+    where = None if provider == MCP else endpoint(settings)
     return Runner.for_session(session, llm, store, provider=provider, base_url=where, otel=otel)
 
 
@@ -240,6 +238,8 @@ def _start(wanted: Start, settings: Settings, store: BaseRunStore, shown: Shown)
 
 
 def _resume(wanted: Resume, settings: Settings, store: BaseRunStore, shown: Shown, flags: Mapping) -> int:
+    from orderbot.runs.resume import check_decider, check_resume  # loaded when a run resumes, not by every ask
+
     run_id = store.resolve(wanted.run_id)
     decision = wanted.decision
     record = store.load(run_id)
@@ -378,8 +378,10 @@ def _model_for(record, settings, shop):
     """The model a resumed run continues with, and its provider's name. A recorded MCP
     session's client has gone: its model answers at once, so deciding one of its calls
     runs that call and nothing else (orderbot.models.mcp_client)."""
-    if record.provider == ClientModel.provider:
-        return ClientModel.ended(), ClientModel.provider
+    if record.provider == MCP:
+        from orderbot.models.mcp_client import ClientModel
+
+        return ClientModel.ended(), MCP
     return create(settings, shop), resolve_provider(settings)
 
 
@@ -400,6 +402,8 @@ def _resumed_session(settings: Settings, store: BaseRunStore, *, explicit_orders
 def _settled_already(record, decision: bool | None) -> None:
     """A run the queue no longer waits for was settled by someone: say who, not only that
     there is nothing to resume."""
+    from orderbot.runs.resume import settled_first
+
     waits = record.state.stop_reason is StopReason.AWAITING_APPROVAL
     if decision is not None and not waits and any(d.approved is not None for d in record.decisions.values()):
         raise OperatorRefused(settled_first(record))
@@ -415,6 +419,7 @@ def _defaults_from_record(settings, record, *, explicit_orders: bool, base_url_f
     --base-url on this command line (an environment variable is not enough: order data
     must not go elsewhere by accident). Returns the settings and, when --base-url sends
     the run somewhere new, where it went before."""
+    from orderbot.runs.resume import recorded_orders
 
     update: dict = {}
     recorded = None if explicit_orders else recorded_orders(record)
@@ -422,10 +427,10 @@ def _defaults_from_record(settings, record, *, explicit_orders: bool, base_url_f
         same = settings.orders is not None and source_identity(settings.orders) == recorded
         update["orders"] = settings.orders if same else recorded
     # A recorded MCP session goes on with its own model (see _model_for), not with one of the factories'.
-    own = record.provider in FACTORIES or record.provider == ClientModel.provider
+    own = record.provider in FACTORIES or record.provider == MCP
     if "provider" not in settings.model_fields_set and own:
         update["provider"] = record.provider
-        if "model" not in settings.model_fields_set and record.provider not in ("offline", "scripted", "mcp"):
+        if "model" not in settings.model_fields_set and record.provider not in ("offline", "scripted", MCP):
             update["model"] = record.model
     was = None
     same_provider = update.get("provider", settings.provider) == record.provider

@@ -37,6 +37,8 @@ class FunctionCallOutput(_Item):
 class ProviderItem(_Item):
     """An item only one provider understands (e.g. a reasoning item), kept verbatim."""
 
+    model_config = ConfigDict(defer_build=True)  # built when a provider first keeps one: offline runs never do
+
     type: Literal["provider"] = "provider"
     provider: str
     data: dict[str, Any]

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 from pydantic_core import from_json
 
 from orderbot.loop.envelope import compact_json
@@ -86,6 +86,9 @@ class CallRecord:
 
 class PendingCall(BaseModel):
     """A side-effecting call waiting for a person, bound to exactly this call."""
+
+    # Built when a side effect is first proposed or read back: a lookup never needs the validator.
+    model_config = ConfigDict(defer_build=True)
 
     step: int
     call_id: str

@@ -35,6 +35,8 @@ def _chat(settings: Settings, shop: Shop) -> Model:
     return ChatModel.from_settings(settings)
 
 
+MCP = "mcp"  # the provider of an MCP host's own model, reached through its client (orderbot.models.mcp_client)
+
 # Each makes the model from the settings, for a run on the session's shop.
 FACTORIES: dict[str, Callable[[Settings, Shop], Model]] = {"offline": _offline, "openai": _openai, "chat": _chat}
 

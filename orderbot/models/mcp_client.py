@@ -26,6 +26,7 @@ from typing import Protocol
 
 from orderbot.loop.items import FunctionCall, FunctionCallOutput, assistant
 from orderbot.loop.model import ModelRequest, Turn
+from orderbot.models import MCP
 
 log = logging.getLogger("orderbot")
 
@@ -97,7 +98,7 @@ class ClientModel:
     """Proposes the calls an MCP client sends, one per turn, and answers when the run is
     full (`run_calls` calls) or the session ends."""
 
-    provider = "mcp"
+    provider = MCP
 
     def __init__(
         self,

@@ -58,6 +58,11 @@ FIELDS = (
     "reason",
 )
 MAX_ARGUMENTS, MAX_RESULT, MAX_REASON = 2000, 1000, 500  # characters kept per entry
+# The SQL stores' table of the log (orderbot.runs.sql): an entry's columns, its insert, and the
+# newest entries linked with a key (a session continues a keyed log only with a key that links one).
+COLUMNS = ", ".join((*FIELDS, "prev", "hash"))
+INSERT = f"INSERT INTO run_audit ({COLUMNS}) VALUES ({', '.join('?' * (len(FIELDS) + 2))})"
+NEWEST_KEYED = f"SELECT {COLUMNS} FROM run_audit WHERE hash LIKE 'hmac:%' ORDER BY seq DESC LIMIT 20"
 
 
 class AuditEntry(NamedTuple):

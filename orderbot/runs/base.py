@@ -39,13 +39,15 @@ import os
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from orderbot.errors import OperatorRefused, Phrase
-from orderbot.runs.audit import AuditEntry
 from orderbot.runs.record import RunRecord
 from orderbot.runs.summary import RunSummary
-from orderbot.runs.tokens import Token
+
+if TYPE_CHECKING:  # loaded when a call is decided or a token used, not by every run
+    from orderbot.runs.audit import AuditEntry
+    from orderbot.runs.tokens import Token
 
 
 class RunConflict(OperatorRefused):

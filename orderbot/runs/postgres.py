@@ -27,10 +27,10 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from orderbot.errors import ConfigError, OperatorRefused, Phrase, RecordError
-from orderbot.runs.audit import AuditEntry, entry_hash, from_row
+from orderbot.runs.audit import NEWEST_KEYED, AuditEntry, entry_hash, from_row
 from orderbot.runs.base import Step
 from orderbot.runs.postgres_sql import AUDIT_LOCK, HAND_OVER, guards
-from orderbot.runs.sql import NEWEST_KEYED, SqlRunStore
+from orderbot.runs.sql import SqlRunStore
 from orderbot.runs.tokens import Token
 from orderbot.shops.postgres_access import INSTALL_COMMAND, connect, native_sql
 from orderbot.shops.source import parse_source

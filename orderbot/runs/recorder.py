@@ -20,7 +20,6 @@ from orderbot.loop.engine import Limits
 from orderbot.loop.model import Model, ModelRequest, Turn
 from orderbot.loop.state import Approver, Event, PendingCall, RunState, new_run_id
 from orderbot.loop.transitions import Transition
-from orderbot.runs.audit import MAX_RESULT
 from orderbot.runs.base import BaseRunStore, RunConflict, RunIdTaken, Step, Waiting
 from orderbot.runs.record import COMMITTED, EXECUTING, FAILED, Decision, RunRecord, utc_iso
 from orderbot.text import cut
@@ -241,6 +240,8 @@ class Recorder:
 
     def _settle(self, state: RunState) -> bool:
         """Note how each `executing` side effect ended; True when one did."""
+        from orderbot.runs.audit import MAX_RESULT  # the log's bound: a side effect settles into the log
+
         outcome = {c.call_id: c for c in state.calls}
         settled = False
         for call_id, status in list(self.record.side_effects.items()):

@@ -39,28 +39,21 @@ import json
 import os
 import time
 from collections.abc import Iterator, Sequence
-from typing import Any, Self
+from typing import TYPE_CHECKING, Any, Self
 
 from orderbot.errors import ConfigError, OperatorRefused, Phrase, RecordError, UsageError
 from orderbot.loop.limits import StopReason
-from orderbot.runs import tokens
-from orderbot.runs.audit import (
-    FIELDS,
-    AuditEntry,
-    Decided,
-    QueueRow,
-    Settled,
-    against_queue,
-    against_records,
-    from_row,
-    next_link,
-)
 from orderbot.runs.base import BaseRunStore, Policy, RunConflict, RunIdTaken, Step, Waiting
 from orderbot.runs.record import COMMITTED, EXECUTING, FAILED, RunRecord, utc_iso
 from orderbot.runs.summary import RUN_ID, RunSummary, started_key
 from orderbot.runs.tagged import parse_record, tag_problem, tag_record
-from orderbot.runs.tokens import Token
 from orderbot.text import cut
+
+# The audit log's code and the tokens' come in when a call is decided or a token is used: a
+# run that only answers never loads them.
+if TYPE_CHECKING:
+    from orderbot.runs.audit import AuditEntry, Decided, QueueRow, Settled
+    from orderbot.runs.tokens import Token
 
 SCHEMA_VERSION = 5
 # Listings are newest first by when a run started, to the microsecond (created_at, fixed-width
@@ -70,6 +63,12 @@ RUN_INDEXES = [
     "CREATE INDEX IF NOT EXISTS runs_by_customer ON runs (customer, created_at, run_id)",
     "CREATE INDEX IF NOT EXISTS runs_by_status ON runs (status, created_at, run_id)",
 ]
+# The bearer tokens of `orderbot mcp --http` (orderbot.runs.tokens), from schema version 5.
+TOKENS_TABLE = (
+    "CREATE TABLE IF NOT EXISTS run_tokens (id {key} PRIMARY KEY, hash TEXT NOT NULL UNIQUE, customer TEXT, "
+    "operator TEXT, created_by TEXT NOT NULL, created_at TEXT NOT NULL, expires_at TEXT, revoked_at TEXT, "
+    "revoked_by TEXT, CHECK ((customer IS NULL) <> (operator IS NULL)))"
+)
 # Statements that take a store from version N to N + 1, applied in one transaction each (a
 # database module adds its own: orderbot.runs.postgres). 1 -> 2 and 3 -> 4 changed
 # PostgreSQL's guards only; version 2 kept starts to the second and listed by id; 4 -> 5 adds
@@ -77,7 +76,7 @@ RUN_INDEXES = [
 MIGRATIONS: dict[int, list[str]] = {
     1: [],
     3: [],
-    4: [tokens.TABLE],
+    4: [TOKENS_TABLE],
     2: [
         "UPDATE runs SET created_at = substr(created_at, 1, 19) || '.000000Z' WHERE length(created_at) = 20",
         "DROP INDEX IF EXISTS runs_by_customer",
@@ -116,7 +115,7 @@ def tables(key: str, real: str, seq: str) -> list[str]:
         "CREATE INDEX run_audit_by_call ON run_audit (run_id, call_id)",
         "CREATE TABLE run_approvers (operator TEXT PRIMARY KEY)",
         "CREATE TABLE run_policy (name TEXT PRIMARY KEY, value TEXT NOT NULL)",
-        tokens.TABLE.format(key=key),
+        TOKENS_TABLE.format(key=key),
     ]
 
 
@@ -140,10 +139,6 @@ SETTLE_APPROVAL = (
     "WHERE run_id = ? AND call_id = ? AND status = ?"
 )
 MOVE_APPROVAL = "UPDATE run_approvals SET status = ? WHERE run_id = ? AND call_id = ? AND status = ?"
-INSERT_AUDIT = f"INSERT INTO run_audit ({', '.join(FIELDS)}, prev, hash) VALUES ({', '.join('?' * (len(FIELDS) + 2))})"
-AUDIT_COLUMNS = ", ".join((*FIELDS, "prev", "hash"))
-# The newest entries linked with a key: a session continues a keyed log only with a key that links one of them.
-NEWEST_KEYED = f"SELECT {AUDIT_COLUMNS} FROM run_audit WHERE hash LIKE 'hmac:%' ORDER BY seq DESC LIMIT 20"
 QUEUE_COLUMNS = "run_id, call_id, tool, arguments, customer, requested_by, status, decided_by"
 QUEUE_ROWS = f"SELECT {QUEUE_COLUMNS} FROM run_approvals ORDER BY run_id, call_id"
 QUEUE_ROW = f"SELECT {QUEUE_COLUMNS} FROM run_approvals WHERE run_id = ? AND call_id = ?"
@@ -380,8 +375,10 @@ class SqlRunStore(BaseRunStore):
         return True
 
     def _queue_row(self, run_id: str, call_id: str) -> QueueRow | None:
+        from orderbot.runs import audit
+
         rows = self._tx_rows(QUEUE_ROW, (run_id, call_id))
-        return QueueRow(*rows[0]) if rows else None
+        return audit.QueueRow(*rows[0]) if rows else None
 
     def _may_approve(self, me: str, row: QueueRow) -> None:
         """The store's rules, as they are now: the approver list, and four eyes (neither the
@@ -415,8 +412,10 @@ class SqlRunStore(BaseRunStore):
     def _log(self, step: Step, row: QueueRow | None) -> None:
         """The log's entry of `step`, made from the queue row it is about (who asked, who
         decided, for whom, what), numbered and linked after the last entry."""
+        from orderbot.runs import audit
+
         assert row is not None
-        entry = AuditEntry.new(
+        entry = audit.AuditEntry.new(
             at=step.at,
             event=step.event,
             run_id=row.run_id,
@@ -429,11 +428,12 @@ class SqlRunStore(BaseRunStore):
             result=step.result if step.event in ("executed", "failed") else None,
             reason=step.reason if step.event == REJECTED else None,
         )
-        last = self._tx_rows(f"SELECT {AUDIT_COLUMNS} FROM run_audit ORDER BY seq DESC LIMIT 1")
-        keyed = self._tx_rows(NEWEST_KEYED)
-        seq, prev = next_link(from_row(last[0]) if last else None, [from_row(r) for r in keyed], self.audit_key)
+        last = self._tx_rows(f"SELECT {audit.COLUMNS} FROM run_audit ORDER BY seq DESC LIMIT 1")
+        keyed = self._tx_rows(audit.NEWEST_KEYED)
+        newest = audit.from_row(last[0]) if last else None
+        seq, prev = audit.next_link(newest, [audit.from_row(r) for r in keyed], self.audit_key)
         entry = entry.chained(seq + 1, prev, self.audit_key)
-        self._tx_change(INSERT_AUDIT, (*entry.values(), entry.prev, entry.hash))
+        self._tx_change(audit.INSERT, (*entry.values(), entry.prev, entry.hash))
 
     def _import(self, raw: bytes, record: RunRecord) -> None:
         """Within a transaction: a record brought in whole, as another store kept it (its
@@ -470,7 +470,9 @@ class SqlRunStore(BaseRunStore):
 
     def _import_entry(self, entry: AuditEntry) -> None:
         """Within a transaction: an audit entry as it was, its number and links unchanged."""
-        self._tx_change(INSERT_AUDIT, (*entry.values(), entry.prev, entry.hash))
+        from orderbot.runs import audit
+
+        self._tx_change(audit.INSERT, (*entry.values(), entry.prev, entry.hash))
 
     def _conflict(self, record: RunRecord) -> Phrase:
         """Who got there first: the settlement of one of the run's calls, if there is one."""
@@ -583,9 +585,11 @@ class SqlRunStore(BaseRunStore):
         return [Waiting(*row) for row in rows]
 
     def audit_entries(self) -> Iterator[AuditEntry | str]:
+        from orderbot.runs import audit
+
         after = 0
         while True:
-            rows = self._rows(f"SELECT {AUDIT_COLUMNS} FROM run_audit WHERE seq > ? ORDER BY seq LIMIT 1000", (after,))
+            rows = self._rows(f"SELECT {audit.COLUMNS} FROM run_audit WHERE seq > ? ORDER BY seq LIMIT 1000", (after,))
             for row in rows:
                 yield _entry(row)
             if len(rows) < 1000:
@@ -595,6 +599,8 @@ class SqlRunStore(BaseRunStore):
     def audit_problems(self) -> list:
         """The log against the queue, both ways (orderbot.runs.audit.against_queue); a call
         decided inline, which never waited in the queue, against its run's record."""
+        from orderbot.runs import audit
+
         records: dict[str, RunRecord | None] = {}
 
         def recorded(run_id: str, call_id: str) -> Settled | None:
@@ -608,14 +614,14 @@ class SqlRunStore(BaseRunStore):
             if decision is None:
                 return None
             tool = next((c.name for c in record.state.calls if c.call_id == call_id), None)
-            return Settled(tool, decision.requested_by, decision.decided_by, decision.approved)
+            return audit.Settled(tool, decision.requested_by, decision.decided_by, decision.approved)
 
-        rows = [QueueRow(*row) for row in self._rows(QUEUE_ROWS)]
+        rows = [audit.QueueRow(*row) for row in self._rows(QUEUE_ROWS)]
         logged: set[tuple[str, str, str, str | None]] = set()
 
         def noting(entries: Iterator[AuditEntry | str]) -> Iterator[AuditEntry | str]:
             for entry in entries:
-                if isinstance(entry, AuditEntry) and entry.event in (APPROVED, REJECTED):
+                if isinstance(entry, audit.AuditEntry) and entry.event in (APPROVED, REJECTED):
                     logged.add((entry.run_id, entry.call_id, entry.event, entry.decided_by))
                 yield entry
 
@@ -625,12 +631,14 @@ class SqlRunStore(BaseRunStore):
             # `verify` checks, but there is nothing left to hold them against.
             kept = {row[0] for row in self._rows("SELECT run_id FROM runs")}
             entries = (e for e in entries if isinstance(e, str) or e.run_id in kept)
-        problems = against_queue(entries, rows, recorded)
-        return problems + against_records(self._decided(), rows, logged)
+        problems = audit.against_queue(entries, rows, recorded)
+        return problems + audit.against_records(self._decided(), rows, logged)
 
     def _decided(self) -> Iterator[Decided]:
         """Every decision the runs' records hold (a record that is not JSON holds none: `runs
         show` names it)."""
+        from orderbot.runs import audit
+
         after = ""
         while True:
             rows = self._rows("SELECT run_id, record FROM runs WHERE run_id > ? ORDER BY run_id LIMIT 200", (after,))
@@ -641,7 +649,7 @@ class SqlRunStore(BaseRunStore):
                         if said.get("approved") is not None:
                             by, asked = said.get("decided_by"), said.get("requested_by")
                             queued = said.get("queued_as") or call_id  # a reused call id: its own row
-                            yield Decided(run_id, queued, bool(said["approved"]), by, asked)
+                            yield audit.Decided(run_id, queued, bool(said["approved"]), by, asked)
                 except (ValueError, AttributeError, TypeError):
                     continue
             if len(rows) < 200:
@@ -653,6 +661,8 @@ class SqlRunStore(BaseRunStore):
     def add_token(
         self, secret_hash: str, *, customer: str | None, operator: str | None, expires_at: str | None
     ) -> Token:
+        from orderbot.runs import tokens
+
         for _ in range(5):  # a new id drawn when one is taken (48 random bits: never, in practice)
             token_id = tokens.new_id()
             with self._transaction():
@@ -666,6 +676,8 @@ class SqlRunStore(BaseRunStore):
     def _add_token(
         self, token_id: str, secret_hash: str, customer: str | None, operator: str | None, expires_at: str | None
     ) -> bool:
+        from orderbot.runs import tokens
+
         me = self.operator
         refused = tokens.maker_refused(me, operator)
         if refused is not None:
@@ -674,13 +686,19 @@ class SqlRunStore(BaseRunStore):
         return self._tx_change(tokens.INSERT, row) == 1
 
     def token(self, secret_hash: str) -> Token | None:
+        from orderbot.runs import tokens
+
         rows = self._rows(tokens.BY_HASH, (secret_hash,))
-        return Token(*rows[0]) if rows else None
+        return tokens.Token(*rows[0]) if rows else None
 
     def tokens(self) -> list[Token]:
-        return [Token(*row) for row in self._rows(tokens.LISTED)]
+        from orderbot.runs import tokens
+
+        return [tokens.Token(*row) for row in self._rows(tokens.LISTED)]
 
     def tokens_exist(self) -> bool:
+        from orderbot.runs import tokens
+
         return bool(self._rows(tokens.ANY))
 
     def revoke_token(self, token_id: str) -> tuple[Token, bool]:
@@ -693,10 +711,12 @@ class SqlRunStore(BaseRunStore):
 
     def _revoke_token(self, token_id: str) -> str:
         """Within a transaction: revoked, already (revoked before) or none (no such token)."""
+        from orderbot.runs import tokens
+
         rows = self._tx_rows(tokens.BY_ID, (token_id,))
         if not rows:
             return "none"
-        token = Token(*rows[0])
+        token = tokens.Token(*rows[0])
         if token.revoked_at is not None:
             return "already"
         refused = tokens.revoker_refused(self.operator, token)
@@ -793,8 +813,10 @@ def _ids(operator: str, call: Waiting) -> dict:
 
 
 def _entry(row: Sequence) -> AuditEntry | str:
+    from orderbot.runs import audit
+
     try:
-        return from_row(row)
+        return audit.from_row(row)
     except TypeError:
         return "unreadable"
 

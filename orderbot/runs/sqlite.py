@@ -66,12 +66,14 @@ class SqliteRunStore(SqlRunStore):
         """The state directory's store, the directory made private when missing; what an
         earlier orderbot kept there is taken over first (`took_over` says what came over,
         in the process that did it)."""
-        from orderbot.runs.takeover import take_over
-
         statedir.make(state_dir)
         path = state_dir / DB_FILE
         store = cls(path, where=str(path), keep=keep, prune_after_days=prune_after_days, key_file=state_dir / KEY_FILE)
         store.with_schema()
+        if not statedir.holds_old_files(state_dir):
+            return store
+        from orderbot.runs.takeover import take_over  # once per state directory: its code is not loaded after
+
         try:
             store.took_over = take_over(store, state_dir)
         except BaseException:

@@ -50,8 +50,14 @@ def make(state_dir: Path) -> None:
 
 
 DATABASE = "runs.db"  # the run store (orderbot.runs.sqlite)
+OLD_FILES = ("runs", "runs.index", "audit.log", "audit.log.lock")  # what an earlier orderbot kept
 # What SQLite keeps beside a database while it is open, and what it would open there.
 COMPANIONS = ("-wal", "-shm", "-journal")
+
+
+def holds_old_files(state_dir: Path) -> bool:
+    """Whether an earlier orderbot's files are here, to be taken over (orderbot.runs.takeover)."""
+    return any(os.path.lexists(state_dir / name) for name in OLD_FILES)
 
 
 def refuse_unusable(state_dir: Path) -> None:

@@ -40,7 +40,6 @@ from orderbot.runs.sql import SqlRunStore
 from orderbot.runs.summary import RUN_ID
 from orderbot.runs.tagged import parse_record, read_or_create_key, tag_problem
 
-OLD_FILES = ("runs", "runs.index", "audit.log", "audit.log.lock")  # what an earlier orderbot kept
 RECORDS, AUDIT_LOG = "runs", "audit.log"
 ASIDE = "json-runs.old"
 MAX_RECORD_BYTES = 16 << 20  # records are bounded at ~3 MB: anything far larger is not one
@@ -53,7 +52,7 @@ IMPORTS = (
 def take_over(store: SqlRunStore, state_dir: Path) -> Takeover | None:
     """Bring what an earlier orderbot kept in `state_dir` into `store`, then move it aside;
     None when there is nothing to take over, or another process did (or does) it."""
-    if not any(os.path.lexists(state_dir / name) for name in OLD_FILES):
+    if not statedir.holds_old_files(state_dir):
         return None
     brought: Takeover | None = None
     with store._transaction():
@@ -208,7 +207,7 @@ def parse_line(raw: bytes) -> AuditEntry | None:
 def _move_aside(state_dir: Path) -> Path | None:
     """The old files, moved as they are into a folder of their own; None when none is left
     (another process moved them)."""
-    present = [name for name in OLD_FILES if os.path.lexists(state_dir / name)]
+    present = [name for name in statedir.OLD_FILES if os.path.lexists(state_dir / name)]
     if not present:
         return None
     aside, number = state_dir / ASIDE, 1

@@ -29,11 +29,6 @@ TOKEN = re.compile(r"obt_[A-Za-z0-9_-]{43}")
 DURATION = re.compile(r"(\d+(?:\.\d+)?)([mhdw])")
 UNITS = {"m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
 
-TABLE = (
-    "CREATE TABLE IF NOT EXISTS run_tokens (id {key} PRIMARY KEY, hash TEXT NOT NULL UNIQUE, customer TEXT, "
-    "operator TEXT, created_by TEXT NOT NULL, created_at TEXT NOT NULL, expires_at TEXT, revoked_at TEXT, "
-    "revoked_by TEXT, CHECK ((customer IS NULL) <> (operator IS NULL)))"
-)
 COLUMNS = "id, customer, operator, created_by, created_at, expires_at, revoked_at, revoked_by"  # never the hash
 INSERT = (
     "INSERT INTO run_tokens (id, hash, customer, operator, created_by, created_at, expires_at) "

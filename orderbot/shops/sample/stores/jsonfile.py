@@ -40,7 +40,6 @@ from orderbot.shops.sample.model import (
     local_now,
     newest_first,
 )
-from orderbot.shops.sample.stores.jsonedit import set_fields
 from orderbot.text import invalid_json, more_problems, validation_phrase
 
 if TYPE_CHECKING:
@@ -129,6 +128,8 @@ class JsonStore:
         written in place and the whole file replaced atomically. A repeat of the call that
         already cancelled the order returns the same result and writes nothing.
         """
+        from orderbot.shops.sample.stores.jsonedit import set_fields  # only a cancellation edits the file
+
         if not self.writable:
             raise ToolError(READ_ONLY, "read_only")
         with locked_write(
