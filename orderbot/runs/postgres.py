@@ -32,7 +32,7 @@ from orderbot.runs.base import Step
 from orderbot.runs.postgres_sql import AUDIT_LOCK, HAND_OVER, guards
 from orderbot.runs.sql import SqlRunStore
 from orderbot.runs.tokens import Token
-from orderbot.shops.postgres_access import INSTALL_COMMAND, connect, native_sql
+from orderbot.shops.postgres_access import INSTALL_COMMAND, connect, native_sql, reconnected
 from orderbot.shops.source import parse_source
 from orderbot.text import cut
 
@@ -69,6 +69,7 @@ class PostgresRunStore(SqlRunStore):
         source = parse_source(url)
         super().__init__(source.shown, prune_after_days=prune_after_days)
         self._psycopg = _psycopg()
+        self._source = source
         self.connection: Any = connect(source)  # ConfigError, in one sentence without the password
 
     @classmethod
@@ -101,7 +102,17 @@ class PostgresRunStore(SqlRunStore):
     def _execute(self, sql: str, params: tuple):
         return self.connection.execute(native_sql(sql), params or None)
 
+    def _live(self) -> None:
+        """Before a statement or a transaction: the connection made again when the server
+        dropped it (orderbot.shops.postgres_access.reconnected), so that a server's shared
+        store outlives the database's restarts."""
+        try:
+            self.connection = reconnected(self.connection, self._source)
+        except ConfigError:
+            raise RecordError("runs.store_lost", where=self.where) from None
+
     def _rows(self, sql: str, params: tuple = ()) -> list[tuple]:
+        self._live()
         try:
             return self._execute(sql, params).fetchall()
         except self._psycopg.Error as exc:
@@ -109,6 +120,7 @@ class PostgresRunStore(SqlRunStore):
 
     @contextlib.contextmanager
     def _transaction(self) -> Iterator[None]:
+        self._live()
         try:
             with self.connection.transaction():
                 yield

@@ -53,6 +53,25 @@ def connect(source: Source) -> Any:
         raise (LoginRefused if _login_refused(exc) else ConfigError)(said) from None
 
 
+def reconnected(connection: Any, source: Source) -> Any:
+    """`connection`, or a new one when the server dropped it (it restarted, or ended the
+    session): a long-lived process (`orderbot mcp --http`) outlives its database's restarts.
+    Nothing is retried: the statement that found the connection dropped failed in its own
+    words, and the next one goes on the new connection. ConfigError when none can be made."""
+    if not connection.broken:
+        return connection
+    log.warning("postgres %s: the server dropped the connection; connecting again", source.shown)
+    return connect(source)
+
+
+def reconnected_for_tools(connection: Any, source: Source, *, unavailable: str) -> Any:
+    """reconnected(), for a shop's tools: a server still away is their `unavailable`."""
+    try:
+        return reconnected(connection, source)
+    except ConfigError:
+        raise ToolError(unavailable, "store_unavailable") from None
+
+
 def _login_refused(exc: Exception) -> bool:
     state = getattr(exc, "sqlstate", None)
     text = str(exc)

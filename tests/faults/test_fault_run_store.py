@@ -1,5 +1,6 @@
 """A team's PostgreSQL run store failing, for real: this file's own throwaway cluster
-(tests/shopkit.py), stopped and started again around and inside `ask` and an approval.
+(tests/shopkit.py), stopped and started again around and inside `ask` and an approval, and
+under stores a long-lived process keeps open (`orderbot mcp --http`'s).
 
 Each failure is one sentence, exit 6, no traceback, no password; nothing is lost and no
 call runs twice. Inside an approval the server stops itself at a known point: a trigger on
@@ -188,3 +189,49 @@ def test_a_password_in_the_url_is_never_printed_recorded_or_logged(own_server, r
     on_disk = [p.read_bytes() for p in state.rglob("*") if p.is_file()]
     assert all(own_server.password not in text for text in [*outputs, document])
     assert all(own_server.password.encode() not in data for data in on_disk)
+
+
+def test_a_long_lived_process_outlives_the_databases_restart(own_server, runs):
+    """`orderbot mcp --http` keeps one run store and one shop store for all its clients:
+    the statement that finds the connection dropped fails in its own words, so does every one
+    while the server is away, and once it is back the next one goes on a new connection."""
+    from shopkit import sample_orders
+
+    from orderbot.errors import RecordError, ToolError
+    from orderbot.runs.postgres import PostgresRunStore
+    from orderbot.shops.retail.postgres import PostgresRetailStore
+    from orderbot.shops.retail.transfer import import_file
+    from orderbot.shops.sample.stores.postgres import PostgresStore, import_orders
+    from orderbot.shops.source import parse_source
+
+    orders, retail = (parse_source(own_server.url(own_server.new_database())) for _ in range(2))
+    import_orders(orders, sample_orders(), replace=False)
+    import_file(Path(__file__).parents[1] / "fixtures" / "tau2-retail" / "db.json", retail, replace=False)
+    run_store, sample, shop = PostgresRunStore.open(runs), PostgresStore.open(orders), PostgresRetailStore.open(retail)
+
+    def answered() -> bool:
+        return (
+            list(run_store.summaries()) == []
+            and sample.get("ORD-1001").status == "已发货"
+            and shop.order("#W6779827").status == "pending"
+        )
+
+    try:
+        assert answered()
+        stores = (run_store, sample, shop)
+        first = [store.connection for store in stores]
+        own_server.halt()
+        for _ in range(2):  # the statement that finds it dropped, then one while nothing answers
+            with pytest.raises(RecordError) as lost:
+                list(run_store.summaries())
+            assert lost.value.phrase.id == "runs.store_lost"
+            for lookup in (lambda: sample.get("ORD-1001"), lambda: shop.order("#W6779827")):
+                with pytest.raises(ToolError) as away:
+                    lookup()
+                assert away.value.code == "store_unavailable"
+        own_server.start_again()
+        assert answered()
+        assert all(old.closed and old is not store.connection for old, store in zip(first, stores, strict=True))
+    finally:
+        for store in (run_store, sample, shop):
+            store.close()

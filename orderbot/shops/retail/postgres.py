@@ -18,7 +18,15 @@ from contextlib import AbstractContextManager, contextmanager
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from orderbot.errors import ConfigError, Phrase
-from orderbot.shops.postgres_access import connect, copy_rows, limit_statements, load_psycopg, native_sql, tool_errors
+from orderbot.shops.postgres_access import (
+    connect,
+    copy_rows,
+    limit_statements,
+    load_psycopg,
+    native_sql,
+    reconnected_for_tools,
+    tool_errors,
+)
 from orderbot.shops.retail.data import Order, Product, User, Variant
 from orderbot.shops.retail.sql import (
     ITEM_COLUMNS,
@@ -102,6 +110,7 @@ class PostgresRetailStore(SqlRetailStore):
     def __init__(self, source: Source, connection: Any, *, writable: bool = True) -> None:
         super().__init__(source.shown, writable=writable)
         self.connection = connection
+        self._source = source
         self._psycopg = load_psycopg()
 
     @classmethod
@@ -132,7 +141,13 @@ class PostgresRetailStore(SqlRetailStore):
     def _errors(self) -> AbstractContextManager[None]:
         return tool_errors(self._psycopg, self.source, timed_out=TIMED_OUT, unavailable=UNAVAILABLE)
 
+    def _live(self) -> Any:
+        """The connection, made again when the server dropped it (postgres_access.reconnected)."""
+        self.connection = reconnected_for_tools(self.connection, self._source, unavailable=UNAVAILABLE)
+        return self.connection
+
     def _rows(self, sql: str, params: tuple = (), *, timeout: float | None = None) -> list[tuple]:
+        self._live()
         with self._errors():
             if timeout is None:
                 return self.connection.execute(native_sql(sql), params).fetchall()
@@ -142,7 +157,7 @@ class PostgresRetailStore(SqlRetailStore):
 
     @contextmanager
     def _transaction(self, timeout: float | None) -> Iterator[Callable]:
-        connection = self.connection
+        connection = self._live()
         deadline = None if timeout is None else time.monotonic() + timeout
 
         def run(sql: str, params: tuple):
@@ -155,7 +170,7 @@ class PostgresRetailStore(SqlRetailStore):
 
     def export(self) -> Iterator[ShopRecord]:
         """In one repeatable-read transaction: a consistent picture even while others write."""
-        with self._errors(), self.connection.transaction():
+        with self._errors(), self._live().transaction():
             self.connection.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY")
             yield from super().export()
 

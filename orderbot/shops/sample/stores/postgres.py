@@ -15,7 +15,15 @@ from typing import TYPE_CHECKING, Any
 
 from orderbot.errors import ConfigError, Phrase
 from orderbot.loop.model_text import to_model
-from orderbot.shops.postgres_access import connect, copy_rows, limit_statements, load_psycopg, native_sql, tool_errors
+from orderbot.shops.postgres_access import (
+    connect,
+    copy_rows,
+    limit_statements,
+    load_psycopg,
+    native_sql,
+    reconnected_for_tools,
+    tool_errors,
+)
 from orderbot.shops.sample.model import Order
 from orderbot.shops.sample.stores.sql import (
     INDEXES,
@@ -93,6 +101,7 @@ class PostgresStore(SqlStore):
     def __init__(self, source: Source, connection: Any, *, writable: bool = True) -> None:
         super().__init__(source.shown, writable=writable)
         self.connection = connection
+        self._source = source
         self._psycopg = load_psycopg()
 
     @classmethod
@@ -116,7 +125,13 @@ class PostgresStore(SqlStore):
     def close(self) -> None:
         self.connection.close()
 
+    def _live(self) -> Any:
+        """The connection, made again when the server dropped it (postgres_access.reconnected)."""
+        self.connection = reconnected_for_tools(self.connection, self._source, unavailable=UNAVAILABLE)
+        return self.connection
+
     def _execute(self, sql: str, params: tuple, timeout: float | None):
+        self._live()
         with tool_errors(self._psycopg, self.source, timed_out=TIMED_OUT, unavailable=UNAVAILABLE):
             if timeout is None:
                 return self.connection.execute(native_sql(sql), params)
