@@ -32,7 +32,7 @@ from orderbot.runs.base import Step
 from orderbot.runs.postgres_sql import AUDIT_LOCK, HAND_OVER, guards
 from orderbot.runs.sql import SqlRunStore
 from orderbot.runs.tokens import Token
-from orderbot.shops.postgres_access import INSTALL_COMMAND, connect, native_sql, reconnected
+from orderbot.shops.postgres_access import INSTALL_COMMAND, connect, native_sql, reconnected, transaction
 from orderbot.shops.source import parse_source
 from orderbot.text import cut
 
@@ -102,17 +102,11 @@ class PostgresRunStore(SqlRunStore):
     def _execute(self, sql: str, params: tuple):
         return self.connection.execute(native_sql(sql), params or None)
 
-    def _live(self) -> None:
-        """Before a statement or a transaction: the connection made again when the server
-        dropped it (orderbot.shops.postgres_access.reconnected), so that a server's shared
-        store outlives the database's restarts."""
-        try:
-            self.connection = reconnected(self.connection, self._source)
-        except ConfigError:
-            raise RecordError("runs.store_lost", where=self.where) from None
+    def _lost(self) -> RecordError:
+        return RecordError("runs.store_lost", where=self.where)
 
     def _rows(self, sql: str, params: tuple = ()) -> list[tuple]:
-        self._live()
+        self.connection = reconnected(self.connection, self._source, self._lost())
         try:
             return self._execute(sql, params).fetchall()
         except self._psycopg.Error as exc:
@@ -120,9 +114,8 @@ class PostgresRunStore(SqlRunStore):
 
     @contextlib.contextmanager
     def _transaction(self) -> Iterator[None]:
-        self._live()
         try:
-            with self.connection.transaction():
+            with transaction(self, self._source, self._lost()):
                 yield
         except self._psycopg.Error as exc:
             raise self._error(exc) from None

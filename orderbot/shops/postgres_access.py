@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
-from orderbot.errors import ConfigError, LoginRefused, Phrase, ToolError
+from orderbot.errors import ConfigError, LoginRefused, OrderbotError, Phrase, ToolError
 
 if TYPE_CHECKING:
     from orderbot.shops.source import Source
@@ -53,23 +53,39 @@ def connect(source: Source) -> Any:
         raise (LoginRefused if _login_refused(exc) else ConfigError)(said) from None
 
 
-def reconnected(connection: Any, source: Source) -> Any:
+def reconnected(connection: Any, source: Source, lost: OrderbotError) -> Any:
     """`connection`, or a new one when the server dropped it (it restarted, or ended the
     session): a long-lived process (`orderbot mcp --http`) outlives its database's restarts.
     Nothing is retried: the statement that found the connection dropped failed in its own
-    words, and the next one goes on the new connection. ConfigError when none can be made."""
+    words, and the next one goes on the new connection. `lost` (the store's own words) when
+    none can be made."""
     if not connection.broken:
         return connection
     log.warning("postgres %s: the server dropped the connection; connecting again", source.shown)
-    return connect(source)
-
-
-def reconnected_for_tools(connection: Any, source: Source, *, unavailable: str) -> Any:
-    """reconnected(), for a shop's tools: a server still away is their `unavailable`."""
     try:
-        return reconnected(connection, source)
-    except ConfigError:
-        raise ToolError(unavailable, "store_unavailable") from None
+        return connect(source)
+    except ConfigError as exc:
+        log.error("postgres %s: %s", source.shown, exc)
+        raise lost from None
+
+
+@contextmanager
+def transaction(store: Any, source: Source, lost: OrderbotError) -> Iterator[Any]:
+    """A transaction on `store.connection`, which it yields. A BEGIN that finds the connection
+    dropped (the server restarted while the store sat idle) is sent once more on a new one:
+    nothing of the transaction had reached the server, so nothing runs twice. A connection
+    lost later fails the transaction, in its store's words, as before."""
+    psycopg = load_psycopg()
+    store.connection = reconnected(store.connection, source, lost)
+    with ExitStack() as stack:
+        try:
+            stack.enter_context(store.connection.transaction())
+        except psycopg.OperationalError:
+            if not store.connection.broken:
+                raise
+            store.connection = reconnected(store.connection, source, lost)
+            stack.enter_context(store.connection.transaction())
+        yield store.connection
 
 
 def _login_refused(exc: Exception) -> bool:

@@ -192,13 +192,16 @@ def test_a_password_in_the_url_is_never_printed_recorded_or_logged(own_server, r
 
 
 def test_a_long_lived_process_outlives_the_databases_restart(own_server, runs):
-    """`orderbot mcp --http` keeps one run store and one shop store for all its clients:
-    the statement that finds the connection dropped fails in its own words, so does every one
-    while the server is away, and once it is back the next one goes on a new connection."""
+    """`orderbot mcp --http` keeps one run store and one shop store for all its clients, and
+    the database may restart under them. A transaction whose BEGIN finds the connection dropped
+    begins again on a new one (nothing of it had reached the server); a statement outside one
+    fails in its store's words and the next goes on a new connection; while the server is away
+    every call fails in those words, and once it is back they are answered again."""
     from shopkit import sample_orders
 
     from orderbot.errors import RecordError, ToolError
     from orderbot.runs.postgres import PostgresRunStore
+    from orderbot.runs.tokens import new_token, token_hash
     from orderbot.shops.retail.postgres import PostgresRetailStore
     from orderbot.shops.retail.transfer import import_file
     from orderbot.shops.sample.stores.postgres import PostgresStore, import_orders
@@ -208,30 +211,41 @@ def test_a_long_lived_process_outlives_the_databases_restart(own_server, runs):
     import_orders(orders, sample_orders(), replace=False)
     import_file(Path(__file__).parents[1] / "fixtures" / "tau2-retail" / "db.json", retail, replace=False)
     run_store, sample, shop = PostgresRunStore.open(runs), PostgresStore.open(orders), PostgresRetailStore.open(retail)
+    stores = (run_store, sample, shop)
+    lost = ["runs.store_lost", "store_unavailable", "store_unavailable"]  # each store in its own words
 
-    def answered() -> bool:
-        return (
-            list(run_store.summaries()) == []
-            and sample.get("ORD-1001").status == "已发货"
-            and shop.order("#W6779827").status == "pending"
-        )
+    def in_transactions() -> bool:  # a token added, lookups under a run's time limit
+        run_store.add_token(token_hash(new_token()), customer="C001", operator=None, expires_at=None)
+        return sample.get("ORD-1001", timeout=30).status == "已发货" and shop.order("#W6779827", timeout=30) is not None
+
+    def statements() -> list:  # one statement each, outside a transaction
+        return [run_store.tokens, lambda: sample.get("ORD-1001"), lambda: shop.order("#W6779827")]
+
+    def failing(call) -> str:
+        with pytest.raises((RecordError, ToolError)) as failed:
+            call()
+        return failed.value.phrase.id if isinstance(failed.value, RecordError) else failed.value.code
 
     try:
-        assert answered()
-        stores = (run_store, sample, shop)
+        assert in_transactions()
         first = [store.connection for store in stores]
         own_server.halt()
-        for _ in range(2):  # the statement that finds it dropped, then one while nothing answers
-            with pytest.raises(RecordError) as lost:
-                list(run_store.summaries())
-            assert lost.value.phrase.id == "runs.store_lost"
-            for lookup in (lambda: sample.get("ORD-1001"), lambda: shop.order("#W6779827")):
-                with pytest.raises(ToolError) as away:
-                    lookup()
-                assert away.value.code == "store_unavailable"
         own_server.start_again()
-        assert answered()
+        assert in_transactions()  # restarted while idle: nobody saw it
         assert all(old.closed and old is not store.connection for old, store in zip(first, stores, strict=True))
+
+        own_server.halt()
+        own_server.start_again()
+        assert [failing(call) for call in statements()] == lost
+        assert [call() is not None for call in statements()] == [True] * 3  # on new connections
+
+        own_server.halt()
+        for _ in range(2):  # the one that finds the connection dropped, then one while nothing answers
+            assert [failing(call) for call in statements()] == lost
+        with pytest.raises(RecordError):
+            run_store.add_token(token_hash(new_token()), customer="C001", operator=None, expires_at=None)
+        own_server.start_again()
+        assert in_transactions() and len(run_store.tokens()) == 3
     finally:
-        for store in (run_store, sample, shop):
+        for store in stores:
             store.close()

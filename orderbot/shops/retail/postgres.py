@@ -17,15 +17,16 @@ from collections.abc import Callable, Iterable, Iterator
 from contextlib import AbstractContextManager, contextmanager
 from typing import TYPE_CHECKING, Any, NoReturn
 
-from orderbot.errors import ConfigError, Phrase
+from orderbot.errors import ConfigError, Phrase, ToolError
 from orderbot.shops.postgres_access import (
     connect,
     copy_rows,
     limit_statements,
     load_psycopg,
     native_sql,
-    reconnected_for_tools,
+    reconnected,
     tool_errors,
+    transaction,
 )
 from orderbot.shops.retail.data import Order, Product, User, Variant
 from orderbot.shops.retail.sql import (
@@ -141,37 +142,36 @@ class PostgresRetailStore(SqlRetailStore):
     def _errors(self) -> AbstractContextManager[None]:
         return tool_errors(self._psycopg, self.source, timed_out=TIMED_OUT, unavailable=UNAVAILABLE)
 
-    def _live(self) -> Any:
-        """The connection, made again when the server dropped it (postgres_access.reconnected)."""
-        self.connection = reconnected_for_tools(self.connection, self._source, unavailable=UNAVAILABLE)
-        return self.connection
+    @staticmethod
+    def _lost() -> ToolError:
+        """What a tool is told when the server dropped the connection and is not back."""
+        return ToolError(UNAVAILABLE, "store_unavailable")
 
     def _rows(self, sql: str, params: tuple = (), *, timeout: float | None = None) -> list[tuple]:
-        self._live()
         with self._errors():
             if timeout is None:
+                self.connection = reconnected(self.connection, self._source, self._lost())
                 return self.connection.execute(native_sql(sql), params).fetchall()
-            with self.connection.transaction():
-                limit_statements(self.connection, timeout)
-                return self.connection.execute(native_sql(sql), params).fetchall()
+            with transaction(self, self._source, self._lost()) as connection:
+                limit_statements(connection, timeout)
+                return connection.execute(native_sql(sql), params).fetchall()
 
     @contextmanager
     def _transaction(self, timeout: float | None) -> Iterator[Callable]:
-        connection = self._live()
         deadline = None if timeout is None else time.monotonic() + timeout
+        with self._errors(), transaction(self, self._source, self._lost()) as connection:
 
-        def run(sql: str, params: tuple):
-            if deadline is not None:  # what is left now, not what was left when the write began
-                limit_statements(connection, deadline - time.monotonic())
-            return connection.execute(native_sql(sql), params)
+            def run(sql: str, params: tuple):
+                if deadline is not None:  # what is left now, not what was left when the write began
+                    limit_statements(connection, deadline - time.monotonic())
+                return connection.execute(native_sql(sql), params)
 
-        with self._errors(), connection.transaction():
             yield run
 
     def export(self) -> Iterator[ShopRecord]:
         """In one repeatable-read transaction: a consistent picture even while others write."""
-        with self._errors(), self._live().transaction():
-            self.connection.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY")
+        with self._errors(), transaction(self, self._source, self._lost()) as connection:
+            connection.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY")
             yield from super().export()
 
 

@@ -13,7 +13,7 @@ import logging
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from orderbot.errors import ConfigError, Phrase
+from orderbot.errors import ConfigError, Phrase, ToolError
 from orderbot.loop.model_text import to_model
 from orderbot.shops.postgres_access import (
     connect,
@@ -21,8 +21,9 @@ from orderbot.shops.postgres_access import (
     limit_statements,
     load_psycopg,
     native_sql,
-    reconnected_for_tools,
+    reconnected,
     tool_errors,
+    transaction,
 )
 from orderbot.shops.sample.model import Order
 from orderbot.shops.sample.stores.sql import (
@@ -125,20 +126,20 @@ class PostgresStore(SqlStore):
     def close(self) -> None:
         self.connection.close()
 
-    def _live(self) -> Any:
-        """The connection, made again when the server dropped it (postgres_access.reconnected)."""
-        self.connection = reconnected_for_tools(self.connection, self._source, unavailable=UNAVAILABLE)
-        return self.connection
+    @staticmethod
+    def _lost() -> ToolError:
+        """What a tool is told when the server dropped the connection and is not back."""
+        return ToolError(UNAVAILABLE, "store_unavailable")
 
     def _execute(self, sql: str, params: tuple, timeout: float | None):
-        self._live()
         with tool_errors(self._psycopg, self.source, timed_out=TIMED_OUT, unavailable=UNAVAILABLE):
             if timeout is None:
+                self.connection = reconnected(self.connection, self._source, self._lost())
                 return self.connection.execute(native_sql(sql), params)
-            with self.connection.transaction():
+            with transaction(self, self._source, self._lost()) as connection:
                 # The run's remaining time bounds this statement alone (is_local = true).
-                limit_statements(self.connection, timeout)
-                return self.connection.execute(native_sql(sql), params)
+                limit_statements(connection, timeout)
+                return connection.execute(native_sql(sql), params)
 
     def _rows(self, sql: str, params: tuple = (), *, timeout: float | None = None) -> list[tuple]:
         return self._execute(sql, params, timeout).fetchall()
