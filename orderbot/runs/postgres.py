@@ -106,7 +106,7 @@ class PostgresRunStore(SqlRunStore):
         return RecordError("runs.store_lost", where=self.where)
 
     def _rows(self, sql: str, params: tuple = ()) -> list[tuple]:
-        self.connection = reconnected(self.connection, self._source, self._lost())
+        self.connection = reconnected(self.connection, self._source, self._lost)
         try:
             return self._execute(sql, params).fetchall()
         except self._psycopg.Error as exc:
@@ -115,7 +115,7 @@ class PostgresRunStore(SqlRunStore):
     @contextlib.contextmanager
     def _transaction(self) -> Iterator[None]:
         try:
-            with transaction(self, self._source, self._lost()):
+            with transaction(self, self._source, self._lost):
                 yield
         except self._psycopg.Error as exc:
             raise self._error(exc) from None

@@ -5,7 +5,7 @@ psycopg loaded on demand, the connection, each statement's time limit, its error
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import ExitStack, contextmanager
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
@@ -53,11 +53,11 @@ def connect(source: Source) -> Any:
         raise (LoginRefused if _login_refused(exc) else ConfigError)(said) from None
 
 
-def reconnected(connection: Any, source: Source, lost: OrderbotError) -> Any:
+def reconnected(connection: Any, source: Source, lost: Callable[[], OrderbotError]) -> Any:
     """`connection`, or a new one when the server dropped it (it restarted, or ended the
     session): a long-lived process (`orderbot mcp --http`) outlives its database's restarts.
     Nothing is retried: the statement that found the connection dropped failed in its own
-    words, and the next one goes on the new connection. `lost` (the store's own words) when
+    words, and the next one goes on the new connection. `lost()` (the store's own words) when
     none can be made."""
     if not connection.broken:
         return connection
@@ -66,11 +66,11 @@ def reconnected(connection: Any, source: Source, lost: OrderbotError) -> Any:
         return connect(source)
     except ConfigError as exc:
         log.error("postgres %s: %s", source.shown, exc)
-        raise lost from None
+        raise lost() from None
 
 
 @contextmanager
-def transaction(store: Any, source: Source, lost: OrderbotError) -> Iterator[Any]:
+def transaction(store: Any, source: Source, lost: Callable[[], OrderbotError]) -> Iterator[Any]:
     """A transaction on `store.connection`, which it yields. A BEGIN that finds the connection
     dropped (the server restarted while the store sat idle) is sent once more on a new one:
     nothing of the transaction had reached the server, so nothing runs twice. A connection

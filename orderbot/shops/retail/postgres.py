@@ -150,16 +150,16 @@ class PostgresRetailStore(SqlRetailStore):
     def _rows(self, sql: str, params: tuple = (), *, timeout: float | None = None) -> list[tuple]:
         with self._errors():
             if timeout is None:
-                self.connection = reconnected(self.connection, self._source, self._lost())
+                self.connection = reconnected(self.connection, self._source, self._lost)
                 return self.connection.execute(native_sql(sql), params).fetchall()
-            with transaction(self, self._source, self._lost()) as connection:
+            with transaction(self, self._source, self._lost) as connection:
                 limit_statements(connection, timeout)
                 return connection.execute(native_sql(sql), params).fetchall()
 
     @contextmanager
     def _transaction(self, timeout: float | None) -> Iterator[Callable]:
         deadline = None if timeout is None else time.monotonic() + timeout
-        with self._errors(), transaction(self, self._source, self._lost()) as connection:
+        with self._errors(), transaction(self, self._source, self._lost) as connection:
 
             def run(sql: str, params: tuple):
                 if deadline is not None:  # what is left now, not what was left when the write began
@@ -170,7 +170,7 @@ class PostgresRetailStore(SqlRetailStore):
 
     def export(self) -> Iterator[ShopRecord]:
         """In one repeatable-read transaction: a consistent picture even while others write."""
-        with self._errors(), transaction(self, self._source, self._lost()) as connection:
+        with self._errors(), transaction(self, self._source, self._lost) as connection:
             connection.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY")
             yield from super().export()
 

@@ -134,9 +134,9 @@ class PostgresStore(SqlStore):
     def _execute(self, sql: str, params: tuple, timeout: float | None):
         with tool_errors(self._psycopg, self.source, timed_out=TIMED_OUT, unavailable=UNAVAILABLE):
             if timeout is None:
-                self.connection = reconnected(self.connection, self._source, self._lost())
+                self.connection = reconnected(self.connection, self._source, self._lost)
                 return self.connection.execute(native_sql(sql), params)
-            with transaction(self, self._source, self._lost()) as connection:
+            with transaction(self, self._source, self._lost) as connection:
                 # The run's remaining time bounds this statement alone (is_local = true).
                 limit_statements(connection, timeout)
                 return connection.execute(native_sql(sql), params)
