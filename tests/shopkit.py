@@ -127,6 +127,12 @@ def start_postgres() -> tuple[PostgresServer, callable]:
     )
 
     def start() -> None:
+        if (data / "postmaster.pid").exists():
+            # A stop the server was told to make itself (pg_ctl ... -W, from a trigger) may still
+            # be under way: its clients see the connection drop before the postmaster is gone,
+            # and a start then finds the old one holding the port. `stop -w` waits for it.
+            subprocess.run([*prefix, "pg_ctl", "-D", str(data), "-m", "immediate", "-w", "-t", "60", "stop"],
+                           cwd=root, check=False, capture_output=True, timeout=120)  # fmt: skip
         run("pg_ctl", "-D", str(data), "-o", options, "-l", str(root / "log"), "-w", "-t", "60", "start")
 
     start()
