@@ -126,13 +126,17 @@ def start_postgres() -> tuple[PostgresServer, callable]:
         "-c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=60"
     )
 
+    def stop_now() -> None:
+        """Stop the server at once and wait until it is gone; nothing to do if it is not running."""
+        subprocess.run([*prefix, "pg_ctl", "-D", str(data), "-m", "immediate", "-w", "-t", "60", "stop"], cwd=root,
+                       check=False, capture_output=True, timeout=120)  # fmt: skip
+
     def start() -> None:
         if (data / "postmaster.pid").exists():
             # A stop the server was told to make itself (pg_ctl ... -W, from a trigger) may still
             # be under way: its clients see the connection drop before the postmaster is gone,
-            # and a start then finds the old one holding the port. `stop -w` waits for it.
-            subprocess.run([*prefix, "pg_ctl", "-D", str(data), "-m", "immediate", "-w", "-t", "60", "stop"],
-                           cwd=root, check=False, capture_output=True, timeout=120)  # fmt: skip
+            # and a start then finds the old one holding the port.
+            stop_now()
         run("pg_ctl", "-D", str(data), "-o", options, "-l", str(root / "log"), "-w", "-t", "60", "start")
 
     start()
@@ -141,8 +145,7 @@ def start_postgres() -> tuple[PostgresServer, callable]:
         run("pg_ctl", "-D", str(data), "-m", "fast", "-w", "-t", "60", "stop")
 
     def stop() -> None:
-        subprocess.run([*prefix, "pg_ctl", "-D", str(data), "-m", "immediate", "-w", "stop"], cwd=root, check=False,
-                       capture_output=True, timeout=60)  # fmt: skip
+        stop_now()
         shutil.rmtree(root, ignore_errors=True)
 
     return PostgresServer("127.0.0.1", port, "orderbot", PASSWORD, start_again=start, halt=halt), stop
